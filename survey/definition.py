@@ -1,0 +1,207 @@
+"""Parse and validate survey definitions (DESIGN.md §4).
+
+A definition is a TOML file, or the same fields as a mapping. Validation errors name
+the file, the question and the field. This module uses the standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+KINDS = ("yes_no", "choice", "multi", "number")
+ALLOCATIONS = ("split", "sample")
+SLUG_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+QUESTION_ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+MAX_EPSILON = 20.0
+MAX_QUESTIONS = 100
+MAX_OPTIONS = 64
+MAX_NUMBER_RANGE = 10**9
+MAX_TEXT = 2000
+
+SURVEY_FIELDS = {"slug", "title", "description", "epsilon", "allocation", "sample", "questions"}
+QUESTION_FIELDS = {
+    "yes_no": {"id", "kind", "text", "weight"},
+    "choice": {"id", "kind", "text", "weight", "options"},
+    "multi": {"id", "kind", "text", "weight", "options"},
+    "number": {"id", "kind", "text", "weight", "min", "max"},
+}
+
+
+class DefinitionError(ValueError):
+    """A survey definition is invalid; the message names the source, question and field."""
+
+    def __init__(self, message: str, *, source: str = "<definition>", question: str | None = None,
+                 field: str | None = None):
+        self.source = source
+        self.question = question
+        self.field = field
+        self.reason = message
+        where = source
+        if question is not None:
+            where += f", question {question!r}"
+        if field is not None:
+            where += f", field {field!r}"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    kind: str
+    text: str
+    weight: float = 1.0
+    options: tuple[str, ...] | None = None
+    min: int | None = None
+    max: int | None = None
+
+
+@dataclass(frozen=True)
+class SurveyDefinition:
+    slug: str
+    title: str
+    epsilon: float
+    questions: tuple[Question, ...]
+    description: str = ""
+    allocation: str = "split"
+    sample: int | None = None
+    source: str = field(default="<definition>", compare=False)
+
+
+def load_definition(path: str | Path) -> SurveyDefinition:
+    """Read and validate a survey definition from a TOML file."""
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DefinitionError(f"cannot read the file ({exc.strerror or exc})", source=source) from exc
+    return parse_definition_toml(text, source=source)
+
+
+def parse_definition_toml(text: str, *, source: str = "<definition>") -> SurveyDefinition:
+    """Validate a survey definition given as TOML text."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DefinitionError(f"not valid TOML ({exc})", source=source) from exc
+    return parse_definition(data, source=source)
+
+
+def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -> SurveyDefinition:
+    """Validate a survey definition given as a mapping of TOML fields."""
+
+    def fail(message, question=None, field_name=None):
+        raise DefinitionError(message, source=source, question=question, field=field_name)
+
+    def sfail(message, field_name):
+        fail(message, field_name=field_name)
+
+    if not isinstance(data, Mapping):
+        fail("a survey definition must be a table of fields")
+    unknown = sorted(set(data) - SURVEY_FIELDS)
+    if unknown:
+        fail(f"unknown field; allowed fields are {', '.join(sorted(SURVEY_FIELDS))}", field_name=unknown[0])
+
+    slug = data.get("slug")
+    if not isinstance(slug, str) or not SLUG_RE.match(slug):
+        fail(f"must be 1-64 lowercase letters, digits or inner hyphens, got {slug!r}", field_name="slug")
+    title = _text(data.get("title"), sfail, "title", required=True)
+    description = _text(data.get("description", ""), sfail, "description", required=False)
+    epsilon = _positive_number(data.get("epsilon"), sfail, "epsilon", upper=MAX_EPSILON)
+
+    allocation = data.get("allocation", "split")
+    if allocation not in ALLOCATIONS:
+        fail(f"must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}", field_name="allocation")
+
+    questions_data = data.get("questions")
+    if not isinstance(questions_data, list) or not questions_data:
+        fail("a survey needs at least one [[questions]] table", field_name="questions")
+    if len(questions_data) > MAX_QUESTIONS:
+        fail(f"at most {MAX_QUESTIONS} questions are allowed, got {len(questions_data)}", field_name="questions")
+
+    questions = []
+    seen = set()
+    for index, qdata in enumerate(questions_data, start=1):
+        question = _parse_question(qdata, index, fail)
+        if question.id in seen:
+            fail("duplicate question id", question=question.id, field_name="id")
+        seen.add(question.id)
+        questions.append(question)
+
+    sample = data.get("sample")
+    if allocation == "sample":
+        if isinstance(sample, bool) or not isinstance(sample, int) or not 1 <= sample <= len(questions):
+            fail(f"must be an integer from 1 to the number of questions ({len(questions)}), got {sample!r}",
+                 field_name="sample")
+    elif sample is not None:
+        fail("only allowed with allocation = \"sample\"", field_name="sample")
+
+    return SurveyDefinition(slug=slug, title=title, description=description, epsilon=epsilon,
+                            allocation=allocation, sample=sample, questions=tuple(questions), source=source)
+
+
+def _parse_question(qdata, index, fail):
+    label = f"#{index}"
+    if not isinstance(qdata, Mapping):
+        fail("each question must be a table", question=label)
+    qid = qdata.get("id")
+    if not isinstance(qid, str) or not QUESTION_ID_RE.match(qid):
+        fail(f"must start with a letter or underscore and hold only letters, digits and underscores "
+             f"(at most 64), got {qid!r}", question=label, field_name="id")
+    kind = qdata.get("kind")
+    if kind not in KINDS:
+        fail(f"must be one of {', '.join(KINDS)}, got {kind!r}", question=qid, field_name="kind")
+    unknown = sorted(set(qdata) - QUESTION_FIELDS[kind])
+    if unknown:
+        fail(f"not a field of a {kind} question; allowed fields are {', '.join(sorted(QUESTION_FIELDS[kind]))}",
+             question=qid, field_name=unknown[0])
+
+    def qfail(message, field_name):
+        fail(message, question=qid, field_name=field_name)
+
+    text = _text(qdata.get("text"), qfail, "text", required=True)
+    weight = _positive_number(qdata.get("weight", 1.0), qfail, "weight", upper=1e6)
+    options = lo = hi = None
+    if kind in ("choice", "multi"):
+        options = qdata.get("options")
+        least = 2 if kind == "choice" else 1
+        if not isinstance(options, list) or not least <= len(options) <= MAX_OPTIONS:
+            qfail(f"must be a list of {least} to {MAX_OPTIONS} option labels, got {options!r}", "options")
+        for option in options:
+            if not isinstance(option, str) or not option.strip() or len(option) > 200:
+                qfail(f"every option must be a non-empty string of at most 200 characters, got {option!r}",
+                      "options")
+        if len(set(options)) != len(options):
+            qfail("option labels must be distinct", "options")
+        options = tuple(options)
+    if kind == "number":
+        lo, hi = qdata.get("min"), qdata.get("max")
+        for name, value in (("min", lo), ("max", hi)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                qfail(f"must be an integer, got {value!r}", name)
+        if not lo < hi:
+            qfail(f"must be greater than min ({lo}), got {hi}", "max")
+        if hi - lo > MAX_NUMBER_RANGE:
+            qfail(f"the range max - min must be at most {MAX_NUMBER_RANGE}, got {hi - lo}", "max")
+    return Question(id=qid, kind=kind, text=text, weight=weight, options=options, min=lo, max=hi)
+
+
+def _text(value, fail, name, *, required):
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value.strip()) or len(value) > MAX_TEXT:
+        article = "a non-empty" if required else "a"
+        fail(f"must be {article} string of at most {MAX_TEXT} characters, got {value!r}", name)
+    return value.strip()
+
+
+def _positive_number(value, fail, name, *, upper):
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or not 0 < value <= upper:
+        fail(f"must be a number in (0, {upper:g}], got {value!r}", name)
+    return float(value)

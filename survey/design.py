@@ -1,0 +1,135 @@
+"""Turn a validated survey definition into its frozen, hashed randomization design.
+
+The design is what the browser reads (``design.json``): per question its mechanism, the
+integer thresholds it compares uniform integers against, and the realised epsilon.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from decimal import Context, Decimal
+from fractions import Fraction
+
+from . import mechanisms as mech
+from .definition import DefinitionError, SurveyDefinition
+
+MIN_QUESTION_EPSILON = Fraction(1, 1000)
+_CTX = Context(prec=80)
+
+
+def allocate_split(defn: SurveyDefinition) -> list[Fraction]:
+    """Return each question's exact budget eps_i = eps * w_i / sum(w) (sequential composition)."""
+    weights = [Fraction(q.weight) for q in defn.questions]
+    total = sum(weights)
+    return [Fraction(defn.epsilon) * w / total for w in weights]
+
+
+def build_design(defn: SurveyDefinition) -> dict:
+    """Return the design of a definition: mechanisms, thresholds, realised epsilons and hash.
+
+    Raises DefinitionError when the allocation is not supported yet or a question's share
+    of the budget is too small to estimate anything.
+    """
+    if defn.allocation != "split":
+        raise DefinitionError(
+            f"allocation = {defn.allocation!r} is not supported yet; use allocation = \"split\" "
+            "(every respondent answers every question, epsilon shared by weight)",
+            source=defn.source, field="allocation")
+    shares = allocate_split(defn)
+    questions = []
+    spent = Decimal(0)
+    for question, share in zip(defn.questions, shares):
+        if share < MIN_QUESTION_EPSILON:
+            raise DefinitionError(
+                f"this question's share of the budget is {float(share):.6g}, below the minimum "
+                f"{float(MIN_QUESTION_EPSILON):g}; raise epsilon or the question's weight",
+                source=defn.source, question=question.id, field="weight")
+        entry, realised = _design_question(question, _CTX.divide(Decimal(share.numerator), Decimal(share.denominator)))
+        spent = _CTX.add(spent, realised)
+        questions.append(entry)
+    # Sequential composition: a respondent's reports together cost the sum of the realised
+    # epsilons, which must not exceed the budget (DESIGN.md §1, invariant 3).
+    if spent > Decimal(defn.epsilon):
+        raise AssertionError(f"realised epsilon {spent} exceeds the budget {defn.epsilon}")
+    design = {
+        "slug": defn.slug,
+        "title": defn.title,
+        "description": defn.description,
+        "epsilon": defn.epsilon,
+        "epsilon_spent": float(spent),
+        "allocation": defn.allocation,
+        "threshold_bits": mech.THRESHOLD_BITS,
+        "questions": questions,
+    }
+    design["hash"] = design_hash(design)
+    return design
+
+
+def _design_question(question, share: Decimal) -> tuple[dict, Decimal]:
+    entry = {"id": question.id, "kind": question.kind, "text": question.text,
+             "weight": question.weight, "epsilon_nominal": float(share)}
+    if question.kind == "yes_no":
+        threshold = mech.rr_flip_threshold(epsilon=share)
+        realised = mech.rr_epsilon(threshold)
+        entry.update(mechanism="rr", flip_threshold=threshold)
+    elif question.kind == "choice":
+        d = len(question.options)
+        entry["options"] = list(question.options)
+        if mech.use_oue(epsilon=share, d=d):
+            threshold = mech.oue_q_threshold(epsilon=share)
+            realised = mech.oue_epsilon(threshold)
+            entry.update(mechanism="oue", q_threshold=threshold)
+        else:
+            threshold = mech.grr_keep_threshold(epsilon=share, d=d)
+            realised = mech.grr_epsilon(threshold, d)
+            entry.update(mechanism="grr", keep_threshold=threshold)
+    elif question.kind == "multi":
+        d = len(question.options)
+        per_option = mech.per_option_epsilon(share, d)
+        threshold = mech.rr_flip_threshold(epsilon=per_option)
+        option_realised = mech.rr_epsilon(threshold)
+        # A change of answer can change all d bits, so the question costs d * eps'_option.
+        realised = _CTX.multiply(option_realised, Decimal(d))
+        entry.update(mechanism="rr", options=list(question.options), flip_threshold=threshold,
+                     epsilon_per_option=float(option_realised))
+    elif question.kind == "number":
+        threshold = mech.rr_flip_threshold(epsilon=share)
+        realised = mech.rr_epsilon(threshold)
+        entry.update(mechanism="duchi", min=question.min, max=question.max, flip_threshold=threshold)
+    else:
+        raise DefinitionError(f"unknown kind {question.kind!r}", question=question.id, field="kind")
+    if realised > share:
+        raise AssertionError(f"realised epsilon {realised} above nominal {share} for {question.id}")
+    entry["epsilon"] = float(realised)
+    return entry, realised
+
+
+def design_hash(design: dict) -> str:
+    """Return the SHA-256 of the design's canonical JSON (sorted keys, no whitespace), without its hash."""
+    body = {k: v for k, v in design.items() if k != "hash"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def flip_probability(question: dict) -> float:
+    """Return the probability that one randomized bit is flipped, T/2^53."""
+    return question["flip_threshold"] / mech.TWO53
+
+
+def response_probabilities(question: dict) -> tuple[float, float]:
+    """Return (p, q): the chance a report says 1/keeps an option when true, and when false.
+
+    rr/duchi/multi: p = 1 - T/2^53, q = T/2^53. grr: p = T/2^53, q = (1-p)/(d-1).
+    oue: p = 1/2, q = T/2^53.
+    """
+    mechanism = question["mechanism"]
+    if mechanism in ("rr", "duchi"):
+        flip = Fraction(question["flip_threshold"], mech.TWO53)
+        return float(1 - flip), float(flip)
+    if mechanism == "grr":
+        p = Fraction(question["keep_threshold"], mech.TWO53)
+        return float(p), float((1 - p) / (len(question["options"]) - 1))
+    if mechanism == "oue":
+        return 0.5, float(Fraction(question["q_threshold"], mech.TWO53))
+    raise ValueError(f"unknown mechanism {mechanism!r}")
