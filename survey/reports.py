@@ -7,6 +7,7 @@ list of d 0/1 integers for ``oue`` and ``multi``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -49,6 +50,30 @@ def validate_report(question: dict, report: Any):
                               f"got {report!r}", field=qid)
         return list(report)
     raise ReportError(f"question {qid!r} has an unknown mechanism {mechanism!r}", field=qid)
+
+
+def _unique_keys(pairs):
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ReportError(f"the key {key!r} appears more than once", field=key)
+        seen[key] = value
+    return seen
+
+
+def _reject_constant(name):
+    raise ReportError(f"{name} is not a valid report value")
+
+
+def parse_submission(body: bytes) -> Any:
+    """Parse a submission body as strict JSON: UTF-8, no duplicate keys, no NaN or Infinity."""
+    try:
+        text = body.decode("utf-8")
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
+    except UnicodeDecodeError as exc:
+        raise ReportError("the body must be UTF-8 encoded JSON") from exc
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"the body is not valid JSON ({exc.msg} at position {exc.pos})") from exc
 
 
 def validate_submission(design: dict, payload: Any) -> dict:

@@ -1,0 +1,144 @@
+/**
+ * Local randomizers of ldp-survey: each turns one true answer into the noisy report sent.
+ *
+ * Every probability is an integer threshold over 2^53 published in the survey design;
+ * the randomizers only compare uniform integers against it (see random.js). The draw
+ * order is part of the contract: survey/replay.py mirrors it word for word.
+ */
+
+import { u32, u53, bern53, below, bern } from './random.js';
+
+const TWO_53 = 9007199254740992;
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const MAX_OPTIONS = 65536;
+const cryptoRandom = { u32, u53, bern53, below, bern };
+
+function checkInteger(name, value, low, high) {
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    throw new TypeError(`${name} must be an integer from ${low} to ${high}, got ${String(value)}`);
+  }
+  if (value < low || value > high) {
+    throw new RangeError(`${name} must be an integer from ${low} to ${high}, got ${value}`);
+  }
+}
+
+function checkThreshold(name, value) {
+  checkInteger(name, value, 0, TWO_53);
+}
+
+function checkBit(name, value) {
+  if (value !== 0 && value !== 1) {
+    throw new RangeError(`${name} must be 0 or 1, got ${String(value)}`);
+  }
+}
+
+function flip(rnd, flipThreshold) {
+  return rnd.bern53(flipThreshold) ? 1 : 0;
+}
+
+/** Return bit XOR Bernoulli(flipThreshold/2^53): Warner (1965) randomized response. */
+export function randomizeRR(bit, { flipThreshold } = {}, rnd = cryptoRandom) {
+  checkBit('bit', bit);
+  checkThreshold('flipThreshold', flipThreshold);
+  return bit ^ flip(rnd, flipThreshold);
+}
+
+/**
+ * Return the option index kept w.p. keepThreshold/2^53, else one of the other d-1 uniformly.
+ *
+ * Generalized randomized response (Wang et al. 2017): j = below(d-1), skipping the true index.
+ */
+export function randomizeGRR(index, { d, keepThreshold } = {}, rnd = cryptoRandom) {
+  checkInteger('d', d, 2, MAX_OPTIONS);
+  checkInteger('index', index, 0, d - 1);
+  checkThreshold('keepThreshold', keepThreshold);
+  if (rnd.bern53(keepThreshold)) return index;
+  const other = rnd.below(d - 1);
+  return other + (other >= index ? 1 : 0);
+}
+
+/**
+ * Return d bits: bit `index` is 1 w.p. 1/2, every other bit 1 w.p. qThreshold/2^53.
+ *
+ * Optimized unary encoding (Wang et al. 2017); bits are drawn in order 0..d-1.
+ */
+export function randomizeOUE(index, { d, qThreshold } = {}, rnd = cryptoRandom) {
+  checkInteger('d', d, 2, MAX_OPTIONS);
+  checkInteger('index', index, 0, d - 1);
+  checkThreshold('qThreshold', qThreshold);
+  const bits = [];
+  for (let i = 0; i < d; i += 1) {
+    bits.push(i === index ? rnd.below(2) : flip(rnd, qThreshold));
+  }
+  return bits;
+}
+
+/** Return every 0/1 option bit passed through randomized response, in order. */
+export function randomizeMulti(bits, { flipThreshold } = {}, rnd = cryptoRandom) {
+  if (!Array.isArray(bits) || bits.length === 0) {
+    throw new TypeError(`bits must be a non-empty array of 0/1 values, got ${String(bits)}`);
+  }
+  bits.forEach((bit, i) => checkBit(`bits[${i}]`, bit));
+  checkThreshold('flipThreshold', flipThreshold);
+  return bits.map((bit) => bit ^ flip(rnd, flipThreshold));
+}
+
+/**
+ * Return a 0/1 report of an integer in min..max: round it at random, then apply RR.
+ *
+ * Duchi, Jordan & Wainwright (2013): b = 1 w.p. (value-min)/(max-min) exactly, report b XOR flip.
+ */
+export function randomizeDuchi(value, { min, max, flipThreshold } = {}, rnd = cryptoRandom) {
+  checkInteger('min', min, -MAX_SAFE, MAX_SAFE);
+  checkInteger('max', max, min + 1, MAX_SAFE);
+  if (max - min > 2 ** 32) {
+    throw new RangeError(`max - min must be at most 2^32, got ${max - min}`);
+  }
+  checkInteger('value', value, min, max);
+  checkThreshold('flipThreshold', flipThreshold);
+  const rounded = rnd.bern(value - min, max - min) ? 1 : 0;
+  return rounded ^ flip(rnd, flipThreshold);
+}
+
+function optionCount(question) {
+  if (!Array.isArray(question.options)) {
+    throw new TypeError(`question ${question.id} needs an options array, got ${String(question.options)}`);
+  }
+  return question.options.length;
+}
+
+/**
+ * Return the report of one design.json question for its true answer, in the wire format.
+ *
+ * trueValue: 0/1 for yes_no, the option index for choice, an array of d 0/1 bits for
+ * multi, an integer in min..max for number.
+ */
+export function randomizeQuestion(question, trueValue, rnd = cryptoRandom) {
+  if (question === null || typeof question !== 'object') {
+    throw new TypeError(`question must be a design question object, got ${String(question)}`);
+  }
+  const { kind, mechanism } = question;
+  if (kind === 'yes_no' && mechanism === 'rr') {
+    return randomizeRR(trueValue, { flipThreshold: question.flip_threshold }, rnd);
+  }
+  if (kind === 'choice' && mechanism === 'grr') {
+    return randomizeGRR(trueValue, { d: optionCount(question), keepThreshold: question.keep_threshold }, rnd);
+  }
+  if (kind === 'choice' && mechanism === 'oue') {
+    return randomizeOUE(trueValue, { d: optionCount(question), qThreshold: question.q_threshold }, rnd);
+  }
+  if (kind === 'multi' && mechanism === 'rr') {
+    const d = optionCount(question);
+    if (!Array.isArray(trueValue) || trueValue.length !== d) {
+      throw new RangeError(`question ${question.id} needs an array of ${d} bits, got ${String(trueValue)}`);
+    }
+    return randomizeMulti(trueValue, { flipThreshold: question.flip_threshold }, rnd);
+  }
+  if (kind === 'number' && mechanism === 'duchi') {
+    return randomizeDuchi(trueValue,
+      { min: question.min, max: question.max, flipThreshold: question.flip_threshold }, rnd);
+  }
+  throw new RangeError(
+    `question ${String(question.id)} has an unsupported kind/mechanism ${String(kind)}/${String(mechanism)}; `
+    + 'expected yes_no/rr, choice/grr, choice/oue, multi/rr or number/duchi');
+}

@@ -1,0 +1,252 @@
+"""Aggregate the noisy reports of a survey into one debiased row per estimate.
+
+``aggregate`` reads the answers once, counts them per question with numpy
+(``count_reports``) and debiases the counts (``question_rows``); ``rows_to_csv``,
+``rows_to_json`` and ``rows_to_table`` format the rows for export, the API and the
+terminal. Everything here is post-processing of noisy reports and costs no privacy. It
+imports neither Flask nor the database.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, fields
+from typing import Iterable
+
+import numpy as np
+
+from .design import flip_probability, response_probabilities
+from .estimators import (Estimate, debias_duchi_mean, debias_grr, debias_multi, debias_oue, debias_rr,
+                         project_simplex)
+
+CSV_HEADER = ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
+              "std_error", "ci_low", "ci_high", "ci_level"]
+CSV_LINE_TERMINATOR = "\r\n"
+_MISSING = object()
+
+
+@dataclass
+class AggregateRow:
+    """One estimate: a yes_no question's share of yes, a choice/multi option's share, or a mean.
+
+    ``epsilon`` is the question's realised epsilon; ``noisy_share`` the share of reports
+    equal to 1 (naming the option, or with its bit set); ``estimate`` is unbiased and
+    unclipped; ``ci_low``/``ci_high`` are clipped to the feasible range. ``consistent`` is
+    the Norm-Sub projection of a choice question's estimates (None for other kinds, and
+    when there are no reports); it carries no interval of its own.
+    """
+
+    question: str
+    option: str
+    kind: str
+    mechanism: str
+    epsilon: float
+    n: int
+    noisy_share: float | None
+    estimate: float | None
+    std_error: float | None
+    ci_low: float
+    ci_high: float
+    ci_level: float
+    text: str = ""
+    consistent: float | None = None
+
+
+@dataclass(frozen=True)
+class QuestionCounts:
+    """The number n of reports to one question and, per option (one entry for rr/duchi), its 1s."""
+
+    n: int
+    ones: np.ndarray
+
+
+def aggregate(design: dict, answers: Iterable[dict], *, level=0.95) -> list[AggregateRow]:
+    """Return the debiased rows of a survey, in question order and option order.
+
+    ``answers`` are noisy ``{QID: REPORT}`` mappings in the wire format, read once; a
+    question absent from an answer does not count towards that question's n.
+    """
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1), e.g. 0.95, got {level!r}")
+    counts = count_reports(design, answers)
+    rows = []
+    for question in design["questions"]:
+        rows.extend(question_rows(question, counts[question["id"]], level=level))
+    return rows
+
+
+def count_reports(design: dict, answers: Iterable[dict]) -> dict[str, QuestionCounts]:
+    """Return each question's report count and 1s per option, checking every report's domain."""
+    buckets = [(question["id"], []) for question in design["questions"]]
+    for answer in answers:
+        for qid, bucket in buckets:
+            report = answer.get(qid, _MISSING)
+            if report is not _MISSING:
+                bucket.append(report)
+    return {question["id"]: _count_question(question, bucket)
+            for question, (_, bucket) in zip(design["questions"], buckets)}
+
+
+def _count_question(question: dict, reports: list) -> QuestionCounts:
+    qid, kind, mechanism = question["id"], question["kind"], question["mechanism"]
+    if kind in ("choice", "multi"):
+        d = len(question["options"])
+    if kind == "choice" and mechanism == "grr":
+        values = _report_array(qid, reports, ndim=1, domain=f"an option index from 0 to {d - 1}")
+        _check_range(qid, values, d - 1, f"an option index from 0 to {d - 1}")
+        return QuestionCounts(n=len(reports), ones=np.bincount(values, minlength=d))
+    if (kind == "choice" and mechanism == "oue") or kind == "multi":
+        domain = f"a list of {d} values, each 0 or 1"
+        values = _report_array(qid, reports, ndim=2, domain=domain)
+        if values.size and values.shape[1] != d:
+            raise ValueError(f"reports to {qid!r} must be {domain}, got a list of {values.shape[1]}")
+        _check_range(qid, values, 1, domain)
+        ones = values.sum(axis=0) if values.size else np.zeros(d, dtype=np.int64)
+        return QuestionCounts(n=len(reports), ones=ones)
+    if kind in ("yes_no", "number"):
+        values = _report_array(qid, reports, ndim=1, domain="0 or 1")
+        _check_range(qid, values, 1, "0 or 1")
+        return QuestionCounts(n=len(reports), ones=np.array([np.count_nonzero(values)]))
+    raise ValueError(f"question {qid!r} has an unknown kind/mechanism {kind!r}/{mechanism!r}")
+
+
+def _report_array(qid: str, reports: list, *, ndim: int, domain: str) -> np.ndarray:
+    if not reports:
+        return np.zeros((0,) * ndim, dtype=np.int64)
+    try:
+        values = np.array(reports)
+    except (TypeError, ValueError, OverflowError):
+        values = None
+    if values is None or values.dtype.kind not in "iu" or values.ndim != ndim:
+        bad = next((report for report in reports if not _well_shaped(report, ndim)), reports[0])
+        raise ValueError(f"reports to {qid!r} must be {domain}, got {bad!r}")
+    return values
+
+
+def _well_shaped(report, ndim: int) -> bool:
+    def is_int(value):
+        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if ndim == 1:
+        return is_int(report)
+    return isinstance(report, list) and all(is_int(bit) for bit in report)
+
+
+def _check_range(qid: str, values: np.ndarray, highest: int, domain: str):
+    if values.size and (values.min() < 0 or values.max() > highest):
+        bad = values[(values < 0) | (values > highest)][0]
+        raise ValueError(f"reports to {qid!r} must be {domain}, got {int(bad)!r}")
+
+
+def question_rows(question: dict, counts: QuestionCounts, *, level) -> list[AggregateRow]:
+    """Return the debiased rows of one design question from its counts."""
+    kind, mechanism, n = question["kind"], question["mechanism"], counts.n
+    ones = [int(count) for count in counts.ones]
+    consistent = None
+    if kind == "yes_no":
+        labels = ["yes"]
+        estimates = [debias_rr(ones[0], n, flip=flip_probability(question), level=level)]
+    elif kind == "number":
+        labels = [""]
+        estimates = [debias_duchi_mean(ones[0], n, flip=flip_probability(question), lo=question["min"],
+                                       hi=question["max"], level=level)]
+    elif kind == "multi":
+        labels = list(question["options"])
+        estimates = debias_multi(ones, n, flip=flip_probability(question), level=level)
+    elif kind == "choice":
+        labels = list(question["options"])
+        p, q = response_probabilities(question)
+        if mechanism == "grr":
+            estimates = debias_grr(ones, n, p=p, q=q, level=level)
+        else:
+            estimates = debias_oue(ones, n, q=q, level=level)
+        if n > 0:
+            consistent = [float(value) for value in project_simplex([e.estimate for e in estimates])]
+    else:
+        raise ValueError(f"question {question['id']!r} has an unknown kind {kind!r}")
+    return [_row(question, label, estimate, level, None if consistent is None else consistent[index])
+            for index, (label, estimate) in enumerate(zip(labels, estimates))]
+
+
+def _row(question: dict, option: str, estimate: Estimate, level, consistent) -> AggregateRow:
+    return AggregateRow(
+        question=question["id"], option=option, kind=question["kind"], mechanism=question["mechanism"],
+        epsilon=float(question["epsilon"]), n=estimate.n, noisy_share=estimate.noisy_share,
+        estimate=estimate.estimate, std_error=estimate.std_error, ci_low=estimate.ci_low,
+        ci_high=estimate.ci_high, ci_level=float(level), text=question.get("text", ""),
+        consistent=consistent)
+
+
+def format_decimal(value) -> str:
+    """Return a number with 6 decimals ("0.571429", never "-0.000000"), or "" for None/nan."""
+    if value is None or math.isnan(value):
+        return ""
+    text = f"{value:.6f}"
+    return text[1:] if text == "-0.000000" else text
+
+
+def rows_to_csv(rows: Iterable[AggregateRow]) -> str:
+    """Return the aggregates CSV: CSV_HEADER, then one line per row, lines ended by CRLF.
+
+    Numbers: epsilon, noisy_share, estimate, std_error, ci_low and ci_high with 6 decimals
+    (``format_decimal``); n as an integer; ci_level as ``format(level, "g")`` ("0.95");
+    an empty field for a missing value. Fields are quoted only when needed (csv.QUOTE_MINIMAL).
+    """
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator=CSV_LINE_TERMINATOR)
+    writer.writerow(CSV_HEADER)
+    for row in rows:
+        writer.writerow([
+            row.question, row.option, row.kind, row.mechanism, format_decimal(row.epsilon), str(int(row.n)),
+            format_decimal(row.noisy_share), format_decimal(row.estimate), format_decimal(row.std_error),
+            format_decimal(row.ci_low), format_decimal(row.ci_high), format(row.ci_level, "g"),
+        ])
+    return buffer.getvalue()
+
+
+def rows_to_json(rows: Iterable[AggregateRow]) -> list[dict]:
+    """Return the rows as JSON-ready dicts: every AggregateRow field, None for a missing number."""
+    return [{field.name: _json_value(getattr(row, field.name)) for field in fields(AggregateRow)}
+            for row in rows]
+
+
+def _json_value(value):
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+_TABLE_COLUMNS = [("question", "<"), ("option", "<"), ("mechanism", "<"), ("epsilon", ">"), ("n", ">"),
+                  ("noisy_share", ">"), ("estimate", ">"), ("std_error", ">"), ("ci_low", ">"),
+                  ("ci_high", ">"), ("consistent", ">")]
+
+
+def rows_to_table(rows: Iterable[AggregateRow]) -> str:
+    """Return an aligned plain-text table of the rows (4 decimals, "-" for a missing value).
+
+    The title line names the confidence level of the first row; ``consistent`` is the
+    Norm-Sub view of a choice question (no interval of its own).
+    """
+    rows = list(rows)
+    cells = [[name for name, _ in _TABLE_COLUMNS]]
+    for row in rows:
+        cells.append([row.question, row.option or "-", row.mechanism, f"{row.epsilon:.4f}", str(row.n)]
+                     + [_table_number(getattr(row, name)) for name, _ in _TABLE_COLUMNS[5:]])
+    widths = [max(len(line[i]) for line in cells) for i in range(len(_TABLE_COLUMNS))]
+    lines = [" ".join(f"{cell:{align}{width}}" for cell, (_, align), width in zip(line, _TABLE_COLUMNS, widths))
+             .rstrip() for line in cells]
+    lines.insert(1, " ".join("-" * width for width in widths))
+    if rows:
+        lines.insert(0, f"{format(rows[0].ci_level * 100, 'g')}% Clopper-Pearson intervals "
+                        "(simultaneous over the options of a choice question)")
+    return "\n".join(lines) + "\n"
+
+
+def _table_number(value) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    text = f"{value:.4f}"
+    return text[1:] if text == "-0.0000" else text

@@ -1,0 +1,407 @@
+"""The ``ldp-survey`` command line: create surveys, serve them, simulate, aggregate and export.
+
+Every command is a thin layer over the core modules; user errors (a bad definition, an
+unknown survey, a bad --truth) become one-line messages, never tracebacks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import sqlite3
+import sys
+from pathlib import Path
+
+import click
+import numpy as np
+
+from .definition import DefinitionError, parse_definition_toml
+from .design import build_design
+from .reports import ReportError
+from .resources import resource_dir
+from .simulate import (TruthError, batch_count, complete_truth, format_truth, parse_truth,
+                       simulate_batches)
+from .store import Store, StoreError, SurveyNotFound
+
+DEFAULT_DB = "ldp-survey.db"
+DEMO_SLUG = "smoking-2026"
+DEMO_EMAIL = "demo@example.org"
+# A plausible population for the demo survey, so the dashboard shows something worth reading.
+DEMO_TRUTH = {"smoker": "0.22", "lung_disease": "0.09", "cigarettes": "0.78,0.08,0.07,0.05,0.02",
+              "age": "47"}
+MIN_PASSWORD_LENGTH = 8
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
+USER_ERRORS = (DefinitionError, StoreError, ReportError, TruthError)
+
+
+def _version() -> str:
+    """Return the installed distribution's version, or the one in a source checkout's pyproject.toml."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("ldp-survey")
+    except metadata.PackageNotFoundError:
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+        return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+
+
+class SurveyGroup(click.Group):
+    """A click group that turns the core's user errors into ClickException messages."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except USER_ERRORS as exc:
+            raise click.ClickException(str(exc)) from exc
+        except sqlite3.DatabaseError as exc:
+            raise click.ClickException(f"cannot use the database {ctx.obj!s}: {exc}") from exc
+
+
+def open_store(db: str, *, must_exist: bool = False) -> Store:
+    """Open the database, refusing to create an empty one when ``must_exist``."""
+    if must_exist and db != ":memory:" and not Path(db).is_file():
+        raise click.ClickException(f"no database at {db}; create a survey first with "
+                                   f"`ldp-survey --db {db} create FILE.toml`")
+    return Store(db)
+
+
+def load_design(store: Store, slug: str) -> dict:
+    """Return a survey's design, or fail with the list of slugs the database holds."""
+    try:
+        return store.get_design(slug)
+    except SurveyNotFound as exc:
+        slugs = [survey["slug"] for survey in store.list_surveys()]
+        known = f"; surveys here: {', '.join(slugs)}" if slugs else "; this database has no survey yet"
+        raise click.ClickException(f"{exc}{known}") from exc
+
+
+def stderr_progress(iterable, *, length: int, label: str):
+    """Return a click progress bar on stderr, so stdout stays clean for data."""
+    return click.progressbar(iterable, length=length, label=label, file=click.get_text_stream("stderr"))
+
+
+@click.group(cls=SurveyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", default=DEFAULT_DB, envvar="LDP_SURVEY_DB", show_default=True, show_envvar=True,
+              type=click.Path(dir_okay=False), help="SQLite database holding surveys, responses and accounts.")
+@click.version_option(_version(), "--version", prog_name="ldp-survey")
+@click.pass_context
+def main(ctx, db):
+    """Surveys under local differential privacy.
+
+    Every answer is randomized in the respondent's browser; the server stores only the
+    noisy reports and debiases them into estimates with confidence intervals.
+
+    \b
+    Examples:
+      ldp-survey demo
+      ldp-survey --db study.db create examples/smoking.toml
+      ldp-survey --db study.db serve --port 8000
+    """
+    ctx.obj = db
+
+
+def _print_design(design: dict):
+    click.echo(f"Survey {design['slug']}: {design['title']}")
+    width = max(len(q["id"]) for q in design["questions"])
+    for q in design["questions"]:
+        click.echo(f"  {q['id']:<{width}}  {q['kind']:<6}  {q['mechanism']:<5}  epsilon {q['epsilon']:.6g}")
+    click.echo(f"Privacy budget per respondent: {design['epsilon_spent']:.6g} spent of {design['epsilon']:g}")
+    click.echo(f"Respondent page: /s/{design['slug']}")
+
+
+@main.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--replace", is_flag=True, help="Replace the survey with this slug (only while it has no responses).")
+@click.pass_obj
+def create(db, file, replace):
+    """Create a survey from a TOML definition.
+
+    Prints each question's mechanism and realised epsilon, the budget spent and the
+    respondent page's path.
+
+    \b
+    Examples:
+      ldp-survey create examples/smoking.toml
+      ldp-survey --db study.db create survey.toml --replace
+    """
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.ClickException(f"cannot read {file}: {exc}") from exc
+    design = build_design(parse_definition_toml(text, source=str(file)))
+    store = open_store(db)
+    try:
+        store.create_survey(text, design, replace=replace)
+    except StoreError as exc:
+        hint = "" if replace or store.response_count(design["slug"]) else "; pass --replace to replace it"
+        raise click.ClickException(f"{exc}{hint}") from exc
+    finally:
+        store.close()
+    _print_design(design)
+
+
+def _serve(db: str, host: str, port: int, threads: int):
+    import waitress
+
+    from .web import create_app
+
+    app = create_app({"DATABASE": db})
+    click.echo(f"Serving {db} on http://{host}:{port}/ (press Ctrl+C to stop)")
+    waitress.serve(app, host=host, port=port, threads=threads)
+
+
+HOST = click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+PORT = click.option("--port", default=5000, show_default=True, type=click.IntRange(1, 65535),
+                    help="TCP port to listen on.")
+
+
+@main.command()
+@HOST
+@PORT
+@click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256),
+              help="Worker threads of the WSGI server.")
+@click.pass_obj
+def serve(db, host, port, threads):
+    """Serve the survey pages and the dashboard (waitress).
+
+    \b
+    Examples:
+      ldp-survey serve
+      ldp-survey --db study.db serve --host 0.0.0.0 --port 8000
+    """
+    _serve(db, host, port, threads)
+
+
+def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int, batch: int) -> dict:
+    """Simulate n respondents into the store and return the full truth used."""
+    truth_rng, answer_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    truth = complete_truth(design, truth, truth_rng)
+    batches = simulate_batches(design, truth, n=n, batch=batch, rng=answer_rng)
+    with stderr_progress(batches, length=batch_count(n, batch), label=f"Simulating {n} respondents") as bar:
+        for answers in bar:
+            store.add_responses(design["slug"], design["hash"], answers)
+    return truth
+
+
+def _seed(seed: int | None) -> int:
+    return secrets.randbits(32) if seed is None else seed
+
+
+SEED = click.option("--seed", type=click.IntRange(min=0), default=None,
+                    help="Seed of the simulation (default: random, printed).")
+
+
+@main.command()
+@click.argument("slug")
+@click.option("--n", "n", required=True, type=click.IntRange(min=1), help="Number of respondents to simulate.")
+@click.option("--truth", "truths", multiple=True, metavar="Q=V",
+              help="True population value of question Q (repeatable): yes_no a share in [0,1]; "
+                   "choice one probability per option (comma-separated, summing to 1) or an option label; "
+                   "multi one inclusion probability per option; number the mean in [min,max]. "
+                   "Questions left out get a random truth, printed.")
+@SEED
+@click.option("--batch", default=1000, show_default=True, type=click.IntRange(min=1),
+              help="Respondents stored per transaction.")
+@click.pass_obj
+def simulate(db, slug, n, truths, seed, batch):
+    """Add simulated respondents, randomized as a browser would.
+
+    Prints the truth used, in the Q=V form --truth accepts.
+
+    \b
+    Examples:
+      ldp-survey simulate smoking-2026 --n 5000 --seed 1
+      ldp-survey simulate smoking-2026 --n 2000 --truth smoker=0.3 --truth cigarettes=none
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        design = load_design(store, slug)
+        given = parse_truth(design, truths)
+        seed = _seed(seed)
+        truth = _simulate_into(store, design, n=n, truth=given, seed=seed, batch=batch)
+        total = store.response_count(slug)
+    finally:
+        store.close()
+    click.echo(f"Added {n} simulated responses to {slug} (now {total}); seed {seed}")
+    click.echo("Truth used:")
+    click.echo(format_truth(design, truth))
+
+
+LEVEL = click.option("--level", default=0.95, show_default=True,
+                     type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                     help="Confidence level of the intervals, in (0, 1).")
+
+
+@main.command()
+@click.argument("slug")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True, help="Output format.")
+@LEVEL
+@click.pass_obj
+def aggregate(db, slug, fmt, level):
+    """Print debiased estimates with confidence intervals.
+
+    \b
+    Examples:
+      ldp-survey aggregate smoking-2026
+      ldp-survey aggregate smoking-2026 --format csv --level 0.99 > estimates.csv
+    """
+    from . import aggregate as agg
+
+    store = open_store(db, must_exist=True)
+    try:
+        design = load_design(store, slug)
+        rows = agg.aggregate(design, store.iter_answers(slug), level=level)
+    finally:
+        store.close()
+    if fmt == "csv":
+        click.echo(agg.rows_to_csv(rows), nl=False)
+    elif fmt == "json":
+        click.echo(json.dumps(agg.rows_to_json(rows), indent=2))
+    else:
+        click.echo(agg.rows_to_table(rows))
+
+
+@main.command()
+@click.argument("slug")
+@click.option("--aggregates", "what", flag_value="aggregates", help="Export the debiased estimates (CSV).")
+@click.option("--responses", "what", flag_value="responses", help="Export the noisy reports, one row per response (CSV).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
+              help="File to write (default: standard output).")
+@LEVEL
+@click.pass_obj
+def export(db, slug, what, output, level):
+    """Export a survey's aggregates or noisy responses as CSV.
+
+    The responses CSV has response_id, received_day and one column per question; a
+    bit-list report is written as a 0/1 string such as 01001.
+
+    \b
+    Examples:
+      ldp-survey export smoking-2026 --aggregates -o estimates.csv
+      ldp-survey export smoking-2026 --responses > reports.csv
+    """
+    from . import aggregate as agg
+    from .export import responses_csv
+
+    if what is None:
+        raise click.UsageError("choose what to export: --aggregates or --responses")
+    store = open_store(db, must_exist=True)
+    try:
+        design = load_design(store, slug)
+        if what == "aggregates":
+            text = agg.rows_to_csv(agg.aggregate(design, store.iter_answers(slug), level=level))
+        else:
+            text = responses_csv(design, store.iter_responses(slug))
+    finally:
+        store.close()
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        with output.open("w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc}") from exc
+    click.echo(f"Wrote {what} of {slug} to {output}", err=True)
+
+
+@main.group()
+def user():
+    """Manage researcher accounts.
+
+    \b
+    Examples:
+      ldp-survey user add alice@example.org
+    """
+
+
+def _read_password() -> str:
+    stdin = click.get_text_stream("stdin")
+    if stdin.isatty():
+        return click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    return stdin.readline().rstrip("\r\n")
+
+
+@user.command("add")
+@click.argument("email")
+@click.option("--replace", is_flag=True, help="Set a new password if the account exists.")
+@click.pass_obj
+def user_add(db, email, replace):
+    """Create a researcher account (password prompted, or one line on stdin).
+
+    \b
+    Examples:
+      ldp-survey user add alice@example.org
+      printf '%s\\n' "$PASSWORD" | ldp-survey user add alice@example.org --replace
+    """
+    from werkzeug.security import generate_password_hash
+
+    email = email.strip()
+    if not EMAIL_RE.match(email):
+        raise click.BadParameter(f"must look like name@example.org, got {email!r}", param_hint="EMAIL")
+    password = _read_password()
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise click.ClickException(f"the password must have at least {MIN_PASSWORD_LENGTH} characters, "
+                                   f"got {len(password)}")
+    store = open_store(db)
+    try:
+        store.add_user(email, generate_password_hash(password), replace=replace)
+    except StoreError as exc:
+        raise click.ClickException(f"{exc}; pass --replace to set a new password") from exc
+    finally:
+        store.close()
+    click.echo(f"{'Updated' if replace else 'Created'} researcher account {email}")
+
+
+@main.command()
+@HOST
+@PORT
+@click.option("--respondents", default=3000, show_default=True, type=click.IntRange(min=1),
+              help="Simulated respondents the demo survey should have.")
+@SEED
+@click.option("--no-serve", is_flag=True, help="Prepare the database and print the login, but do not serve.")
+@click.pass_obj
+def demo(db, host, port, respondents, seed, no_serve):
+    """Set up and serve the example survey with simulated data.
+
+    Rerunning is safe: the survey is created once and only topped up to --respondents.
+    The account demo@example.org gets a fresh random password each run, printed.
+
+    \b
+    Examples:
+      ldp-survey demo
+      ldp-survey --db demo.db demo --respondents 10000 --port 8000
+    """
+    from werkzeug.security import generate_password_hash
+
+    store = open_store(db)
+    try:
+        if not store.survey_exists(DEMO_SLUG):
+            text = (resource_dir("examples") / "smoking.toml").read_text(encoding="utf-8")
+            store.create_survey(text, build_design(parse_definition_toml(text, source="examples/smoking.toml")))
+        design = load_design(store, DEMO_SLUG)
+        missing = respondents - store.response_count(DEMO_SLUG)
+        if missing > 0:
+            qids = {q["id"] for q in design["questions"]}
+            given = parse_truth(design, [f"{q}={v}" for q, v in DEMO_TRUTH.items() if q in qids])
+            seed = _seed(seed)
+            truth = _simulate_into(store, design, n=missing, truth=given, seed=seed, batch=1000)
+            click.echo(f"Simulated {missing} respondents (seed {seed}) with this truth:")
+            click.echo(format_truth(design, truth))
+        password = secrets.token_urlsafe(12)
+        store.add_user(DEMO_EMAIL, generate_password_hash(password), replace=True)
+        count = store.response_count(DEMO_SLUG)
+    finally:
+        store.close()
+    base = f"http://{host}:{port}"
+    click.echo(f"\nDatabase: {db} ({DEMO_SLUG}, {count} responses)")
+    click.echo(f"Respondent page: {base}/s/{DEMO_SLUG}")
+    click.echo(f"Dashboard:       {base}/surveys/{DEMO_SLUG}/results")
+    click.echo(f"Log in as:       {DEMO_EMAIL}")
+    click.echo(f"Password:        {password}")
+    if not no_serve:
+        _serve(db, host, port, threads=8)

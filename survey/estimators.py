@@ -1,0 +1,252 @@
+"""Debias noisy reports into estimates with Clopper-Pearson confidence intervals.
+
+Every mechanism reduces to binary reports: a report (or one bit of it) is 1 with
+probability p when the true answer has the property and q when it does not, so the
+share ā of 1s has mean λ = q + θ(p − q) and θ̂ = (ā − q)/(p − q) is unbiased. The
+interval is Clopper & Pearson's (1934) exact binomial interval on the count of 1s,
+mapped through the increasing map λ ↦ (λ − q)/(p − q) and clipped to the feasible range;
+coverage carries over for every n, θ and epsilon, unlike Wald's (Brown, Cai & DasGupta
+2001). Estimates themselves stay unclipped so that they remain unbiased and poolable.
+
+Conventions: ``None`` marks a value that cannot be computed (no reports; a standard error
+from fewer than two reports); nothing here returns nan. This module uses numpy and scipy
+only; it imports neither Flask nor the database.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy.special import betaincinv
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One debiased estimate with its standard error and confidence interval.
+
+    ``estimate`` is unbiased and unclipped (it can leave the feasible range), None when
+    n = 0. ``std_error`` is the square root of the unbiased variance estimate, None when
+    n < 2 (and 0.0 when every report is equal). ``ci_low``/``ci_high`` lie in the feasible
+    range ([0, 1], or [lo, hi] for a mean) and span all of it when n = 0. ``noisy_share``
+    is the share of reports equal to 1, None when n = 0.
+    """
+
+    estimate: float | None
+    std_error: float | None
+    ci_low: float
+    ci_high: float
+    n: int
+    noisy_share: float | None
+
+
+def clopper_pearson(successes, n, *, level) -> tuple[float, float]:
+    """Return the Clopper & Pearson (1934) exact interval for a binomial proportion.
+
+    [Beta⁻¹(α/2; X, n−X+1), Beta⁻¹(1−α/2; X+1, n−X)] with α = 1 − level; the lower end
+    is 0 when X = 0 and the upper end 1 when X = n (so n = 0 gives (0, 1)).
+    """
+    alpha = 1.0 - _check_level(level)
+    n = _check_count(n, "n")
+    successes = _check_count(successes, "successes", upper=n)
+    return _clopper_pearson(successes, n, alpha)
+
+
+def debias_binary(ones, n, *, p_one_if_true, p_one_if_false, level, alpha_divisor=1) -> Estimate:
+    """Estimate the share θ of true 1s from n reports of which ``ones`` are 1.
+
+    θ̂ = (ā − q)/(p − q) with p = P(report 1 | true 1), q = P(report 1 | true 0) (Warner
+    1965 for p = 1 − f, q = f). std_error = sqrt(ā(1−ā)/((n−1)(p−q)²)), whose square is
+    unbiased for Var θ̂ = λ(1−λ)/(n(p−q)²). The interval is Clopper-Pearson on ``ones`` at
+    level 1 − α/alpha_divisor (α = 1 − level; a divisor d gives Bonferroni-simultaneous
+    intervals over d estimates), mapped through the estimator and clipped to [0, 1].
+    """
+    alpha = 1.0 - _check_level(level)
+    n = _check_count(n, "n")
+    ones = _check_count(ones, "ones", upper=n)
+    p = _check_probability(p_one_if_true, "p_one_if_true")
+    q = _check_probability(p_one_if_false, "p_one_if_false")
+    if not p > q:
+        raise ValueError("p_one_if_true must exceed p_one_if_false for the reports to carry information, "
+                         f"got p_one_if_true={p_one_if_true!r}, p_one_if_false={p_one_if_false!r}")
+    if isinstance(alpha_divisor, bool) or not isinstance(alpha_divisor, numbers.Integral) or alpha_divisor < 1:
+        raise ValueError(f"alpha_divisor must be an integer >= 1, got {alpha_divisor!r}")
+    if n == 0:
+        return Estimate(estimate=None, std_error=None, ci_low=0.0, ci_high=1.0, n=0, noisy_share=None)
+    spread = p - q
+    share = ones / n
+    std_error = math.sqrt(share * (1.0 - share) / ((n - 1) * spread * spread)) if n > 1 else None
+    share_low, share_high = _clopper_pearson(ones, n, alpha / int(alpha_divisor))
+    return Estimate(
+        estimate=(share - q) / spread,
+        std_error=std_error,
+        ci_low=_clip((share_low - q) / spread, 0.0, 1.0),
+        ci_high=_clip((share_high - q) / spread, 0.0, 1.0),
+        n=n,
+        noisy_share=share,
+    )
+
+
+def debias_rr(ones, n, *, flip, level) -> Estimate:
+    """Estimate the share of yes from Warner (1965) randomized response: (ā − f)/(1 − 2f).
+
+    ``flip`` is the probability f in [0, 1/2) that a report is flipped.
+    """
+    flip = _check_flip(flip)
+    return debias_binary(ones, n, p_one_if_true=1.0 - flip, p_one_if_false=flip, level=level)
+
+
+def debias_grr(counts: Sequence[int], n, *, p, q, level) -> list[Estimate]:
+    """Estimate each option's share from generalized randomized response (Wang et al. 2017).
+
+    ``counts[v]`` is how many of the n reports name option v (they sum to n); p is the
+    probability of keeping the true option and q = (1 − p)/(d − 1) that of reporting one
+    given other option. f̂_v = (C_v/n − q)/(p − q). Intervals are simultaneous by
+    Bonferroni: each option's Clopper-Pearson interval is at level 1 − α/d.
+    """
+    n = _check_count(n, "n")
+    counts = _check_counts(counts, n, least=2)
+    if sum(counts) != n:
+        raise ValueError(f"GRR counts must sum to the number of reports n = {n}, got {sum(counts)}")
+    p = _check_probability(p, "p")
+    q = _check_probability(q, "q")
+    d = len(counts)
+    if not (p > q and math.isclose(p + (d - 1) * q, 1.0, rel_tol=0.0, abs_tol=1e-9)):
+        raise ValueError(f"GRR probabilities must satisfy p > q and p + (d-1)q = 1 for d = {d}, "
+                         f"got p={p!r}, q={q!r}")
+    return [debias_binary(count, n, p_one_if_true=p, p_one_if_false=q, level=level, alpha_divisor=d)
+            for count in counts]
+
+
+def debias_oue(counts: Sequence[int], n, *, q, level) -> list[Estimate]:
+    """Estimate each option's share from optimized unary encoding (Wang et al. 2017).
+
+    ``counts[v]`` is how many of the n reports have bit v set; the true bit is 1 with
+    probability 1/2, every other bit with probability q in (0, 1/2), so
+    f̂_v = (C_v/n − q)/(1/2 − q). Intervals are simultaneous by Bonferroni (level 1 − α/d).
+    """
+    n = _check_count(n, "n")
+    counts = _check_counts(counts, n, least=2)
+    q = _check_probability(q, "q")
+    if not q < 0.5:
+        raise ValueError(f"q must be a probability below 1/2 for OUE, got {q!r}")
+    return [debias_binary(count, n, p_one_if_true=0.5, p_one_if_false=q, level=level,
+                          alpha_divisor=len(counts))
+            for count in counts]
+
+
+def debias_multi(counts: Sequence[int], n, *, flip, level) -> list[Estimate]:
+    """Estimate each option's share of a multi-select question, one Warner estimate per bit.
+
+    ``counts[v]`` is how many of the n reports have bit v set, each bit sent through RR
+    with flip probability ``flip``. The options' shares need not sum to 1, and the
+    intervals are per option at ``level`` (not adjusted for multiplicity).
+    """
+    n = _check_count(n, "n")
+    counts = _check_counts(counts, n, least=1)
+    return [debias_rr(count, n, flip=flip, level=level) for count in counts]
+
+
+def debias_duchi_mean(ones, n, *, flip, lo, hi, level) -> Estimate:
+    """Estimate the mean of numbers in [lo, hi] from Duchi et al. (2013) reports.
+
+    Each number x was rounded to a bit b ~ Bernoulli((x − lo)/(hi − lo)) and b sent through
+    Warner RR, so the binary estimator gives the mean θ on [0, 1]; the result is
+    lo + θ̂(hi − lo), with std_error times (hi − lo) and the interval mapped alike and
+    clipped to [lo, hi] (the whole range when n = 0).
+    """
+    lo = _check_real(lo, "lo")
+    hi = _check_real(hi, "hi")
+    if not lo < hi:
+        raise ValueError(f"hi must be greater than lo = {lo!r}, got {hi!r}")
+    unit = debias_rr(ones, n, flip=flip, level=level)
+    width = hi - lo
+    return Estimate(
+        estimate=None if unit.estimate is None else lo + unit.estimate * width,
+        std_error=None if unit.std_error is None else unit.std_error * width,
+        ci_low=_clip(lo + unit.ci_low * width, lo, hi),
+        ci_high=_clip(lo + unit.ci_high * width, lo, hi),
+        n=unit.n,
+        noisy_share=unit.noisy_share,
+    )
+
+
+def project_simplex(estimates) -> np.ndarray:
+    """Return the Euclidean projection of estimates onto the probability simplex (Norm-Sub).
+
+    Wang et al. (2020): sort f̂ descending as u; ρ = max{j : u_j > (Σ_{i≤j} u_i − 1)/j};
+    τ = (Σ_{i≤ρ} u_i − 1)/ρ; f̃ = max(f̂ − τ, 0). The result is non-negative and sums to 1
+    with lower total error, but it is biased: show it as a consistent view and keep the
+    confidence intervals of the unbiased estimates (never plug-in intervals around f̃).
+    """
+    try:
+        values = np.asarray(estimates, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"estimates must be a non-empty sequence of finite numbers, got {estimates!r}") from None
+    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
+        raise ValueError(f"estimates must be a non-empty sequence of finite numbers, got {estimates!r}")
+    descending = np.sort(values)[::-1]
+    excess = np.cumsum(descending) - 1.0
+    rank = np.arange(1, values.size + 1)
+    rho = int(np.nonzero(descending > excess / rank)[0][-1]) + 1
+    tau = excess[rho - 1] / rho
+    return np.maximum(values - tau, 0.0)
+
+
+def _clopper_pearson(successes: int, n: int, alpha: float) -> tuple[float, float]:
+    low = 0.0 if successes == 0 else float(betaincinv(successes, n - successes + 1, alpha / 2))
+    high = 1.0 if successes == n else float(betaincinv(successes + 1, n - successes, 1 - alpha / 2))
+    return low, high
+
+
+def _clip(value: float, low: float, high: float) -> float:
+    return float(min(max(value, low), high))
+
+
+def _check_level(level) -> float:
+    if not _is_real(level) or not 0.0 < level < 1.0:
+        raise ValueError(f"level must be a number in (0, 1), e.g. 0.95, got {level!r}")
+    return float(level)
+
+
+def _check_count(value, name: str, *, upper: int | None = None) -> int:
+    domain = "an integer >= 0" if upper is None else f"an integer from 0 to {upper}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be {domain}, got {value!r}")
+    value = int(value)
+    if value < 0 or (upper is not None and value > upper):
+        raise ValueError(f"{name} must be {domain}, got {value!r}")
+    return value
+
+
+def _check_counts(counts, n: int, *, least: int) -> list[int]:
+    if isinstance(counts, (str, bytes)) or not hasattr(counts, "__len__") or len(counts) < least:
+        raise ValueError(f"counts must be a sequence of at least {least} integers from 0 to n = {n}, "
+                         f"got {counts!r}")
+    return [_check_count(count, f"counts[{index}]", upper=n) for index, count in enumerate(counts)]
+
+
+def _check_probability(value, name: str) -> float:
+    if not _is_real(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
+    return float(value)
+
+
+def _check_flip(flip) -> float:
+    if not _is_real(flip) or not 0.0 <= flip < 0.5:
+        raise ValueError(f"flip must be a probability in [0, 1/2), got {flip!r}")
+    return float(flip)
+
+
+def _check_real(value, name: str) -> float:
+    if not _is_real(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _is_real(value) -> bool:
+    return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+            and math.isfinite(value))

@@ -1,0 +1,162 @@
+"""Simulate respondents: draw true answers from a stated truth and randomize them as a browser would.
+
+A truth gives, per question: yes_no the share answering yes; choice the probability of each
+option; multi each option's inclusion probability; number the population mean, with answers
+drawn as min + Binomial(max - min, (mean - min)/(max - min)). The reports go through the
+Python mirror of the browser's randomizers (survey.mechanisms) and the same validation as a
+web submission, so simulated data is indistinguishable in form from real data.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from .mechanisms import randomize_question
+from .reports import validate_submission
+
+SUM_TOLERANCE = 1e-9
+
+
+class TruthError(ValueError):
+    """A --truth specification or simulation request is invalid."""
+
+
+def parse_truth(design: dict, specs: Iterable[str]) -> dict:
+    """Return ``{QID: truth}`` from ``Q=V`` strings, checked against the design's questions."""
+    questions = {q["id"]: q for q in design["questions"]}
+    truth = {}
+    for spec in specs:
+        qid, sep, value = spec.partition("=")
+        qid, value = qid.strip(), value.strip()
+        if not sep or not qid:
+            raise TruthError(f"a truth must look like QUESTION=VALUE, got {spec!r}")
+        if qid not in questions:
+            raise TruthError(f"{qid!r} is not a question of {design['slug']!r}; "
+                             f"its questions are {', '.join(questions)}")
+        if qid in truth:
+            raise TruthError(f"the truth for {qid!r} is given twice")
+        truth[qid] = _parse_value(questions[qid], value)
+    return truth
+
+
+def _parse_value(question: dict, value: str):
+    qid, kind = question["id"], question["kind"]
+    if kind == "yes_no":
+        share = _number(qid, value, "the share answering yes")
+        _check_range(qid, "the share answering yes", share, 0.0, 1.0, value)
+        return share
+    if kind == "number":
+        lo, hi = question["min"], question["max"]
+        mean = _number(qid, value, f"the mean, a number in [{lo}, {hi}]")
+        _check_range(qid, "the mean", mean, lo, hi, value)
+        return mean
+    options = question["options"]
+    if kind == "choice" and value in options:
+        return tuple(1.0 if option == value else 0.0 for option in options)
+    what = ("one probability per option summing to 1, or an option label" if kind == "choice"
+            else "one inclusion probability per option")
+    parts = value.split(",")
+    if len(parts) != len(options):
+        raise TruthError(f"the truth for {qid!r} must be {what} ({len(options)} comma-separated values: "
+                         f"{', '.join(options)}), got {value!r}")
+    probabilities = tuple(_number(qid, part, what) for part in parts)
+    for probability in probabilities:
+        _check_range(qid, "every probability", probability, 0.0, 1.0, value)
+    if kind == "choice" and abs(math.fsum(probabilities) - 1.0) > SUM_TOLERANCE:
+        raise TruthError(f"the option probabilities for {qid!r} must sum to 1, "
+                         f"got {value!r} (sum {math.fsum(probabilities):.12g})")
+    return probabilities
+
+
+def _number(qid, text, what) -> float:
+    try:
+        number = float(text)
+    except ValueError:
+        raise TruthError(f"the truth for {qid!r} must be {what}, got {text!r}") from None
+    if not math.isfinite(number):
+        raise TruthError(f"the truth for {qid!r} must be {what}, got {text!r}")
+    return number
+
+
+def _check_range(qid, what, number, lo, hi, text):
+    if not lo <= number <= hi:
+        raise TruthError(f"for {qid!r}, {what} must lie in [{lo}, {hi}], got {text!r}")
+
+
+def default_truth(question: dict, rng: np.random.Generator):
+    """Draw a plausible truth for one question, rounded to two decimals so it reads well when printed."""
+    kind = question["kind"]
+    if kind == "yes_no":
+        return round(float(rng.uniform(0.1, 0.9)), 2)
+    if kind == "number":
+        lo, hi = question["min"], question["max"]
+        return round(float(rng.uniform(lo + 0.2 * (hi - lo), hi - 0.2 * (hi - lo))), 2)
+    d = len(question["options"])
+    if kind == "multi":
+        return tuple(round(float(p), 2) for p in rng.uniform(0.05, 0.6, size=d))
+    cents = np.floor(rng.dirichlet(np.ones(d)) * 100).astype(int)
+    cents[int(np.argmax(cents))] += 100 - int(cents.sum())
+    return tuple(int(c) / 100 for c in cents)
+
+
+def complete_truth(design: dict, truth: dict, rng: np.random.Generator) -> dict:
+    """Return the truth of every question in design order, drawing the ones ``truth`` leaves out."""
+    return {q["id"]: truth[q["id"]] if q["id"] in truth else default_truth(q, rng)
+            for q in design["questions"]}
+
+
+def format_truth(design: dict, truth: dict) -> str:
+    """Return the truth as ``Q=V`` lines that --truth accepts back."""
+    lines = []
+    for question in design["questions"]:
+        value = truth[question["id"]]
+        text = ",".join(f"{p:g}" for p in value) if isinstance(value, tuple) else f"{value:g}"
+        lines.append(f"{question['id']}={text}")
+    return "\n".join(lines)
+
+
+def draw_true_values(question: dict, truth, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Draw n true answers of one question in the shape randomize_question takes."""
+    kind = question["kind"]
+    if kind == "yes_no":
+        return (rng.random(n) < truth).astype(np.int64)
+    if kind == "choice":
+        probabilities = np.asarray(truth, dtype=float)
+        return rng.choice(len(probabilities), size=n, p=probabilities / probabilities.sum())
+    if kind == "multi":
+        return (rng.random((n, len(truth))) < np.asarray(truth)).astype(np.int64)
+    if kind == "number":
+        lo, hi = question["min"], question["max"]
+        return lo + rng.binomial(hi - lo, (truth - lo) / (hi - lo), size=n)
+    raise TruthError(f"question {question['id']!r} has an unknown kind {question['kind']!r}")
+
+
+def simulate_answers(design: dict, truth: dict, n: int, rng: np.random.Generator) -> list[dict]:
+    """Return n validated noisy answers ``{QID: REPORT}`` of respondents drawn from ``truth``."""
+    columns = {}
+    for question in design["questions"]:
+        true_values = draw_true_values(question, truth[question["id"]], n, rng)
+        columns[question["id"]] = randomize_question(question, true_values, rng).tolist()
+    answers = [dict(zip(columns, reports)) for reports in zip(*columns.values())]
+    for answer in answers:
+        validate_submission(design, {"design": design["hash"], "answers": answer})
+    return answers
+
+
+def simulate_batches(design: dict, truth: dict, *, n: int, batch: int,
+                     rng: np.random.Generator) -> Iterator[list[dict]]:
+    """Yield the answers of n simulated respondents in lists of at most ``batch``."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise TruthError(f"the number of respondents must be an integer >= 1, got {n!r}")
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise TruthError(f"the batch size must be an integer >= 1, got {batch!r}")
+    for start in range(0, n, batch):
+        yield simulate_answers(design, truth, min(batch, n - start), rng)
+
+
+def batch_count(n: int, batch: int) -> int:
+    """Return how many batches simulate_batches yields."""
+    return -(-n // batch)

@@ -1,0 +1,40 @@
+"""Build the ldp-survey web application (Flask app factory, flaskr style)."""
+
+from __future__ import annotations
+
+import os
+
+from flask import Flask
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    """Create the app: respondent pages, the researcher dashboard and the JSON endpoints.
+
+    ``test_config`` overrides the configuration; otherwise DATABASE comes from the
+    environment variable LDP_SURVEY_DB (default ``ldp-survey.db``) and the session key
+    is generated once and kept in the database's settings table.
+    """
+    from ..resources import resource_dir
+
+    app = Flask(__name__, static_folder=None, template_folder=str(resource_dir("templates")))
+    app.config.from_mapping(
+        DATABASE=os.environ.get("LDP_SURVEY_DB", "ldp-survey.db"),
+        MAX_CONTENT_LENGTH=64 * 1024,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        WTF_CSRF_TIME_LIMIT=None,
+        JSON_SORT_KEYS=False,
+    )
+    if test_config:
+        app.config.update(test_config)
+
+    from . import db, errors, explain_filters, research, respond, security, static_files
+
+    db.init_app(app)
+    security.init_app(app)
+    errors.init_app(app)
+    explain_filters.init_app(app)
+    app.register_blueprint(static_files.bp)
+    app.register_blueprint(respond.bp)
+    app.register_blueprint(research.bp)
+    return app

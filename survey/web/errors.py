@@ -1,0 +1,45 @@
+"""Convert errors to responses: JSON under /s/ (the respondent API), HTML pages elsewhere."""
+
+from __future__ import annotations
+
+from flask import jsonify, render_template, request
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException
+
+from ..reports import ReportError
+from ..store import SurveyNotFound
+
+
+def wants_json() -> bool:
+    """Return whether the client expects a JSON error (the respondent API and .json URLs)."""
+    return request.method == "POST" and request.path.startswith("/s/") or request.path.endswith(".json")
+
+
+def _error(status: int, message: str, field=None):
+    if wants_json():
+        return jsonify({"error": message, "field": field}), status
+    return render_template("error.html", status=status, message=message), status
+
+
+def init_app(app):
+    """Register the error handlers."""
+
+    @app.errorhandler(ReportError)
+    def report_error(exc):
+        return jsonify(exc.to_json()), exc.status
+
+    @app.errorhandler(SurveyNotFound)
+    def survey_not_found(exc):
+        return _error(404, "There is no survey at this address.")
+
+    @app.errorhandler(CSRFError)
+    def csrf_error(exc):
+        return _error(400, f"The security token is missing or invalid ({exc.description}); reload the page.",
+                      "csrf_token")
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc):
+        if exc.code == 413:
+            limit = app.config["MAX_CONTENT_LENGTH"]
+            return _error(413, f"The request body is larger than the limit of {limit} bytes.")
+        return _error(exc.code or 500, exc.description or exc.name)

@@ -1,0 +1,11 @@
+"""Expose the plain-language protection notes to templates."""
+
+from __future__ import annotations
+
+from .. import explain
+
+
+def init_app(app):
+    """Register protection_note and survey_note as Jinja globals."""
+    app.jinja_env.globals["protection_note"] = explain.protection_note
+    app.jinja_env.globals["survey_note"] = explain.survey_note

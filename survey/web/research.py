@@ -1,0 +1,139 @@
+"""Researcher pages: sign-in, the survey list, the debiased dashboard and CSV exports."""
+
+from __future__ import annotations
+
+import functools
+from urllib.parse import urlsplit
+
+from flask import (Blueprint, Response, abort, flash, g, redirect, render_template, request,
+                   session, url_for)
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from ..aggregate import aggregate, rows_to_csv
+from ..charts import results_chart_svg
+from ..export import responses_csv
+from .db import get_store
+from .forms import LoginForm, LogoutForm
+
+bp = Blueprint("research", __name__)
+
+# A hash to check against when the email is unknown, so both cases take the same time.
+_DUMMY_HASH = generate_password_hash("not a real password")
+
+
+@bp.before_app_request
+def load_user():
+    """Put the signed-in researcher (or None) on g.user."""
+    user_id = session.get("user_id")
+    g.user = get_store().get_user_by_id(user_id) if user_id is not None else None
+
+
+def login_required(view):
+    """Redirect to the sign-in page when no researcher is signed in."""
+
+    @functools.wraps(view)
+    def wrapped(**kwargs):
+        if g.user is None:
+            return redirect(url_for("research.login", next=request.full_path.rstrip("?")))
+        return view(**kwargs)
+
+    return wrapped
+
+
+def _safe_next(target: str | None) -> str:
+    if target and target.startswith("/") and not target.startswith("//") and not urlsplit(target).netloc:
+        return target
+    return url_for("research.surveys")
+
+
+@bp.route("/login", methods=("GET", "POST"))
+def login():
+    """Sign a researcher in."""
+    form = LoginForm()
+    if form.validate_on_submit():
+        user = get_store().get_user(form.email.data.strip())
+        ok = check_password_hash(user["password_hash"] if user else _DUMMY_HASH, form.password.data)
+        if user and ok:
+            session.clear()
+            session["user_id"] = user["id"]
+            return redirect(_safe_next(request.args.get("next")))
+        flash("Wrong email or password.", "error")
+    return render_template("login.html", form=form)
+
+
+@bp.post("/logout")
+def logout():
+    """Sign the researcher out."""
+    if LogoutForm().validate_on_submit():
+        session.clear()
+    return redirect(url_for("research.login"))
+
+
+@bp.get("/")
+def index():
+    """Send researchers to their surveys."""
+    return redirect(url_for("research.surveys"))
+
+
+@bp.get("/surveys")
+@login_required
+def surveys():
+    """List every survey with its response count."""
+    return render_template("surveys.html", surveys=get_store().list_surveys(), logout_form=LogoutForm())
+
+
+def _level() -> float:
+    raw = request.args.get("level", "0.95")
+    try:
+        level = float(raw)
+    except ValueError:
+        level = -1.0
+    if not 0.5 <= level < 1:
+        abort(400, description=f"level must be a number in [0.5, 1), got {raw!r}")
+    return level
+
+
+def _rows(slug: str, level: float):
+    store = get_store()
+    design = store.get_design(slug)
+    return design, aggregate(design, store.iter_answers(slug), level=level)
+
+
+@bp.get("/surveys/<slug>/results")
+@login_required
+def results(slug):
+    """Show the debiased estimates of every question with their confidence intervals."""
+    level = _level()
+    design, rows = _rows(slug, level)
+    return render_template("results.html", design=design, rows=rows, level=level,
+                           n=get_store().response_count(slug), logout_form=LogoutForm())
+
+
+@bp.get("/surveys/<slug>/chart.svg")
+@login_required
+def chart(slug):
+    """Draw every estimate with its interval as an SVG chart (matplotlib)."""
+    design, rows = _rows(slug, _level())
+    return Response(results_chart_svg(design, rows), mimetype="image/svg+xml")
+
+
+def _csv(text: str, filename: str) -> Response:
+    return Response(text, mimetype="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+@bp.get("/surveys/<slug>/results.csv")
+@login_required
+def results_csv(slug):
+    """Download the aggregates: one row per estimate, debiased, with its interval."""
+    _, rows = _rows(slug, _level())
+    return _csv(rows_to_csv(rows), f"{slug}-aggregates.csv")
+
+
+@bp.get("/surveys/<slug>/responses.csv")
+@login_required
+def responses_csv_view(slug):
+    """Download the noisy reports, one row per response (never a true answer)."""
+    store = get_store()
+    design = store.get_design(slug)
+    return _csv(responses_csv(design, store.iter_responses(slug)), f"{slug}-responses.csv")

@@ -1,0 +1,252 @@
+"""Regenerate tests/vectors.json, shared by pytest and node so Python and the browser agree.
+
+Run by hand from the repository root: ``python tests/make_vectors.py``. The output is
+deterministic (fixed seed). "thresholds" holds the integer thresholds and realised
+epsilons of a grid of epsilon and d; "streams" holds cases of a fixed list of 32-bit
+words, an input and the output survey/replay.py computes from them, which the
+JavaScript must reproduce word for word (consuming exactly the listed words).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from decimal import Context
+from fractions import Fraction
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from survey import mechanisms as mech  # noqa: E402
+from survey.replay import U32Stream, randomize_question_stream  # noqa: E402
+
+VECTORS_PATH = Path(__file__).resolve().parent / "vectors.json"
+EPSILONS = (0.1, 0.5, 0.5714285714285714, 1, 2, 4, 10)
+DIMENSIONS = (2, 3, 5, 20, 100)
+SEED = 20260101
+TWO53 = 2**53
+_DIGITS30 = Context(prec=30)
+
+
+def _digits30(value) -> str:
+    return str(_DIGITS30.plus(value))
+
+
+def threshold_row(epsilon, d: int) -> dict:
+    """Return every threshold, realised epsilon and (p, q) pair of one (epsilon, d)."""
+    flip = mech.rr_flip_threshold(epsilon=epsilon)
+    keep = mech.grr_keep_threshold(epsilon=epsilon, d=d)
+    q_oue = mech.oue_q_threshold(epsilon=epsilon)
+    rr_eps, grr_eps, oue_eps = mech.rr_epsilon(flip), mech.grr_epsilon(keep, d), mech.oue_epsilon(q_oue)
+    grr_p = Fraction(keep, TWO53)
+    return {
+        "epsilon": epsilon, "d": d,
+        "rr_flip_threshold": flip, "rr_epsilon": _digits30(rr_eps), "rr_epsilon_float": float(rr_eps),
+        "rr_p": float(1 - Fraction(flip, TWO53)), "rr_q": float(Fraction(flip, TWO53)),
+        "grr_keep_threshold": keep, "grr_epsilon": _digits30(grr_eps), "grr_epsilon_float": float(grr_eps),
+        "grr_p": float(grr_p), "grr_q": float((1 - grr_p) / (d - 1)),
+        "oue_q_threshold": q_oue, "oue_epsilon": _digits30(oue_eps), "oue_epsilon_float": float(oue_eps),
+        "oue_p": 0.5, "oue_q": float(Fraction(q_oue, TWO53)),
+        "use_oue": mech.use_oue(epsilon=epsilon, d=d),
+    }
+
+
+def words_for_u53(value: int, rng: random.Random) -> list[int]:
+    """Return two words whose u53 is exactly value (random bits in the discarded low bits)."""
+    high, low = divmod(value, 2**26)
+    return [(high << 5) | rng.getrandbits(5), (low << 6) | rng.getrandbits(6)]
+
+
+def word_for_below(value: int, m: int, rng: random.Random) -> list[int]:
+    """Return one word whose top bit_length(m-1) bits are value (accepted by below(m) iff value < m)."""
+    shift = 32 - (m - 1).bit_length()
+    return [(value << shift) | rng.getrandbits(shift) if shift else value]
+
+
+def _question(qid, kind, mechanism, **fields) -> dict:
+    return {"id": qid, "kind": kind, "mechanism": mechanism, **fields}
+
+
+def _case(name, call, rng, *, prefix=(), args=None, question=None, true=None) -> dict:
+    """Run one call on prefix + random words through replay.py and keep only the words it used."""
+    words = list(prefix) + [rng.getrandbits(32) for _ in range(4000)]
+    stream = U32Stream(words)
+    if call == "question":
+        expected = randomize_question_stream(question, true, stream)
+    else:
+        expected = getattr(stream, call)(*args)
+        expected = int(expected) if isinstance(expected, bool) else expected
+    if stream.used < len(prefix):
+        raise AssertionError(f"case {name!r} did not use its crafted words")
+    case = {"name": name, "call": call, "words": words[:stream.used], "expected": expected}
+    if call == "question":
+        case.update(question=question, true=true)
+    else:
+        case["args"] = list(args)
+    return case
+
+
+def primitive_cases(rng: random.Random) -> list[dict]:
+    """Return cases of u32/u53/bern53/below/bern, including boundaries and forced rejections."""
+    top = 2**32 - 1
+    t1 = mech.rr_flip_threshold(epsilon=1)
+    cases = [
+        _case("u32 passes a word through", "u32", rng, prefix=[123456789], args=[]),
+        _case("u53 of zero words is 0", "u53", rng, prefix=[0, 0], args=[]),
+        _case("u53 of all-ones words is 2^53-1", "u53", rng, prefix=[top, top], args=[]),
+        _case("u53 takes the high part from the first word", "u53", rng, prefix=[top, 0], args=[]),
+        _case("u53 takes the low part from the second word", "u53", rng, prefix=[0, top], args=[]),
+        _case("u53 random", "u53", rng, args=[]),
+        _case("bern53 at u53 = T-1 is 1", "bern53", rng, prefix=words_for_u53(t1 - 1, rng), args=[t1]),
+        _case("bern53 at u53 = T is 0", "bern53", rng, prefix=words_for_u53(t1, rng), args=[t1]),
+        _case("bern53 with T = 0 is 0", "bern53", rng, prefix=[0, 0], args=[0]),
+        _case("bern53 with T = 2^53 is 1", "bern53", rng, prefix=[top, top], args=[TWO53]),
+        _case("below(1) draws nothing", "below", rng, args=[1]),
+        _case("below(2) takes the top bit", "below", rng, prefix=[2**31], args=[2]),
+        _case("below(8), a power of two, never rejects", "below", rng, prefix=word_for_below(7, 8, rng), args=[8]),
+        _case("below(2^32) uses the whole word", "below", rng, prefix=[top], args=[2**32]),
+        _case("below(5) = 2^2+1 rejects 5, 6, 7 then accepts 0", "below", rng,
+              prefix=word_for_below(5, 5, rng) + word_for_below(6, 5, rng) + word_for_below(7, 5, rng)
+              + word_for_below(0, 5, rng), args=[5]),
+        _case("below(17) = 2^4+1 rejects 31 then accepts 16", "below", rng,
+              prefix=word_for_below(31, 17, rng) + word_for_below(16, 17, rng), args=[17]),
+        _case("below(3) rejects 3 then accepts 2", "below", rng,
+              prefix=word_for_below(3, 3, rng) + word_for_below(2, 3, rng), args=[3]),
+        _case("below(1000) random", "below", rng, args=[1000]),
+        _case("below(7) random", "below", rng, args=[7]),
+        _case("bern(0, 5) is 0", "bern", rng, args=[0, 5]),
+        _case("bern(5, 5) is 1", "bern", rng, args=[5, 5]),
+        _case("bern(3, 7) at below = 2 is 1", "bern", rng, prefix=word_for_below(2, 7, rng), args=[3, 7]),
+        _case("bern(3, 7) at below = 3 is 0", "bern", rng, prefix=word_for_below(3, 7, rng), args=[3, 7]),
+    ]
+    return cases
+
+
+def question_cases(rng: random.Random) -> list[dict]:
+    """Return cases of every mechanism with crafted keep/flip decisions and random draws."""
+    flip1 = mech.rr_flip_threshold(epsilon=1)
+    flip01 = mech.rr_flip_threshold(epsilon=0.1)
+    flip10 = mech.rr_flip_threshold(epsilon=10)
+    yes_no = _question("smoker", "yes_no", "rr", flip_threshold=flip1)
+    five = ["a", "b", "c", "d", "e"]
+    grr5 = _question("colour", "choice", "grr", options=five,
+                     keep_threshold=mech.grr_keep_threshold(epsilon=1, d=5))
+    grr2 = _question("pair", "choice", "grr", options=["x", "y"],
+                     keep_threshold=mech.grr_keep_threshold(epsilon=0.5, d=2))
+    grr3 = _question("three", "choice", "grr", options=["x", "y", "z"],
+                     keep_threshold=mech.grr_keep_threshold(epsilon=2, d=3))
+    grr4 = _question("four", "choice", "grr", options=["w", "x", "y", "z"],
+                     keep_threshold=mech.grr_keep_threshold(epsilon=0.1, d=4))
+    twenty = [f"option {i}" for i in range(20)]
+    oue20 = _question("many", "choice", "oue", options=twenty, q_threshold=mech.oue_q_threshold(epsilon=1))
+    oue5 = _question("few", "choice", "oue", options=five, q_threshold=mech.oue_q_threshold(epsilon=0.5))
+    multi3 = _question("ticks", "multi", "rr", options=["p", "q", "r"],
+                       flip_threshold=mech.rr_flip_threshold(epsilon=mech.per_option_epsilon(2, 3)))
+    multi1 = _question("single", "multi", "rr", options=["only"], flip_threshold=flip1)
+    multi8 = _question("eight", "multi", "rr", options=[str(i) for i in range(8)],
+                       flip_threshold=mech.rr_flip_threshold(epsilon=mech.per_option_epsilon(4, 8)))
+    age = _question("age", "number", "duchi", min=18, max=90, flip_threshold=flip1)
+    unit = _question("unit", "number", "duchi", min=0, max=1, flip_threshold=flip01)
+    neg = _question("temp", "number", "duchi", min=-40, max=24, flip_threshold=flip10)
+    wide = _question("income", "number", "duchi", min=0, max=10**9, flip_threshold=flip1)
+
+    def true53(threshold):
+        return words_for_u53(threshold - 1, rng)
+
+    def false53(threshold):
+        return words_for_u53(threshold, rng)
+
+    cases = [
+        _case("rr yes kept", "question", rng, prefix=false53(flip1), question=yes_no, true=1),
+        _case("rr yes flipped", "question", rng, prefix=true53(flip1), question=yes_no, true=1),
+        _case("rr no kept", "question", rng, prefix=false53(flip1), question=yes_no, true=0),
+        _case("rr no flipped", "question", rng, prefix=true53(flip1), question=yes_no, true=0),
+        _case("grr d=5 x=0 kept", "question", rng, prefix=true53(grr5["keep_threshold"]),
+              question=grr5, true=0),
+        _case("grr d=5 x=0 replaced by j=0 -> 1", "question", rng,
+              prefix=false53(grr5["keep_threshold"]) + word_for_below(0, 4, rng), question=grr5, true=0),
+        _case("grr d=5 x=4 replaced by j=3 -> 3", "question", rng,
+              prefix=false53(grr5["keep_threshold"]) + word_for_below(3, 4, rng), question=grr5, true=4),
+        _case("grr d=5 x=2 replaced by j=2 -> 3", "question", rng,
+              prefix=false53(grr5["keep_threshold"]) + word_for_below(2, 4, rng), question=grr5, true=2),
+        _case("grr d=5 x=2 replaced by j=1 -> 1", "question", rng,
+              prefix=false53(grr5["keep_threshold"]) + word_for_below(1, 4, rng), question=grr5, true=2),
+        _case("grr d=2 x=0 replaced without a below draw", "question", rng,
+              prefix=false53(grr2["keep_threshold"]), question=grr2, true=0),
+        _case("grr d=2 x=1 replaced without a below draw", "question", rng,
+              prefix=false53(grr2["keep_threshold"]), question=grr2, true=1),
+        _case("grr d=3 x=2 replaced by below(2)", "question", rng,
+              prefix=false53(grr3["keep_threshold"]) + word_for_below(1, 2, rng), question=grr3, true=2),
+        _case("grr d=4 x=1 replaced after a rejection of 3", "question", rng,
+              prefix=false53(grr4["keep_threshold"]) + word_for_below(3, 3, rng) + word_for_below(1, 3, rng),
+              question=grr4, true=1),
+        _case("oue d=20 x=0 all bits", "question", rng, question=oue20, true=0),
+        _case("oue d=20 x=19 all bits", "question", rng, question=oue20, true=19),
+        _case("oue d=5 x=2 true bit drawn by below(2) in place", "question", rng,
+              prefix=true53(oue5["q_threshold"]) + false53(oue5["q_threshold"]) + [2**31]
+              + true53(oue5["q_threshold"]) + false53(oue5["q_threshold"]),
+              question=oue5, true=2),
+        _case("multi d=3 flips only the middle bit", "question", rng,
+              prefix=false53(multi3["flip_threshold"]) + true53(multi3["flip_threshold"])
+              + false53(multi3["flip_threshold"]), question=multi3, true=[1, 0, 1]),
+        _case("multi d=1 tick", "question", rng, question=multi1, true=[1]),
+        _case("multi d=1 blank", "question", rng, question=multi1, true=[0]),
+        _case("duchi at min rounds to 0, kept", "question", rng,
+              prefix=word_for_below(0, 72, rng) + false53(flip1), question=age, true=18),
+        _case("duchi at max rounds to 1, kept", "question", rng,
+              prefix=word_for_below(71, 72, rng) + false53(flip1), question=age, true=90),
+        _case("duchi at min, rounded 0 then flipped", "question", rng,
+              prefix=word_for_below(71, 72, rng) + true53(flip1), question=age, true=18),
+        _case("duchi at max, rounded 1 then flipped", "question", rng,
+              prefix=word_for_below(0, 72, rng) + true53(flip1), question=age, true=90),
+        _case("duchi 40: below(72) = 21 < 22 rounds up", "question", rng,
+              prefix=word_for_below(21, 72, rng) + false53(flip1), question=age, true=40),
+        _case("duchi 40: below(72) = 22 rounds down", "question", rng,
+              prefix=word_for_below(22, 72, rng) + false53(flip1), question=age, true=40),
+        _case("duchi 40: rejection of 127 before rounding", "question", rng,
+              prefix=word_for_below(127, 72, rng) + word_for_below(5, 72, rng) + false53(flip1),
+              question=age, true=40),
+        _case("duchi range 1 at 0", "question", rng, question=unit, true=0),
+        _case("duchi range 1 at 1", "question", rng, question=unit, true=1),
+        _case("duchi negative range", "question", rng, question=neg, true=-3),
+        _case("duchi range 10^9 middle", "question", rng, question=wide, true=123456789),
+    ]
+    for i in range(12):
+        question = rng.choice([yes_no, grr5, grr3, oue5, oue20, multi3, multi8, age, neg])
+        if question["kind"] == "yes_no":
+            true = rng.randrange(2)
+        elif question["kind"] == "choice":
+            true = rng.randrange(len(question["options"]))
+        elif question["kind"] == "multi":
+            true = [rng.randrange(2) for _ in question["options"]]
+        else:
+            true = rng.randint(question["min"], question["max"])
+        cases.append(_case(f"random {i}: {question['kind']}/{question['mechanism']} {question['id']}",
+                           "question", rng, question=question, true=true))
+    return cases
+
+
+def build_vectors() -> dict:
+    """Return the whole vectors document; equal on every run."""
+    rng = random.Random(SEED)
+    thresholds = [threshold_row(eps, d) for eps in EPSILONS for d in DIMENSIONS]
+    return {
+        "about": "Shared test vectors of ldp-survey: regenerate with python tests/make_vectors.py",
+        "threshold_bits": 53,
+        "thresholds": thresholds,
+        "streams": primitive_cases(rng) + question_cases(rng),
+    }
+
+
+def main() -> None:
+    """Write tests/vectors.json."""
+    text = json.dumps(build_vectors(), indent=1, ensure_ascii=False) + "\n"
+    VECTORS_PATH.write_text(text, encoding="utf-8")
+    print(f"wrote {VECTORS_PATH}")
+
+
+if __name__ == "__main__":
+    main()

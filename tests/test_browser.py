@@ -1,0 +1,184 @@
+"""Browser tests: headless Chromium (Playwright) against the real WSGI server on 127.0.0.1.
+
+They check the privacy invariants where they hold: in the page. The true answers stay in
+the browser, only in-domain randomized reports are sent, randomness comes from
+crypto.getRandomValues, no other origin is contacted, and without JavaScript nothing is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from survey.store import Store
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("LDP_SURVEY_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+SLUG = "smoking-2026"
+
+# Count crypto.getRandomValues calls and make any Math.random call fail loudly.
+INSTRUMENT = """
+window.__randomCalls = 0;
+window.__mathRandomCalls = 0;
+const original = crypto.getRandomValues.bind(crypto);
+crypto.getRandomValues = (array) => { window.__randomCalls += 1; return original(array); };
+Math.random = () => { window.__mathRandomCalls += 1; throw new Error('Math.random is banned'); };
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory):
+    """Start `ldp-survey serve` (waitress) on 127.0.0.1 with the smoking survey; yield its origin."""
+    db_path = tmp_path_factory.mktemp("browser") / "browser.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "survey", "--db", str(db_path), "create",
+                    str(ROOT / "examples" / "smoking.toml")], check=True, env=env, capture_output=True)
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "survey", "--db", str(db_path), "serve",
+                                "--host", "127.0.0.1", "--port", str(port)],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError(f"server did not start: {process.stdout.read().decode()}")
+            time.sleep(0.1)
+    yield {"origin": f"http://127.0.0.1:{port}", "db": db_path}
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium (apt-get install -y chromium)")
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+def response_count(db_path) -> int:
+    store = Store(db_path)
+    try:
+        return store.response_count(SLUG)
+    finally:
+        store.close()
+
+
+def fill_survey(page):
+    """Answer every question of the smoking survey with known true answers."""
+    page.get_by_role("group", name=re.compile("smoke tobacco")).get_by_label("Yes").check()
+    page.get_by_role("group", name=re.compile("chronic lung disease")).get_by_label("No").check()
+    page.get_by_role("group", name=re.compile("how many cigarettes")).get_by_label("6-10").check()
+    page.get_by_role("group", name=re.compile("How old are you")).get_by_role("spinbutton").fill("42")
+
+
+def capture(page):
+    requests = []
+    page.on("request", lambda request: requests.append(
+        {"url": request.url, "method": request.method, "body": request.post_data}))
+    return requests
+
+
+def test_survey_sends_only_randomized_reports(browser, live_server):
+    origin = live_server["origin"]
+    before = response_count(live_server["db"])
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context.add_init_script(INSTRUMENT)
+    page = context.new_page()
+    requests = capture(page)
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{origin}/s/{SLUG}")
+    design = json.loads(page.request.get(f"{origin}/s/{SLUG}/design.json").text())
+
+    fill_survey(page)
+    page.get_by_role("button", name=re.compile("send", re.I)).click()
+    page.get_by_text(re.compile("thank you", re.I)).first.wait_for(timeout=10_000)
+
+    posts = [r for r in requests if r["method"] == "POST"]
+    assert len(posts) == 1 and posts[0]["url"] == f"{origin}/s/{SLUG}/responses"
+    body = json.loads(posts[0]["body"])
+    assert set(body) == {"design", "answers"}
+    assert body["design"] == design["hash"]
+    answers = body["answers"]
+    assert set(answers) == {"smoker", "lung_disease", "cigarettes", "age"}
+    assert answers["smoker"] in (0, 1) and answers["lung_disease"] in (0, 1)
+    assert answers["age"] in (0, 1), "the number is sent as one randomized bit, never as 42"
+    assert isinstance(answers["cigarettes"], int) and 0 <= answers["cigarettes"] < 5
+    assert "42" not in json.dumps(answers)
+
+    assert {urlsplit(r["url"]).netloc for r in requests} == {urlsplit(origin).netloc}
+    assert page.evaluate("window.__randomCalls") > 0
+    assert page.evaluate("window.__mathRandomCalls") == 0
+    assert not errors
+    assert response_count(live_server["db"]) == before + 1
+
+    names = page.evaluate("[...document.querySelectorAll('input, select, textarea')]"
+                          ".filter(e => e.hasAttribute('name')).map(e => e.name)")
+    assert names == [], "true-answer inputs carry no name"
+    context.close()
+
+
+def test_incomplete_survey_is_not_sent(browser, live_server):
+    before = response_count(live_server["db"])
+    context = browser.new_context()
+    page = context.new_page()
+    requests = capture(page)
+    page.goto(f"{live_server['origin']}/s/{SLUG}")
+    page.get_by_role("group", name=re.compile("smoke tobacco")).get_by_label("Yes").check()
+    page.get_by_role("button", name=re.compile("send", re.I)).click()
+    page.wait_for_timeout(500)
+    assert not [r for r in requests if r["method"] == "POST"]
+    assert response_count(live_server["db"]) == before
+    context.close()
+
+
+def test_without_javascript_nothing_is_sent(browser, live_server):
+    before = response_count(live_server["db"])
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    requests = capture(page)
+    page.goto(f"{live_server['origin']}/s/{SLUG}")
+    assert "without JavaScript" in page.content() or "JavaScript" in page.inner_text("body")
+    fill_survey(page)
+    button = page.get_by_role("button", name=re.compile("send", re.I))
+    if button.is_enabled():
+        button.click()
+        page.wait_for_timeout(500)
+    assert not [r for r in requests if r["method"] == "POST"]
+    assert not [r for r in requests[1:] if urlsplit(r["url"]).query or r["body"]]
+    assert response_count(live_server["db"]) == before
+    context.close()

@@ -1,0 +1,270 @@
+"""Web tests: the respondent API validates every report and stores nothing from a rejected request."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+from werkzeug.security import generate_password_hash
+
+from survey.aggregate import CSV_HEADER
+from survey.store import Store
+
+SLUG = "smoking-2026"
+GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": 2, "age": 1}
+
+
+def csrf_token(client) -> str:
+    page = client.get(f"/s/{SLUG}")
+    assert page.status_code == 200
+    match = re.search(r'<meta name="csrf-token" content="([^"]+)"', page.get_data(as_text=True))
+    assert match, "the respondent page carries a csrf-token meta tag"
+    return match.group(1)
+
+
+def post(client, body, token=None, **kwargs):
+    headers = {"X-CSRFToken": token} if token else {}
+    data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+    return client.post(f"/s/{SLUG}/responses", data=data, headers=headers,
+                       content_type=kwargs.pop("content_type", "application/json"), **kwargs)
+
+
+def count(db_path) -> int:
+    store = Store(db_path)
+    try:
+        return store.response_count(SLUG)
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def web(client, smoking_survey):
+    """Return a test client of the app (CSRF on) with the smoking survey created."""
+    return client
+
+
+def test_valid_response_is_stored_with_only_the_day(web, db_path, smoking_survey):
+    token = csrf_token(web)
+    response = post(web, {"design": smoking_survey["hash"], "answers": GOOD}, token)
+    assert response.status_code == 201, response.get_data(as_text=True)
+    assert count(db_path) == 1
+    store = Store(db_path)
+    columns = {c.name for c in store.db["responses"].columns}
+    rows = list(store.iter_responses(SLUG))
+    store.close()
+    assert columns == {"id", "survey", "design_hash", "received_day", "answers"}
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", rows[0]["received_day"])
+    assert rows[0]["answers"] == GOOD
+
+
+def test_multi_and_oue_reports_are_lists(db_path, tmp_path):
+    from survey.definition import parse_definition
+    from survey.design import build_design
+    from survey.web import create_app
+
+    design = build_design(parse_definition({
+        "slug": "wide", "title": "Wide", "epsilon": 0.5,
+        "questions": [{"id": "pick", "kind": "choice", "text": "Pick",
+                       "options": [f"o{i}" for i in range(12)]},
+                      {"id": "tick", "kind": "multi", "text": "Tick", "options": ["a", "b", "c"]}]}))
+    assert design["questions"][0]["mechanism"] == "oue"
+    store = Store(db_path)
+    store.create_survey("", design)
+    store.close()
+    client = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "t",
+                         "WTF_CSRF_ENABLED": False}).test_client()
+    good = {"design": design["hash"], "answers": {"pick": [0] * 11 + [1], "tick": [1, 0, 1]}}
+    assert client.post("/s/wide/responses", json=good).status_code == 201
+    bad = {"design": design["hash"], "answers": {"pick": [0] * 11, "tick": [1, 0, 1]}}
+    response = client.post("/s/wide/responses", json=bad)
+    assert response.status_code == 400 and response.json["field"] == "pick"
+    bad = {"design": design["hash"], "answers": {"pick": [0] * 12, "tick": [1, 2, 1]}}
+    assert client.post("/s/wide/responses", json=bad).json["field"] == "tick"
+
+
+BAD_BODIES = [
+    ("out of domain yes_no", {"answers": {**GOOD, "smoker": 2}}, 400, "smoker"),
+    ("negative option", {"answers": {**GOOD, "cigarettes": -1}}, 400, "cigarettes"),
+    ("option past the end", {"answers": {**GOOD, "cigarettes": 5}}, 400, "cigarettes"),
+    ("true number sent", {"answers": {**GOOD, "age": 42}}, 400, "age"),
+    ("missing answer", {"answers": {k: v for k, v in GOOD.items() if k != "age"}}, 400, "age"),
+    ("extra answer", {"answers": {**GOOD, "income": 1}}, 400, "income"),
+    ("string report", {"answers": {**GOOD, "smoker": "1"}}, 400, "smoker"),
+    ("boolean report", {"answers": {**GOOD, "smoker": True}}, 400, "smoker"),
+    ("float report", {"answers": {**GOOD, "smoker": 1.0}}, 400, "smoker"),
+    ("list for a scalar", {"answers": {**GOOD, "smoker": [1]}}, 400, "smoker"),
+    ("answers not an object", {"answers": [1, 0, 2, 1]}, 400, "answers"),
+    ("extra top-level key", {"answers": GOOD, "ip": "1.2.3.4"}, 400, "ip"),
+    ("stale design hash", {"design": "0" * 64, "answers": GOOD}, 409, "design"),
+]
+
+
+@pytest.mark.parametrize("name,body,status,field", BAD_BODIES, ids=[b[0] for b in BAD_BODIES])
+def test_bad_reports_are_rejected_and_nothing_is_stored(web, db_path, smoking_survey, name, body, status, field):
+    token = csrf_token(web)
+    body = {"design": smoking_survey["hash"], **body}
+    response = post(web, body, token)
+    assert response.status_code == status
+    assert response.is_json and response.json["field"] == field and response.json["error"]
+    assert count(db_path) == 0
+
+
+@pytest.mark.parametrize("raw", [b"not json", b'{"design": NaN}', b"\xff\xfe", b"[]",
+                                 b'{"design": "x", "design": "y", "answers": {}}'])
+def test_malformed_bodies_are_rejected(web, db_path, smoking_survey, raw):
+    response = post(web, raw, csrf_token(web))
+    assert response.status_code == 400 and response.is_json and response.json["error"]
+    assert count(db_path) == 0
+
+
+def test_duplicate_answer_keys_are_rejected(web, db_path, smoking_survey):
+    raw = ('{"design": "%s", "answers": {"smoker": 1, "smoker": 0, "lung_disease": 0, '
+           '"cigarettes": 2, "age": 1}}' % smoking_survey["hash"])
+    response = post(web, raw, csrf_token(web))
+    assert response.status_code == 400 and response.json["field"] == "smoker"
+    assert count(db_path) == 0
+
+
+def test_non_json_content_type_is_rejected(web, db_path, smoking_survey):
+    body = json.dumps({"design": smoking_survey["hash"], "answers": GOOD})
+    response = post(web, body, csrf_token(web), content_type="text/plain")
+    assert response.status_code == 400 and response.is_json
+    assert count(db_path) == 0
+
+
+def test_missing_or_wrong_csrf_token_is_rejected(web, db_path, smoking_survey):
+    csrf_token(web)
+    body = {"design": smoking_survey["hash"], "answers": GOOD}
+    for token in (None, "forged-token"):
+        response = post(web, body, token)
+        assert response.status_code == 400
+        assert response.is_json and response.json["field"] == "csrf_token"
+    assert count(db_path) == 0
+
+
+def test_oversized_body_is_rejected(web, db_path, smoking_survey):
+    body = json.dumps({"design": smoking_survey["hash"], "answers": GOOD, "pad": "x" * 70_000})
+    response = post(web, body, csrf_token(web))
+    assert response.status_code == 413 and response.is_json
+    assert count(db_path) == 0
+
+
+def test_unknown_survey_is_404(web):
+    assert web.get("/s/no-such-survey").status_code == 404
+    assert web.get("/s/no-such-survey/design.json").status_code == 404
+
+
+def test_design_json_is_public_and_complete(web, smoking_survey):
+    design = web.get(f"/s/{SLUG}/design.json").json
+    assert design == smoking_survey
+    assert set(design) >= {"hash", "epsilon", "allocation", "questions"}
+    mechanisms = {q["id"]: q["mechanism"] for q in design["questions"]}
+    assert mechanisms == {"smoker": "rr", "lung_disease": "rr", "cigarettes": "grr", "age": "duchi"}
+    assert sum(q["epsilon"] for q in design["questions"]) <= design["epsilon"]
+
+
+def test_respondent_page_inputs_have_no_name(web, smoking_survey):
+    html = web.get(f"/s/{SLUG}").get_data(as_text=True)
+    inputs = re.findall(r"<(?:input|select|textarea)\b[^>]*>", html)
+    assert inputs, "the page has answer inputs"
+    assert not [tag for tag in inputs if re.search(r"\sname=", tag)]
+    assert "<noscript>" in html
+    assert not re.search(r'(?:src|href)="(?:https?:)?//', html), "no third-party resources"
+
+
+def test_security_headers(web, smoking_survey):
+    response = web.get(f"/s/{SLUG}")
+    assert "default-src 'self'" in response.headers["Content-Security-Policy"]
+    assert response.headers["Referrer-Policy"] == "no-referrer"
+
+
+RESEARCHER_ROUTES = ["/surveys", f"/surveys/{SLUG}/results", f"/surveys/{SLUG}/results.csv",
+                     f"/surveys/{SLUG}/responses.csv", f"/surveys/{SLUG}/chart.svg"]
+
+
+@pytest.mark.parametrize("path", RESEARCHER_ROUTES)
+def test_researcher_routes_redirect_to_login(web, smoking_survey, path):
+    response = web.get(path)
+    assert response.status_code == 302
+    assert response.headers["Location"].startswith("/login")
+
+
+@pytest.fixture
+def researcher(db_path, smoking_survey):
+    store = Store(db_path)
+    store.add_user("r@example.org", generate_password_hash("correct horse"))
+    store.close()
+    return "r@example.org", "correct horse"
+
+
+def login(client, email, password, next_path=None):
+    page = client.get("/login").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    url = "/login" + (f"?next={next_path}" if next_path else "")
+    return client.post(url, data={"csrf_token": token, "email": email, "password": password})
+
+
+def test_login_wrong_password_stays_out(web, researcher):
+    response = login(web, researcher[0], "wrong password")
+    assert response.status_code == 200 and "Wrong email or password" in response.get_data(as_text=True)
+    assert web.get("/surveys").status_code == 302
+
+
+def test_login_rejects_offsite_next(web, researcher):
+    response = login(web, *researcher, next_path="//evil.example/")
+    assert response.status_code == 302 and response.headers["Location"] == "/surveys"
+
+
+def test_dashboard_and_exports_after_login(web, researcher, db_path, smoking_survey):
+    store = Store(db_path)
+    store.add_responses(SLUG, smoking_survey["hash"], [GOOD, {**GOOD, "smoker": 0}])
+    store.close()
+    response = login(web, *researcher, next_path=f"/surveys/{SLUG}/results")
+    assert response.status_code == 302 and response.headers["Location"] == f"/surveys/{SLUG}/results"
+
+    listing = web.get("/surveys").get_data(as_text=True)
+    assert "Smoking and lung health" in listing
+    page = web.get(f"/surveys/{SLUG}/results")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert "Clopper" in html and "cigarettes" in html and "more than 20" in html
+
+    chart = web.get(f"/surveys/{SLUG}/chart.svg")
+    assert chart.status_code == 200 and chart.mimetype == "image/svg+xml"
+    assert chart.get_data(as_text=True).lstrip().startswith("<?xml")
+
+    aggregates = web.get(f"/surveys/{SLUG}/results.csv")
+    assert aggregates.mimetype == "text/csv"
+    rows = list(csv.reader(io.StringIO(aggregates.get_data(as_text=True))))
+    assert rows[0] == CSV_HEADER
+    assert len(rows) == 1 + 1 + 1 + 5 + 1
+
+    responses = web.get(f"/surveys/{SLUG}/responses.csv")
+    rows = list(csv.reader(io.StringIO(responses.get_data(as_text=True))))
+    assert len(rows) == 3
+    assert rows[0][:2] == ["response_id", "received_day"]
+
+    assert web.get(f"/surveys/{SLUG}/results?level=2").status_code == 400
+
+
+def test_logout_requires_post_with_token(web, researcher):
+    login(web, *researcher)
+    assert web.get("/surveys").status_code == 200
+    page = web.get("/surveys").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    assert web.post("/logout", data={"csrf_token": token}).status_code == 302
+    assert web.get("/surveys").status_code == 302
+
+
+def test_design_is_frozen_once_a_response_exists(db_path, smoking_survey):
+    from survey.store import StoreError
+
+    store = Store(db_path)
+    store.add_response(SLUG, smoking_survey["hash"], GOOD)
+    with pytest.raises(StoreError, match="frozen"):
+        store.create_survey("", {**smoking_survey, "hash": "changed"}, replace=True)
+    assert store.get_design(SLUG)["hash"] == smoking_survey["hash"]
+    store.close()
