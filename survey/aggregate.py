@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 from dataclasses import dataclass, fields
 from typing import Iterable
@@ -25,6 +26,8 @@ CSV_HEADER = ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_
               "std_error", "ci_low", "ci_high", "ci_level"]
 CSV_LINE_TERMINATOR = "\r\n"
 _MISSING = object()
+_ROW_TYPES = (list, tuple, np.ndarray)
+_INT_TYPES = (int, np.integer)
 
 
 @dataclass
@@ -91,52 +94,56 @@ def count_reports(design: dict, answers: Iterable[dict]) -> dict[str, QuestionCo
 
 def _count_question(question: dict, reports: list) -> QuestionCounts:
     qid, kind, mechanism = question["id"], question["kind"], question["mechanism"]
-    if kind in ("choice", "multi"):
-        d = len(question["options"])
     if kind == "choice" and mechanism == "grr":
-        values = _report_array(qid, reports, ndim=1, domain=f"an option index from 0 to {d - 1}")
-        _check_range(qid, values, d - 1, f"an option index from 0 to {d - 1}")
+        d = len(question["options"])
+        values = _report_array(qid, reports, width=None, highest=d - 1,
+                               domain=f"an option index from 0 to {d - 1}")
         return QuestionCounts(n=len(reports), ones=np.bincount(values, minlength=d))
     if (kind == "choice" and mechanism == "oue") or kind == "multi":
-        domain = f"a list of {d} values, each 0 or 1"
-        values = _report_array(qid, reports, ndim=2, domain=domain)
-        if values.size and values.shape[1] != d:
-            raise ValueError(f"reports to {qid!r} must be {domain}, got a list of {values.shape[1]}")
-        _check_range(qid, values, 1, domain)
-        ones = values.sum(axis=0) if values.size else np.zeros(d, dtype=np.int64)
-        return QuestionCounts(n=len(reports), ones=ones)
+        d = len(question["options"])
+        values = _report_array(qid, reports, width=d, highest=1, domain=f"a list of {d} values, each 0 or 1")
+        return QuestionCounts(n=len(reports), ones=values.sum(axis=0))
     if kind in ("yes_no", "number"):
-        values = _report_array(qid, reports, ndim=1, domain="0 or 1")
-        _check_range(qid, values, 1, "0 or 1")
+        values = _report_array(qid, reports, width=None, highest=1, domain="0 or 1")
         return QuestionCounts(n=len(reports), ones=np.array([np.count_nonzero(values)]))
     raise ValueError(f"question {qid!r} has an unknown kind/mechanism {kind!r}/{mechanism!r}")
 
 
-def _report_array(qid: str, reports: list, *, ndim: int, domain: str) -> np.ndarray:
+def _report_array(qid: str, reports: list, *, width: int | None, highest: int, domain: str) -> np.ndarray:
+    """Return the reports as an integer array (one row of ``width`` bits each, if given), or raise."""
+    shape = (len(reports),) if width is None else (len(reports), width)
     if not reports:
-        return np.zeros((0,) * ndim, dtype=np.int64)
-    try:
-        values = np.array(reports)
-    except (TypeError, ValueError, OverflowError):
-        values = None
-    if values is None or values.dtype.kind not in "iu" or values.ndim != ndim:
-        bad = next((report for report in reports if not _well_shaped(report, ndim)), reports[0])
+        return np.zeros(shape, dtype=np.int64)
+    if width is None:
+        scalars = reports
+        well_typed = True
+    else:
+        well_typed = all(issubclass(kind, _ROW_TYPES) for kind in set(map(type, reports)))
+        scalars = itertools.chain.from_iterable(reports) if well_typed else ()
+    well_typed = well_typed and all(issubclass(kind, _INT_TYPES) and kind is not bool
+                                    for kind in set(map(type, scalars)))
+    values = None
+    if well_typed and _rows_fit(reports, width):
+        try:
+            values = np.array(reports, dtype=np.int64)
+        except OverflowError:
+            values = None
+    if values is None or values.shape != shape or values.min() < 0 or values.max() > highest:
+        bad = next((report for report in reports if not _report_fits(report, width, highest)), reports[0])
         raise ValueError(f"reports to {qid!r} must be {domain}, got {bad!r}")
     return values
 
 
-def _well_shaped(report, ndim: int) -> bool:
-    def is_int(value):
-        return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-    if ndim == 1:
-        return is_int(report)
-    return isinstance(report, list) and all(is_int(bit) for bit in report)
+def _rows_fit(reports: list, width: int | None) -> bool:
+    return width is None or all(len(report) == width for report in reports)
 
 
-def _check_range(qid: str, values: np.ndarray, highest: int, domain: str):
-    if values.size and (values.min() < 0 or values.max() > highest):
-        bad = values[(values < 0) | (values > highest)][0]
-        raise ValueError(f"reports to {qid!r} must be {domain}, got {int(bad)!r}")
+def _report_fits(report, width: int | None, highest: int) -> bool:
+    def fits(value):
+        return isinstance(value, _INT_TYPES) and not isinstance(value, bool) and 0 <= value <= highest
+    if width is None:
+        return fits(report)
+    return isinstance(report, _ROW_TYPES) and len(report) == width and all(fits(bit) for bit in report)
 
 
 def question_rows(question: dict, counts: QuestionCounts, *, level) -> list[AggregateRow]:
@@ -225,7 +232,7 @@ _TABLE_COLUMNS = [("question", "<"), ("option", "<"), ("mechanism", "<"), ("epsi
 
 
 def rows_to_table(rows: Iterable[AggregateRow]) -> str:
-    """Return an aligned plain-text table of the rows (4 decimals, "-" for a missing value).
+    """Return an aligned plain-text table of the rows (4 decimals, "-" for a missing value), no final newline.
 
     The title line names the confidence level of the first row; ``consistent`` is the
     Norm-Sub view of a choice question (no interval of its own).
@@ -242,7 +249,7 @@ def rows_to_table(rows: Iterable[AggregateRow]) -> str:
     if rows:
         lines.insert(0, f"{format(rows[0].ci_level * 100, 'g')}% Clopper-Pearson intervals "
                         "(simultaneous over the options of a choice question)")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
 def _table_number(value) -> str:

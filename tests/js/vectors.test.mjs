@@ -1,0 +1,59 @@
+// tests/vectors.json checked against the browser code: thresholds give the published
+// probabilities and realised epsilons, and every stream of words gives the same report
+// as survey/replay.py, consuming exactly the listed words.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { makeRandom } from '../../client_js/random.js';
+import { randomizeQuestion } from '../../client_js/mechanisms.js';
+import { listFill, readVectors, TWO_53 } from './helpers.mjs';
+
+const VECTORS = readVectors();
+
+test('the vectors file has the grid and the streams', () => {
+  assert.equal(VECTORS.threshold_bits, 53);
+  assert.equal(VECTORS.thresholds.length, 35);
+  assert.ok(VECTORS.streams.length >= 60);
+});
+
+for (const row of VECTORS.thresholds) {
+  test(`thresholds at epsilon ${row.epsilon}, d ${row.d}`, () => {
+    const { d } = row;
+    for (const key of ['rr_flip_threshold', 'grr_keep_threshold', 'oue_q_threshold']) {
+      assert.ok(Number.isSafeInteger(row[key]) && row[key] > 0 && row[key] < TWO_53, `${key} = ${row[key]}`);
+    }
+    const flip = row.rr_flip_threshold;
+    assert.equal((TWO_53 - flip) / TWO_53, row.rr_p);
+    assert.equal(flip / TWO_53, row.rr_q);
+    assert.equal(row.grr_keep_threshold / TWO_53, row.grr_p);
+    assert.equal((TWO_53 - row.grr_keep_threshold) / ((d - 1) * TWO_53), row.grr_q);
+    assert.equal(row.oue_p, 0.5);
+    assert.equal(row.oue_q_threshold / TWO_53, row.oue_q);
+
+    const rrEps = Math.log((TWO_53 - flip) / flip);
+    const grrEps = Math.log((row.grr_keep_threshold * (d - 1)) / (TWO_53 - row.grr_keep_threshold));
+    const oueEps = Math.log((TWO_53 - row.oue_q_threshold) / row.oue_q_threshold);
+    assert.ok(Math.abs(rrEps - row.rr_epsilon_float) < 1e-12, `rr eps' ${rrEps} vs ${row.rr_epsilon_float}`);
+    assert.ok(Math.abs(grrEps - row.grr_epsilon_float) < 1e-12, `grr eps' ${grrEps} vs ${row.grr_epsilon_float}`);
+    assert.ok(Math.abs(oueEps - row.oue_epsilon_float) < 1e-12, `oue eps' ${oueEps} vs ${row.oue_epsilon_float}`);
+    assert.ok(Math.abs(Number(row.rr_epsilon) - row.rr_epsilon_float) < 1e-15);
+    assert.ok(row.rr_epsilon_float <= row.epsilon && row.grr_epsilon_float <= row.epsilon);
+    assert.equal(row.use_oue, d >= 3 * Math.exp(row.epsilon) + 2);
+  });
+}
+
+function run(testCase, rnd) {
+  if (testCase.call === 'question') return randomizeQuestion(testCase.question, testCase.true, rnd);
+  const result = rnd[testCase.call](...testCase.args);
+  return typeof result === 'boolean' ? Number(result) : result;
+}
+
+for (const testCase of VECTORS.streams) {
+  test(`stream: ${testCase.name}`, () => {
+    const fill = listFill(testCase.words);
+    const result = run(testCase, makeRandom(fill));
+    assert.deepEqual(result, testCase.expected);
+    assert.equal(fill.used(), testCase.words.length, 'the JS must consume exactly the words Python consumed');
+  });
+}

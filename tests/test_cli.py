@@ -1,0 +1,434 @@
+"""CLI tests (click CliRunner): every command, its output formats and its one-line user errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+from werkzeug.security import check_password_hash
+
+from survey.aggregate import aggregate, rows_to_csv
+from survey.cli import DEMO_EMAIL, main
+from survey.design import response_probabilities
+from survey.simulate import parse_truth
+from survey.store import Store
+
+SLUG = "smoking-2026"
+HEADER = "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level"
+COMMANDS = [[], ["create"], ["serve"], ["demo"], ["simulate"], ["aggregate"], ["export"], ["user"],
+            ["user", "add"]]
+
+# A survey whose choice question is large enough for OUE and which has a multi question,
+# so every report shape (index, 0/1, bit list) goes through the CLI.
+MIXED_TOML = """
+slug = "mixed"
+title = "Every report shape"
+epsilon = 1.2
+
+[[questions]]
+id = "pet"
+kind = "choice"
+text = "Favourite pet?"
+options = ["cat", "dog", "fish", "bird", "horse", "rabbit", "snake", "none"]
+
+[[questions]]
+id = "sports"
+kind = "multi"
+text = "Which sports do you play?"
+options = ["run", "swim", "ride"]
+
+[[questions]]
+id = "owner"
+kind = "yes_no"
+text = "Do you own a pet?"
+"""
+
+
+@pytest.fixture
+def run(cli_runner, db_path):
+    """Invoke ldp-survey on the test database with optional stdin."""
+
+    def invoke(*args, input=None):
+        return cli_runner.invoke(main, ["--db", str(db_path), *map(str, args)], input=input)
+
+    return invoke
+
+
+@pytest.fixture
+def mixed_toml(tmp_path):
+    path = tmp_path / "mixed.toml"
+    path.write_text(MIXED_TOML, encoding="utf-8")
+    return path
+
+
+def ok(result):
+    assert result.exit_code == 0, (result.output, result.exception)
+    return result
+
+
+def assert_user_error(result, code, *fragments):
+    """A user error exits with ``code``, prints a message naming the problem and no traceback."""
+    assert result.exit_code == code, (result.output, result.exception)
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    assert result.stderr.startswith(("Error:", "Usage:")), result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)
+
+
+def stored_design(db_path, slug=SLUG):
+    store = Store(db_path)
+    try:
+        return store.get_design(slug), [*store.iter_answers(slug)]
+    finally:
+        store.close()
+
+
+# Help and version
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "main")
+def test_every_command_has_help_with_examples(cli_runner, command):
+    result = ok(cli_runner.invoke(main, [*command, "--help"]))
+    assert result.stdout.startswith("Usage: ")
+    assert "Examples:" in result.stdout
+
+
+def test_command_list_shows_untruncated_one_line_summaries(cli_runner):
+    listing = ok(cli_runner.invoke(main, ["--help"])).stdout.split("Commands:")[1]
+    lines = [line.strip() for line in listing.strip().splitlines()]
+    assert {line.split()[0] for line in lines} == {"aggregate", "create", "demo", "export", "serve",
+                                                   "simulate", "user"}
+    assert not [line for line in lines if line.endswith("...")]
+
+
+def test_db_option_documents_env_var_and_default(cli_runner):
+    text = ok(cli_runner.invoke(main, ["--help"])).stdout
+    assert "LDP_SURVEY_DB" in text and "ldp-survey.db" in text
+
+
+def test_db_comes_from_the_environment(cli_runner, tmp_path, smoking_toml):
+    db = tmp_path / "from-env.db"
+    ok(cli_runner.invoke(main, ["create", str(smoking_toml)], env={"LDP_SURVEY_DB": str(db)}))
+    assert Store(db).survey_exists(SLUG)
+
+
+def test_version(cli_runner):
+    assert ok(cli_runner.invoke(main, ["--version"])).stdout.startswith("ldp-survey, version 0.")
+
+
+def test_python_dash_m_survey_runs_the_cli():
+    result = subprocess.run([sys.executable, "-m", "survey", "--help"], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Usage: ldp-survey ")
+
+
+# create
+
+
+def test_create_stores_definition_and_prints_design(run, db_path, smoking_toml):
+    result = ok(run("create", smoking_toml))
+    design, _ = stored_design(db_path)
+    for question in design["questions"]:
+        line = next(line for line in result.stdout.splitlines() if line.split()[:1] == [question["id"]])
+        assert question["mechanism"] in line.split()
+        assert f"{question['epsilon']:.6g}" in line
+    assert f"{design['epsilon_spent']:.6g} spent of 2" in result.stdout
+    assert f"/s/{SLUG}" in result.stdout
+    assert Store(db_path).get_definition(SLUG) == smoking_toml.read_text(encoding="utf-8")
+
+
+def test_create_refuses_sample_allocation_naming_it(run, db_path, smoking_toml):
+    athletes = smoking_toml.parent / "athletes.toml"
+    assert_user_error(run("create", athletes), 1, "allocation", "athletes.toml", "not supported")
+    assert not Store(db_path).survey_exists("athletes-2026")
+
+
+def test_create_names_file_question_and_field_of_a_bad_definition(run, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(MIXED_TOML.replace('options = ["run", "swim", "ride"]', "options = []"), encoding="utf-8")
+    assert_user_error(run("create", bad), 1, str(bad), "'sports'", "'options'")
+
+
+def test_create_rejects_invalid_toml_and_missing_file(run, tmp_path):
+    broken = tmp_path / "broken.toml"
+    broken.write_text("slug = \n", encoding="utf-8")
+    assert_user_error(run("create", broken), 1, "broken.toml", "not valid TOML")
+    assert_user_error(run("create", tmp_path / "absent.toml"), 2, "absent.toml")
+
+
+def test_create_duplicate_slug_needs_replace_and_replace_needs_no_responses(run, smoking_toml):
+    ok(run("create", smoking_toml))
+    assert_user_error(run("create", smoking_toml), 1, "already exists", "--replace")
+    ok(run("create", smoking_toml, "--replace"))
+    ok(run("simulate", SLUG, "--n", 5, "--seed", 1))
+    assert_user_error(run("create", smoking_toml, "--replace"), 1, "frozen")
+
+
+# simulate and aggregate
+
+
+def test_aggregate_csv_is_byte_for_byte_the_library_output(run, db_path, smoking_survey):
+    ok(run("simulate", SLUG, "--n", 3000, "--seed", 7, "--batch", 700))
+    design, answers = stored_design(db_path)
+    assert len(answers) == 3000
+    result = ok(run("aggregate", SLUG, "--format", "csv"))
+    assert result.stdout_bytes == rows_to_csv(aggregate(design, answers)).encode("utf-8")
+    assert result.stdout_bytes.split(b"\r\n")[0] == HEADER.encode()
+    at_90 = ok(run("aggregate", SLUG, "--format", "csv", "--level", "0.9")).stdout
+    assert at_90 == rows_to_csv(aggregate(design, answers, level=0.9)).replace("\r\n", "\n")
+    assert {row["ci_level"] for row in csv.DictReader(io.StringIO(at_90))} == {"0.9"}
+
+
+def test_aggregate_json_and_table(run, smoking_survey):
+    ok(run("simulate", SLUG, "--n", 500, "--seed", 2))
+    rows = json.loads(ok(run("aggregate", SLUG, "--format", "json")).stdout)
+    assert [(row["question"], row["option"]) for row in rows] == [
+        ("smoker", "yes"), ("lung_disease", "yes"), *(("cigarettes", o) for o in
+                                                      smoking_survey["questions"][2]["options"]),
+        ("age", "")]
+    assert all(set(HEADER.split(",")) <= set(row) and row["n"] == 500 for row in rows)
+    table = ok(run("aggregate", SLUG)).stdout
+    assert "95% Clopper-Pearson" in table
+    assert all(q["id"] in table for q in smoking_survey["questions"])
+
+
+@pytest.mark.parametrize("level", ["0", "1", "1.5", "-0.1", "high"])
+def test_aggregate_level_must_lie_strictly_between_0_and_1(run, smoking_survey, level):
+    assert_user_error(run("aggregate", SLUG, "--level", level), 2, "--level")
+
+
+def test_simulation_with_a_seed_is_reproducible(cli_runner, tmp_path, smoking_toml):
+    outputs = []
+    for name in ("a.db", "b.db"):
+        db = str(tmp_path / name)
+        ok(cli_runner.invoke(main, ["--db", db, "create", str(smoking_toml)]))
+        ok(cli_runner.invoke(main, ["--db", db, "simulate", SLUG, "--n", "400", "--seed", "5"]))
+        outputs.append(ok(cli_runner.invoke(main, ["--db", db, "aggregate", SLUG, "--format", "csv"])).stdout_bytes)
+    assert outputs[0] == outputs[1]
+
+
+def test_simulate_prints_a_truth_that_truth_accepts_back(run, smoking_survey):
+    result = ok(run("simulate", SLUG, "--n", 10, "--seed", 3, "--truth", "cigarettes=6-10"))
+    lines = result.stdout.split("Truth used:\n")[1].split()
+    truth = parse_truth(smoking_survey, lines)
+    assert list(truth) == [q["id"] for q in smoking_survey["questions"]]
+    assert truth["cigarettes"] == (0.0, 0.0, 1.0, 0.0, 0.0)
+    assert math.isclose(sum(truth["cigarettes"]), 1.0)
+
+
+def expected_standard_error(question: dict, row: dict, theta: float, n: int) -> float:
+    """Return the SE of one estimate from Var = λ(1−λ)/(n(p−q)²), λ = q + θ(p−q), at the design's epsilon."""
+    if question["kind"] == "multi":
+        flip = question["flip_threshold"] / 2**53
+        p, q = 1 - flip, flip
+    else:
+        p, q = response_probabilities(question)
+    lam = q + theta * (p - q)
+    return math.sqrt(lam * (1 - lam) / n) / (p - q)
+
+
+TRUTHS = {
+    "smoking": ["smoker=0.3", "lung_disease=0.1", "cigarettes=0.5,0.2,0.15,0.1,0.05", "age=40"],
+    "mixed": ["pet=0.3,0.3,0.1,0.1,0.05,0.05,0.05,0.05", "sports=0.6,0.2,0.05", "owner=0.7"],
+}
+
+
+@pytest.mark.parametrize("survey", ["smoking", "mixed"])
+def test_simulate_truth_is_recovered_within_five_standard_errors(run, db_path, smoking_toml, mixed_toml, survey):
+    path, slug = (smoking_toml, SLUG) if survey == "smoking" else (mixed_toml, "mixed")
+    ok(run("create", path))
+    n = 20000
+    ok(run("simulate", slug, "--n", n, "--seed", 11, *(f"--truth={t}" for t in TRUTHS[survey])))
+    design, _ = stored_design(db_path, slug)
+    truth = parse_truth(design, TRUTHS[survey])
+    rows = json.loads(ok(run("aggregate", slug, "--format", "json")).stdout)
+    questions = {q["id"]: q for q in design["questions"]}
+    mechanisms = set()
+    for row in rows:
+        question = questions[row["question"]]
+        mechanisms.add(question["mechanism"])
+        value = truth[question["id"]]
+        if question["kind"] in ("choice", "multi"):
+            value = value[question["options"].index(row["option"])]
+        if question["kind"] == "number":
+            lo, hi = question["min"], question["max"]
+            se = (hi - lo) * expected_standard_error(question, row, (value - lo) / (hi - lo), n)
+        else:
+            se = expected_standard_error(question, row, value, n)
+        assert row["n"] == n
+        assert abs(row["estimate"] - value) <= 5 * se, (row, value, se)
+        assert math.isclose(row["std_error"], se, rel_tol=0.05), (row, se)
+    assert mechanisms == ({"rr", "grr", "duchi"} if survey == "smoking" else {"rr", "oue"})
+
+
+@pytest.mark.parametrize("truth, fragments", [
+    ("nosuch=0.5", ["'nosuch'", "smoker, lung_disease, cigarettes, age"]),
+    ("smoker", ["QUESTION=VALUE"]),
+    ("smoker=1.5", ["'smoker'", "[0.0, 1.0]", "'1.5'"]),
+    ("smoker=lots", ["'smoker'", "'lots'"]),
+    ("cigarettes=0.5,0.5", ["'cigarettes'", "5 comma-separated", "'0.5,0.5'"]),
+    ("cigarettes=0.5,0.2,0.2,0.2,0.1", ["'cigarettes'", "sum to 1"]),
+    ("cigarettes=seven", ["'cigarettes'", "option label"]),
+    ("age=100", ["'age'", "[18, 90]", "'100'"]),
+])
+def test_simulate_rejects_a_bad_truth(run, smoking_survey, truth, fragments):
+    assert_user_error(run("simulate", SLUG, "--n", 10, "--truth", truth), 1, *fragments)
+
+
+def test_simulate_rejects_a_duplicate_truth(run, smoking_survey):
+    assert_user_error(run("simulate", SLUG, "--n", 10, "--truth", "smoker=0.1", "--truth", "smoker=0.2"),
+                      1, "twice")
+
+
+@pytest.mark.parametrize("n", ["0", "-3", "many"])
+def test_simulate_needs_at_least_one_respondent(run, smoking_survey, n):
+    assert_user_error(run("simulate", SLUG, "--n", n), 2, "--n")
+
+
+def test_unknown_slug_lists_the_surveys(run, smoking_survey):
+    for args in (["simulate", "nope", "--n", 1], ["aggregate", "nope"], ["export", "nope", "--responses"]):
+        assert_user_error(run(*args), 1, "'nope'", SLUG)
+
+
+def test_a_missing_database_is_not_created_by_read_commands(run, db_path):
+    assert_user_error(run("aggregate", SLUG), 1, "no database", str(db_path))
+    assert not db_path.exists()
+
+
+def test_a_file_that_is_not_a_database_is_a_user_error(run, db_path):
+    db_path.write_bytes(b"this is not sqlite" * 100)
+    assert_user_error(run("aggregate", SLUG), 1, str(db_path))
+
+
+# export
+
+
+def test_export_responses_has_one_column_per_question_and_one_row_per_response(run, db_path, mixed_toml):
+    ok(run("create", mixed_toml))
+    ok(run("simulate", "mixed", "--n", 250, "--seed", 4))
+    text = ok(run("export", "mixed", "--responses")).stdout_bytes.decode("utf-8")
+    assert text.startswith("response_id,received_day,pet,sports,owner\r\n")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == 250
+    assert len({row["response_id"] for row in rows}) == 250
+    for row in rows:
+        assert len(row["pet"]) == 8 and set(row["pet"]) <= {"0", "1"}
+        assert len(row["sports"]) == 3 and set(row["sports"]) <= {"0", "1"}
+        assert row["owner"] in ("0", "1")
+    design, answers = stored_design(db_path, "mixed")
+    assert sorted(row["pet"] for row in rows) == sorted("".join(map(str, a["pet"])) for a in answers)
+
+
+def test_export_to_a_file_and_aggregates_match_aggregate(run, db_path, smoking_survey, tmp_path):
+    ok(run("simulate", SLUG, "--n", 300, "--seed", 9))
+    out = tmp_path / "estimates.csv"
+    result = ok(run("export", SLUG, "--aggregates", "-o", out, "--level", "0.9"))
+    assert result.stdout == ""
+    expected = ok(run("aggregate", SLUG, "--format", "csv", "--level", "0.9")).stdout_bytes
+    assert out.read_bytes() == expected
+    scalar = ok(run("export", SLUG, "--responses")).stdout
+    rows = list(csv.DictReader(io.StringIO(scalar)))
+    assert len(rows) == 300 and {row["cigarettes"] for row in rows} <= set("01234")
+
+
+def test_export_needs_a_choice(run, smoking_survey):
+    assert_user_error(run("export", SLUG), 2, "--aggregates or --responses")
+
+
+# user add
+
+
+def password_ok(db_path, email, password):
+    user = Store(db_path).get_user(email)
+    return user is not None and check_password_hash(user["password_hash"], password)
+
+
+def test_user_add_reads_the_password_from_stdin_and_stores_a_hash(run, db_path):
+    ok(run("user", "add", "alice@example.org", input="correct horse battery\n"))
+    assert password_ok(db_path, "alice@example.org", "correct horse battery")
+    assert "correct horse" not in Store(db_path).get_user("alice@example.org")["password_hash"]
+    assert_user_error(run("user", "add", "alice@example.org", input="another password\n"), 1,
+                      "already exists", "--replace")
+    ok(run("user", "add", "alice@example.org", "--replace", input="another password\n"))
+    assert password_ok(db_path, "alice@example.org", "another password")
+
+
+def test_user_add_rejects_a_short_password_and_a_bad_email(run, db_path):
+    assert_user_error(run("user", "add", "bob@example.org", input="short\n"), 1, "at least 8", "got 5")
+    assert_user_error(run("user", "add", "not-an-email", input="long enough\n"), 2, "'not-an-email'")
+    assert Store(db_path).get_user("bob@example.org") is None
+
+
+# demo and serve
+
+
+def test_demo_is_idempotent_and_prints_a_working_login(run, db_path):
+    first = ok(run("demo", "--no-serve", "--respondents", 300, "--seed", 1, "--port", 8123))
+    assert "Simulated 300 respondents" in first.stdout
+    assert f"http://127.0.0.1:8123/surveys/{SLUG}/results" in first.stdout
+    password = first.stdout.split("Password:")[1].split()[0]
+    assert DEMO_EMAIL in first.stdout and password_ok(db_path, DEMO_EMAIL, password)
+    second = ok(run("demo", "--no-serve", "--respondents", 300))
+    assert "Simulated" not in second.stdout
+    assert Store(db_path).response_count(SLUG) == 300
+    new_password = second.stdout.split("Password:")[1].split()[0]
+    assert new_password != password and password_ok(db_path, DEMO_EMAIL, new_password)
+    ok(run("demo", "--no-serve", "--respondents", 350, "--seed", 2))
+    assert Store(db_path).response_count(SLUG) == 350
+
+
+def test_serve_runs_waitress_on_the_app_of_the_database(run, db_path, smoking_survey, monkeypatch):
+    import waitress
+
+    calls = []
+    monkeypatch.setattr(waitress, "serve", lambda app, **kwargs: calls.append((app, kwargs)))
+    result = ok(run("serve", "--port", 8765, "--threads", 3))
+    assert "http://127.0.0.1:8765/" in result.stdout
+    [(app, kwargs)] = calls
+    assert kwargs == {"host": "127.0.0.1", "port": 8765, "threads": 3}
+    assert app.config["DATABASE"] == str(db_path)
+    assert app.test_client().get(f"/s/{SLUG}/design.json").get_json()["hash"] == smoking_survey["hash"]
+
+
+MANY_WEIGHTS_TOML = """
+slug = "weights"
+title = "Uneven weights"
+epsilon = 3.0
+""" + "".join(f"""
+[[questions]]
+id = "q{i}"
+kind = "{kind}"
+text = "Question {i}"
+weight = {weight}
+{extra}
+""" for i, (kind, weight, extra) in enumerate([
+    ("yes_no", 0.3, ""), ("choice", 2.5, 'options = ["a", "b", "c"]'),
+    ("choice", 0.7, "options = [" + ", ".join(f'"o{j}"' for j in range(30)) + "]"),
+    ("multi", 1.9, 'options = ["x", "y", "z", "w"]'), ("number", 0.11, "min = -5\nmax = 1000"),
+]))
+
+
+@pytest.mark.parametrize("name", ["smoking", "mixed", "weights"])
+def test_created_designs_spend_at_most_the_budget(run, db_path, tmp_path, smoking_toml, name):
+    """Invariant 3: the realised epsilons a respondent spends add up to at most the budget."""
+    texts = {"mixed": MIXED_TOML, "weights": MANY_WEIGHTS_TOML}
+    path = smoking_toml if name == "smoking" else tmp_path / f"{name}.toml"
+    if name != "smoking":
+        path.write_text(texts[name], encoding="utf-8")
+    ok(run("create", path))
+    [survey] = Store(db_path).list_surveys()
+    design, _ = stored_design(db_path, survey["slug"])
+    spent = math.fsum(q["epsilon"] for q in design["questions"])
+    assert spent <= design["epsilon"] * (1 + 1e-12)
+    assert math.isclose(design["epsilon_spent"], spent, rel_tol=1e-12)
+    assert all(q["epsilon"] <= q["epsilon_nominal"] for q in design["questions"])
+    for q in design["questions"]:
+        if q["kind"] == "multi":
+            assert q["epsilon"] == pytest.approx(len(q["options"]) * q["epsilon_per_option"], rel=1e-12)

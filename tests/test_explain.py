@@ -1,0 +1,160 @@
+"""Plain-language protection notes built from the integer thresholds (survey/explain.py)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from survey import mechanisms as mech
+from survey.definition import parse_definition_toml
+from survey.design import build_design
+from survey.explain import format_epsilon, percent, protection_note, survey_note
+
+TWO53 = 2**53
+
+DEFINITION = """
+slug = "notes"
+title = "Notes"
+epsilon = 4.0
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+[[questions]]
+id = "colour"
+kind = "choice"
+text = "Favourite colour?"
+options = ["red", "green", "blue", "other"]
+[[questions]]
+id = "country"
+kind = "choice"
+text = "Country?"
+options = [""" + ", ".join(f'"c{i}"' for i in range(40)) + """]
+[[questions]]
+id = "sports"
+kind = "multi"
+text = "Sports you play?"
+options = ["run", "swim", "cycle"]
+[[questions]]
+id = "age"
+kind = "number"
+text = "Age?"
+min = 18
+max = 90
+"""
+
+
+@pytest.fixture(scope="module")
+def design():
+    return build_design(parse_definition_toml(DEFINITION))
+
+
+def _question(design, qid):
+    return next(q for q in design["questions"] if q["id"] == qid)
+
+
+@pytest.mark.parametrize("probability, text", [
+    (Fraction(1, 2), "50%"),
+    (Fraction(0), "0%"),
+    (Fraction(1), "100%"),
+    (Fraction(2, 3), "67%"),
+    (Fraction(3, 1000), "0.3%"),
+    (Fraction(999_999, 1_000_000), "99.9999%"),
+    (Fraction(1, TWO53), "0.00000000000001%"),
+    (1 - Fraction(1, TWO53), "99.99999999999999%"),
+])
+def test_percent_is_short_and_never_rounds_to_an_end_that_is_not_exact(probability, text):
+    assert percent(probability) == text
+
+
+def test_percent_rejects_a_non_probability():
+    with pytest.raises(ValueError, match="probability must be in \\[0, 1\\], got 3/2"):
+        percent(Fraction(3, 2))
+
+
+@pytest.mark.parametrize("epsilon, text", [
+    (0.5714285714285713, "0.57"), (2.0, "2"), (1.999999999999999, "2"), (0.0029, "0.0029"),
+    (0.000123, "0.00012"), (12.34, "12"), (150.0, "150"),
+])
+def test_format_epsilon(epsilon, text):
+    assert format_epsilon(epsilon) == text
+
+
+def test_yes_no_note_matches_the_flip_threshold():
+    threshold = mech.rr_flip_threshold(epsilon=0.5714285714285714)
+    question = {"id": "q", "kind": "yes_no", "mechanism": "rr", "flip_threshold": threshold,
+                "epsilon": float(mech.rr_epsilon(threshold))}
+    assert protection_note(question) == \
+        "Your answer is kept with probability 64% and flipped otherwise (ε′ = 0.57)."
+
+
+def test_grr_note_names_the_other_options(design):
+    question = _question(design, "colour")
+    assert question["mechanism"] == "grr"
+    keep = percent(Fraction(question["keep_threshold"], TWO53))
+    note = protection_note(question)
+    assert note.startswith(f"Your answer is kept with probability {keep} and otherwise replaced by "
+                           "one of the other 3 options at random (ε′ = ")
+
+
+def test_grr_note_with_two_options():
+    threshold = mech.grr_keep_threshold(epsilon=1, d=2)
+    question = {"id": "q", "kind": "choice", "mechanism": "grr", "options": ["a", "b"],
+                "keep_threshold": threshold, "epsilon": 1.0}
+    assert "replaced by the other option (ε′ = 1)" in protection_note(question)
+
+
+def test_oue_note_describes_the_marks(design):
+    question = _question(design, "country")
+    assert question["mechanism"] == "oue"
+    q = percent(Fraction(question["q_threshold"], TWO53))
+    note = protection_note(question)
+    assert "40 separate marks" in note and "50%" in note and f"with probability {q} " in note
+
+
+def test_multi_note_gives_per_option_and_total_epsilon(design):
+    question = _question(design, "sports")
+    keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
+    note = protection_note(question)
+    assert note.startswith(f"Each of the 3 options' tick or blank is kept with probability {keep}")
+    assert f"ε′ = {format_epsilon(question['epsilon_per_option'])} per option, " \
+           f"{format_epsilon(question['epsilon'])} in total" in note
+
+
+def test_number_note_names_the_range(design):
+    question = _question(design, "age")
+    keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
+    note = protection_note(question)
+    assert note.startswith("Your number is first rounded at random to the low or high end of 18–90")
+    assert f"then kept with probability {keep}" in note
+
+
+def test_every_note_has_no_false_certainty(design):
+    for question in design["questions"]:
+        note = protection_note(question)
+        assert "100%" not in note and " 0%" not in note, note
+
+
+def test_huge_epsilon_keeps_honest_percentages():
+    threshold = mech.rr_flip_threshold(epsilon=30)
+    question = {"id": "q", "kind": "yes_no", "mechanism": "rr", "flip_threshold": threshold, "epsilon": 30.0}
+    note = protection_note(question)
+    assert "100%" not in note and "99.99999999999" in note
+
+
+def test_survey_note_states_budget_and_spent(design):
+    note = survey_note(design)
+    assert "ε = 4" in note and "ε′ = 4" in note
+    assert "all 5 of your answers together" in note
+    assert "never sees your true answers" in note
+
+
+def test_unknown_mechanism_is_rejected():
+    with pytest.raises(ValueError, match="unsupported kind/mechanism 'number'/'laplace'"):
+        protection_note({"id": "q", "kind": "number", "mechanism": "laplace", "epsilon": 1.0})
+
+
+def test_bad_threshold_is_rejected():
+    with pytest.raises(ValueError, match="threshold must be an integer from 0 to 2\\^53, got -1"):
+        protection_note({"id": "q", "kind": "yes_no", "mechanism": "rr", "flip_threshold": -1, "epsilon": 1.0})

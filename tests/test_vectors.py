@@ -1,0 +1,177 @@
+"""Check tests/vectors.json: exact thresholds, safe realised epsilons, and replayed draw streams.
+
+The same file is checked by tests/js/vectors.test.mjs against the browser code, so a case
+that passes in both proves Python and JavaScript agree draw for draw.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from decimal import Context, Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from survey import mechanisms as mech
+from survey.design import response_probabilities
+from survey.replay import StreamExhausted, U32Stream, randomize_question_stream
+from survey.reports import validate_report
+
+TESTS = Path(__file__).resolve().parent
+VECTORS = json.loads((TESTS / "vectors.json").read_text(encoding="utf-8"))
+THRESHOLDS = VECTORS["thresholds"]
+STREAMS = VECTORS["streams"]
+TWO53 = 2**53
+DIGITS30 = Context(prec=30)
+
+
+def _row_id(row):
+    return f"eps={row['epsilon']},d={row['d']}"
+
+
+def _load_generator():
+    spec = importlib.util.spec_from_file_location("make_vectors", TESTS / "make_vectors.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_vectors_file_is_what_the_generator_writes():
+    assert _load_generator().build_vectors() == VECTORS, "run: python tests/make_vectors.py"
+
+
+def test_vectors_cover_the_grid_and_enough_streams():
+    grid = {(row["epsilon"], row["d"]) for row in THRESHOLDS}
+    assert len(grid) == 7 * 5
+    calls = {case["call"] for case in STREAMS}
+    assert calls == {"u32", "u53", "bern53", "below", "bern", "question"}
+    mechanisms = {(case["question"]["kind"], case["question"]["mechanism"])
+                  for case in STREAMS if case["call"] == "question"}
+    assert mechanisms == {("yes_no", "rr"), ("choice", "grr"), ("choice", "oue"), ("multi", "rr"),
+                          ("number", "duchi")}
+    assert len(STREAMS) >= 60
+
+
+@pytest.mark.parametrize("row", THRESHOLDS, ids=_row_id)
+def test_python_thresholds_reproduce_the_vectors_exactly(row):
+    eps, d = row["epsilon"], row["d"]
+    assert mech.rr_flip_threshold(epsilon=eps) == row["rr_flip_threshold"]
+    assert mech.grr_keep_threshold(epsilon=eps, d=d) == row["grr_keep_threshold"]
+    assert mech.oue_q_threshold(epsilon=eps) == row["oue_q_threshold"]
+    assert mech.use_oue(epsilon=eps, d=d) is row["use_oue"]
+    assert float(mech.rr_epsilon(row["rr_flip_threshold"])) == row["rr_epsilon_float"]
+    assert float(mech.grr_epsilon(row["grr_keep_threshold"], d)) == row["grr_epsilon_float"]
+    assert row["rr_epsilon"] == str(DIGITS30.plus(mech.rr_epsilon(row["rr_flip_threshold"])))
+    assert row["grr_epsilon"] == str(DIGITS30.plus(mech.grr_epsilon(row["grr_keep_threshold"], d)))
+    assert row["oue_epsilon"] == str(DIGITS30.plus(mech.oue_epsilon(row["oue_q_threshold"])))
+
+
+@pytest.mark.parametrize("row", THRESHOLDS, ids=_row_id)
+def test_probabilities_follow_from_the_integer_thresholds(row):
+    d = row["d"]
+    flip = Fraction(row["rr_flip_threshold"], TWO53)
+    assert (row["rr_p"], row["rr_q"]) == (float(1 - flip), float(flip))
+    assert response_probabilities({"mechanism": "rr", "flip_threshold": row["rr_flip_threshold"]}) == \
+        (row["rr_p"], row["rr_q"])
+    grr = {"mechanism": "grr", "keep_threshold": row["grr_keep_threshold"], "options": list(range(d))}
+    assert response_probabilities(grr) == (row["grr_p"], row["grr_q"])
+    oue = {"mechanism": "oue", "q_threshold": row["oue_q_threshold"]}
+    assert response_probabilities(oue) == (row["oue_p"], row["oue_q"])
+
+
+@pytest.mark.parametrize("row", THRESHOLDS, ids=_row_id)
+def test_realised_epsilon_never_exceeds_nominal(row):
+    eps = Decimal(row["epsilon"])
+    d = row["d"]
+    assert mech.rr_epsilon(row["rr_flip_threshold"]) <= eps
+    assert mech.grr_epsilon(row["grr_keep_threshold"], d) <= eps
+    assert mech.oue_epsilon(row["oue_q_threshold"]) <= eps
+    # The thresholds are the tightest safe ones: one step towards less noise breaks the bound.
+    assert mech.rr_epsilon(row["rr_flip_threshold"] - 1) > eps
+    assert mech.grr_epsilon(row["grr_keep_threshold"] + 1, d) > eps
+
+
+def test_naive_float_thresholds_would_overspend_epsilon():
+    """Document why thresholds use exact arithmetic: float floor(2^53/(1+e^eps)) gives eps' > eps.
+
+    MATH.md §6: e.g. at eps = 10 the naive flip threshold realises 10.00000000000097.
+    """
+    unsafe_rr = [eps for eps in {row["epsilon"] for row in THRESHOLDS}
+                 if mech.rr_epsilon(math.floor(TWO53 / (1 + math.exp(eps)))) > Decimal(eps)]
+    assert 10 in unsafe_rr
+    unsafe_grr = [(row["epsilon"], row["d"]) for row in THRESHOLDS
+                  if mech.grr_epsilon(math.floor(TWO53 * math.exp(row["epsilon"])
+                                                 / (math.exp(row["epsilon"]) + row["d"] - 1)), row["d"])
+                  > Decimal(row["epsilon"])]
+    assert unsafe_grr, "a naive float GRR threshold would be safe everywhere on the grid"
+
+
+def _replay(case):
+    stream = U32Stream(case["words"])
+    if case["call"] == "question":
+        result = randomize_question_stream(case["question"], case["true"], stream)
+    else:
+        result = getattr(stream, case["call"])(*case["args"])
+    return (int(result) if isinstance(result, bool) else result), stream.used
+
+
+@pytest.mark.parametrize("case", STREAMS, ids=lambda case: case["name"])
+def test_replay_reproduces_every_stream_and_uses_every_word(case):
+    result, used = _replay(case)
+    assert result == case["expected"]
+    assert used == len(case["words"])
+
+
+@pytest.mark.parametrize("case", [c for c in STREAMS if c["call"] == "question"], ids=lambda case: case["name"])
+def test_every_replayed_report_is_in_the_wire_format_domain(case):
+    assert validate_report(case["question"], case["expected"]) == case["expected"]
+
+
+def test_u53_puts_the_first_word_high():
+    assert U32Stream([1 << 5, 0]).u53() == 2**26
+    assert U32Stream([0, 1 << 6]).u53() == 1
+    assert U32Stream([31, 63]).u53() == 0
+
+
+def test_below_rejects_instead_of_reducing_modulo():
+    stream = U32Stream([0xFFFFFFFF, 0xA0000000, 0x40000000])
+    assert stream.below(5) == 2  # top 3 bits: 7 and 5 rejected, then 2
+    assert stream.used == 3
+    assert U32Stream([]).below(1) == 0
+
+
+def test_bern53_threshold_boundary():
+    threshold = 5 * 2**26 + 7
+    assert U32Stream([5 << 5, 6 << 6]).bern53(threshold) is True
+    assert U32Stream([5 << 5, 7 << 6]).bern53(threshold) is False
+
+
+def test_grr_skips_the_true_index():
+    question = {"id": "c", "kind": "choice", "mechanism": "grr", "options": ["a", "b", "c"], "keep_threshold": 0}
+    # bern53(0) is always False; below(2) takes the top bit: j = 1 >= x = 1, so report 2.
+    assert randomize_question_stream(question, 1, U32Stream([0, 0, 0x80000000])) == 2
+    assert randomize_question_stream(question, 1, U32Stream([0, 0, 0])) == 0
+
+
+def test_a_short_stream_is_reported():
+    with pytest.raises(StreamExhausted, match="after 1 words"):
+        U32Stream([0]).u53()
+
+
+@pytest.mark.parametrize("call, args, message", [
+    ("below", (0,), "m must be an integer from 1"),
+    ("below", (2**32 + 1,), "got 4294967297"),
+    ("bern53", (TWO53 + 1,), "threshold must be an integer from 0"),
+    ("bern", (4, 3), "a must be an integer from 0 to 3, got 4"),
+])
+def test_primitive_arguments_are_validated(call, args, message):
+    with pytest.raises(ValueError, match=message):
+        getattr(U32Stream([0] * 8), call)(*args)
+
+
+def test_unknown_mechanism_is_rejected():
+    with pytest.raises(ValueError, match="unsupported kind/mechanism 'choice'/'laplace'"):
+        randomize_question_stream({"id": "x", "kind": "choice", "mechanism": "laplace"}, 0, U32Stream([]))
