@@ -9,13 +9,15 @@ import math
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from werkzeug.security import check_password_hash
 
 from survey.aggregate import aggregate, rows_to_csv
 from survey.cli import DEMO_EMAIL, main
-from survey.design import response_probabilities
-from survey.simulate import parse_truth
+from survey.definition import parse_definition_toml
+from survey.design import build_design, response_probabilities
+from survey.simulate import draw_true_values, parse_truth
 from survey.store import Store
 
 SLUG = "smoking-2026"
@@ -61,6 +63,7 @@ def run(cli_runner, db_path):
 
 @pytest.fixture
 def mixed_toml(tmp_path):
+    """Write the mixed survey's definition and return its path."""
     path = tmp_path / "mixed.toml"
     path.write_text(MIXED_TOML, encoding="utf-8")
     return path
@@ -234,15 +237,51 @@ def expected_standard_error(question: dict, row: dict, theta: float, n: int) -> 
     return math.sqrt(lam * (1 - lam) / n) / (p - q)
 
 
+# A high budget gives small standard errors, so a biased simulation cannot hide within 5 of them.
+SHARP_TOML = """
+slug = "sharp"
+title = "High budget"
+epsilon = 12.0
+
+[[questions]]
+id = "yes"
+kind = "yes_no"
+text = "Yes?"
+
+[[questions]]
+id = "pick"
+kind = "choice"
+text = "Pick one"
+options = ["a", "b", "c", "d"]
+
+[[questions]]
+id = "tick"
+kind = "multi"
+text = "Tick any"
+options = ["x", "y", "z"]
+
+[[questions]]
+id = "score"
+kind = "number"
+text = "Score"
+min = 0
+max = 100
+"""
+
 TRUTHS = {
     "smoking": ["smoker=0.3", "lung_disease=0.1", "cigarettes=0.5,0.2,0.15,0.1,0.05", "age=40"],
     "mixed": ["pet=0.3,0.3,0.1,0.1,0.05,0.05,0.05,0.05", "sports=0.6,0.2,0.05", "owner=0.7"],
+    "sharp": ["yes=0.35", "pick=0.1,0.2,0.3,0.4", "tick=0.9,0.5,0.15", "score=61.5"],
 }
+MECHANISMS = {"smoking": {"rr", "grr", "duchi"}, "mixed": {"rr", "oue"}, "sharp": {"rr", "grr", "duchi"}}
 
 
-@pytest.mark.parametrize("survey", ["smoking", "mixed"])
-def test_simulate_truth_is_recovered_within_five_standard_errors(run, db_path, smoking_toml, mixed_toml, survey):
-    path, slug = (smoking_toml, SLUG) if survey == "smoking" else (mixed_toml, "mixed")
+@pytest.mark.parametrize("survey", ["smoking", "mixed", "sharp"])
+def test_simulate_truth_is_recovered_within_five_standard_errors(run, db_path, tmp_path, smoking_toml, survey):
+    path, slug = smoking_toml, SLUG
+    if survey != "smoking":
+        path, slug = tmp_path / f"{survey}.toml", survey
+        path.write_text({"mixed": MIXED_TOML, "sharp": SHARP_TOML}[survey], encoding="utf-8")
     ok(run("create", path))
     n = 20000
     ok(run("simulate", slug, "--n", n, "--seed", 11, *(f"--truth={t}" for t in TRUTHS[survey])))
@@ -265,7 +304,34 @@ def test_simulate_truth_is_recovered_within_five_standard_errors(run, db_path, s
         assert row["n"] == n
         assert abs(row["estimate"] - value) <= 5 * se, (row, value, se)
         assert math.isclose(row["std_error"], se, rel_tol=0.05), (row, se)
-    assert mechanisms == ({"rr", "grr", "duchi"} if survey == "smoking" else {"rr", "oue"})
+    assert mechanisms == MECHANISMS[survey]
+
+
+@pytest.mark.parametrize("spec", ["yes=0.35", "pick=0.1,0.2,0.3,0.4", "pick=c", "tick=0.9,0.5,0.15",
+                                  "score=61.5", "score=0", "score=100"])
+def test_true_answers_follow_the_truth(spec):
+    """True answers (before randomization) have the stated shares, and numbers the stated mean."""
+    design = build_design(parse_definition_toml(SHARP_TOML))
+    [(qid, truth)] = parse_truth(design, [spec]).items()
+    question = next(q for q in design["questions"] if q["id"] == qid)
+    n = 200_000
+    values = draw_true_values(question, truth, n, np.random.default_rng(5))
+    if question["kind"] == "number":
+        lo, hi = question["min"], question["max"]
+        assert values.dtype.kind == "i" and lo <= values.min() and values.max() <= hi
+        theta = (truth - lo) / (hi - lo)
+        se = math.sqrt((hi - lo) * theta * (1 - theta) / n)
+        assert abs(values.mean() - truth) <= 5 * se + 1e-12
+        variance = (hi - lo) * theta * (1 - theta)  # Binomial(max - min, theta)
+        assert abs(values.var() - variance) <= 5 * variance * math.sqrt(2 / (n - 1)) + 1e-12
+        return
+    if question["kind"] == "yes_no":
+        shares, expected = np.array([values.mean()]), np.array([truth])
+    elif question["kind"] == "choice":
+        shares, expected = np.bincount(values, minlength=len(truth)) / n, np.array(truth)
+    else:
+        shares, expected = values.mean(axis=0), np.array(truth)
+    assert np.all(np.abs(shares - expected) <= 5 * np.sqrt(expected * (1 - expected) / n) + 1e-12)
 
 
 @pytest.mark.parametrize("truth, fragments", [

@@ -66,6 +66,12 @@ test('every import in client_js is relative and exists (no third-party code or U
   }
 });
 
+test('client_js never parses strings as HTML (server messages are shown as text)', () => {
+  for (const file of SCRIPTS) {
+    assert.doesNotMatch(read(file), /innerHTML|outerHTML|insertAdjacentHTML|document\.write/, `${rel(file)} writes HTML`);
+  }
+});
+
 test('survey-form.js sends only through one fetch to the form\'s same-origin data-action', () => {
   const text = read(path.join(CLIENT, 'survey-form.js'));
   const fetches = [...text.matchAll(/\bfetch\s*\(/g)];
