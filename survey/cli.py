@@ -114,7 +114,8 @@ def _print_design(design: dict):
 
 @main.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--replace", is_flag=True, help="Replace the survey with this slug (only while it has no responses).")
+@click.option("--replace", is_flag=True,
+              help="Replace the survey with this slug (only while it has no responses).")
 @click.pass_obj
 def create(db, file, replace):
     """Create a survey from a TOML definition.
@@ -150,7 +151,11 @@ def _serve(db: str, host: str, port: int, threads: int):
 
     app = create_app({"DATABASE": db})
     click.echo(f"Serving {db} on http://{host}:{port}/ (press Ctrl+C to stop)")
-    waitress.serve(app, host=host, port=port, threads=threads)
+    try:
+        waitress.serve(app, host=host, port=port, threads=threads)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
+                                   "choose another --port or --host") from exc
 
 
 HOST = click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
@@ -268,7 +273,8 @@ def aggregate(db, slug, fmt, level):
 @main.command()
 @click.argument("slug")
 @click.option("--aggregates", "what", flag_value="aggregates", help="Export the debiased estimates (CSV).")
-@click.option("--responses", "what", flag_value="responses", help="Export the noisy reports, one row per response (CSV).")
+@click.option("--responses", "what", flag_value="responses",
+              help="Export the noisy reports, one row per response (CSV).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="File to write (default: standard output).")
 @LEVEL
@@ -354,7 +360,7 @@ def user_add(db, email, replace):
         raise click.ClickException(f"{exc}; pass --replace to set a new password") from exc
     finally:
         store.close()
-    click.echo(f"{'Updated' if replace else 'Created'} researcher account {email}")
+    click.echo(f"Saved researcher account {email}")
 
 
 @main.command()
@@ -382,7 +388,8 @@ def demo(db, host, port, respondents, seed, no_serve):
     try:
         if not store.survey_exists(DEMO_SLUG):
             text = (resource_dir("examples") / "smoking.toml").read_text(encoding="utf-8")
-            store.create_survey(text, build_design(parse_definition_toml(text, source="examples/smoking.toml")))
+            defn = parse_definition_toml(text, source="examples/smoking.toml")
+            store.create_survey(text, build_design(defn))
         design = load_design(store, DEMO_SLUG)
         missing = respondents - store.response_count(DEMO_SLUG)
         if missing > 0:

@@ -59,7 +59,8 @@ def test_non_editable_install_works_from_another_directory(tmp_path):
     created = run([bin_dir / "ldp-survey", "--db", db, "create", REPO / "examples" / "smoking.toml"],
                   cwd=elsewhere, env=env)
     assert "/s/smoking-2026" in created.stdout
-    assert run([bin_dir / "ldp-survey", "--version"], cwd=elsewhere, env=env).stdout.startswith("ldp-survey, version")
+    version = run([bin_dir / "ldp-survey", "--version"], cwd=elsewhere, env=env).stdout
+    assert version.startswith("ldp-survey, version")
     assert run([python, "-m", "survey", "--help"], cwd=elsewhere, env=env).stdout.startswith("Usage: ldp-survey")
     checked = run([python, "-c", CHECK_INSTALLED_APP, db], cwd=elsewhere, env=env)
     assert "installed app ok" in checked.stdout
