@@ -4,12 +4,16 @@
  *
  * True-answer inputs carry no name attribute, so a plain form submission cannot send
  * them (DESIGN.md §1, invariant 1); this module is the only way answers leave the page,
- * as one JSON request to the form's same-origin data-action URL.
+ * as one JSON request to the form's same-origin data-action URL, sent a fixed delay after
+ * the respondent presses send so that the request's timing says nothing about the report.
  */
 
 import { randomizeQuestion } from './mechanisms.js';
 
 const ANSWERED_PREFIX = 'ldp-survey:answered:';
+// How long after the press of send the request leaves, whatever the randomization took:
+// its running time can depend on the report, a timing channel (Haeberlen, Pierce & Narayan 2011).
+const SEND_DELAY_MS = 400;
 const ARROW_STEPS = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
 
 function rememberAnswered(slug) {
@@ -79,6 +83,18 @@ function readAnswer(question, fieldset) {
     return { value };
   }
   return { message: `This question has an unknown kind ${String(question.kind)}.` };
+}
+
+/** Resolve once performance.now() has reached `deadline` (setTimeout alone may fire early). */
+function waitUntil(deadline) {
+  return new Promise((resolve) => {
+    const check = () => {
+      const left = deadline - performance.now();
+      if (left <= 0) resolve();
+      else setTimeout(check, left);
+    };
+    check();
+  });
 }
 
 function answerInputs(fieldset) {
@@ -200,6 +216,7 @@ function setUpSurvey(form, design) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     if (sending) return;
+    const pressedAt = performance.now();
     showError('');
     const { values, bad } = validate();
     if (bad.length > 0) {
@@ -208,14 +225,16 @@ function setUpSurvey(form, design) {
       bad[0].focus();
       return;
     }
+    setSending(true);
     let body;
     try {
       body = reportBody(values);
     } catch (error) {
+      setSending(false);
       showError(`Your answers could not be randomized: ${error.message}`);
       return;
     }
-    setSending(true);
+    await waitUntil(pressedAt + SEND_DELAY_MS);
     let response;
     try {
       response = await fetch(action, {

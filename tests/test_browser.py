@@ -3,19 +3,13 @@
 They check the privacy invariants where they hold: in the page. The true answers stay in
 the browser, only in-domain randomized reports are sent, randomness comes from
 crypto.getRandomValues, no other origin is contacted, and without JavaScript nothing is sent.
+The live_server and browser fixtures are in conftest.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -24,10 +18,6 @@ from survey.store import Store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = os.environ.get("LDP_SURVEY_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 SLUG = "smoking-2026"
 
 # Count crypto.getRandomValues calls and make any Math.random call fail loudly.
@@ -39,54 +29,22 @@ crypto.getRandomValues = (array) => { window.__randomCalls += 1; return original
 Math.random = () => { window.__mathRandomCalls += 1; throw new Error('Math.random is banned'); };
 """
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def live_server(tmp_path_factory):
-    """Start `ldp-survey serve` (waitress) on 127.0.0.1 with the smoking survey; yield its origin."""
-    db_path = tmp_path_factory.mktemp("browser") / "browser.db"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-m", "survey", "--db", str(db_path), "create",
-                    str(ROOT / "examples" / "smoking.toml")], check=True, env=env, capture_output=True)
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "survey", "--db", str(db_path), "serve",
-                                "--host", "127.0.0.1", "--port", str(port)],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError(f"server did not start: {process.stdout.read().decode()}")
-            time.sleep(0.1)
-    yield {"origin": f"http://127.0.0.1:{port}", "db": db_path}
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    process.stdout.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium (apt-get install -y chromium)")
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
+# Record when send is pressed (capture phase, before the form's handler) and when the request
+# is made, with the button's state at that moment.
+SEND_TIMING = """
+window.__sendTiming = {};
+document.addEventListener('click', (event) => {
+  if (event.target.closest('button[type="submit"]')) window.__sendTiming.pressed = performance.now();
+}, true);
+const originalFetch = window.fetch.bind(window);
+window.fetch = (...args) => {
+  const button = document.querySelector('button[type="submit"]');
+  window.__sendTiming.fetched = performance.now();
+  window.__sendTiming.button = { disabled: button.disabled, text: button.textContent };
+  return originalFetch(...args);
+};
+"""
+SEND_DELAY_MS = 400
 
 
 def response_count(db_path) -> int:
@@ -181,4 +139,19 @@ def test_without_javascript_nothing_is_sent(browser, live_server):
     assert not [r for r in requests if r["method"] == "POST"]
     assert not [r for r in requests[1:] if urlsplit(r["url"]).query or r["body"]]
     assert response_count(live_server["db"]) == before
+    context.close()
+
+
+def test_request_leaves_a_fixed_delay_after_send(browser, live_server):
+    """The randomization's running time must not show in when the request leaves (a lower bound the code enforces)."""
+    context = browser.new_context()
+    context.add_init_script(SEND_TIMING)
+    page = context.new_page()
+    page.goto(f"{live_server['origin']}/s/{SLUG}")
+    fill_survey(page)
+    page.get_by_role("button", name=re.compile("send", re.I)).click()
+    page.get_by_text(re.compile("thank you", re.I)).first.wait_for(timeout=10_000)
+    timing = page.evaluate("window.__sendTiming")
+    assert timing["fetched"] - timing["pressed"] >= SEND_DELAY_MS
+    assert timing["button"] == {"disabled": True, "text": "Sending…"}
     context.close()

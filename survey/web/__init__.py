@@ -28,7 +28,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     if test_config:
         app.config.update(test_config)
 
-    from . import db, errors, explain_filters, research, respond, security, static_files
+    from . import db, editor, errors, explain_filters, research, respond, security, static_files
 
     db.init_app(app)
     security.init_app(app)
@@ -37,4 +37,5 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(static_files.bp)
     app.register_blueprint(respond.bp)
     app.register_blueprint(research.bp)
+    app.register_blueprint(editor.bp)
     return app
