@@ -163,9 +163,9 @@ function setUpSurvey(form, design) {
   });
 
   // A report already sent once may be resent unchanged for free (post-processing), but
-  // randomizing the same answers again would spend the budget again: keep the report
-  // while the true answers stay the same, until the server confirms it.
-  let pending = null;
+  // randomizing the same answer again would spend its budget again: keep each question's
+  // report while its true answer stays the same, until the server confirms the response.
+  const reports = new Map();
   let sending = false;
 
   const showError = (message) => { errorRegion.textContent = message; };
@@ -194,17 +194,20 @@ function setUpSurvey(form, design) {
   };
 
   const reportBody = (values) => {
-    const key = JSON.stringify(values);
-    if (pending === null || pending.key !== key) {
-      const answers = {};
-      for (const question of design.questions) answers[question.id] = randomizeQuestion(question, values[question.id]);
-      pending = { key, body: JSON.stringify({ design: design.hash, answers }) };
+    const answers = {};
+    for (const question of design.questions) {
+      const key = JSON.stringify(values[question.id]);
+      const kept = reports.get(question.id);
+      if (kept === undefined || kept.key !== key) {
+        reports.set(question.id, { key, report: randomizeQuestion(question, values[question.id]) });
+      }
+      answers[question.id] = reports.get(question.id).report;
     }
-    return pending.body;
+    return JSON.stringify({ design: design.hash, answers });
   };
 
   const succeed = () => {
-    pending = null;
+    reports.clear();
     clearAnswers(fieldsets);
     rememberAnswered(slug);
     errorRegion.textContent = '';

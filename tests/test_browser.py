@@ -118,7 +118,7 @@ def test_incomplete_survey_is_not_sent(browser, live_server):
     page.goto(f"{live_server['origin']}/s/{SLUG}")
     page.get_by_role("group", name=re.compile("smoke tobacco")).get_by_label("Yes").check()
     page.get_by_role("button", name=re.compile("send", re.I)).click()
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(1000)
     assert not [r for r in requests if r["method"] == "POST"]
     assert response_count(live_server["db"]) == before
     context.close()
@@ -135,7 +135,7 @@ def test_without_javascript_nothing_is_sent(browser, live_server):
     button = page.get_by_role("button", name=re.compile("send", re.I))
     if button.is_enabled():
         button.click()
-        page.wait_for_timeout(500)
+        page.wait_for_timeout(1000)
     assert not [r for r in requests if r["method"] == "POST"]
     assert not [r for r in requests[1:] if urlsplit(r["url"]).query or r["body"]]
     assert response_count(live_server["db"]) == before
@@ -154,4 +154,41 @@ def test_request_leaves_a_fixed_delay_after_send(browser, live_server):
     timing = page.evaluate("window.__sendTiming")
     assert timing["fetched"] - timing["pressed"] >= SEND_DELAY_MS
     assert timing["button"] == {"disabled": True, "text": "Sending…"}
+    context.close()
+
+
+def test_retry_resends_the_same_reports_and_rerandomizes_only_changed_answers(browser, live_server):
+    """Randomizing an unchanged answer again would spend its budget twice: a retry reuses its report."""
+    before = response_count(live_server["db"])
+    context = browser.new_context()
+    page = context.new_page()
+    requests = capture(page)
+    attempts = {"count": 0}
+
+    def fail_twice(route):
+        attempts["count"] += 1
+        if attempts["count"] <= 2:
+            route.abort("connectionrefused")
+        else:
+            route.continue_()
+
+    page.route(f"{live_server['origin']}/s/{SLUG}/responses", fail_twice)
+    page.goto(f"{live_server['origin']}/s/{SLUG}")
+    fill_survey(page)
+    button = page.get_by_role("button", name=re.compile("send", re.I))
+    button.click()
+    page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
+    button.click()
+    page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
+    page.wait_for_function("!document.querySelector('button[type=submit]').disabled")
+    page.get_by_role("group", name=re.compile("How old are you")).get_by_role("spinbutton").fill("43")
+    button.click()
+    page.get_by_text(re.compile("thank you", re.I)).first.wait_for(timeout=10_000)
+
+    bodies = [json.loads(r["body"])["answers"] for r in requests if r["method"] == "POST"]
+    assert len(bodies) == 3
+    assert bodies[0] == bodies[1], "a retry with unchanged answers resends the same reports"
+    unchanged = {"smoker", "lung_disease", "cigarettes"}
+    assert {q: bodies[2][q] for q in unchanged} == {q: bodies[0][q] for q in unchanged}
+    assert response_count(live_server["db"]) == before + 1
     context.close()
