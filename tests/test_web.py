@@ -268,3 +268,12 @@ def test_design_is_frozen_once_a_response_exists(db_path, smoking_survey):
         store.create_survey("", {**smoking_survey, "hash": "changed"}, replace=True)
     assert store.get_design(SLUG)["hash"] == smoking_survey["hash"]
     store.close()
+
+
+def test_dashboard_of_a_survey_without_responses(web, researcher):
+    login(web, *researcher)
+    page = web.get(f"/surveys/{SLUG}/results")
+    assert page.status_code == 200 and "0 responses" in page.get_data(as_text=True)
+    assert web.get(f"/surveys/{SLUG}/chart.svg").status_code == 200
+    rows = list(csv.reader(io.StringIO(web.get(f"/surveys/{SLUG}/results.csv").get_data(as_text=True))))
+    assert rows[1][CSV_HEADER.index("n")] == "0" and rows[1][CSV_HEADER.index("estimate")] == ""
