@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from survey.definition import load_definition  # noqa: E402
 from survey.design import build_design  # noqa: E402
-from survey.mechanisms import randomize_question  # noqa: E402
 from survey.reports import validate_submission  # noqa: E402
+from survey.simulate import complete_truth, simulate_answers  # noqa: E402
 from survey.store import Store  # noqa: E402
 
 SLUG = "smoking-2026"
@@ -42,18 +42,8 @@ SLUG = "smoking-2026"
 def make_bodies(design: dict, n: int, seed: int) -> list[bytes]:
     """Return n randomized submissions of the design, as JSON bodies."""
     rng = np.random.default_rng(seed)
-    columns = {}
-    for question in design["questions"]:
-        if question["kind"] == "yes_no":
-            truth = rng.integers(0, 2, n)
-        elif question["kind"] == "choice":
-            truth = rng.integers(0, len(question["options"]), n)
-        else:
-            truth = rng.integers(question["min"], question["max"] + 1, n)
-        columns[question["id"]] = randomize_question(question, truth, rng=rng).tolist()
-    return [json.dumps({"design": design["hash"],
-                        "answers": {qid: values[i] for qid, values in columns.items()}}).encode()
-            for i in range(n)]
+    answers = simulate_answers(design, complete_truth(design, {}, rng), n, rng)
+    return [json.dumps({"design": design["hash"], "answers": a}).encode() for a in answers]
 
 
 def free_port() -> int:
