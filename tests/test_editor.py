@@ -109,7 +109,7 @@ def test_preview_shows_mechanisms_and_epsilons_and_stores_nothing(researcher, db
     assert response.status_code == 200
     page = text(response)
     assert "Nothing is stored yet" in page
-    rows = re.findall(r"<tr>\s*<th scope=\"row\"><code>(\w+)</code></th>\s*<td>(\w+)</td>\s*<td><code>(\w+)</code>",
+    rows = re.findall(r"<tr>\s*<th scope=\"row\"><code>(\w+)</code></th>\s*<td[^>]*>(\w+)</td>\s*<td[^>]*><code>(\w+)</code>",
                       page)
     assert rows == [(q["id"], q["kind"], q["mechanism"]) for q in design["questions"]]
     for question in design["questions"]:

@@ -1,0 +1,70 @@
+"""Accessibility: axe-core (WCAG 2 A/AA rules) finds no violation on any page, in Chromium."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from werkzeug.security import generate_password_hash
+
+from survey.store import Store
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SLUG = "smoking-2026"
+EMAIL, PASSWORD = "a11y@example.org", "accessible pages"
+RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+         "resultTypes": ["violations"]}
+
+
+@pytest.fixture(scope="module")
+def axe():
+    from axe_playwright_python.sync_playwright import Axe
+
+    return Axe()
+
+
+@pytest.fixture(scope="module")
+def researcher(live_server):
+    store = Store(live_server["db"])
+    store.add_user(EMAIL, generate_password_hash(PASSWORD), replace=True)
+    store.close()
+
+
+def violations(axe, page) -> list[str]:
+    """Return one line per axe violation on the page: rule, impact and the first offending node."""
+    results = axe.run(page, options=RULES).response
+    return [f"{v['id']} ({v['impact']}): {v['help']} at {v['nodes'][0]['target']}" for v in results["violations"]]
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+def test_respondent_page(browser, live_server, axe, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(f"{live_server['origin']}/s/{SLUG}")
+    assert violations(axe, page) == []
+    page.get_by_role("button", name=re.compile("send", re.I)).click()
+    page.locator(".field-error:not(:empty)").first.wait_for()
+    assert violations(axe, page) == [], "the page with its validation errors"
+    page.evaluate("document.querySelector('main').append(document.createElement('img'))")
+    assert any(line.startswith("image-alt") for line in violations(axe, page)), "axe really audits the page"
+    context.close()
+
+
+def test_researcher_pages(browser, live_server, axe, researcher):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    origin = live_server["origin"]
+    page.goto(f"{origin}/login")
+    assert violations(axe, page) == [], "/login"
+    page.get_by_label("Email").fill(EMAIL)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile("/surveys$"))
+    for path in ("/surveys", f"/surveys/{SLUG}/results", "/surveys/new"):
+        page.goto(origin + path)
+        assert violations(axe, page) == [], path
+    page.get_by_role("button", name="Preview").click()
+    page.wait_for_load_state()
+    assert violations(axe, page) == [], "/surveys/new with a preview"
+    context.close()
