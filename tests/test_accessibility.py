@@ -31,6 +31,14 @@ def researcher(live_server):
     store.close()
 
 
+def console_errors(page) -> list[str]:
+    """Collect the page's console errors (a CSP violation or a failed load shows up here)."""
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return errors
+
+
 def violations(axe, page) -> list[str]:
     """Return one line per axe violation on the page: rule, impact and the first offending node."""
     results = axe.run(page, options=RULES).response
@@ -41,11 +49,13 @@ def violations(axe, page) -> list[str]:
 def test_respondent_page(browser, live_server, axe, width):
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
+    errors = console_errors(page)
     page.goto(f"{live_server['origin']}/s/{SLUG}")
     assert violations(axe, page) == []
     page.get_by_role("button", name=re.compile("send", re.I)).click()
     page.locator(".field-error:not(:empty)").first.wait_for()
     assert violations(axe, page) == [], "the page with its validation errors"
+    assert errors == []
     page.evaluate("document.querySelector('main').append(document.createElement('img'))")
     assert any(line.startswith("image-alt") for line in violations(axe, page)), "axe really audits the page"
     context.close()
@@ -54,6 +64,7 @@ def test_respondent_page(browser, live_server, axe, width):
 def test_researcher_pages(browser, live_server, axe, researcher):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
+    errors = console_errors(page)
     origin = live_server["origin"]
     page.goto(f"{origin}/login")
     assert violations(axe, page) == [], "/login"
@@ -67,4 +78,6 @@ def test_researcher_pages(browser, live_server, axe, researcher):
     page.get_by_role("button", name="Preview").click()
     page.wait_for_load_state()
     assert violations(axe, page) == [], "/surveys/new with a preview"
+    assert page.get_by_role("heading", name=re.compile("Preview")).is_visible()
+    assert errors == [], "no console error: no CSP violation, no failed load"
     context.close()

@@ -9,7 +9,7 @@ csrf = CSRFProtect()
 # Only the app's own files: no third-party script, style or connection (DESIGN.md §1).
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; "
-    "style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; "
+    "style-src 'self'; object-src 'none'; base-uri 'none'; "
     "frame-ancestors 'none'; form-action 'self'"
 )
 
