@@ -70,10 +70,16 @@ def parse_submission(body: bytes) -> Any:
     try:
         text = body.decode("utf-8")
         return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
+    except ReportError:
+        raise
     except UnicodeDecodeError as exc:
         raise ReportError("the body must be UTF-8 encoded JSON") from exc
     except json.JSONDecodeError as exc:
         raise ReportError(f"the body is not valid JSON ({exc.msg} at position {exc.pos})") from exc
+    except ValueError as exc:
+        raise ReportError(f"the body holds a value JSON parsing refuses ({exc})") from exc
+    except RecursionError as exc:
+        raise ReportError("the body nests too deeply") from exc
 
 
 def validate_submission(design: dict, payload: Any) -> dict:

@@ -1,0 +1,82 @@
+"""Seeded fuzzing of POST /s/<slug>/responses: every body gets 201 or a 4xx JSON error, never a 500,
+and exactly the accepted responses are stored, each in its mechanism's output domain."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+
+from survey.reports import validate_submission
+from survey.simulate import complete_truth, simulate_answers
+from survey.store import Store
+
+SLUG = "smoking-2026"
+CASES = 600
+ODD_VALUES = [None, True, False, -1, 2, 5, 1.5, 0.0, "1", "", [], [1], [0, 1], {}, {"a": 1}, 2**64,
+              -(2**63), "yes", [None], [0] * 5, [1] * 100]
+
+
+def mutate(body: dict, rng: np.random.Generator) -> dict:
+    """Return a copy of a valid body with one random change (or none, a quarter of the time)."""
+    body = copy.deepcopy(body)
+    answers = body["answers"]
+    qids = list(answers)
+    choice = rng.integers(0, 8)
+    if choice == 0:
+        return body
+    if choice == 1:
+        answers[qids[rng.integers(len(qids))]] = ODD_VALUES[rng.integers(len(ODD_VALUES))]
+    elif choice == 2:
+        del answers[qids[rng.integers(len(qids))]]
+    elif choice == 3:
+        answers[f"extra{rng.integers(100)}"] = 1
+    elif choice == 4:
+        body["design"] = ODD_VALUES[rng.integers(len(ODD_VALUES))]
+    elif choice == 5:
+        body["answers"] = ODD_VALUES[rng.integers(len(ODD_VALUES))]
+    elif choice == 6:
+        del body[["design", "answers"][rng.integers(2)]]
+    return body
+
+
+def test_fuzzed_submissions_never_fail_the_server(app, smoking_survey, db_path):
+    app.config["WTF_CSRF_ENABLED"] = False
+    client = app.test_client()
+    rng = np.random.default_rng(2026)
+    valid = simulate_answers(smoking_survey, complete_truth(smoking_survey, {}, rng), CASES, rng)
+    accepted = 0
+    statuses = set()
+    for answers in valid:
+        body = mutate({"design": smoking_survey["hash"], "answers": answers}, rng)
+        response = client.post(f"/s/{SLUG}/responses", data=json.dumps(body), content_type="application/json")
+        statuses.add(response.status_code)
+        assert response.status_code in (201, 400, 409), (body, response.get_data(as_text=True))
+        assert response.is_json
+        if response.status_code == 201:
+            accepted += 1
+        else:
+            assert isinstance(response.json["error"], str) and response.json["error"]
+    assert statuses == {201, 400, 409}, "the fuzzer reached success, bad reports and stale designs"
+
+    store = Store(db_path)
+    stored = list(store.iter_answers(SLUG))
+    store.close()
+    assert len(stored) == accepted
+    for answers in stored:
+        validate_submission(smoking_survey, {"design": smoking_survey["hash"], "answers": answers})
+
+
+def test_pathological_json_is_a_400_not_a_500(app, smoking_survey, db_path):
+    app.config["WTF_CSRF_ENABLED"] = False
+    client = app.test_client()
+    bodies = [b'{"design": ' + b"1" * 5000 + b"}",
+              b"[" * 20000 + b"]" * 20000,
+              ('{"design": "%s", "answers": {"smoker": 1e999}}' % smoking_survey["hash"]).encode()]
+    for body in bodies:
+        response = client.post(f"/s/{SLUG}/responses", data=body, content_type="application/json")
+        assert response.status_code == 400 and response.is_json, response.get_data(as_text=True)[:200]
+    store = Store(db_path)
+    assert store.response_count(SLUG) == 0
+    store.close()
