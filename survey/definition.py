@@ -89,6 +89,10 @@ def parse_definition_toml(text: str, *, source: str = "<definition>") -> SurveyD
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DefinitionError(f"not valid TOML ({exc})", source=source) from exc
+    except ValueError as exc:
+        raise DefinitionError(f"holds a value TOML parsing refuses ({exc})", source=source) from exc
+    except RecursionError as exc:
+        raise DefinitionError("nests arrays or tables too deeply", source=source) from exc
     return parse_definition(data, source=source)
 
 

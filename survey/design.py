@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from decimal import Context, Decimal
 from fractions import Fraction
 
@@ -23,6 +24,17 @@ def allocate_split(defn: SurveyDefinition) -> list[Fraction]:
     weights = [Fraction(q.weight) for q in defn.questions]
     total = sum(weights)
     return [Fraction(defn.epsilon) * w / total for w in weights]
+
+
+def _float_down(value: Fraction) -> float:
+    """Return the largest float not above ``value``.
+
+    Each question's nominal epsilon is this float, so its thresholds, its realised eps'
+    and the eps' the design records (rounded to the nearest float) all stay at or below
+    the exact share, and the recorded values add up to at most the budget.
+    """
+    result = float(value)
+    return math.nextafter(result, -math.inf) if Fraction(result) > value else result
 
 
 def build_design(defn: SurveyDefinition) -> dict:
@@ -45,7 +57,7 @@ def build_design(defn: SurveyDefinition) -> dict:
                 f"this question's share of the budget is {float(share):.6g}, below the minimum "
                 f"{float(MIN_QUESTION_EPSILON):g}; raise epsilon or the question's weight",
                 source=defn.source, question=question.id, field="weight")
-        entry, realised = _design_question(question, _CTX.divide(Decimal(share.numerator), Decimal(share.denominator)))
+        entry, realised = _design_question(question, Decimal(_float_down(share)))
         spent = _CTX.add(spent, realised)
         questions.append(entry)
     # Sequential composition: a respondent's reports together cost the sum of the realised

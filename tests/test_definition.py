@@ -1,0 +1,160 @@
+"""Survey definitions and designs: validation errors name the place; budgets split and never overspend."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from survey import mechanisms as mech
+from survey.definition import DefinitionError, load_definition, parse_definition, parse_definition_toml
+from survey.design import build_design, design_hash
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def definition(**overrides):
+    data = {"slug": "s", "title": "T", "epsilon": 1.0,
+            "questions": [{"id": "q", "kind": "yes_no", "text": "Q?"}]}
+    data.update(overrides)
+    return data
+
+
+def question(**fields):
+    return definition(questions=[{"id": "q", "kind": "yes_no", "text": "Q?", **fields}])
+
+
+def test_smoking_example_loads_and_designs():
+    defn = load_definition(EXAMPLES / "smoking.toml")
+    assert [q.kind for q in defn.questions] == ["yes_no", "yes_no", "choice", "number"]
+    design = build_design(defn)
+    assert [q["mechanism"] for q in design["questions"]] == ["rr", "rr", "grr", "duchi"]
+    nominal = [q["epsilon_nominal"] for q in design["questions"]]
+    assert nominal == pytest.approx([2 / 3.5, 2 / 3.5, 2 / 3.5, 1 / 3.5])
+
+
+def test_sample_allocation_is_refused_by_the_design():
+    defn = load_definition(EXAMPLES / "athletes.toml")
+    assert defn.allocation == "sample" and defn.sample == 2
+    with pytest.raises(DefinitionError, match="not supported yet") as info:
+        build_design(defn)
+    assert info.value.field == "allocation" and "athletes.toml" in str(info.value)
+
+
+BAD = [
+    (definition(slug="Bad Slug"), None, "slug"),
+    (definition(epsilon=0), None, "epsilon"),
+    (definition(epsilon=float("nan")), None, "epsilon"),
+    (definition(epsilon=21), None, "epsilon"),
+    (definition(epsilon=True), None, "epsilon"),
+    (definition(allocation="random"), None, "allocation"),
+    (definition(questions=[]), None, "questions"),
+    (definition(colour="red"), None, "colour"),
+    (definition(sample=2), None, "sample"),
+    (question(kind="essay"), "q", "kind"),
+    (question(weight=-1), "q", "weight"),
+    (question(options=["a"]), "q", "options"),
+    (definition(questions=[{"id": "1q", "kind": "yes_no", "text": "Q?"}]), "#1", "id"),
+    (definition(questions=[{"id": "q", "kind": "choice", "text": "Q?", "options": ["a"]}]), "q", "options"),
+    (definition(questions=[{"id": "q", "kind": "choice", "text": "Q?", "options": ["a", "a"]}]), "q", "options"),
+    (definition(questions=[{"id": "q", "kind": "multi", "text": "Q?", "options": []}]), "q", "options"),
+    (definition(questions=[{"id": "q", "kind": "number", "text": "Q?", "min": 5, "max": 5}]), "q", "max"),
+    (definition(questions=[{"id": "q", "kind": "number", "text": "Q?", "min": 0.5, "max": 5}]), "q", "min"),
+    (definition(questions=[{"id": "q", "kind": "yes_no", "text": ""}]), "q", "text"),
+    (definition(questions=[{"id": "q", "kind": "yes_no", "text": "A"},
+                           {"id": "q", "kind": "yes_no", "text": "B"}]), "q", "id"),
+]
+
+
+@pytest.mark.parametrize("data,question_id,field", BAD, ids=[f"{b[2]}-{i}" for i, b in enumerate(BAD)])
+def test_errors_name_the_file_question_and_field(data, question_id, field):
+    with pytest.raises(DefinitionError) as info:
+        parse_definition(data, source="survey.toml")
+    error = info.value
+    assert (error.source, error.question, error.field) == ("survey.toml", question_id, field)
+    assert str(error).startswith("survey.toml")
+    assert f"field {field!r}" in str(error)
+
+
+@pytest.mark.parametrize("text", ["slug = ", "epsilon = " + "1" * 5000, "x = " + "[" * 5000 + "]" * 5000])
+def test_unparseable_toml_is_a_definition_error(text):
+    with pytest.raises(DefinitionError) as info:
+        parse_definition_toml(text, source="bad.toml")
+    assert info.value.source == "bad.toml"
+
+
+def test_missing_file_is_a_definition_error(tmp_path):
+    with pytest.raises(DefinitionError, match="cannot read"):
+        load_definition(tmp_path / "absent.toml")
+
+
+def test_tiny_share_of_the_budget_is_refused():
+    data = definition(epsilon=0.01, questions=[{"id": "a", "kind": "yes_no", "text": "A", "weight": 1000},
+                                               {"id": "b", "kind": "yes_no", "text": "B", "weight": 1}])
+    with pytest.raises(DefinitionError) as info:
+        build_design(parse_definition(data))
+    assert (info.value.question, info.value.field) == ("b", "weight")
+
+
+def test_choice_switches_to_oue_exactly_at_d_3e_eps_plus_2():
+    for epsilon in (0.5, 1.0, 2.0):
+        boundary = 3 * math.exp(epsilon) + 2
+        for d in (math.floor(boundary), math.floor(boundary) + 1):
+            options = [f"o{i}" for i in range(d)]
+            data = definition(epsilon=epsilon, questions=[{"id": "c", "kind": "choice", "text": "C",
+                                                           "options": options}])
+            mechanism = build_design(parse_definition(data))["questions"][0]["mechanism"]
+            assert mechanism == ("oue" if d >= boundary else "grr"), (epsilon, d)
+
+
+def random_definition(rng) -> dict:
+    questions = []
+    for index in range(int(rng.integers(1, 9))):
+        kind = ["yes_no", "choice", "multi", "number"][int(rng.integers(4))]
+        entry = {"id": f"q{index}", "kind": kind, "text": "?", "weight": float(rng.uniform(0.2, 5))}
+        if kind in ("choice", "multi"):
+            entry["options"] = [f"o{i}" for i in range(int(rng.integers(2, 40)))]
+        if kind == "number":
+            entry.update(min=int(rng.integers(-100, 100)), max=int(rng.integers(101, 10_000)))
+        questions.append(entry)
+    return definition(epsilon=float(rng.uniform(0.05, 20)), questions=questions)
+
+
+def test_realised_epsilons_never_exceed_the_shares_or_the_budget():
+    rng = np.random.default_rng(7)
+    for _ in range(400):
+        data = random_definition(rng)
+        design = build_design(parse_definition(data))
+        weights = [Fraction(q["weight"]) for q in data["questions"]]
+        total = sum(Fraction(q["epsilon"]) for q in design["questions"])
+        assert total <= Fraction(data["epsilon"])
+        for entry, weight in zip(design["questions"], weights):
+            share = Fraction(data["epsilon"]) * weight / sum(weights)
+            assert Fraction(entry["epsilon_nominal"]) <= share
+            assert 0 < Fraction(entry["epsilon"]) <= Fraction(entry["epsilon_nominal"])
+            assert entry["epsilon"] > 0.999 * float(share), "rounding costs only a sliver of the budget"
+
+
+def test_thresholds_reproduce_the_realised_epsilon():
+    data = definition(epsilon=3.0, questions=[
+        {"id": "y", "kind": "yes_no", "text": "Y"},
+        {"id": "c", "kind": "choice", "text": "C", "options": ["a", "b", "c"]},
+        {"id": "m", "kind": "multi", "text": "M", "options": ["a", "b"]},
+        {"id": "n", "kind": "number", "text": "N", "min": 0, "max": 10}])
+    questions = {q["id"]: q for q in build_design(parse_definition(data))["questions"]}
+    assert questions["y"]["epsilon"] == float(mech.rr_epsilon(questions["y"]["flip_threshold"]))
+    assert questions["c"]["epsilon"] == float(mech.grr_epsilon(questions["c"]["keep_threshold"], 3))
+    assert questions["m"]["epsilon"] == pytest.approx(2 * float(mech.rr_epsilon(questions["m"]["flip_threshold"])))
+    assert questions["n"]["epsilon"] == float(mech.rr_epsilon(questions["n"]["flip_threshold"]))
+
+
+def test_design_hash_covers_every_parameter():
+    design = build_design(load_definition(EXAMPLES / "smoking.toml"))
+    assert design["hash"] == design_hash(design)
+    changed = {**design, "questions": [{**design["questions"][0], "flip_threshold": 1}, *design["questions"][1:]]}
+    assert design_hash(changed) != design["hash"]
+    again = build_design(load_definition(EXAMPLES / "smoking.toml"))
+    assert again["hash"] == design["hash"], "the same definition always gives the same design"
