@@ -277,3 +277,23 @@ def test_dashboard_of_a_survey_without_responses(web, researcher):
     assert web.get(f"/surveys/{SLUG}/chart.svg").status_code == 200
     rows = list(csv.reader(io.StringIO(web.get(f"/surveys/{SLUG}/results.csv").get_data(as_text=True))))
     assert rows[1][CSV_HEADER.index("n")] == "0" and rows[1][CSV_HEADER.index("estimate")] == ""
+
+
+def test_results_follow_new_responses(web, researcher, db_path, smoking_survey):
+    login(web, *researcher)
+
+    def smoker_row():
+        text = web.get(f"/surveys/{SLUG}/results.csv").get_data(as_text=True)
+        return next(row for row in csv.reader(io.StringIO(text)) if row[0] == "smoker")
+
+    store = Store(db_path)
+    store.add_responses(SLUG, smoking_survey["hash"], [GOOD] * 3)
+    first = smoker_row()
+    assert smoker_row() == first
+    store.add_responses(SLUG, smoking_survey["hash"], [{**GOOD, "smoker": 0}] * 3)
+    store.close()
+    second = smoker_row()
+    n = CSV_HEADER.index("n")
+    share = CSV_HEADER.index("noisy_share")
+    assert (first[n], second[n]) == ("3", "6")
+    assert (first[share], second[share]) == ("1.000000", "0.500000")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 from urllib.parse import urlsplit
 
-from flask import (Blueprint, Response, abort, flash, g, redirect, render_template, request,
-                   session, url_for)
+from flask import (Blueprint, Response, abort, current_app, flash, g, redirect, render_template,
+                   request, session, url_for)
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..aggregate import aggregate, rows_to_csv
@@ -16,6 +18,10 @@ from .db import get_store
 from .forms import LoginForm, LogoutForm
 
 bp = Blueprint("research", __name__)
+
+_CACHE_SIZE = 32
+_ROWS_CACHE: OrderedDict = OrderedDict()
+_CACHE_LOCK = threading.Lock()
 
 # A hash to check against when the email is unknown, so both cases take the same time.
 _DUMMY_HASH = generate_password_hash("not a real password")
@@ -94,9 +100,23 @@ def _level() -> float:
 
 
 def _rows(slug: str, level: float):
+    """Return the design and aggregate rows, reusing them while no response has arrived.
+
+    The dashboard page, its chart and the CSV all need the same rows; the cache key holds
+    the response count, so a new response (or a replaced design) recomputes them.
+    """
     store = get_store()
     design = store.get_design(slug)
-    return design, aggregate(design, store.iter_answers(slug), level=level)
+    key = (current_app.config["DATABASE"], slug, design["hash"], store.response_count(slug), level)
+    with _CACHE_LOCK:
+        rows = _ROWS_CACHE.get(key)
+    if rows is None:
+        rows = aggregate(design, store.iter_answers(slug), level=level)
+        with _CACHE_LOCK:
+            _ROWS_CACHE[key] = rows
+            while len(_ROWS_CACHE) > _CACHE_SIZE:
+                _ROWS_CACHE.popitem(last=False)
+    return design, rows
 
 
 @bp.get("/surveys/<slug>/results")
