@@ -144,12 +144,13 @@ def create(db, file, replace):
     _print_design(design)
 
 
-def _serve(db: str, host: str, port: int, threads: int):
+def _serve(db: str, host: str, port: int, threads: int, *, https: bool = False):
     import waitress
 
     from .web import create_app
 
-    app = create_app({"DATABASE": db})
+    # Behind an HTTPS proxy the session cookie (which carries the CSRF token) must be Secure.
+    app = create_app({"DATABASE": db, "SESSION_COOKIE_SECURE": https})
     click.echo(f"Serving {db} on http://{host}:{port}/ (press Ctrl+C to stop)")
     try:
         waitress.serve(app, host=host, port=port, threads=threads)
@@ -168,16 +169,19 @@ PORT = click.option("--port", default=5000, show_default=True, type=click.IntRan
 @PORT
 @click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256),
               help="Worker threads of the WSGI server.")
+@click.option("--https", is_flag=True,
+              help="The public address is HTTPS (a TLS proxy in front): send cookies only over HTTPS.")
 @click.pass_obj
-def serve(db, host, port, threads):
+def serve(db, host, port, threads, https):
     """Serve the survey pages and the dashboard (waitress).
 
     \b
     Examples:
       ldp-survey serve
       ldp-survey --db study.db serve --host 0.0.0.0 --port 8000
+      ldp-survey --db study.db serve --port 8000 --https   # behind a TLS proxy
     """
-    _serve(db, host, port, threads)
+    _serve(db, host, port, threads, https=https)
 
 
 def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int, batch: int) -> dict:

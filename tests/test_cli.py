@@ -465,6 +465,17 @@ def test_serve_runs_waitress_on_the_app_of_the_database(run, db_path, smoking_su
     assert kwargs == {"host": "127.0.0.1", "port": 8765, "threads": 3}
     assert app.config["DATABASE"] == str(db_path)
     assert app.test_client().get(f"/s/{SLUG}/design.json").get_json()["hash"] == smoking_survey["hash"]
+    assert app.config["SESSION_COOKIE_SECURE"] is False
+
+
+def test_serve_https_sends_secure_cookies(run, smoking_survey, monkeypatch):
+    import waitress
+
+    calls = []
+    monkeypatch.setattr(waitress, "serve", lambda app, **kwargs: calls.append(app))
+    ok(run("serve", "--https"))
+    cookie = calls[0].test_client().get(f"/s/{SLUG}").headers["Set-Cookie"]
+    assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=Lax" in cookie
 
 
 MANY_WEIGHTS_TOML = """

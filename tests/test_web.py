@@ -297,3 +297,29 @@ def test_results_follow_new_responses(web, researcher, db_path, smoking_survey):
     share = CSV_HEADER.index("noisy_share")
     assert (first[n], second[n]) == ("3", "6")
     assert (first[share], second[share]) == ("1.000000", "0.500000")
+
+
+def test_repeated_failed_sign_ins_are_throttled(web, researcher):
+    for _ in range(5):
+        assert login(web, researcher[0], "wrong password").status_code == 200
+    response = login(web, *researcher)
+    assert response.status_code == 429 and "Too many failed sign-ins" in response.get_data(as_text=True)
+    assert web.get("/surveys").status_code == 302
+
+
+def test_sign_in_throttle_window():
+    from survey.web.throttle import SignInThrottle
+
+    now = [0.0]
+    throttle = SignInThrottle(limit=2, window=60, clock=lambda: now[0])
+    throttle.fail("A@x.org")
+    assert throttle.retry_after("a@x.org") == 0
+    throttle.fail("a@x.org")
+    assert throttle.retry_after("a@x.org") == 60
+    now[0] = 30
+    assert throttle.retry_after("a@x.org") == 30
+    now[0] = 60.5
+    assert throttle.retry_after("a@x.org") == 0
+    throttle.fail("a@x.org")
+    throttle.succeed("a@x.org")
+    assert throttle.retry_after("a@x.org") == 0

@@ -30,6 +30,9 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from . import db, editor, errors, explain_filters, research, respond, security, static_files
 
+    from .throttle import SignInThrottle
+
+    app.extensions["ldp_signin_throttle"] = SignInThrottle()
     db.init_app(app)
     security.init_app(app)
     errors.init_app(app)

@@ -57,12 +57,22 @@ def login():
     """Sign a researcher in."""
     form = LoginForm()
     if form.validate_on_submit():
-        user = get_store().get_user(form.email.data.strip())
+        email = form.email.data.strip()
+        throttle = current_app.extensions["ldp_signin_throttle"]
+        wait = throttle.retry_after(email)
+        if wait:
+            minutes = max(1, round(wait / 60))
+            flash(f"Too many failed sign-ins for this account; try again in about {minutes} minute"
+                  f"{'' if minutes == 1 else 's'}.", "error")
+            return render_template("login.html", form=form), 429
+        user = get_store().get_user(email)
         ok = check_password_hash(user["password_hash"] if user else _DUMMY_HASH, form.password.data)
         if user and ok:
+            throttle.succeed(email)
             session.clear()
             session["user_id"] = user["id"]
             return redirect(_safe_next(request.args.get("next")))
+        throttle.fail(email)
         flash("Wrong email or password.", "error")
     return render_template("login.html", form=form)
 
