@@ -192,3 +192,23 @@ def test_retry_resends_the_same_reports_and_rerandomizes_only_changed_answers(br
     assert {q: bodies[2][q] for q in unchanged} == {q: bodies[0][q] for q in unchanged}
     assert response_count(live_server["db"]) == before + 1
     context.close()
+
+
+# Every random word is 0, so u53() = 0 is below every threshold: RR always flips, GRR always
+# keeps, and Duchi rounds 42 in 18..90 up (below(72) = 0 < 24) before flipping it to 0.
+ZERO_WORDS = "crypto.getRandomValues = (array) => { array.fill(0); return array; };"
+
+
+def test_the_form_sends_the_randomized_report_not_the_answer(browser, live_server):
+    """With a rigged random source the report is known: it must differ from the true answers."""
+    context = browser.new_context()
+    context.add_init_script(ZERO_WORDS)
+    page = context.new_page()
+    requests = capture(page)
+    page.goto(f"{live_server['origin']}/s/{SLUG}")
+    fill_survey(page)
+    page.get_by_role("button", name=re.compile("send", re.I)).click()
+    page.get_by_text(re.compile("thank you", re.I)).first.wait_for(timeout=10_000)
+    [post] = [r for r in requests if r["method"] == "POST"]
+    assert json.loads(post["body"])["answers"] == {"smoker": 0, "lung_disease": 1, "cigarettes": 2, "age": 0}
+    context.close()
