@@ -63,6 +63,12 @@ def fill_survey(page):
     page.get_by_role("group", name=re.compile("How old are you")).get_by_role("spinbutton").fill("42")
 
 
+def send_and_wait_for_thanks(page):
+    """Press send and wait until the page shows its thank-you state."""
+    page.get_by_role("button", name=re.compile("send", re.I)).click()
+    page.get_by_text(re.compile("thank you", re.I)).first.wait_for(timeout=10_000)
+
+
 def capture(page):
     requests = []
     page.on("request", lambda request: requests.append(
@@ -83,8 +89,7 @@ def test_survey_sends_only_randomized_reports(browser, live_server):
     design = json.loads(page.request.get(f"{origin}/s/{SLUG}/design.json").text())
 
     fill_survey(page)
-    page.get_by_role("button", name=re.compile("send", re.I)).click()
-    page.get_by_text(re.compile("thank you", re.I)).first.wait_for(timeout=10_000)
+    send_and_wait_for_thanks(page)
 
     posts = [r for r in requests if r["method"] == "POST"]
     assert len(posts) == 1 and posts[0]["url"] == f"{origin}/s/{SLUG}/responses"
@@ -149,8 +154,7 @@ def test_request_leaves_a_fixed_delay_after_send(browser, live_server):
     page = context.new_page()
     page.goto(f"{live_server['origin']}/s/{SLUG}")
     fill_survey(page)
-    page.get_by_role("button", name=re.compile("send", re.I)).click()
-    page.get_by_text(re.compile("thank you", re.I)).first.wait_for(timeout=10_000)
+    send_and_wait_for_thanks(page)
     timing = page.evaluate("window.__sendTiming")
     assert timing["fetched"] - timing["pressed"] >= SEND_DELAY_MS
     assert timing["button"] == {"disabled": True, "text": "Sending…"}
@@ -207,8 +211,7 @@ def test_the_form_sends_the_randomized_report_not_the_answer(browser, live_serve
     requests = capture(page)
     page.goto(f"{live_server['origin']}/s/{SLUG}")
     fill_survey(page)
-    page.get_by_role("button", name=re.compile("send", re.I)).click()
-    page.get_by_text(re.compile("thank you", re.I)).first.wait_for(timeout=10_000)
+    send_and_wait_for_thanks(page)
     [post] = [r for r in requests if r["method"] == "POST"]
     assert json.loads(post["body"])["answers"] == {"smoker": 0, "lung_disease": 1, "cigarettes": 2, "age": 0}
     context.close()

@@ -12,7 +12,7 @@ from ..store import SurveyNotFound
 
 def wants_json() -> bool:
     """Return whether the client expects a JSON error (the respondent API and .json URLs)."""
-    return request.method == "POST" and request.path.startswith("/s/") or request.path.endswith(".json")
+    return (request.method == "POST" and request.path.startswith("/s/")) or request.path.endswith(".json")
 
 
 def _error(status: int, message: str, field=None):
