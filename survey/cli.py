@@ -80,7 +80,7 @@ def load_design(store: Store, slug: str) -> dict:
 
 def stderr_progress(iterable, *, length: int, label: str):
     """Return a click progress bar on stderr, so stdout stays clean for data."""
-    return click.progressbar(iterable, length=length, label=label, file=click.get_text_stream("stderr"))
+    return click.progressbar(iterable, length=length, label=label, file=sys.stderr)
 
 
 @click.group(cls=SurveyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -330,7 +330,7 @@ def user():
 
 
 def _read_password() -> str:
-    stdin = click.get_text_stream("stdin")
+    stdin = sys.stdin
     if stdin.isatty():
         return click.prompt("Password", hide_input=True, confirmation_prompt=True)
     return stdin.readline().rstrip("\r\n")

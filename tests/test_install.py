@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import sysconfig
 import textwrap
 from pathlib import Path
 
@@ -44,11 +45,23 @@ def run(args, **kwargs):
     return result
 
 
+def share_running_site_packages(python: Path):
+    """Let the new venv import what the running interpreter has (hatchling, flask...), after its own packages.
+
+    ``--system-site-packages`` would expose the base interpreter's packages, not those of
+    the virtualenv the tests may be running in; a .pth file names the running ones instead.
+    """
+    own = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    running = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    (Path(own) / "running-interpreter.pth").write_text("".join(f"{path}\n" for path in running))
+
+
 def test_non_editable_install_works_from_another_directory(tmp_path):
     venv = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", "--system-site-packages", venv])
+    run([sys.executable, "-m", "venv", venv])
     bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
     python = bin_dir / "python"
+    share_running_site_packages(python)
     run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
          "--disable-pip-version-check", "--quiet", REPO])
 
