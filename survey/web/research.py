@@ -142,9 +142,27 @@ def results(slug):
 @bp.get("/surveys/<slug>/chart.svg")
 @login_required
 def chart(slug):
-    """Draw every estimate with its interval as an SVG chart (matplotlib)."""
-    design, rows = _rows(slug, _level())
-    return Response(results_chart_svg(design, rows), mimetype="image/svg+xml")
+    """Send every estimate with its interval as an SVG chart, drawn once per change of the data.
+
+    The chart is cached per (database, slug, design hash, response count, level); concurrent
+    requests for one key wait for a single drawing. It carries an ETag (304 on a matching
+    If-None-Match) and ``Cache-Control: private, no-cache``; ``?download=1`` makes it an
+    attachment.
+    """
+    from .chart_cache import chart_cache
+
+    level = _level()
+    # Counted before the rows are read, so a chart is never cached under a newer count than its rows.
+    count = get_store().response_count(slug)
+    design, rows = _rows(slug, level)
+    key = (current_app.config["DATABASE"], slug, design["hash"], count, level)
+    drawn = chart_cache(current_app).get(key, lambda: results_chart_svg(design, rows).encode("utf-8"))
+    response = Response(drawn.body, mimetype="image/svg+xml")
+    response.set_etag(drawn.etag)
+    response.headers["Cache-Control"] = "private, no-cache"
+    if request.args.get("download") == "1":
+        response.headers["Content-Disposition"] = f'attachment; filename="{slug}-chart.svg"'
+    return response.make_conditional(request)
 
 
 def _csv(text: str, filename: str) -> Response:
