@@ -144,19 +144,38 @@ def create(db, file, replace):
     _print_design(design)
 
 
-def _serve(db: str, host: str, port: int, threads: int, *, https: bool = False):
-    import waitress
+def _listen(host: str, port: int):
+    """Return a socket listening on host:port, or fail with one clear error line."""
+    from .web import server
 
-    from .web import create_app
-
-    # Behind an HTTPS proxy the session cookie (which carries the CSRF token) must be Secure.
-    app = create_app({"DATABASE": db, "SESSION_COOKIE_SECURE": https})
-    click.echo(f"Serving {db} on http://{host}:{port}/ (press Ctrl+C to stop)")
     try:
-        waitress.serve(app, host=host, port=port, threads=threads)
+        return server.listen(host, port)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
                                    "choose another --port or --host") from exc
+
+
+def _serve(db: str, host: str, port: int, *, listener=None, workers: int | None = None,
+           threads: int | None = None, https: bool = False):
+    """Serve the app with gunicorn until SIGTERM or Ctrl+C (see survey.web.server).
+
+    ``listener`` is a socket already listening on host:port (bound first, so a busy port
+    fails before any work is done); without one it is bound here.
+    """
+    from .web import create_app, server
+
+    listener = listener or _listen(host, port)
+    try:
+        # Created once, in the master, before the workers fork: migrations run once, and
+        # create_app leaves no SQLite connection open for the workers to inherit.
+        # Behind an HTTPS proxy the session cookie (which carries the CSRF token) must be Secure.
+        app = create_app({"DATABASE": db, "SESSION_COOKIE_SECURE": https})
+    except BaseException:
+        listener.close()
+        raise
+    message = f"Serving {db} on {server.origin(host, port)}/ (press Ctrl+C to stop)"
+    server.serve(app, listener, workers=workers, threads=threads or server.DEFAULT_THREADS,
+                 on_ready=lambda: click.echo(message))
 
 
 HOST = click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
@@ -167,21 +186,30 @@ PORT = click.option("--port", default=5000, show_default=True, type=click.IntRan
 @main.command()
 @HOST
 @PORT
+@click.option("--workers", type=click.IntRange(1, 64), default=None,
+              help="Worker processes.  [default: the number of CPUs, at most 8]")
 @click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256),
-              help="Worker threads of the WSGI server.")
+              help="Threads per worker process.")
 @click.option("--https", is_flag=True,
               help="The public address is HTTPS (a TLS proxy in front): send cookies only over HTTPS.")
 @click.pass_obj
-def serve(db, host, port, threads, https):
-    """Serve the survey pages and the dashboard (waitress).
+def serve(db, host, port, workers, threads, https):
+    """Serve the survey pages and the dashboard (gunicorn).
+
+    The app is loaded once, then --workers processes of --threads threads each answer
+    requests. No access log is kept: no client address or user agent is ever logged;
+    errors go to stderr. SIGTERM or Ctrl+C stops gracefully: requests in flight get up
+    to 30 seconds to finish. GET /healthz answers without touching the database, for
+    load balancers.
 
     \b
     Examples:
       ldp-survey serve
       ldp-survey --db study.db serve --host 0.0.0.0 --port 8000
+      ldp-survey --db study.db serve --workers 4 --threads 16
       ldp-survey --db study.db serve --port 8000 --https   # behind a TLS proxy
     """
-    _serve(db, host, port, threads, https=https)
+    _serve(db, host, port, workers=workers, threads=threads, https=https)
 
 
 def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int, batch: int) -> dict:
@@ -374,22 +402,57 @@ def user_add(db, email, replace):
               help="Simulated respondents the demo survey should have.")
 @SEED
 @click.option("--no-serve", is_flag=True, help="Prepare the database and print the login, but do not serve.")
+@click.option("--force", is_flag=True,
+              help="Add the demo to a database that already holds other surveys.")
 @click.pass_obj
-def demo(db, host, port, respondents, seed, no_serve):
+def demo(db, host, port, respondents, seed, no_serve, force):
     """Set up and serve the example survey with simulated data.
 
     Rerunning is safe: the survey is created once and only topped up to --respondents.
     The account demo@example.org gets a fresh random password each run, printed.
+    A database holding other surveys is refused (the demo would add simulated
+    respondents and an account with a printed password to it) unless --force is given.
+    Serving is as with `serve` (default workers and threads).
 
     \b
     Examples:
       ldp-survey demo
       ldp-survey --db demo.db demo --respondents 10000 --port 8000
+      ldp-survey --db study.db demo --force --no-serve
     """
     from werkzeug.security import generate_password_hash
 
+    from .web.server import origin
+
+    # Bind first, so a busy port fails before the database is touched.
+    listener = None if no_serve else _listen(host, port)
+    try:
+        password, count = _prepare_demo(db, respondents=respondents, seed=seed, force=force,
+                                        hash_password=generate_password_hash)
+    except BaseException:
+        if listener is not None:
+            listener.close()
+        raise
+    base = origin(host, port)
+    click.echo(f"\nDatabase: {db} ({DEMO_SLUG}, {count} responses)")
+    click.echo(f"Respondent page: {base}/s/{DEMO_SLUG}")
+    click.echo(f"Dashboard:       {base}/surveys/{DEMO_SLUG}/results")
+    click.echo(f"Log in as:       {DEMO_EMAIL}")
+    click.echo(f"Password:        {password}")
+    if listener is not None:
+        _serve(db, host, port, listener=listener)
+
+
+def _prepare_demo(db: str, *, respondents: int, seed: int | None, force: bool, hash_password) -> tuple[str, int]:
+    """Create and top up the demo survey, reset the demo account; return its password and the response count."""
     store = open_store(db)
     try:
+        others = sorted(survey["slug"] for survey in store.list_surveys() if survey["slug"] != DEMO_SLUG)
+        if others and not force:
+            raise click.ClickException(
+                f"{db} already holds other surveys ({', '.join(others)}) and the demo would add simulated "
+                f"respondents and the {DEMO_EMAIL} account to it; use its own database "
+                f"(ldp-survey --db demo.db demo) or pass --force")
         if not store.survey_exists(DEMO_SLUG):
             text = (resource_dir("examples") / "smoking.toml").read_text(encoding="utf-8")
             defn = parse_definition_toml(text, source="examples/smoking.toml")
@@ -404,15 +467,7 @@ def demo(db, host, port, respondents, seed, no_serve):
             click.echo(f"Simulated {missing} respondents (seed {seed}) with this truth:")
             click.echo(format_truth(design, truth))
         password = secrets.token_urlsafe(12)
-        store.add_user(DEMO_EMAIL, generate_password_hash(password), replace=True)
-        count = store.response_count(DEMO_SLUG)
+        store.add_user(DEMO_EMAIL, hash_password(password), replace=True)
+        return password, store.response_count(DEMO_SLUG)
     finally:
         store.close()
-    base = f"http://{host}:{port}"
-    click.echo(f"\nDatabase: {db} ({DEMO_SLUG}, {count} responses)")
-    click.echo(f"Respondent page: {base}/s/{DEMO_SLUG}")
-    click.echo(f"Dashboard:       {base}/surveys/{DEMO_SLUG}/results")
-    click.echo(f"Log in as:       {DEMO_EMAIL}")
-    click.echo(f"Password:        {password}")
-    if not no_serve:
-        _serve(db, host, port, threads=8)

@@ -1,12 +1,15 @@
 """Shared fixtures (flaskr style): a temporary database, the app, its client, a CLI runner, the example survey.
 
-The browser tests also share a live server (`ldp-survey serve` on 127.0.0.1) and headless Chromium.
+The browser tests also share a live server (`ldp-survey serve`, gunicorn, on 127.0.0.1) and headless Chromium;
+`start_server` starts one more (tests/test_server.py).
 """
 
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -78,38 +81,94 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def live_server(tmp_path_factory):
-    """Start `ldp-survey serve` (waitress) on 127.0.0.1 with the smoking survey; yield {"origin", "db"}.
+class ServerProcess:
+    """A running `python -m survey serve` (gunicorn): its process, origin, port and log file (stderr)."""
 
-    One server per test module; the survey is examples/smoking.toml, slug smoking-2026.
+    def __init__(self, process: subprocess.Popen, port: int, log: Path):
+        self.process = process
+        self.port = port
+        self.origin = f"http://127.0.0.1:{port}"
+        self.log = log
+
+    def log_text(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 45) -> int:
+        """Send ``sig`` (default SIGTERM: a graceful stop), wait, and return the exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+        return self.process.returncode
+
+
+def wait_for_line(process: subprocess.Popen, prefix: bytes, timeout: float) -> bytes:
+    """Return the first line of the process's stdout starting with ``prefix``; raise if it exits or times out."""
+    buffer = b""
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while True:
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                if line.startswith(prefix):
+                    return line
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not selector.select(remaining):
+                raise TimeoutError(f"no line starting with {prefix!r} within {timeout} s")
+            chunk = os.read(process.stdout.fileno(), 65536)
+            if not chunk:
+                raise EOFError(f"the process exited (status {process.wait()}) before printing {prefix!r}")
+            buffer += chunk
+
+
+def start_server(db_path: Path, log: Path, *args: str, timeout: float = 30) -> ServerProcess:
+    """Start `ldp-survey serve` on a free port of 127.0.0.1 and return once it printed its Serving line.
+
+    stdout is a pipe read up to that line (the server prints nothing else there); stderr,
+    gunicorn's error log, goes to the file ``log``.
     """
-    db_path = tmp_path_factory.mktemp("browser") / "browser.db"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    port = free_port()
+    with log.open("wb") as stderr:
+        process = subprocess.Popen([sys.executable, "-m", "survey", "--db", str(db_path), "serve",
+                                    "--host", "127.0.0.1", "--port", str(port), *args],
+                                   env=env, stdout=subprocess.PIPE, stderr=stderr, bufsize=0)
+    server = ServerProcess(process, port, log)
+    try:
+        line = wait_for_line(process, b"Serving ", timeout)
+    except (TimeoutError, EOFError) as exc:
+        server.stop(signal.SIGKILL)
+        raise RuntimeError(f"the server did not start: {exc}\n{server.log_text()[-3000:]}") from exc
+    assert line.decode() == f"Serving {db_path} on {server.origin}/ (press Ctrl+C to stop)"
+    return server
+
+
+def create_smoking_db(db_path: Path):
+    """Create the database with examples/smoking.toml through the CLI, as a user would."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     subprocess.run([sys.executable, "-m", "survey", "--db", str(db_path), "create",
                     str(REPO / "examples" / "smoking.toml")], check=True, env=env, capture_output=True)
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "survey", "--db", str(db_path), "serve",
-                                "--host", "127.0.0.1", "--port", str(port)],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError(f"server did not start: {process.stdout.read().decode()}")
-            time.sleep(0.1)
-    yield {"origin": f"http://127.0.0.1:{port}", "db": db_path}
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory):
+    """Start `ldp-survey serve` (gunicorn, 2 workers) on 127.0.0.1 with the smoking survey; yield {"origin", "db"}.
+
+    One server per test module; the survey is examples/smoking.toml, slug smoking-2026.
+    At the end it gets SIGTERM and must stop gracefully (exit status 0).
+    """
+    directory = tmp_path_factory.mktemp("browser")
+    db_path = directory / "browser.db"
+    create_smoking_db(db_path)
+    server = start_server(db_path, directory / "server.log", "--workers", "2")
+    yield {"origin": server.origin, "db": db_path}
+    status = server.stop()
+    assert status == 0, f"the server stopped with status {status}:\n{server.log_text()[-3000:]}"
 
 
 @pytest.fixture(scope="module")

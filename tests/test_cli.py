@@ -10,7 +10,6 @@ import math
 import socket
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -22,6 +21,8 @@ from survey.definition import parse_definition_toml
 from survey.design import build_design, response_probabilities
 from survey.simulate import draw_true_values, parse_truth
 from survey.store import Store
+
+from conftest import free_port
 
 SLUG = "smoking-2026"
 HEADER = "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level"
@@ -454,28 +455,62 @@ def test_demo_is_idempotent_and_prints_a_working_login(run, db_path):
     assert Store(db_path).response_count(SLUG) == 350
 
 
-def test_serve_runs_waitress_on_the_app_of_the_database(run, db_path, smoking_survey, monkeypatch):
-    import waitress
+@pytest.fixture
+def gunicorn_runs(monkeypatch):
+    """Replace the gunicorn run by a recorder; return the recorded EmbeddedGunicorn instances.
 
-    calls = []
-    monkeypatch.setattr(waitress, "serve", lambda app, **kwargs: calls.append((app, kwargs)))
-    result = ok(run("serve", "--port", 8765, "--threads", 3))
-    assert "http://127.0.0.1:8765/" in result.stdout
-    [(app, kwargs)] = calls
-    assert kwargs == {"host": "127.0.0.1", "port": 8765, "threads": 3}
+    The recorder closes the listening socket handed over as fd://N, as gunicorn would, and
+    runs the when_ready hook (which prints the Serving line).
+    """
+    from survey.web import server
+
+    runs = []
+
+    def run(self):
+        [fd] = self.cfg.address
+        with socket.socket(fileno=fd) as listener:
+            runs.append((self, listener.getsockname(), listener.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)))
+        self.cfg.when_ready(None)
+
+    monkeypatch.setattr(server.EmbeddedGunicorn, "run", run)
+    return runs
+
+
+def test_serve_runs_gunicorn_on_the_app_of_the_database(run, db_path, smoking_survey, gunicorn_runs):
+    port = free_port()
+    result = ok(run("serve", "--port", port, "--workers", 2, "--threads", 3))
+    assert result.stdout == f"Serving {db_path} on http://127.0.0.1:{port}/ (press Ctrl+C to stop)\n"
+    [(gunicorn, address, listening)] = gunicorn_runs
+    assert address == ("127.0.0.1", port) and listening
+    cfg = gunicorn.cfg
+    assert (cfg.worker_class_str, cfg.workers, cfg.threads) == ("gthread", 2, 3)
+    assert cfg.preload_app and cfg.accesslog is None and cfg.errorlog == "-" and cfg.graceful_timeout == 30
+    app = gunicorn.wsgi()
     assert app.config["DATABASE"] == str(db_path)
     assert app.test_client().get(f"/s/{SLUG}/design.json").get_json()["hash"] == smoking_survey["hash"]
     assert app.config["SESSION_COOKIE_SECURE"] is False
 
 
-def test_serve_https_sends_secure_cookies(run, smoking_survey, monkeypatch):
-    import waitress
+def test_serve_defaults_to_one_worker_per_cpu_and_8_threads(run, smoking_survey, gunicorn_runs):
+    from survey.web.server import default_workers
 
-    calls = []
-    monkeypatch.setattr(waitress, "serve", lambda app, **kwargs: calls.append(app))
-    ok(run("serve", "--https"))
-    cookie = calls[0].test_client().get(f"/s/{SLUG}").headers["Set-Cookie"]
+    ok(run("serve", "--port", free_port()))
+    cfg = gunicorn_runs[0][0].cfg
+    assert cfg.workers == default_workers() and 1 <= cfg.workers <= 8 and cfg.threads == 8
+
+
+def test_serve_https_sends_secure_cookies(run, smoking_survey, gunicorn_runs):
+    ok(run("serve", "--https", "--port", free_port()))
+    cookie = gunicorn_runs[0][0].wsgi().test_client().get(f"/s/{SLUG}").headers["Set-Cookie"]
     assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=Lax" in cookie
+
+
+def test_demo_serves_like_serve(run, db_path, gunicorn_runs):
+    port = free_port()
+    result = ok(run("demo", "--respondents", 20, "--seed", 1, "--port", port))
+    assert result.stdout.endswith(f"Serving {db_path} on http://127.0.0.1:{port}/ (press Ctrl+C to stop)\n")
+    [(gunicorn, address, _)] = gunicorn_runs
+    assert address == ("127.0.0.1", port) and gunicorn.cfg.worker_class_str == "gthread"
 
 
 MANY_WEIGHTS_TOML = """
@@ -515,15 +550,13 @@ def test_created_designs_spend_at_most_the_budget(run, db_path, tmp_path, smokin
             assert q["epsilon"] == pytest.approx(len(q["options"]) * q["epsilon_per_option"], rel=1e-12)
 
 
-def test_serve_on_a_busy_port_is_a_user_error(run, smoking_survey):
+@pytest.mark.parametrize("command", [["serve"], ["demo", "--respondents", 20]])
+def test_serve_on_a_busy_port_is_a_user_error(run, db_path, command):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        # waitress leaves its sockets unclosed when bind fails; let them go here, not in a later test.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ResourceWarning)
-            result = run("serve", "--port", port)
-            assert_user_error(result, 1, f"cannot listen on 127.0.0.1:{port}", "--port")
-            del result
-            gc.collect()
+        result = run(*command, "--port", port)
+    assert_user_error(result, 1, f"cannot listen on 127.0.0.1:{port} (Address already in use)", "--port")
+    assert result.stdout == ""  # demo checks the port before it does any work
+    gc.collect()  # a socket left open would raise its ResourceWarning here

@@ -28,15 +28,18 @@ def create_app(test_config: dict | None = None) -> Flask:
     if test_config:
         app.config.update(test_config)
 
-    from . import db, editor, errors, explain_filters, research, respond, security, static_files
+    from . import (db, editor, errors, explain_filters, health, limits, research, respond, security,
+                   static_files)
 
     from .throttle import SignInThrottle
 
     app.extensions["ldp_signin_throttle"] = SignInThrottle()
+    limits.init_app(app)
     db.init_app(app)
     security.init_app(app)
     errors.init_app(app)
     explain_filters.init_app(app)
+    app.register_blueprint(health.bp)
     app.register_blueprint(static_files.bp)
     app.register_blueprint(respond.bp)
     app.register_blueprint(research.bp)

@@ -1,0 +1,183 @@
+"""The process layer: serve the web app with gunicorn, embedded (no gunicorn command line, no config file).
+
+* The caller binds the listening socket itself (:func:`listen`), so a busy port is one
+  clear error before anything starts; gunicorn gets the socket as ``fd://N``.
+* The app is created once in the master, before the workers fork (``preload_app``): the
+  database migrations run once, and ``create_app`` closes every SQLite connection it
+  opens, so the workers inherit none (each request opens and closes its own).
+* ``gthread`` workers: ``workers`` processes of ``threads`` threads each.
+* Privacy: no access log, and the error log (stderr) never names a client address.
+* SIGTERM (or SIGINT) stops gracefully: the listening socket closes at once, requests in
+  flight get up to :data:`GRACEFUL_TIMEOUT` seconds to finish, then the process exits 0.
+* A request whose declared Content-Length is over the app's ``MAX_CONTENT_LENGTH`` is
+  answered 413 by the app without reading the body (see ``survey.web.limits``); here
+  gunicorn is told not to invite the body (no ``100 Continue``) and to close the
+  connection after the answer instead of draining the body for the next request.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+from collections.abc import Callable
+
+from gunicorn import glogging
+from gunicorn.app.base import BaseApplication
+
+DEFAULT_THREADS = 8
+# More processes than this mostly add memory and SQLite write contention.
+MAX_DEFAULT_WORKERS = 8
+GRACEFUL_TIMEOUT = 30
+KEEPALIVE = 5
+BACKLOG = 2048
+
+_CLIENT_ADDRESS = re.compile(r"\bip=\S*?(?=:?(?:\s|$))")
+
+
+def default_workers() -> int:
+    """Return the default number of worker processes: the CPUs this process may use, 1 to 8."""
+    if hasattr(os, "process_cpu_count"):  # Python 3.13
+        cpus = os.process_cpu_count()
+    elif hasattr(os, "sched_getaffinity"):
+        cpus = len(os.sched_getaffinity(0))
+    else:  # pragma: no cover - platforms without affinity
+        cpus = os.cpu_count()
+    return max(1, min(cpus or 1, MAX_DEFAULT_WORKERS))
+
+
+def listen(host: str, port: int, *, backlog: int = BACKLOG) -> socket.socket:
+    """Return a TCP socket bound to host:port and listening; raise OSError if that is impossible.
+
+    ``host`` is an IPv4 or IPv6 address (``::1`` or ``[::1]``) or a name; a name is
+    bound to its first address. Nothing is left open when it fails.
+    """
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    family, kind, proto, _, address = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as every server does on POSIX
+        sock.bind(address)
+        sock.listen(backlog)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def origin(host: str, port: int) -> str:
+    """Return ``http://HOST:PORT`` (an IPv6 address in brackets)."""
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _redact(record: logging.LogRecord) -> bool:
+    """Drop client addresses (gunicorn's ``ip=...``) from an error-log record; keep the record."""
+    message = record.getMessage()
+    if "ip=" in message:
+        record.msg, record.args = _CLIENT_ADDRESS.sub("ip=(not logged)", message), ()
+    return True
+
+
+class PrivateLogger(glogging.Logger):
+    """gunicorn's logger with no access log and no client address in the error log."""
+
+    def setup(self, cfg):
+        super().setup(cfg)
+        self.error_log.addFilter(_redact)
+
+    def access(self, resp, req, environ, request_time):
+        """Log nothing: an access log would record who asked for what, and when."""
+
+
+def _declared_length(req) -> int | None:
+    for name, value in req.headers:
+        if name == "CONTENT-LENGTH":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _oversized_request_hook(limit: int | None):
+    """Return gunicorn's pre_request hook for requests declaring a body over ``limit`` bytes.
+
+    The app answers them 413 without reading the body; this hook keeps gunicorn from
+    reading it either: no ``100 Continue`` (the client is not invited to send it) and the
+    connection closes after the answer rather than draining the body to reuse it.
+    """
+
+    def pre_request(worker, req):
+        length = _declared_length(req)
+        if limit is None or length is None or length <= limit:
+            return
+        if hasattr(req, "_expected_100_continue"):
+            req._expected_100_continue = False
+        req.must_close = True  # what req.force_close() does, in every gunicorn since 19
+
+    return pre_request
+
+
+def gunicorn_options(*, fd: int, workers: int, threads: int, max_body: int | None,
+                     on_ready: Callable[[], None] | None = None) -> dict:
+    """Return the gunicorn settings for serving on the listening socket ``fd``."""
+
+    def when_ready(server):
+        if on_ready is not None:
+            on_ready()
+
+    return {
+        "bind": [f"fd://{fd}"],
+        "worker_class": "gthread",
+        "workers": workers,
+        "threads": threads,
+        "preload_app": True,
+        "graceful_timeout": GRACEFUL_TIMEOUT,
+        "keepalive": KEEPALIVE,
+        "accesslog": None,
+        "errorlog": "-",
+        "loglevel": "info",
+        "logger_class": PrivateLogger,
+        "proc_name": "ldp-survey",
+        "when_ready": when_ready,
+        "pre_request": _oversized_request_hook(max_body),
+        # gunicorn 25.1+ opens a control socket in $HOME by default; this server needs none.
+        "control_socket_disable": True,
+    }
+
+
+class EmbeddedGunicorn(BaseApplication):
+    """gunicorn running one already created WSGI app with the given settings only.
+
+    It reads no configuration file, no command line and no GUNICORN_CMD_ARGS; settings
+    the installed gunicorn does not know (newer ones) are left out.
+    """
+
+    def __init__(self, app, options: dict):
+        self.application = app
+        self.options = options
+        super().__init__()
+
+    def load_config(self):
+        for key, value in self.options.items():
+            if key in self.cfg.settings:
+                self.cfg.set(key, value)
+
+    def load(self):
+        return self.application
+
+
+def serve(app, listener: socket.socket, *, workers: int | None = None, threads: int = DEFAULT_THREADS,
+          on_ready: Callable[[], None] | None = None) -> None:
+    """Serve ``app`` on the listening socket until SIGTERM or SIGINT; gunicorn takes the socket over.
+
+    ``on_ready`` is called once in the master when it listens and starts its workers.
+    Returns (or exits with status 0) after a graceful stop.
+    """
+    fd = listener.detach()  # gunicorn duplicates it and closes this descriptor
+    options = gunicorn_options(fd=fd, workers=workers or default_workers(), threads=threads,
+                               max_body=app.config.get("MAX_CONTENT_LENGTH"), on_ready=on_ready)
+    EmbeddedGunicorn(app, options).run()
