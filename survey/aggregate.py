@@ -1,7 +1,8 @@
 """Aggregate the noisy reports of a survey into one debiased row per estimate.
 
-``aggregate`` reads the answers once, counts them per question with numpy
-(``count_reports``) and debiases the counts (``question_rows``); ``rows_to_csv``,
+``aggregate`` reads wire-format answers once and counts them per question with numpy
+(``count_reports``); ``aggregate_counts`` debiases counts (``question_rows``), whether
+counted here or kept by the store; ``rows_to_csv``,
 ``rows_to_json`` and ``rows_to_table`` format the rows for export, the API and the
 terminal. Everything here is post-processing of noisy reports and costs no privacy. It
 imports neither Flask nor the database.
@@ -73,10 +74,23 @@ def aggregate(design: dict, answers: Iterable[dict], *, level=0.95) -> list[Aggr
     """
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise ValueError(f"level must be a number in (0, 1), e.g. 0.95, got {level!r}")
-    counts = count_reports(design, answers)
+    return aggregate_counts(design, count_reports(design, answers), level=level)
+
+
+def aggregate_counts(design: dict, counts, *, level=0.95) -> list[AggregateRow]:
+    """Return the debiased rows of a survey from its counts, in question order and option order.
+
+    ``counts`` maps each question id to a QuestionCounts, or to a pair (n, ones per
+    indicator) as ``Store.question_counts`` returns it.
+    """
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1), e.g. 0.95, got {level!r}")
     rows = []
     for question in design["questions"]:
-        rows.extend(question_rows(question, counts[question["id"]], level=level))
+        entry = counts[question["id"]]
+        if not isinstance(entry, QuestionCounts):
+            entry = QuestionCounts(n=int(entry[0]), ones=np.asarray(entry[1], dtype=np.int64))
+        rows.extend(question_rows(question, entry, level=level))
     return rows
 
 

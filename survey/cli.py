@@ -21,7 +21,7 @@ from .design import build_design
 from .reports import ReportError
 from .resources import resource_dir
 from .simulate import (TruthError, batch_count, complete_truth, format_truth, parse_truth,
-                       simulate_batches)
+                       simulate_column_batches)
 from .store import Store, StoreError, SurveyNotFound
 
 DEFAULT_DB = "ldp-survey.db"
@@ -198,9 +198,9 @@ def serve(db, host, port, workers, threads, https):
 
     The app is loaded once, then --workers processes of --threads threads each answer
     requests. No access log is kept: no client address or user agent is ever logged;
-    errors go to stderr. SIGTERM or Ctrl+C stops gracefully: requests in flight get up
-    to 30 seconds to finish. GET /healthz answers without touching the database, for
-    load balancers.
+    errors go to stderr. SIGTERM stops gracefully (requests in flight get up to 30
+    seconds to finish); Ctrl+C stops at once. GET /healthz answers without touching the
+    database, for load balancers.
 
     \b
     Examples:
@@ -216,10 +216,10 @@ def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int
     """Simulate n respondents into the store and return the full truth used."""
     truth_rng, answer_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     truth = complete_truth(design, truth, truth_rng)
-    batches = simulate_batches(design, truth, n=n, batch=batch, rng=answer_rng)
+    batches = simulate_column_batches(design, truth, n=n, batch=batch, rng=answer_rng)
     with stderr_progress(batches, length=batch_count(n, batch), label=f"Simulating {n} respondents") as bar:
-        for answers in bar:
-            store.add_responses(design["slug"], design["hash"], answers)
+        for columns in bar:
+            store.add_report_columns(design["slug"], design["hash"], columns)
     return truth
 
 
@@ -240,7 +240,7 @@ SEED = click.option("--seed", type=click.IntRange(min=0), default=None,
                    "multi one inclusion probability per option; number the mean in [min,max]. "
                    "Questions left out get a random truth, printed.")
 @SEED
-@click.option("--batch", default=1000, show_default=True, type=click.IntRange(min=1),
+@click.option("--batch", default=100_000, show_default=True, type=click.IntRange(min=1),
               help="Respondents stored per transaction.")
 @click.pass_obj
 def simulate(db, slug, n, truths, seed, batch):
@@ -291,7 +291,7 @@ def aggregate(db, slug, fmt, level):
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
-        rows = agg.aggregate(design, store.iter_answers(slug), level=level)
+        rows = agg.aggregate_counts(design, store.question_counts(slug), level=level)
     finally:
         store.close()
     if fmt == "csv":
@@ -331,7 +331,7 @@ def export(db, slug, what, output, level):
     try:
         design = load_design(store, slug)
         if what == "aggregates":
-            text = agg.rows_to_csv(agg.aggregate(design, store.iter_answers(slug), level=level))
+            text = agg.rows_to_csv(agg.aggregate_counts(design, store.question_counts(slug), level=level))
         else:
             text = responses_csv(design, store.iter_responses(slug))
     finally:
@@ -463,7 +463,7 @@ def _prepare_demo(db: str, *, respondents: int, seed: int | None, force: bool, h
             qids = {q["id"] for q in design["questions"]}
             given = parse_truth(design, [f"{q}={v}" for q, v in DEMO_TRUTH.items() if q in qids])
             seed = _seed(seed)
-            truth = _simulate_into(store, design, n=missing, truth=given, seed=seed, batch=1000)
+            truth = _simulate_into(store, design, n=missing, truth=given, seed=seed, batch=100_000)
             click.echo(f"Simulated {missing} respondents (seed {seed}) with this truth:")
             click.echo(format_truth(design, truth))
         password = secrets.token_urlsafe(12)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
+
 
 class ReportError(ValueError):
     """A submission is invalid; ``field`` names the offending key, ``status`` the HTTP status."""
@@ -50,6 +52,31 @@ def validate_report(question: dict, report: Any):
                               f"got {report!r}", field=qid)
         return list(report)
     raise ReportError(f"question {qid!r} has an unknown mechanism {mechanism!r}", field=qid)
+
+
+def check_report_array(question: dict, reports) -> np.ndarray:
+    """Return n reports of one question as an integer array if every one is in the output domain, else raise.
+
+    The whole-array form of validate_report, for simulated batches: an (n,) array for
+    rr/duchi/grr, an (n, d) array of bits for oue and multi.
+    """
+    qid, mechanism = question["id"], question["mechanism"]
+    values = np.asarray(reports)
+    if values.dtype.kind not in "iu":
+        raise ReportError(f"the reports for {qid!r} must be integers, got an array of {values.dtype}", field=qid)
+    if mechanism == "grr":
+        shape, highest = (values.shape[0],), len(question["options"]) - 1
+    elif mechanism == "oue" or question["kind"] == "multi":
+        shape, highest = (values.shape[0], len(question["options"])), 1
+    elif mechanism in ("rr", "duchi"):
+        shape, highest = (values.shape[0],), 1
+    else:
+        raise ReportError(f"question {qid!r} has an unknown mechanism {mechanism!r}", field=qid)
+    if values.shape != shape:
+        raise ReportError(f"the reports for {qid!r} must have shape {shape}, got {values.shape}", field=qid)
+    if values.size and (values.min() < 0 or values.max() > highest):
+        raise ReportError(f"the reports for {qid!r} must lie in 0..{highest}", field=qid)
+    return values.astype(np.int64, copy=False)
 
 
 def _unique_keys(pairs):

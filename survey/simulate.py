@@ -14,8 +14,9 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from . import codec
 from .mechanisms import randomize_question
-from .reports import validate_submission
+from .reports import check_report_array, validate_submission
 
 SUM_TOLERANCE = 1e-9
 
@@ -146,15 +147,41 @@ def simulate_answers(design: dict, truth: dict, n: int, rng: np.random.Generator
     return answers
 
 
-def simulate_batches(design: dict, truth: dict, *, n: int, batch: int,
-                     rng: np.random.Generator) -> Iterator[list[dict]]:
-    """Yield the answers of n simulated respondents in lists of at most ``batch``."""
+def simulate_columns(design: dict, truth: dict, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Return n simulated respondents' reports per question as (n, words) arrays (``survey.codec``).
+
+    The vectorised twin of simulate_answers: the same draws, checked against each
+    mechanism's output domain as a whole array (``reports.check_report_array``).
+    """
+    columns = []
+    for question in design["questions"]:
+        true_values = draw_true_values(question, truth[question["id"]], n, rng)
+        reports = check_report_array(question, randomize_question(question, true_values, rng))
+        columns.append(codec.encode_column(question, reports))
+    return columns
+
+
+def _check_sizes(n, batch):
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise TruthError(f"the number of respondents must be an integer >= 1, got {n!r}")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise TruthError(f"the batch size must be an integer >= 1, got {batch!r}")
+
+
+def simulate_batches(design: dict, truth: dict, *, n: int, batch: int,
+                     rng: np.random.Generator) -> Iterator[list[dict]]:
+    """Yield the answers of n simulated respondents in lists of at most ``batch``."""
+    _check_sizes(n, batch)
     for start in range(0, n, batch):
         yield simulate_answers(design, truth, min(batch, n - start), rng)
+
+
+def simulate_column_batches(design: dict, truth: dict, *, n: int, batch: int,
+                            rng: np.random.Generator) -> Iterator[list[np.ndarray]]:
+    """Yield the reports of n simulated respondents as simulate_columns batches of at most ``batch``."""
+    _check_sizes(n, batch)
+    for start in range(0, n, batch):
+        yield simulate_columns(design, truth, min(batch, n - start), rng)
 
 
 def batch_count(n: int, batch: int) -> int:

@@ -40,7 +40,9 @@ def app(db_path):
     """Return the web app on the temporary database (CSRF protection on)."""
     from survey.web import create_app
 
-    return create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test"})
+    app = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test"})
+    yield app
+    app.extensions["ldp_stores"].close_all()
 
 
 @pytest.fixture

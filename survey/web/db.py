@@ -1,32 +1,63 @@
-"""Give each request its own Store on ``g`` and close it at teardown."""
+"""Give each worker thread one Store (one SQLite connection), opened on first use and kept.
+
+Migrations run once, when the app is created; a worker thread's connection only sets
+its PRAGMAs when it opens. Nothing about the database is done per request.
+"""
 
 from __future__ import annotations
 
-from flask import current_app, g
+import threading
+
+from flask import current_app
 
 from ..store import Store
 
 
+class ThreadStores:
+    """One Store per thread for one database, closed together when the app is done with them."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._open: list[Store] = []
+
+    def get(self) -> Store:
+        """Return this thread's Store, opening it on first use."""
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = Store(self.path, migrate=False)
+            self._local.store = store
+            with self._lock:
+                self._open.append(store)
+        return store
+
+    def close_all(self):
+        """Close every thread's connection (at shutdown or the end of a test); threads reopen on next use.
+
+        Only call it when no request is running: a connection is used by its own thread only.
+        """
+        with self._lock:
+            stores, self._open = self._open, []
+        self._local = threading.local()
+        for store in stores:
+            try:
+                store.close()
+            except Exception:  # a connection of a thread that has exited may already be gone
+                pass
+
+
 def get_store() -> Store:
-    """Return this request's Store, opening it on first use."""
-    if "store" not in g:
-        g.store = Store(current_app.config["DATABASE"])
-    return g.store
-
-
-def close_store(exc=None):
-    """Close this request's Store, if one was opened."""
-    store = g.pop("store", None)
-    if store is not None:
-        store.close()
+    """Return the calling thread's Store."""
+    return current_app.extensions["ldp_stores"].get()
 
 
 def init_app(app):
-    """Register the teardown and make sure the database exists and is migrated."""
-    app.teardown_appcontext(close_store)
+    """Migrate the database once, set the session key if none is configured, and set up per-thread stores."""
     store = Store(app.config["DATABASE"])
     try:
         if not app.config.get("SECRET_KEY"):
             app.config["SECRET_KEY"] = store.secret_key()
     finally:
         store.close()
+    app.extensions["ldp_stores"] = ThreadStores(app.config["DATABASE"])

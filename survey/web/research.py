@@ -11,7 +11,7 @@ from flask import (Blueprint, Response, abort, current_app, flash, g, redirect, 
                    request, session, url_for)
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from ..aggregate import aggregate, rows_to_csv
+from ..aggregate import aggregate_counts, rows_to_csv
 from ..charts import results_chart_svg
 from ..export import responses_csv
 from .db import get_store
@@ -121,7 +121,7 @@ def _rows(slug: str, level: float):
     with _CACHE_LOCK:
         rows = _ROWS_CACHE.get(key)
     if rows is None:
-        rows = aggregate(design, store.iter_answers(slug), level=level)
+        rows = aggregate_counts(design, store.question_counts(slug), level=level)
         with _CACHE_LOCK:
             _ROWS_CACHE[key] = rows
             while len(_ROWS_CACHE) > _CACHE_SIZE:

@@ -1,0 +1,104 @@
+"""Encode noisy reports as the integers the store keeps, and count their indicators.
+
+Every report is one or more non-negative integers ("words"): 0/1 for ``rr`` and
+``duchi``, the option index for ``grr``, and for a bit-vector report (``oue`` choice,
+``multi``) a bitmask with bit i for option i, WORD_BITS options per word. Integers are
+what SQLite counts and indexes without decoding anything.
+
+Every estimand is an indicator (DESIGN.md §3): option i of a question "is 1" in a report
+when the report's value equals i (``grr``), when bit i is set (bit vectors) or when the
+report is 1 (``rr``/``duchi``, one option). ``indicators`` and ``tally`` compute exactly
+what ``survey.aggregate.count_reports`` counts from wire-format reports. Pure numpy; no
+I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# 63 bits per word keeps every word a non-negative signed 64-bit SQLite INTEGER.
+WORD_BITS = 63
+
+
+def is_bit_vector(question: dict) -> bool:
+    """Return whether the question's report is a list of d bits (OUE choice, multi)."""
+    return question["kind"] == "multi" or question["mechanism"] == "oue"
+
+
+def option_count(question: dict) -> int:
+    """Return the number of indicators (estimands) of a question: d options, or 1."""
+    return len(question["options"]) if question["kind"] in ("choice", "multi") else 1
+
+
+def word_count(question: dict) -> int:
+    """Return how many integer words hold one report of the question."""
+    return -(-option_count(question) // WORD_BITS) if is_bit_vector(question) else 1
+
+
+def encode_report(question: dict, report: Any) -> tuple[int, ...]:
+    """Return the words of one validated wire-format report."""
+    if not is_bit_vector(question):
+        return (int(report),)
+    words = []
+    for start in range(0, len(report), WORD_BITS):
+        word = 0
+        for offset, bit in enumerate(report[start:start + WORD_BITS]):
+            word |= int(bit) << offset
+        words.append(word)
+    return tuple(words)
+
+
+def decode_report(question: dict, words) -> Any:
+    """Return the wire-format report (an integer, or a list of d bits) of stored words."""
+    if not is_bit_vector(question):
+        return int(words[0])
+    d = option_count(question)
+    return [(int(words[index // WORD_BITS]) >> (index % WORD_BITS)) & 1 for index in range(d)]
+
+
+def indicator_options(question: dict, report: Any) -> list[int]:
+    """Return the options whose indicator is 1 in one validated wire-format report."""
+    if is_bit_vector(question):
+        return [option for option, bit in enumerate(report) if bit]
+    if question["mechanism"] == "grr":
+        return [int(report)]
+    return [0] if report else []
+
+
+def encode_column(question: dict, reports) -> np.ndarray:
+    """Return an (n, word_count) int64 array of the words of n validated reports.
+
+    ``reports`` is an array of n scalars, or of n rows of d bits for a bit vector.
+    """
+    values = np.asarray(reports, dtype=np.int64)
+    if not is_bit_vector(question):
+        return values.reshape(-1, 1)
+    d = option_count(question)
+    values = values.reshape(-1, d)
+    words = np.zeros((values.shape[0], word_count(question)), dtype=np.int64)
+    for index in range(words.shape[1]):
+        chunk = values[:, index * WORD_BITS:(index + 1) * WORD_BITS]
+        words[:, index] = (chunk << np.arange(chunk.shape[1], dtype=np.int64)).sum(axis=1)
+    return words
+
+
+def indicators(question: dict, words: np.ndarray) -> np.ndarray:
+    """Return the (n, option_count) 0/1 matrix of each report's indicators from its words."""
+    words = np.asarray(words, dtype=np.int64).reshape(-1, word_count(question))
+    d = option_count(question)
+    if is_bit_vector(question):
+        index = np.arange(d)
+        return (words[:, index // WORD_BITS] >> (index % WORD_BITS)) & 1
+    if question["mechanism"] == "grr":
+        return (words[:, :1] == np.arange(d)).astype(np.int64)
+    return words[:, :1] & 1
+
+
+def tally(question: dict, words: np.ndarray) -> np.ndarray:
+    """Return, per indicator of the question, how many of the reports have it (the 1s)."""
+    words = np.asarray(words, dtype=np.int64).reshape(-1, word_count(question))
+    if not is_bit_vector(question) and question["mechanism"] == "grr":
+        return np.bincount(words[:, 0], minlength=option_count(question)).astype(np.int64)
+    return indicators(question, words).sum(axis=0, dtype=np.int64)

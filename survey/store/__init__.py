@@ -1,0 +1,367 @@
+"""Store surveys, noisy reports and researcher accounts in SQLite (WAL); the only package that speaks SQL.
+
+Only noisy reports are stored, with the day they arrived: never an IP address, a user
+agent or an exact time (DESIGN.md §1, invariant 5). Reports are integers in one table per
+survey keyed by a random id (``schema``), and per-indicator tallies are kept current in
+the same transaction as every insert, so a survey's aggregates cost a few rows whatever
+its size. A Store holds one connection: use one per thread (the web app keeps one per
+worker thread). This package does not import Flask.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import secrets
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+import sqlite_utils
+
+from .. import codec
+from .schema import (Batch, batch_from_answers, batch_from_columns, create_reports, insert_batch, migrations,
+                     report_columns, reports_table)
+
+BUSY_TIMEOUT_MS = 10_000
+# WAL with synchronous=FULL: a commit is on disk before the response is acknowledged, so
+# neither a killed server (tests/test_durability.py) nor a power cut loses it.
+SYNCHRONOUS = "FULL"
+ID_ATTEMPTS = 3
+# Page cache per connection (KiB): random-key inserts touch pages all over a large table.
+CACHE_KIB = 65536
+
+
+class StoreError(Exception):
+    """A storage request cannot be honoured (unknown survey, frozen design, duplicate)."""
+
+
+class SurveyNotFound(StoreError):
+    """No survey has this slug."""
+
+
+def today() -> str:
+    """Return the current UTC day as YYYY-MM-DD, the only time recorded with a response."""
+    return dt.datetime.now(dt.timezone.utc).date().isoformat()
+
+
+def new_ids(n: int) -> list[str]:
+    """Return n random 64-bit response ids as 16 hex digits (their order says nothing of arrival)."""
+    raw = secrets.token_bytes(8 * n)
+    return [raw[i:i + 8].hex() for i in range(0, 8 * n, 8)]
+
+
+_DESIGNS: dict[str, dict] = {}
+_DESIGNS_LOCK = threading.Lock()
+
+
+class Store:
+    """Open the database at ``path``: one connection, its PRAGMAs, and (unless ``migrate=False``) migrations.
+
+    Open with ``migrate=True`` once per process at start-up; connections opened later for
+    worker threads pass ``migrate=False`` and only set their PRAGMAs.
+    """
+
+    def __init__(self, path: str | Path, *, migrate: bool = True):
+        self.path = str(path)
+        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        if self.path != ":memory:":
+            self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
+        self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        self.db = sqlite_utils.Database(self.conn)
+        if migrate:
+            migrations.apply(self.db)
+
+    def close(self):
+        """Close the connection."""
+        self.conn.close()
+
+    @contextmanager
+    def _write(self):
+        """Run the block in one write transaction, taken at once (BEGIN IMMEDIATE) so it never deadlocks."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # Surveys
+
+    def create_survey(self, definition_text: str, design: dict, *, replace: bool = False):
+        """Store a new survey, or replace the design of one that has no responses yet.
+
+        Raises StoreError if the slug exists (and ``replace`` is false) or if the existing
+        design is frozen because responses arrived (invariant 7).
+        """
+        slug = design["slug"]
+        with self._write() as conn:
+            row = conn.execute("SELECT responses FROM surveys WHERE slug = ?", [slug]).fetchone()
+            if row is not None:
+                if not replace:
+                    raise StoreError(f"a survey with slug {slug!r} already exists")
+                if row[0]:
+                    raise StoreError(f"survey {slug!r} already has responses; its design is frozen")
+                conn.execute("UPDATE surveys SET title = ?, definition = ?, design = ?, design_hash = ? "
+                             "WHERE slug = ?", [design["title"], definition_text, _design_text(design),
+                                                design["hash"], slug])
+            else:
+                conn.execute("INSERT INTO surveys (slug, title, definition, design, design_hash, created_day) "
+                             "VALUES (?, ?, ?, ?, ?, ?)", [slug, design["title"], definition_text,
+                                                           _design_text(design), design["hash"], today()])
+            create_reports(conn, slug, design)
+
+    def survey_exists(self, slug: str) -> bool:
+        """Return whether a survey has this slug."""
+        return self.conn.execute("SELECT 1 FROM surveys WHERE slug = ?", [slug]).fetchone() is not None
+
+    def get_design(self, slug: str) -> dict:
+        """Return the design of a survey (shared and cached by hash: do not modify it), or raise SurveyNotFound."""
+        row = self.conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
+        if row is None:
+            raise SurveyNotFound(f"no survey with slug {slug!r}")
+        design = _DESIGNS.get(row[0])
+        if design is None:
+            text = self.conn.execute("SELECT design FROM surveys WHERE slug = ?", [slug]).fetchone()
+            if text is None:
+                raise SurveyNotFound(f"no survey with slug {slug!r}")
+            design = json.loads(text[0])
+            with _DESIGNS_LOCK:
+                _DESIGNS[design["hash"]] = design
+        return design
+
+    def get_definition(self, slug: str) -> str:
+        """Return the definition text a survey was created from."""
+        row = self.conn.execute("SELECT definition FROM surveys WHERE slug = ?", [slug]).fetchone()
+        if row is None:
+            raise SurveyNotFound(f"no survey with slug {slug!r}")
+        return row[0]
+
+    def list_surveys(self) -> list[dict]:
+        """Return every survey's slug, title, creation day, design hash and response count, by slug."""
+        sql = "SELECT slug, title, created_day, design_hash, responses FROM surveys ORDER BY slug"
+        return [dict(zip(("slug", "title", "created_day", "design_hash", "responses"), row))
+                for row in self.conn.execute(sql).fetchall()]
+
+    # Responses
+
+    def add_response(self, slug: str, design_hash: str, answers: dict, *, day: str | None = None) -> str:
+        """Store one validated response in its own transaction and return its random id."""
+        return self.add_responses(slug, design_hash, [answers], day=day)[0]
+
+    def add_responses(self, slug: str, design_hash: str, answers_list: Iterable[dict], *,
+                      day: str | None = None) -> list[str]:
+        """Store validated responses ``{QID: REPORT}`` in one transaction and return their random ids."""
+        answers_list = list(answers_list)
+        design = self._current_design(slug, design_hash)
+        days = [day or today()] * len(answers_list)
+        return self._insert(slug, design_hash, len(answers_list),
+                            lambda ids: batch_from_answers(design, ids, days, answers_list))
+
+    def add_report_columns(self, slug: str, design_hash: str, columns: Sequence[np.ndarray], *,
+                           day: str | None = None) -> int:
+        """Store validated reports given per question as (n, words) arrays (``survey.codec``) in one transaction.
+
+        The fast path of simulations: every question answered by all n respondents.
+        Returns n.
+        """
+        design = self._current_design(slug, design_hash)
+        if len(columns) != len(design["questions"]):
+            raise StoreError(f"expected reports to {len(design['questions'])} questions, got {len(columns)}")
+        n = len(columns[0]) if columns else 0
+        days = [day or today()] * n
+        self._insert(slug, design_hash, n, lambda ids: batch_from_columns(design, ids, days, columns))
+        return n
+
+    def _current_design(self, slug: str, design_hash: str) -> dict:
+        design = self.get_design(slug)
+        if design["hash"] != design_hash:
+            raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
+        return design
+
+    def _insert(self, slug: str, design_hash: str, n: int, make_batch) -> list[str]:
+        for attempt in range(ID_ATTEMPTS):
+            ids = new_ids(n)
+            batch: Batch = make_batch(ids)
+            try:
+                with self._write() as conn:
+                    current = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
+                    if current is None:
+                        raise SurveyNotFound(f"no survey with slug {slug!r}")
+                    if current[0] != design_hash:
+                        raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
+                    insert_batch(conn, slug, self.get_design(slug), batch)
+                return ids
+            except sqlite3.IntegrityError:
+                # Two random 64-bit ids collided: draw new ones (the transaction was rolled back).
+                if attempt == ID_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def response_count(self, slug: str) -> int:
+        """Return how many responses a survey has (kept current at insert: no scan)."""
+        row = self.conn.execute("SELECT responses FROM surveys WHERE slug = ?", [slug]).fetchone()
+        if row is None:
+            raise SurveyNotFound(f"no survey with slug {slug!r}")
+        return row[0]
+
+    def question_counts(self, slug: str) -> dict[str, tuple[int, list[int]]]:
+        """Return per question id its number of reports and the 1s of each indicator (from the tallies)."""
+        design = self.get_design(slug)
+        reports = dict(self.conn.execute("SELECT question, reports FROM question_tallies WHERE survey = ?",
+                                         [slug]).fetchall())
+        ones = [[0] * codec.option_count(question) for question in design["questions"]]
+        for index, option, count in self.conn.execute(
+                "SELECT question, option, ones FROM option_tallies WHERE survey = ?", [slug]):
+            ones[index][option] = count
+        return {question["id"]: (reports.get(index, 0), ones[index])
+                for index, question in enumerate(design["questions"])}
+
+    def recount(self, slug: str) -> dict[str, tuple[int, list[int]]]:
+        """Return the same counts as question_counts, recomputed from every stored report (a full scan)."""
+        design = self.get_design(slug)
+        table = reports_table(self.conn, slug)
+        counts = {}
+        for question, names in zip(design["questions"], report_columns(design)):
+            words = np.array(self.conn.execute(
+                f'SELECT {", ".join(names)} FROM "{table}" WHERE {names[0]} IS NOT NULL').fetchall(),
+                dtype=np.int64).reshape(-1, len(names))
+            counts[question["id"]] = (len(words), [int(x) for x in codec.tally(question, words)])
+        return counts
+
+    def joint_reports(self, slug: str, first: str, second: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return the distinct report pairs of two questions among respondents who answered both.
+
+        Returns (words of the first question, words of the second, how many respondents
+        gave each pair): ``codec.indicators`` of each side, weighted by the counts, give
+        every joint count of their indicators. One GROUP BY in SQL; no report is decoded.
+        """
+        design = self.get_design(slug)
+        index = {question["id"]: i for i, question in enumerate(design["questions"])}
+        for qid in (first, second):
+            if qid not in index:
+                raise StoreError(f"{qid!r} is not a question of {slug!r}")
+        columns = report_columns(design)
+        a, b = columns[index[first]], columns[index[second]]
+        selected = ", ".join(a + b)
+        rows = self.conn.execute(
+            f'SELECT {selected}, count(*) FROM "{reports_table(self.conn, slug)}" '
+            f"WHERE {a[0]} IS NOT NULL AND {b[0]} IS NOT NULL GROUP BY {selected}").fetchall()
+        table = np.array(rows, dtype=np.int64).reshape(-1, len(a) + len(b) + 1)
+        return table[:, :len(a)], table[:, len(a):-1], table[:, -1]
+
+    def iter_responses(self, slug: str) -> Iterator[dict]:
+        """Yield ``{"id", "received_day", "answers"}`` of every response, ordered by random id.
+
+        ``answers`` maps each answered question id to its wire-format report.
+        """
+        design = self.get_design(slug)
+        columns = report_columns(design)
+        names = ", ".join(name for names in columns for name in names)
+        spans, start = [], 2
+        for names_of_question in columns:
+            spans.append((start, start + len(names_of_question)))
+            start += len(names_of_question)
+        sql = f'SELECT id, received_day, {names} FROM "{reports_table(self.conn, slug)}" ORDER BY id'
+        for row in self.conn.execute(sql):
+            answers = {}
+            for question, (lo, hi) in zip(design["questions"], spans):
+                if row[lo] is not None:
+                    answers[question["id"]] = codec.decode_report(question, row[lo:hi])
+            yield {"id": row[0], "received_day": row[1], "answers": answers}
+
+    def iter_answers(self, slug: str) -> Iterator[dict]:
+        """Yield the noisy answers ``{QID: REPORT}`` of every response, ordered by random id."""
+        for response in self.iter_responses(slug):
+            yield response["answers"]
+
+    # Operations
+
+    def backup(self, destination: str | Path, *, progress=None):
+        """Copy the database to a new file with SQLite's online backup API (safe while serving).
+
+        The copy is made in one step, so it is a consistent snapshot even while other
+        processes write; it is created readable only by its owner. Refuses to overwrite.
+        """
+        destination = Path(destination)
+        try:
+            descriptor = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            raise StoreError(f"{destination} already exists; choose a new file name") from None
+        except OSError as exc:
+            raise StoreError(f"cannot create {destination}: {exc.strerror or exc}") from exc
+        os.close(descriptor)
+        try:
+            target = sqlite3.connect(destination)
+            try:
+                self.conn.backup(target, pages=-1, progress=progress)
+                target.execute("PRAGMA journal_mode = DELETE")
+            finally:
+                target.close()
+        except BaseException:
+            destination.unlink(missing_ok=True)
+            raise
+
+    def integrity_check(self) -> str:
+        """Return SQLite's ``PRAGMA integrity_check`` verdict ("ok" when sound)."""
+        return "\n".join(row[0] for row in self.conn.execute("PRAGMA integrity_check"))
+
+    # Users
+
+    def add_user(self, email: str, password_hash: str, *, replace: bool = False):
+        """Create a researcher account, or set its password when ``replace`` is true."""
+        with self._write():
+            existing = self.get_user(email)
+            if existing and not replace:
+                raise StoreError(f"a user with email {email!r} already exists")
+            if existing:
+                self.conn.execute("UPDATE users SET password_hash = ? WHERE id = ?", [password_hash, existing["id"]])
+            else:
+                self.conn.execute("INSERT INTO users (email, password_hash, created_day) VALUES (?, ?, ?)",
+                                  [email, password_hash, today()])
+
+    def get_user(self, email: str) -> dict | None:
+        """Return the account with this email (case-insensitive), or None."""
+        row = self.conn.execute("SELECT id, email, password_hash FROM users WHERE lower(email) = lower(?)",
+                                [email]).fetchone()
+        return dict(zip(("id", "email", "password_hash"), row)) if row else None
+
+    def get_user_by_id(self, user_id: int) -> dict | None:
+        """Return the account with this id, or None."""
+        row = self.conn.execute("SELECT id, email, password_hash FROM users WHERE id = ?", [user_id]).fetchone()
+        return dict(zip(("id", "email", "password_hash"), row)) if row else None
+
+    # Settings
+
+    def get_setting(self, key: str, default: str | None = None) -> str | None:
+        """Return a stored setting, or ``default``."""
+        row = self.conn.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
+        return row[0] if row else default
+
+    def set_setting(self, key: str, value: str):
+        """Store a setting."""
+        with self._write() as conn:
+            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
+                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, value])
+
+    def secret_key(self) -> str:
+        """Return the app's session-signing key, creating and storing a random one on first use."""
+        key = self.get_setting("secret_key")
+        if key is None:
+            with self._write() as conn:
+                conn.execute("INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
+                             ["secret_key", secrets.token_hex(32)])
+            key = self.get_setting("secret_key")
+        return key
+
+
+def _design_text(design: dict) -> str:
+    return json.dumps(design, sort_keys=True)

@@ -1,0 +1,160 @@
+"""The database schema, its migrations and the SQL that writes reports (used by Store and migrations).
+
+Reports live in one table per survey, ``reports_<hex>``, a ``WITHOUT ROWID`` table keyed
+by a random id, so rows sit in random-key order whatever order they arrived in. Each
+question has one INTEGER column per word of its report (``survey.codec``): the column
+``q<i>_<w>`` holds word w of question i (design order); NULL when the respondent was
+not asked it. ``question_tallies`` and ``option_tallies`` keep, per survey, the number of
+reports to each question and the 1s of each of its indicators, updated in the same
+transaction as every insert, so aggregates never scan responses.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+from typing import Sequence
+
+import numpy as np
+import sqlite_utils
+
+from .. import codec
+
+migrations = sqlite_utils.Migrations("ldp-survey")
+MIGRATION_BATCH = 10_000
+
+
+@migrations()
+def m001_initial(db):
+    """Create the surveys, responses, users and settings tables."""
+    db["surveys"].create({"slug": str, "title": str, "definition": str, "design": str,
+                          "design_hash": str, "created_day": str}, pk="slug")
+    db["responses"].create({"id": str, "survey": str, "design_hash": str, "received_day": str,
+                            "answers": str}, pk="id", foreign_keys=[("survey", "surveys", "slug")])
+    db["responses"].create_index(["survey"])
+    db["users"].create({"id": int, "email": str, "password_hash": str, "created_day": str}, pk="id")
+    db["users"].create_index(["email"], unique=True)
+    db["settings"].create({"key": str, "value": str}, pk="key")
+
+
+@migrations()
+def m002_counting(db):
+    """Move every response from JSON text into its survey's integer report table, with tallies."""
+    conn = db.conn
+    conn.execute("ALTER TABLE surveys ADD COLUMN reports_table TEXT")
+    conn.execute("ALTER TABLE surveys ADD COLUMN responses INTEGER NOT NULL DEFAULT 0")
+    conn.execute("""CREATE TABLE question_tallies (
+                        survey TEXT NOT NULL REFERENCES surveys(slug), question INTEGER NOT NULL,
+                        reports INTEGER NOT NULL, PRIMARY KEY (survey, question)) WITHOUT ROWID""")
+    conn.execute("""CREATE TABLE option_tallies (
+                        survey TEXT NOT NULL REFERENCES surveys(slug), question INTEGER NOT NULL,
+                        option INTEGER NOT NULL, ones INTEGER NOT NULL,
+                        PRIMARY KEY (survey, question, option)) WITHOUT ROWID""")
+    for slug, design_text, current_hash in conn.execute(
+            "SELECT slug, design, design_hash FROM surveys").fetchall():
+        design = json.loads(design_text)
+        stale = conn.execute("SELECT count(*) FROM responses WHERE survey = ? AND design_hash != ?",
+                             [slug, current_hash]).fetchone()[0]
+        if stale:
+            raise RuntimeError(f"survey {slug!r} has {stale} responses made with another design; "
+                               "refusing to migrate them")
+        create_reports(conn, slug, design)
+        cursor = conn.execute("SELECT id, received_day, answers FROM responses WHERE survey = ? ORDER BY id",
+                              [slug])
+        while batch := cursor.fetchmany(MIGRATION_BATCH):
+            insert_batch(conn, slug, design, batch_from_answers(
+                design, [row[0] for row in batch], [row[1] for row in batch],
+                [json.loads(text) for _, _, text in batch]))
+    conn.execute("DROP TABLE responses")
+
+
+def reports_table(conn: sqlite3.Connection, slug: str) -> str | None:
+    """Return the name of a survey's report table, or None if the survey does not exist."""
+    row = conn.execute("SELECT reports_table FROM surveys WHERE slug = ?", [slug]).fetchone()
+    return None if row is None else row[0]
+
+
+def report_columns(design: dict) -> list[list[str]]:
+    """Return, per question in design order, the names of its word columns."""
+    return [[f"q{index}_{word}" for word in range(codec.word_count(question))]
+            for index, question in enumerate(design["questions"])]
+
+
+def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
+    """Give a survey a new, empty report table and zeroed tallies, dropping any old ones."""
+    old = reports_table(conn, slug)
+    if old:
+        conn.execute(f'DROP TABLE IF EXISTS "{old}"')
+    conn.execute("DELETE FROM question_tallies WHERE survey = ?", [slug])
+    conn.execute("DELETE FROM option_tallies WHERE survey = ?", [slug])
+    table = f"reports_{secrets.token_hex(6)}"
+    columns = "".join(f", {name} INTEGER" for names in report_columns(design) for name in names)
+    conn.execute(f'CREATE TABLE "{table}" (id TEXT PRIMARY KEY NOT NULL, received_day TEXT NOT NULL'
+                 f"{columns}) WITHOUT ROWID")
+    conn.executemany("INSERT INTO question_tallies (survey, question, reports) VALUES (?, ?, 0)",
+                     [(slug, index) for index in range(len(design["questions"]))])
+    conn.executemany("INSERT INTO option_tallies (survey, question, option, ones) VALUES (?, ?, ?, 0)",
+                     [(slug, index, option) for index, question in enumerate(design["questions"])
+                      for option in range(codec.option_count(question))])
+    conn.execute("UPDATE surveys SET reports_table = ?, responses = 0 WHERE slug = ?", [table, slug])
+
+
+class Batch:
+    """Rows ready for a report table and the tally increments they bring."""
+
+    def __init__(self, design: dict):
+        self.rows: list[tuple] = []
+        self.reports = [0] * len(design["questions"])
+        self.ones: dict[tuple[int, int], int] = {}
+
+    def count(self, index: int, reports: int, ones):
+        """Add ``reports`` reports to question ``index`` and ``ones[i]`` 1s to its indicator i."""
+        self.reports[index] += reports
+        for option, count in enumerate(ones):
+            if count:
+                self.ones[index, option] = self.ones.get((index, option), 0) + int(count)
+
+
+def batch_from_answers(design: dict, ids: Sequence[str], days: Sequence[str], answers: Sequence[dict]) -> Batch:
+    """Return the batch of validated wire-format answers ``{QID: REPORT}`` (a question may be absent)."""
+    batch = Batch(design)
+    questions = list(enumerate(design["questions"]))
+    for rid, day, answer in zip(ids, days, answers):
+        row = [rid, day]
+        for index, question in questions:
+            report = answer.get(question["id"])
+            if report is None:
+                row.extend([None] * codec.word_count(question))
+                continue
+            row.extend(codec.encode_report(question, report))
+            batch.reports[index] += 1
+            for option in codec.indicator_options(question, report):
+                batch.ones[index, option] = batch.ones.get((index, option), 0) + 1
+        batch.rows.append(tuple(row))
+    return batch
+
+
+def batch_from_columns(design: dict, ids: Sequence[str], days: Sequence[str],
+                       columns: Sequence[np.ndarray]) -> Batch:
+    """Return the batch of reports given per question as (n, words) int64 arrays, every question answered."""
+    batch = Batch(design)
+    for index, (question, words) in enumerate(zip(design["questions"], columns)):
+        batch.count(index, len(words), codec.tally(question, words))
+    values = [np.asarray(ids, dtype=object), np.asarray(days, dtype=object)]
+    values.extend(words[:, word] for words in columns for word in range(words.shape[1]))
+    batch.rows = list(zip(*(column.tolist() for column in values)))
+    return batch
+
+
+def insert_batch(conn: sqlite3.Connection, slug: str, design: dict, batch: Batch):
+    """Insert a batch's rows into the survey's report table and add its tallies, in the caller's transaction."""
+    table = reports_table(conn, slug)
+    names = "".join(f", {name}" for names in report_columns(design) for name in names)
+    placeholders = ", ".join("?" * (2 + sum(codec.word_count(q) for q in design["questions"])))
+    conn.executemany(f'INSERT INTO "{table}" (id, received_day{names}) VALUES ({placeholders})', batch.rows)
+    conn.executemany("UPDATE question_tallies SET reports = reports + ? WHERE survey = ? AND question = ?",
+                     [(count, slug, index) for index, count in enumerate(batch.reports) if count])
+    conn.executemany("UPDATE option_tallies SET ones = ones + ? WHERE survey = ? AND question = ? AND option = ?",
+                     [(count, slug, index, option) for (index, option), count in batch.ones.items()])
+    conn.execute("UPDATE surveys SET responses = responses + ? WHERE slug = ?", [len(batch.rows), slug])
