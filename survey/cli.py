@@ -347,6 +347,38 @@ def export(db, slug, what, output, level):
     click.echo(f"Wrote {what} of {slug} to {output}", err=True)
 
 
+@main.command()
+@click.argument("destination", type=click.Path(dir_okay=False, path_type=Path))
+@click.pass_obj
+def backup(db, destination):
+    """Copy the database to a new file, safely while the server runs.
+
+    Uses SQLite's online backup API: the copy is one consistent snapshot even while
+    respondents submit, is checked with PRAGMA integrity_check, and is created readable
+    only by its owner. DESTINATION must not exist yet.
+
+    \b
+    Examples:
+      ldp-survey backup backups/survey-2026-11-22.db
+      ldp-survey --db /srv/ldp/ldp-survey.db backup /mnt/backup/ldp-survey.db
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        store.backup(destination)
+    finally:
+        store.close()
+    copy = Store(destination, migrate=False)
+    try:
+        verdict = copy.integrity_check()
+        surveys = copy.list_surveys()
+    finally:
+        copy.close()
+    if verdict != "ok":
+        raise click.ClickException(f"the copy at {destination} failed its integrity check: {verdict}")
+    responses = sum(survey["responses"] for survey in surveys)
+    click.echo(f"Backed up {db} to {destination}: {len(surveys)} surveys, {responses} responses, integrity ok")
+
+
 @main.group()
 def user():
     """Manage researcher accounts.

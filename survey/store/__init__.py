@@ -77,7 +77,11 @@ class Store:
         self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         self.db = sqlite_utils.Database(self.conn)
         if migrate:
-            migrations.apply(self.db)
+            try:
+                migrations.apply(self.db)
+            except BaseException:
+                self.conn.close()
+                raise
 
     def close(self):
         """Close the connection."""

@@ -1,0 +1,234 @@
+"""Storage built for counting: integer reports, tallies kept at insert, random-key row order, migration."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+
+import numpy as np
+import pytest
+import sqlite_utils
+
+from survey import codec
+from survey.aggregate import aggregate, aggregate_counts, rows_to_csv
+from survey.definition import parse_definition
+from survey.design import build_design
+from survey.export import responses_csv
+from survey.simulate import complete_truth, simulate_answers, simulate_columns
+from survey.store import Store, StoreError
+from survey.store.schema import migrations
+
+WIDE = [f"option {i}" for i in range(64)]
+
+
+@pytest.fixture
+def mixed_design() -> dict:
+    """A survey with every kind of report: rr, grr, OUE (bits), a 64-option multi (two words) and duchi."""
+    return build_design(parse_definition({
+        "slug": "mixed", "title": "Mixed", "epsilon": 6.0,
+        "questions": [
+            {"id": "smoker", "kind": "yes_no", "text": "Smoke?"},
+            {"id": "colour", "kind": "choice", "text": "Colour?", "options": ["red", "green", "blue"]},
+            {"id": "pick", "kind": "choice", "text": "Pick", "options": WIDE[:40]},
+            {"id": "sports", "kind": "multi", "text": "Sports?", "options": WIDE},
+            {"id": "age", "kind": "number", "text": "Age?", "min": 18, "max": 90},
+        ]}))
+
+
+def simulated(design: dict, n: int, seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    return simulate_answers(design, complete_truth(design, {}, rng), n, rng)
+
+
+def test_the_mixed_design_covers_every_encoding(mixed_design):
+    mechanisms = [(q["kind"], q["mechanism"], codec.word_count(q)) for q in mixed_design["questions"]]
+    assert mechanisms == [("yes_no", "rr", 1), ("choice", "grr", 1), ("choice", "oue", 1), ("multi", "rr", 2),
+                          ("number", "duchi", 1)]
+
+
+def test_reports_round_trip_through_their_words(mixed_design):
+    for answer in simulated(mixed_design, 200, seed=1):
+        for question in mixed_design["questions"]:
+            report = answer[question["id"]]
+            words = codec.encode_report(question, report)
+            assert all(0 <= word < 2**63 for word in words)
+            assert codec.decode_report(question, words) == report
+            assert codec.indicators(question, np.array([words]))[0].nonzero()[0].tolist() == \
+                codec.indicator_options(question, report)
+
+
+def test_tallies_kept_at_insert_equal_a_recount_and_the_in_memory_aggregate(db_path, mixed_design):
+    answers = simulated(mixed_design, 500, seed=2)
+    store = Store(db_path)
+    try:
+        store.create_survey("", mixed_design)
+        store.add_responses("mixed", mixed_design["hash"], answers[:300])
+        for answer in answers[300:]:
+            store.add_response("mixed", mixed_design["hash"], answer)
+        counts = store.question_counts("mixed")
+        assert counts == store.recount("mixed")
+        assert store.response_count("mixed") == 500
+        stored = list(store.iter_answers("mixed"))
+    finally:
+        store.close()
+    assert rows_to_csv(aggregate_counts(mixed_design, counts)) == rows_to_csv(aggregate(mixed_design, answers))
+    key = lambda answer: json.dumps(answer, sort_keys=True)  # noqa: E731
+    assert sorted(map(key, stored)) == sorted(map(key, answers))
+
+
+def test_the_vectorised_simulation_stores_exactly_what_the_per_answer_path_stores(tmp_path, mixed_design):
+    n, seed = 400, 3
+    rng = np.random.default_rng(seed)
+    truth = complete_truth(mixed_design, {}, rng)
+    columns = simulate_columns(mixed_design, truth, n, np.random.default_rng(seed + 1))
+    answers = simulate_answers(mixed_design, truth, n, np.random.default_rng(seed + 1))
+    for question, words in zip(mixed_design["questions"], columns):
+        assert words.tolist() == [list(codec.encode_report(question, a[question["id"]])) for a in answers]
+    by_columns, by_answers = Store(tmp_path / "columns.db"), Store(tmp_path / "answers.db")
+    try:
+        for store in (by_columns, by_answers):
+            store.create_survey("", mixed_design)
+        assert by_columns.add_report_columns("mixed", mixed_design["hash"], columns) == n
+        by_answers.add_responses("mixed", mixed_design["hash"], answers)
+        assert by_columns.question_counts("mixed") == by_answers.question_counts("mixed") == \
+            by_columns.recount("mixed")
+    finally:
+        by_columns.close()
+        by_answers.close()
+
+
+def test_a_stale_design_stores_nothing(db_path, mixed_design):
+    store = Store(db_path)
+    try:
+        store.create_survey("", mixed_design)
+        with pytest.raises(StoreError, match="not the current design"):
+            store.add_responses("mixed", "0" * 64, simulated(mixed_design, 3, seed=4))
+        assert store.response_count("mixed") == 0
+        assert store.recount("mixed") == store.question_counts("mixed")
+    finally:
+        store.close()
+
+
+def test_joint_reports_give_every_joint_indicator_count(db_path, mixed_design):
+    answers = simulated(mixed_design, 600, seed=5)
+    store = Store(db_path)
+    try:
+        store.create_survey("", mixed_design)
+        store.add_responses("mixed", mixed_design["hash"], answers)
+        questions = {q["id"]: q for q in mixed_design["questions"]}
+        for first, second in [("smoker", "colour"), ("colour", "sports"), ("pick", "age"), ("sports", "sports")]:
+            words_a, words_b, counts = store.joint_reports("mixed", first, second)
+            joint = codec.indicators(questions[first], words_a).T @ (
+                codec.indicators(questions[second], words_b) * counts[:, None])
+            expected = np.zeros_like(joint)
+            for answer in answers:
+                for i in codec.indicator_options(questions[first], answer[first]):
+                    for j in codec.indicator_options(questions[second], answer[second]):
+                        expected[i, j] += 1
+            assert counts.sum() == len(answers)
+            assert (joint == expected).all(), (first, second)
+        with pytest.raises(StoreError, match="not a question"):
+            store.joint_reports("mixed", "smoker", "nope")
+    finally:
+        store.close()
+
+
+def test_rows_are_stored_in_random_key_order_whatever_the_arrival_order(db_path, mixed_design):
+    n = 400
+    store = Store(db_path)
+    try:
+        store.create_survey("", mixed_design)
+        arrival = [store.add_response("mixed", mixed_design["hash"], answer)
+                   for answer in simulated(mixed_design, n, seed=6)]
+        table = store.conn.execute("SELECT reports_table FROM surveys WHERE slug = 'mixed'").fetchone()[0]
+        physical = [row[0] for row in store.conn.execute(f'SELECT id FROM "{table}"')]
+        with pytest.raises(sqlite3.OperationalError, match="rowid"):
+            store.conn.execute(f'SELECT rowid FROM "{table}"')
+        schema = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", [table]).fetchone()[0]
+    finally:
+        store.close()
+    assert "WITHOUT ROWID" in schema
+    assert physical == sorted(arrival) and sorted(physical) == sorted(set(arrival))
+    # Spearman's rank correlation of arrival and physical position is ~N(0, 1/(n-1)) when
+    # they are independent; 5 standard errors would flag any tie between them.
+    position = {rid: index for index, rid in enumerate(physical)}
+    rho = np.corrcoef(np.arange(n), [position[rid] for rid in arrival])[0, 1]
+    assert abs(rho) < 5 / np.sqrt(n - 1)
+
+
+def _old_schema_database(path, design: dict, answers: list[dict]) -> list[dict]:
+    """Write a database as the previous schema did: JSON answers in one responses table. Return its rows."""
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m002_counting")
+    db["surveys"].insert({"slug": design["slug"], "title": design["title"], "definition": "old text",
+                          "design": json.dumps(design, sort_keys=True), "design_hash": design["hash"],
+                          "created_day": "2026-11-01"})
+    rows = [{"id": secrets.token_hex(8), "survey": design["slug"], "design_hash": design["hash"],
+             "received_day": f"2026-11-{1 + index % 20:02d}",
+             "answers": json.dumps(answer, separators=(",", ":"))} for index, answer in enumerate(answers)]
+    db["responses"].insert_all(rows)
+    db["users"].insert({"email": "old@example.org", "password_hash": "x", "created_day": "2026-11-01"})
+    db.close()
+    return rows
+
+
+def test_an_old_database_is_upgraded_in_place_without_loss(db_path, mixed_design):
+    answers = simulated(mixed_design, 700, seed=7)
+    old_rows = _old_schema_database(db_path, mixed_design, answers)
+    before_aggregates = rows_to_csv(aggregate(mixed_design, [json.loads(r["answers"]) for r in old_rows]))
+    before_responses = responses_csv(mixed_design, sorted(
+        ({"id": r["id"], "received_day": r["received_day"], "answers": json.loads(r["answers"])} for r in old_rows),
+        key=lambda response: response["id"]))
+
+    store = Store(db_path)
+    try:
+        assert "responses" not in store.db.table_names()
+        assert store.get_definition("mixed") == "old text"
+        assert store.get_user("old@example.org") is not None
+        assert store.response_count("mixed") == 700
+        assert store.question_counts("mixed") == store.recount("mixed")
+        after_aggregates = rows_to_csv(aggregate_counts(mixed_design, store.question_counts("mixed")))
+        after_responses = responses_csv(mixed_design, store.iter_responses("mixed"))
+        assert store.integrity_check() == "ok"
+    finally:
+        store.close()
+    assert after_aggregates == before_aggregates
+    assert after_responses == before_responses
+
+
+def test_a_failed_migration_leaves_the_old_database_untouched(db_path, mixed_design):
+    old_rows = _old_schema_database(db_path, mixed_design, simulated(mixed_design, 5, seed=8))
+    db = sqlite_utils.Database(db_path)
+    db.execute("UPDATE responses SET design_hash = 'other' WHERE id = ?", [old_rows[0]["id"]])
+    db.conn.commit()
+    db.close()
+    with pytest.raises(RuntimeError, match="another design"):
+        Store(db_path)
+    db = sqlite_utils.Database(db_path)
+    try:
+        assert db["responses"].count == 5
+        assert "question_tallies" not in db.table_names()
+    finally:
+        db.close()
+
+
+def test_backup_is_a_consistent_private_copy_and_never_overwrites(tmp_path, db_path, mixed_design):
+    store = Store(db_path)
+    try:
+        store.create_survey("", mixed_design)
+        store.add_responses("mixed", mixed_design["hash"], simulated(mixed_design, 50, seed=9))
+        destination = tmp_path / "copy.db"
+        store.backup(destination)
+        assert destination.stat().st_mode & 0o077 == 0
+        with pytest.raises(StoreError, match="already exists"):
+            store.backup(destination)
+        counts = store.question_counts("mixed")
+    finally:
+        store.close()
+    copy = Store(destination)
+    try:
+        assert copy.integrity_check() == "ok"
+        assert copy.question_counts("mixed") == counts
+    finally:
+        copy.close()
