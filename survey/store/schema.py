@@ -12,7 +12,6 @@ transaction as every insert, so aggregates never scan responses.
 from __future__ import annotations
 
 import json
-import secrets
 import sqlite3
 from typing import Sequence
 
@@ -70,9 +69,28 @@ def m002_counting(db):
 
 
 def reports_table(conn: sqlite3.Connection, slug: str) -> str | None:
-    """Return the name of a survey's report table, or None if the survey does not exist."""
+    """Return the name of a survey's report table as recorded, or None if the survey does not exist."""
     row = conn.execute("SELECT reports_table FROM surveys WHERE slug = ?", [slug]).fetchone()
     return None if row is None else row[0]
+
+
+def table_name(design: dict) -> str:
+    """Return the name of the report table of a design: it follows from the design's hash (which covers the slug)."""
+    return f"reports_{design['hash'][:16]}"
+
+
+_INSERT_SQL: dict[str, str] = {}
+
+
+def insert_sql(design: dict) -> str:
+    """Return the INSERT statement of a design's report table (built once per design)."""
+    sql = _INSERT_SQL.get(design["hash"])
+    if sql is None:
+        names = [name for names in report_columns(design) for name in names]
+        sql = (f'INSERT INTO "{table_name(design)}" (id, received_day{"".join(", " + c for c in names)}) '
+               f'VALUES ({", ".join("?" * (2 + len(names)))})')
+        _INSERT_SQL[design["hash"]] = sql
+    return sql
 
 
 def report_columns(design: dict) -> list[list[str]]:
@@ -88,7 +106,7 @@ def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
         conn.execute(f'DROP TABLE IF EXISTS "{old}"')
     conn.execute("DELETE FROM question_tallies WHERE survey = ?", [slug])
     conn.execute("DELETE FROM option_tallies WHERE survey = ?", [slug])
-    table = f"reports_{secrets.token_hex(6)}"
+    table = table_name(design)
     columns = "".join(f", {name} INTEGER" for names in report_columns(design) for name in names)
     conn.execute(f'CREATE TABLE "{table}" (id TEXT PRIMARY KEY NOT NULL, received_day TEXT NOT NULL'
                  f"{columns}) WITHOUT ROWID")
@@ -149,10 +167,7 @@ def batch_from_columns(design: dict, ids: Sequence[str], days: Sequence[str],
 
 def insert_batch(conn: sqlite3.Connection, slug: str, design: dict, batch: Batch):
     """Insert a batch's rows into the survey's report table and add its tallies, in the caller's transaction."""
-    table = reports_table(conn, slug)
-    names = "".join(f", {name}" for names in report_columns(design) for name in names)
-    placeholders = ", ".join("?" * (2 + sum(codec.word_count(q) for q in design["questions"])))
-    conn.executemany(f'INSERT INTO "{table}" (id, received_day{names}) VALUES ({placeholders})', batch.rows)
+    conn.executemany(insert_sql(design), batch.rows)
     conn.executemany("UPDATE question_tallies SET reports = reports + ? WHERE survey = ? AND question = ?",
                      [(count, slug, index) for index, count in enumerate(batch.reports) if count])
     conn.executemany("UPDATE option_tallies SET ones = ones + ? WHERE survey = ? AND question = ? AND option = ?",
