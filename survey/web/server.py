@@ -4,11 +4,12 @@
   clear error before anything starts; gunicorn gets the socket as ``fd://N``.
 * The app is created once in the master, before the workers fork (``preload_app``): the
   database migrations run once, and ``create_app`` closes every SQLite connection it
-  opens, so the workers inherit none (each request opens and closes its own).
+  opens, so the workers inherit none and open their own.
 * ``gthread`` workers: ``workers`` processes of ``threads`` threads each.
 * Privacy: no access log, and the error log (stderr) never names a client address.
-* SIGTERM (or SIGINT) stops gracefully: the listening socket closes at once, requests in
-  flight get up to :data:`GRACEFUL_TIMEOUT` seconds to finish, then the process exits 0.
+* SIGTERM stops gracefully: the master closes its listening socket, requests in flight
+  get up to :data:`GRACEFUL_TIMEOUT` seconds to finish, then the process exits 0.
+  SIGINT (Ctrl+C) stops at once.
 * A request whose declared Content-Length is over the app's ``MAX_CONTENT_LENGTH`` is
   answered 413 by the app without reading the body (see ``survey.web.limits``); here
   gunicorn is told not to invite the body (no ``100 Continue``) and to close the
