@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Iterable
+from typing import Iterable, Iterator
 
 
 def report_cell(report) -> str | int:
@@ -20,14 +20,26 @@ def report_cell(report) -> str | int:
     return int(report)
 
 
-def responses_csv(design: dict, responses: Iterable[dict]) -> str:
-    """Return the CSV of responses ``{"id", "received_day", "answers"}`` (as Store.iter_responses yields)."""
+def iter_responses_csv(design: dict, responses: Iterable[dict], *, rows_per_chunk: int = 1000) -> Iterator[str]:
+    """Yield the CSV of responses ``{"id", "received_day", "answers"}`` in chunks of text (for streaming).
+
+    A question a respondent was not asked is an empty cell.
+    """
     qids = [question["id"] for question in design["questions"]]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow(["response_id", "received_day", *qids])
-    for response in responses:
+    for count, response in enumerate(responses, start=1):
         answers = response["answers"]
         writer.writerow([response["id"], response["received_day"],
-                         *(report_cell(answers[qid]) for qid in qids)])
-    return out.getvalue()
+                         *(report_cell(answers[qid]) if qid in answers else "" for qid in qids)])
+        if count % rows_per_chunk == 0:
+            yield out.getvalue()
+            out.seek(0)
+            out.truncate()
+    yield out.getvalue()
+
+
+def responses_csv(design: dict, responses: Iterable[dict]) -> str:
+    """Return the CSV of responses ``{"id", "received_day", "answers"}`` (as Store.iter_responses yields)."""
+    return "".join(iter_responses_csv(design, responses))

@@ -14,7 +14,7 @@ from survey import codec
 from survey.aggregate import aggregate, aggregate_counts, rows_to_csv
 from survey.definition import parse_definition
 from survey.design import build_design
-from survey.export import responses_csv
+from survey.export import iter_responses_csv, responses_csv
 from survey.simulate import complete_truth, simulate_answers, simulate_columns
 from survey.store import Store, StoreError
 from survey.store.schema import migrations
@@ -232,3 +232,18 @@ def test_backup_is_a_consistent_private_copy_and_never_overwrites(tmp_path, db_p
         assert copy.question_counts("mixed") == counts
     finally:
         copy.close()
+
+
+def test_the_responses_csv_streams_in_chunks_that_join_to_the_whole(db_path, mixed_design):
+    store = Store(db_path)
+    try:
+        store.create_survey("", mixed_design)
+        store.add_responses("mixed", mixed_design["hash"], simulated(mixed_design, 25, seed=10))
+        chunks = list(iter_responses_csv(mixed_design, store.iter_responses("mixed"), rows_per_chunk=7))
+        whole = responses_csv(mixed_design, store.iter_responses("mixed"))
+    finally:
+        store.close()
+    assert len(chunks) == 4 and "".join(chunks) == whole
+    lines = whole.split("\r\n")
+    assert lines[0] == "response_id,received_day,smoker,colour,pick,sports,age" and len(lines) == 27
+    assert all(len(line.split(",")[5]) == 64 for line in lines[1:-1])

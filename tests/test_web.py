@@ -246,8 +246,10 @@ def test_dashboard_and_exports_after_login(web, researcher, db_path, smoking_sur
     assert len(rows) == 1 + 1 + 1 + 5 + 1
 
     responses = web.get(f"/surveys/{SLUG}/responses.csv")
+    assert responses.is_streamed
     rows = list(csv.reader(io.StringIO(responses.get_data(as_text=True))))
     assert len(rows) == 3
+    assert sorted(row[2:] for row in rows[1:]) == [["0", "0", "2", "1"], ["1", "0", "2", "1"]]
     assert rows[0][:2] == ["response_id", "received_day"]
 
     assert web.get(f"/surveys/{SLUG}/results?level=2").status_code == 400

@@ -13,7 +13,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..aggregate import aggregate_counts, rows_to_csv
 from ..charts import results_chart_svg
-from ..export import responses_csv
+from ..export import iter_responses_csv
 from .db import get_store
 from .forms import LoginForm, LogoutForm
 
@@ -165,7 +165,8 @@ def chart(slug):
     return response.make_conditional(request)
 
 
-def _csv(text: str, filename: str) -> Response:
+def _csv(text, filename: str) -> Response:
+    """Return a CSV download of ``text`` (a string, or an iterator of chunks streamed as they come)."""
     return Response(text, mimetype="text/csv",
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
@@ -184,4 +185,4 @@ def responses_csv_view(slug):
     """Download the noisy reports, one row per response (never a true answer)."""
     store = get_store()
     design = store.get_design(slug)
-    return _csv(responses_csv(design, store.iter_responses(slug)), f"{slug}-responses.csv")
+    return _csv(iter_responses_csv(design, store.iter_responses(slug)), f"{slug}-responses.csv")
