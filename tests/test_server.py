@@ -72,6 +72,21 @@ def read_http_response(sock: socket.socket, timeout: float) -> tuple[bytes, bool
     return data, False
 
 
+def read_one_response(sock: socket.socket) -> tuple[int, dict, bytes]:
+    """Read exactly one response (with a Content-Length) from a kept-alive connection."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"connection closed after {data!r}"
+        data += chunk
+    status, headers, body = parse_response(data)
+    while len(body) < int(headers["content-length"]):
+        chunk = sock.recv(65536)
+        assert chunk, "connection closed in the body"
+        body += chunk
+    return status, headers, body
+
+
 def parse_response(data: bytes) -> tuple[int, dict, bytes]:
     """Split one HTTP/1.1 response into (status, lower-case headers, body)."""
     head, _, body = data.partition(b"\r\n\r\n")
@@ -199,6 +214,9 @@ def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(server_db, spawn):
     cookie, token = session_and_token(server.origin)
     body = valid_body(server_db)
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        # A first request on the same connection: the worker has surely accepted it.
+        sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
+        assert read_one_response(sock)[0] == 200
         sock.sendall(post_head(server.port, len(body), f"Cookie: {cookie}", f"X-CSRFToken: {token}") + body[:10])
         time.sleep(0.5)  # the worker is now reading the body
         server.process.send_signal(signal.SIGTERM)
