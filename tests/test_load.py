@@ -1,4 +1,4 @@
-"""Concurrent submissions to the real server (waitress on 127.0.0.1) lose nothing and store nothing invalid."""
+"""Concurrent submissions to the real server (gunicorn on 127.0.0.1) lose nothing and store nothing invalid."""
 
 from __future__ import annotations
 

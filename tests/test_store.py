@@ -247,3 +247,23 @@ def test_the_responses_csv_streams_in_chunks_that_join_to_the_whole(db_path, mix
     lines = whole.split("\r\n")
     assert lines[0] == "response_id,received_day,smoker,colour,pick,sports,age" and len(lines) == 27
     assert all(len(line.split(",")[5]) == 64 for line in lines[1:-1])
+
+
+@pytest.mark.parametrize(("setting", "level"), [(None, 1), ("full", 2), ("NORMAL", 1)])
+def test_the_synchronous_level_comes_from_the_environment(db_path, monkeypatch, setting, level):
+    if setting is None:
+        monkeypatch.delenv("LDP_SURVEY_SYNCHRONOUS", raising=False)
+    else:
+        monkeypatch.setenv("LDP_SURVEY_SYNCHRONOUS", setting)
+    store = Store(db_path)
+    try:
+        assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == level
+        assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        store.close()
+
+
+def test_a_bad_synchronous_level_is_a_clear_error(db_path, monkeypatch):
+    monkeypatch.setenv("LDP_SURVEY_SYNCHRONOUS", "off")
+    with pytest.raises(StoreError, match="LDP_SURVEY_SYNCHRONOUS must be one of NORMAL, FULL, got 'OFF'"):
+        Store(db_path)

@@ -28,9 +28,11 @@ from .schema import (Batch, batch_from_answers, batch_from_columns, create_repor
                      report_columns, reports_table)
 
 BUSY_TIMEOUT_MS = 10_000
-# WAL with synchronous=FULL: a commit is on disk before the response is acknowledged, so
-# neither a killed server (tests/test_durability.py) nor a power cut loses it.
-SYNCHRONOUS = "FULL"
+# WAL with synchronous=NORMAL: a commit is in the WAL (the operating system's hands) before
+# the response is acknowledged, so a killed server loses nothing (tests/test_durability.py);
+# FULL also survives a power cut, at one fsync per commit (bench/README.md).
+SYNCHRONOUS_LEVELS = ("NORMAL", "FULL")
+SYNCHRONOUS_ENV = "LDP_SURVEY_SYNCHRONOUS"
 ID_ATTEMPTS = 3
 # Page cache per connection (KiB): random-key inserts touch pages all over a large table.
 CACHE_KIB = 65536
@@ -55,6 +57,14 @@ def new_ids(n: int) -> list[str]:
     return [raw[i:i + 8].hex() for i in range(0, 8 * n, 8)]
 
 
+def synchronous_level(level: str | None = None) -> str:
+    """Return the SQLite synchronous level: ``level``, else $LDP_SURVEY_SYNCHRONOUS, else NORMAL."""
+    chosen = (level or os.environ.get(SYNCHRONOUS_ENV) or "NORMAL").strip().upper()
+    if chosen not in SYNCHRONOUS_LEVELS:
+        raise StoreError(f"{SYNCHRONOUS_ENV} must be one of {', '.join(SYNCHRONOUS_LEVELS)}, got {chosen!r}")
+    return chosen
+
+
 _DESIGNS: dict[str, dict] = {}
 _DESIGNS_LOCK = threading.Lock()
 
@@ -66,14 +76,15 @@ class Store:
     worker threads pass ``migrate=False`` and only set their PRAGMAs.
     """
 
-    def __init__(self, path: str | Path, *, migrate: bool = True):
+    def __init__(self, path: str | Path, *, migrate: bool = True, synchronous: str | None = None):
+        synchronous = synchronous_level(synchronous)
         self.path = str(path)
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.conn.execute("PRAGMA foreign_keys = ON")
         if self.path != ":memory:":
             self.conn.execute("PRAGMA journal_mode = WAL")
-        self.conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
+        self.conn.execute(f"PRAGMA synchronous = {synchronous}")
         self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         self.db = sqlite_utils.Database(self.conn)
         if migrate:
