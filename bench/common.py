@@ -46,6 +46,30 @@ def child_env() -> dict:
     return {**os.environ, "PYTHONPATH": str(ROOT) + (os.pathsep + path if path else "")}
 
 
+def store_pragmas() -> dict:
+    """Return the PRAGMAs a Store connection runs with here (journal_mode, synchronous, cache_size)."""
+    import tempfile
+
+    from survey.store import Store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "pragmas.db", migrate=False)
+        try:
+            return {name: store.conn.execute(f"PRAGMA {name}").fetchone()[0]
+                    for name in ("journal_mode", "synchronous", "cache_size")}
+        finally:
+            store.close()
+
+
+def apply_store_pragmas(conn: sqlite3.Connection) -> None:
+    """Give a plain sqlite3 connection the same journal mode, synchronous level and cache as a Store's."""
+    for name, value in store_pragmas().items():
+        conn.execute(f"PRAGMA {name} = {value}")
+
+
+SYNCHRONOUS_NAMES = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
+
+
 def header(title: str, args) -> None:
     """Print what was run, where, and on how many cores."""
     import survey
@@ -55,6 +79,10 @@ def header(title: str, args) -> None:
           f"python {platform.python_version()}  sqlite {sqlite3.sqlite_version}  "
           f"numpy {np.__version__}")
     print(f"survey package: {Path(survey.__file__).parent}")
+    pragmas = store_pragmas()
+    print(f"Store PRAGMAs here: journal_mode={pragmas['journal_mode']} "
+          f"synchronous={SYNCHRONOUS_NAMES.get(pragmas['synchronous'], pragmas['synchronous'])} "
+          f"cache_size={pragmas['cache_size']} (LDP_SURVEY_SYNCHRONOUS={os.environ.get('LDP_SURVEY_SYNCHRONOUS')})")
     print(f"options: {vars(args)}")
     print(flush=True)
 
