@@ -228,6 +228,14 @@ class Store:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
         return row[0]
 
+    def tallies(self, slug: str) -> tuple[int, dict[str, tuple[int, list[int]]]]:
+        """Return the number of responses and question_counts, read together in one snapshot."""
+        self.conn.execute("BEGIN")
+        try:
+            return self.response_count(slug), self.question_counts(slug)
+        finally:
+            self.conn.execute("COMMIT")
+
     def question_counts(self, slug: str) -> dict[str, tuple[int, list[int]]]:
         """Return per question id its number of reports and the 1s of each indicator (from the tallies)."""
         design = self.get_design(slug)

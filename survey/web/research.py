@@ -121,9 +121,11 @@ def _rows(slug: str, level: float):
     with _CACHE_LOCK:
         rows = _ROWS_CACHE.get(key)
     if rows is None:
-        rows = aggregate_counts(design, store.question_counts(slug), level=level)
+        # The count and the tallies are read in one snapshot, so rows are cached under their own count.
+        count, counts = store.tallies(slug)
+        rows = aggregate_counts(design, counts, level=level)
         with _CACHE_LOCK:
-            _ROWS_CACHE[key] = rows
+            _ROWS_CACHE[key[:3] + (count, level)] = rows
             while len(_ROWS_CACHE) > _CACHE_SIZE:
                 _ROWS_CACHE.popitem(last=False)
     return design, rows
