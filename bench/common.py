@@ -208,6 +208,37 @@ def cpu_seconds(pids) -> float:
     return total / CLK_TCK
 
 
+def socket_inodes(pid: int) -> set[str]:
+    """Return the inodes of the sockets the process has open (its /proc/PID/fd links to socket:[INODE])."""
+    inodes = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+    except OSError:
+        pass
+    return inodes
+
+
+def established_inodes(port: int) -> set[str]:
+    """Return the inodes of the ESTABLISHED TCP sockets whose local port is ``port`` (server side)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(fields[9])
+    return inodes
+
+
 def machine_busy() -> tuple[float, float]:
     """Return (busy, total) CPU seconds of the whole machine so far, summed over cores (/proc/stat)."""
     values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
@@ -279,6 +310,15 @@ class Server:
     def cpu_seconds(self) -> float:
         """Return the CPU seconds used so far by the master and its live workers."""
         return cpu_seconds(self.pids())
+
+    def cpu_by_process(self) -> dict[int, float]:
+        """Return the CPU seconds used so far by each of the master and its live workers."""
+        return {pid: cpu_seconds([pid]) for pid in self.pids()}
+
+    def connections_by_worker(self) -> dict[int, int]:
+        """Return how many established client connections each live worker holds now."""
+        established = established_inodes(self.port)
+        return {pid: len(socket_inodes(pid) & established) for pid in children_of(self.process.pid)}
 
     def _stop(self):
         if self.process is None or self.process.poll() is not None:

@@ -4,28 +4,38 @@ Starts `python -m survey --db DB serve --workers W --threads T` on a fresh SQLit
 a temporary directory (the smoking survey, no responses), fetches --sessions respondent
 sessions (cookie + CSRF token from GET /s/smoking-2026) in Python, writes a wrk Lua
 script that cycles --bodies pre-made submissions (survey.simulate.simulate_answers) over
-those sessions round-robin and counts response statuses, and runs
+those sessions round-robin and counts response statuses, warms up for 1 s, then runs
+--runs rounds of
 
   1. wrk POST /s/smoking-2026/responses  for --duration s  (accepted = status 201)
   2. wrk GET /healthz                    for --duration s  (the reference: same server, same wrk settings)
 
-Prints accepted submissions/s, latency p50/p99, non-2xx, the ratio submissions/s ÷
-healthz requests/s, the CPU used by wrk and by the server's processes (from
-/proc/PID/stat) over each run, and checks that the database holds exactly the accepted
-submissions plus the ones wrk had in flight when its clock ran out (the server finishes
-those; wrk never reads their answers). --compare runs the whole thing with 1 worker and
-with 2 workers. Every subprocess has a hard timeout; the server is stopped with SIGTERM.
+Prints per run accepted submissions/s, latency p50/p99 (wrk's), non-2xx, the CPU used by
+wrk (getrusage of the child) and by each server process (/proc/PID/stat), how many of
+wrk's connections each worker held; then the medians and the ratio submissions/s ÷
+healthz requests/s, and checks that the database holds exactly the accepted submissions
+plus the ones wrk had in flight when its clock ran out (the server finishes those; wrk
+never reads their answers). Every --reuse-th request asks for "Connection: close", so
+wrk reconnects and the kernel shares the connections anew between the workers: with
+keep-alive connections opened in one burst, one gunicorn worker often takes nearly all
+of them (see --reuse 0). --compare runs everything with 1 worker and with 2 workers.
+Every subprocess has a hard timeout; the server is stopped with SIGTERM.
+
+The defaults (2 workers x 1 thread, 16 connections) gave the most submissions/s with
+p99 < 50 ms on the 2-core development machine (bench/README.md).
 
     python bench/ingest.py
     python bench/ingest.py --compare
-    python bench/ingest.py --workers 1 --threads 8 --connections 32 --duration 5
+    python bench/ingest.py --workers 2 --threads 4 --connections 32 --duration 5 --runs 1
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,6 +56,7 @@ local bodies = {
 %(bodies)s
 }
 local mode = "%(mode)s"
+local reuse = %(reuse)d
 local path = "%(path)s"
 local threads = {}
 local thread_count = 0
@@ -61,15 +72,18 @@ function init(args)
    sent = 0
    answered = 0
    prepared = {}
-   if mode == "post" then
-      for k = 1, #bodies do
+   closing = {}
+   for k = 1, math.max(#bodies, 1) do
+      local headers = {}
+      local body = nil
+      if mode == "post" then
          local s = sessions[((k - 1 + id * 13) %% #sessions) + 1]
-         prepared[k] = wrk.format("POST", path, {["Content-Type"] = "application/json",
-                                                  ["X-CSRFToken"] = s[2],
-                                                  ["Cookie"] = "session=" .. s[1]}, bodies[k])
+         headers = {["Content-Type"] = "application/json", ["X-CSRFToken"] = s[2], ["Cookie"] = "session=" .. s[1]}
+         body = bodies[k]
       end
-   else
-      prepared[1] = wrk.format("GET", path)
+      prepared[k] = wrk.format(mode == "post" and "POST" or "GET", path, headers, body)
+      headers["Connection"] = "close"
+      closing[k] = wrk.format(mode == "post" and "POST" or "GET", path, headers, body)
    end
    nxt = (id * 101) %% #prepared
 end
@@ -77,6 +91,9 @@ end
 function request()
    sent = sent + 1
    nxt = nxt %% #prepared + 1
+   if reuse > 0 and sent %% reuse == 0 then
+      return closing[nxt]
+   end
    return prepared[nxt]
 end
 
@@ -119,40 +136,59 @@ def lua_string(text: str) -> str:
     return f"[{'=' * level}[{text}]{'=' * level}]"
 
 
-def write_script(path: Path, mode: str, url_path: str, sessions, bodies) -> None:
+def write_script(path: Path, mode: str, url_path: str, sessions, bodies, reuse: int) -> None:
     path.write_text(LUA % {
-        "mode": mode, "path": url_path,
+        "mode": mode, "path": url_path, "reuse": reuse,
         "sessions": ",\n".join(f"   {{{lua_string(c)}, {lua_string(t)}}}" for c, t in sessions) or "",
         "bodies": ",\n".join(f"   {lua_string(b.decode())}" for b in bodies) or "",
     })
 
 
-def run_wrk(server: common.Server, script: Path, url_path: str, args) -> dict:
-    """Run wrk against the server; return its Lua summary plus wrk's, the server's and the machine's CPU."""
-    command = [WRK, "-t", str(args.wrk_threads), "-c", str(args.connections), "-d", f"{args.duration}s",
+def run_wrk(server: common.Server, script: Path, url_path: str, args, duration: int | None = None) -> dict:
+    """Run wrk against the server; return its Lua summary plus wrk's, the server's and the machine's CPU.
+
+    Also samples, every 0.5 s, how many of wrk's connections each worker holds (how the
+    connections were shared between the workers).
+    """
+    duration = duration or args.duration
+    command = [WRK, "-t", str(args.wrk_threads), "-c", str(args.connections), "-d", f"{duration}s",
                "--timeout", "10s", "--latency", "-s", str(script), f"{server.origin}{url_path}"]
     before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before_server = server.cpu_seconds()
+    before_server = server.cpu_by_process()
     before_busy, before_total = common.machine_busy()
     start = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, timeout=args.duration + 60)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        samples: list[dict[int, int]] = []
+        deadline = start + duration - 0.5
+        while time.perf_counter() < deadline and process.poll() is None:
+            time.sleep(0.5)
+            samples.append(server.connections_by_worker())
+        stdout, stderr = process.communicate(timeout=duration + 60)
+    except BaseException:
+        process.kill()
+        process.wait(timeout=10)
+        raise
     wall = time.perf_counter() - start
     after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    server_cpu = server.cpu_seconds() - before_server
+    after_server = server.cpu_by_process()
     after_busy, after_total = common.machine_busy()
-    if result.returncode != 0:
-        raise RuntimeError(f"wrk failed ({result.returncode}): {result.stderr}")
-    line = next((l for l in result.stdout.splitlines() if l.startswith("BENCH-JSON ")), None)
+    if process.returncode != 0:
+        raise RuntimeError(f"wrk failed ({process.returncode}): {stderr}")
+    line = next((l for l in stdout.splitlines() if l.startswith("BENCH-JSON ")), None)
     if line is None:
-        raise RuntimeError(f"wrk printed no summary:\n{result.stdout}\n{result.stderr}")
+        raise RuntimeError(f"wrk printed no summary:\n{stdout}\n{stderr}")
     summary = json.loads(line[len("BENCH-JSON "):])
     summary["wrk_cpu"] = ((after_children.ru_utime - before_children.ru_utime)
                           + (after_children.ru_stime - before_children.ru_stime))
-    summary["server_cpu"] = server_cpu
+    per_process = {pid: after_server[pid] - before_server.get(pid, 0.0) for pid in after_server}
+    summary["server_cpu"] = sum(per_process.values())
+    summary["worker_cpu"] = [per_process[pid] for pid in sorted(per_process) if pid != server.process.pid]
+    summary["worker_connections"] = [statistics.mean(sample.get(pid, 0) for sample in samples) if samples else 0
+                                     for pid in sorted(per_process) if pid != server.process.pid]
     summary["machine_busy"] = after_busy - before_busy
     summary["machine_total"] = after_total - before_total
     summary["wall"] = wall
-    summary["stdout"] = result.stdout
     return summary
 
 
@@ -164,22 +200,38 @@ def describe(name: str, s: dict, *, ok_status: int) -> float:
     non2xx = sum(count for status, count in s["statuses"].items() if not status.startswith("2"))
     errors = s["errors"]
     socket_errors = errors["connect"] + errors["read"] + errors["write"] + errors["timeout"]
-    cores = s["machine_total"] / s["wall"]
-    print(f"{name}: {ok} x {ok_status} in {seconds:.2f} s = {rate:,.0f}/s; "
-          f"latency p50 {s['p50_us'] / 1e3:.2f} ms, p90 {s['p90_us'] / 1e3:.2f} ms, "
-          f"p99 {s['p99_us'] / 1e3:.2f} ms, max {s['max_us'] / 1e3:.2f} ms; "
-          f"non-2xx {non2xx}, socket errors {socket_errors}; statuses {s['statuses']}")
-    print(f"    CPU over {s['wall']:.2f} s: wrk {s['wrk_cpu']:.2f} s ({100 * s['wrk_cpu'] / s['wall']:.0f}% of one "
-          f"core), server {s['server_cpu']:.2f} s ({100 * s['server_cpu'] / s['wall']:.0f}%), whole machine "
-          f"{100 * s['machine_busy'] / s['wall']:.0f}% of {100 * cores:.0f}% (other processes "
-          f"{100 * (s['machine_busy'] - s['wrk_cpu'] - s['server_cpu']) / s['wall']:.0f}%)")
+    wall = s["wall"]
+    workers = ", ".join(f"{100 * cpu / wall:.0f}%" for cpu in s["worker_cpu"])
+    connections = ", ".join(f"{count:.1f}" for count in s["worker_connections"])
+    print(f"  {name}: {ok} x {ok_status} in {seconds:.2f} s = {rate:,.0f}/s; latency p50 {s['p50_us'] / 1e3:.2f} ms, "
+          f"p99 {s['p99_us'] / 1e3:.2f} ms, max {s['max_us'] / 1e3:.2f} ms; non-2xx {non2xx}, "
+          f"socket errors {socket_errors}")
+    print(f"      CPU over {wall:.1f} s: wrk {100 * s['wrk_cpu'] / wall:.0f}% of one core; server "
+          f"{100 * s['server_cpu'] / wall:.0f}% (workers {workers}; mean connections held {connections}); "
+          f"whole machine {100 * s['machine_busy'] / wall:.0f}% of {100 * s['machine_total'] / wall:.0f}%, "
+          f"other processes {100 * (s['machine_busy'] - s['wrk_cpu'] - s['server_cpu']) / wall:.0f}%")
     return rate
 
 
-def run_config(tmp: Path, workers: int, args, design: dict, bodies) -> dict:
-    """Run the submission and the healthz benchmarks on a fresh database served with ``workers``."""
+def settled_count(db: Path) -> int:
+    """Return the response count once it stopped changing (the warm-up's requests in flight are done)."""
+    count = common.response_count(db, common.SLUG)
+    for _ in range(100):
+        time.sleep(0.2)
+        now = common.response_count(db, common.SLUG)
+        if now == count:
+            return count
+        count = now
+    raise RuntimeError("the response count kept changing after the warm-up")
+
+
+def run_config(tmp: Path, workers: int, args, bodies) -> dict:
+    """Run --runs rounds of (submissions, healthz) on a fresh database served with ``workers``."""
     db = tmp / f"ingest-w{workers}.db"
     common.cli(db, "create", str(common.SMOKING_TOML), timeout=60)
+    print(f"== {workers} worker(s) x {args.threads} threads, wrk -t{args.wrk_threads} -c{args.connections} "
+          f"-d{args.duration}s, {args.runs} run(s) of each", flush=True)
+    posts, healths = [], []
     with common.Server(db, workers=workers, threads=args.threads, log=tmp / f"server-w{workers}.log") as server:
         sessions = []
         for _ in range(args.sessions):
@@ -188,32 +240,39 @@ def run_config(tmp: Path, workers: int, args, design: dict, bodies) -> dict:
             client.close()
         post_path, health_path = f"/s/{common.SLUG}/responses", "/healthz"
         post_script, health_script = tmp / "post.lua", tmp / "healthz.lua"
-        write_script(post_script, "post", post_path, sessions, bodies)
-        write_script(health_script, "healthz", health_path, [], [])
+        write_script(post_script, "post", post_path, sessions, bodies, args.reuse)
+        write_script(health_script, "healthz", health_path, [], [], args.reuse)
         # Warm-up (not reported): every worker thread opens its connection and compiles templates.
-        warm = argparse.Namespace(**{**vars(args), "duration": 1})
-        run_wrk(server, health_script, health_path, warm)
-        before = common.response_count(db, common.SLUG)
-        posts = run_wrk(server, post_script, post_path, args)
-        health = run_wrk(server, health_script, health_path, args)
+        run_wrk(server, health_script, health_path, args, duration=1)
+        run_wrk(server, post_script, post_path, args, duration=1)
+        before = settled_count(db)
+        for run in range(args.runs):
+            print(f" run {run + 1}:")
+            posts.append(run_wrk(server, post_script, post_path, args))
+            post_rate = describe("POST /s/smoking-2026/responses", posts[-1], ok_status=201)
+            healths.append(run_wrk(server, health_script, health_path, args))
+            health_rate = describe("GET /healthz (reference)      ", healths[-1], ok_status=200)
+            posts[-1]["rate"], healths[-1]["rate"] = post_rate, health_rate
+            print(f"      ratio {post_rate / health_rate:.3f}", flush=True)
     # The server has stopped (SIGTERM waits for requests in flight): every answer is on disk.
     stored = common.response_count(db, common.SLUG) - before
-    print(f"\n== {workers} worker(s) x {args.threads} threads, wrk -t{args.wrk_threads} -c{args.connections} "
-          f"-d{args.duration}s; server exit status {server.exit_status}")
-    submit_rate = describe("POST /s/smoking-2026/responses", posts, ok_status=201)
-    health_rate = describe("GET /healthz (reference)       ", health, ok_status=200)
-    accepted = posts["statuses"].get("201", 0)
-    # wrk calls request() once more than it sends (it checks the script's request once on thread 0).
-    in_flight = posts["sent"] - 1 - posts["answered"]
+    accepted = sum(p["statuses"].get("201", 0) for p in posts)
+    # wrk calls request() once more than it sends (it checks the script's request once, on thread 0).
+    in_flight = sum(p["sent"] - 1 - p["answered"] for p in posts)
     verdict = "OK" if stored == accepted + in_flight else "MISMATCH"
-    print(f"stored in the database: {stored} new responses = {accepted} answered 201 + {in_flight} in flight "
-          f"when wrk stopped: {verdict}")
+    print(f" server exit status {server.exit_status}; stored in the database: {stored} new responses = {accepted} "
+          f"answered 201 + {in_flight} in flight when wrk stopped: {verdict}")
+    submit_rate = statistics.median(p["rate"] for p in posts)
+    health_rate = statistics.median(h["rate"] for h in healths)
     ratio = submit_rate / health_rate
-    p99 = posts["p99_us"] / 1e3
-    print(f"ratio submissions/s / healthz requests/s = {ratio:.3f}   (target >= 0.5 with p99 < 50 ms: "
-          f"{'met' if ratio >= 0.5 and p99 < 50 else 'NOT met'}; p99 {p99:.2f} ms)")
+    p99s = [p["p99_us"] / 1e3 for p in posts]
+    p50s = [p["p50_us"] / 1e3 for p in posts]
+    met = ratio >= 0.5 and max(p99s) < 50
+    print(f" median of {args.runs}: {submit_rate:,.0f} submissions/s (p50 {statistics.median(p50s):.2f} ms, p99 per run "
+          f"{', '.join(f'{p:.1f}' for p in p99s)} ms), healthz {health_rate:,.0f}/s; ratio {ratio:.3f}  "
+          f"(target >= 0.5 with p99 < 50 ms: {'met' if met else 'NOT met'})\n", flush=True)
     return {"workers": workers, "submit_rate": submit_rate, "health_rate": health_rate, "ratio": ratio,
-            "p50": posts["p50_us"] / 1e3, "p99": p99, "verdict": verdict}
+            "p50": statistics.median(p50s), "p99": max(p99s), "verdict": verdict}
 
 
 def main(argv=None):
@@ -221,30 +280,41 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="\n".join(__doc__.splitlines()[1:]))
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
-    parser.add_argument("--threads", type=int, default=4, help="threads per worker (default 4)")
+    parser.add_argument("--threads", type=int, default=1, help="threads per worker (default 1)")
     parser.add_argument("--connections", type=int, default=16, help="wrk connections (default 16)")
     parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run (default 10)")
     parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1)")
     parser.add_argument("--sessions", type=int, default=64, help="respondent sessions (cookie + token) (default 64)")
     parser.add_argument("--bodies", type=int, default=300, help="distinct pre-made submissions (default 300)")
+    parser.add_argument("--reuse", type=int, default=50,
+                        help="every REUSE-th request of a wrk thread asks the server to close its connection, "
+                             "so wrk reconnects and the connections are shared anew between the workers "
+                             "(0: keep every connection for the whole run) (default 50)")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="rounds of (submissions, healthz); medians are reported (default 3)")
     parser.add_argument("--compare", action="store_true", help="run with 1 worker and with 2 workers")
+    parser.add_argument("--synchronous", choices=["NORMAL", "FULL"], default=None,
+                        help="the server's LDP_SURVEY_SYNCHRONOUS (default: as in the environment, else the "
+                             "Store's default)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--tmp", type=Path, default=None, help="directory for the temporary database")
     args = parser.parse_args(argv)
     if args.connections < args.wrk_threads:
         parser.error("--connections must be at least --wrk-threads")
+    if args.synchronous:
+        os.environ["LDP_SURVEY_SYNCHRONOUS"] = args.synchronous  # inherited by the server
     common.header("ingest: wrk POST submissions vs GET /healthz on the same server", args)
     design = common.smoking_design()
     bodies = common.make_bodies(design, args.bodies, args.seed)
     results = []
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         for workers in ([1, 2] if args.compare else [args.workers]):
-            results.append(run_config(Path(tmp), workers, args, design, bodies))
+            results.append(run_config(Path(tmp), workers, args, bodies))
     if len(results) > 1:
-        print("\nsummary:")
+        print("summary:")
         for r in results:
             print(f"  {r['workers']} worker(s) x {args.threads} threads: {r['submit_rate']:,.0f} submissions/s "
-                  f"(p50 {r['p50']:.2f} ms, p99 {r['p99']:.2f} ms), healthz {r['health_rate']:,.0f}/s, "
+                  f"(p50 {r['p50']:.2f} ms, worst run's p99 {r['p99']:.2f} ms), healthz {r['health_rate']:,.0f}/s, "
                   f"ratio {r['ratio']:.3f}, stored check {r['verdict']}")
         best = max(results, key=lambda r: r["submit_rate"])
         print(f"  faster for submissions here: {best['workers']} worker(s)")
