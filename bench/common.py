@@ -85,6 +85,36 @@ def header(title: str, args) -> None:
           f"cache_size={pragmas['cache_size']} (LDP_SURVEY_SYNCHRONOUS={os.environ.get('LDP_SURVEY_SYNCHRONOUS')})")
     print(f"options: {vars(args)}")
     print(flush=True)
+    global _START
+    _START = (time.perf_counter(), machine_busy(), own_cpu_seconds())
+
+
+_START: tuple | None = None
+
+
+def own_cpu_seconds() -> float:
+    """Return the CPU seconds of this process and of its children that have been waited for."""
+    import resource
+
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
+def footer() -> None:
+    """Print how busy the whole machine was since header(), and how much of that was this benchmark."""
+    if _START is None:
+        return
+    wall = time.perf_counter() - _START[0]
+    (busy, total), own = machine_busy(), own_cpu_seconds()
+    busy -= _START[1][0]
+    total -= _START[1][1]
+    own -= _START[2]
+    print(f"\nwhole machine during this benchmark ({wall:.0f} s): busy {100 * busy / wall:.0f}% of "
+          f"{100 * total / wall:.0f}%; this benchmark and its subprocesses {100 * own / wall:.0f}%, "
+          f"other processes {100 * (busy - own) / wall:.0f}%")
 
 
 def cli(db: str | Path, *args: str, timeout: float, input: str | None = None) -> subprocess.CompletedProcess:

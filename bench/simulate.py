@@ -156,4 +156,7 @@ def common_ids(n: int) -> list[str]:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        common.footer()
