@@ -172,7 +172,7 @@ def main(argv=None):
         common.cli(db, "user", "add", EMAIL, timeout=args.timeout, input=f"{PASSWORD}\n")
         print(f"built {args.n:,} smoking responses in {built:.1f} s and {args.n_limits:,} responses to the "
               f"100 x 64 survey in {limits_built:.1f} s")
-        smoking_bodies = iter(common.make_bodies(common.smoking_design(), 3 * args.repeat + 10, args.seed) * 1)
+        smoking_bodies = iter(common.make_bodies(common.smoking_design(), 3 * args.repeat + 10, args.seed))
         limits_design = common.design_of(toml)
         limits_bodies = iter(common.make_bodies(limits_design, 6 * args.repeat + 10, args.seed))
         load_bodies = common.make_bodies(common.smoking_design(), 500, args.seed + 1)
@@ -181,6 +181,7 @@ def main(argv=None):
                            start_timeout=120) as server:
             researcher = common.sign_in(server.origin, EMAIL, PASSWORD)
             researcher.timeout = args.timeout
+            researcher.close()  # the next request reconnects with that timeout (the cookies stay)
             respondent, token = common.respondent(server.origin)
             limits_respondent, limits_token = common.respondent(server.origin, LIMITS_SLUG)
 
