@@ -267,3 +267,34 @@ def test_a_bad_synchronous_level_is_a_clear_error(db_path, monkeypatch):
     monkeypatch.setenv("LDP_SURVEY_SYNCHRONOUS", "off")
     with pytest.raises(StoreError, match="LDP_SURVEY_SYNCHRONOUS must be one of NORMAL, FULL, got 'OFF'"):
         Store(db_path)
+
+
+def test_a_writer_waits_for_another_connections_write_lock_then_stores(db_path, mixed_design, monkeypatch):
+    import threading
+    import time
+
+    import survey.store as store_module
+
+    store = Store(db_path)
+    holder = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
+    try:
+        store.create_survey("", mixed_design)
+        answer = simulated(mixed_design, 1, seed=11)[0]
+        holder.execute("BEGIN IMMEDIATE")
+        release = threading.Timer(0.2, lambda: holder.execute("COMMIT"))
+        start = time.monotonic()
+        release.start()
+        store.add_response("mixed", mixed_design["hash"], answer)
+        assert time.monotonic() - start >= 0.19
+        release.join()
+        assert store.response_count("mixed") == 1
+
+        monkeypatch.setattr(store_module, "BUSY_TIMEOUT_MS", 50)
+        holder.execute("BEGIN IMMEDIATE")
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            store.add_response("mixed", mixed_design["hash"], answer)
+        holder.execute("COMMIT")
+        assert store.response_count("mixed") == 1 and store.recount("mixed") == store.question_counts("mixed")
+    finally:
+        holder.close()
+        store.close()

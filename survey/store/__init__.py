@@ -16,6 +16,7 @@ import os
 import secrets
 import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
@@ -24,10 +25,12 @@ import numpy as np
 import sqlite_utils
 
 from .. import codec
-from .schema import (Batch, batch_from_answers, batch_from_columns, create_reports, insert_batch, migrations,
+from .schema import (REPORTS, Batch, batch_from_answers, batch_from_columns, create_reports, insert_batch, migrations,
                      report_columns, reports_table)
 
 BUSY_TIMEOUT_MS = 10_000
+LOCK_FIRST_PAUSE = 20e-6
+LOCK_MAX_PAUSE = 2e-3
 # WAL with synchronous=NORMAL: a commit is in the WAL (the operating system's hands) before
 # the response is acknowledged, so a killed server loses nothing (tests/test_durability.py);
 # FULL also survives a power cut, at one fsync per commit (bench/README.md).
@@ -66,6 +69,7 @@ def synchronous_level(level: str | None = None) -> str:
 
 
 _DESIGNS: dict[str, dict] = {}
+_RECENT: dict[tuple[str, str], dict] = {}
 _DESIGNS_LOCK = threading.Lock()
 
 
@@ -93,15 +97,45 @@ class Store:
             except BaseException:
                 self.conn.close()
                 raise
+        self.conn.execute("PRAGMA busy_timeout = 0")
 
     def close(self):
         """Close the connection."""
         self.conn.close()
 
+    def _begin_immediate(self):
+        """Take the write lock, polling every few microseconds while another connection holds it.
+
+        SQLite's own busy handler sleeps a whole millisecond at its first retry, many times
+        longer than a write holds the lock; this waits at most WRITE_LOCK_WAIT seconds.
+        """
+        self._execute("BEGIN IMMEDIATE")
+
+    def _execute(self, sql: str, parameters=()) -> sqlite3.Cursor:
+        """Execute one statement, polling every few microseconds while another connection holds a lock it needs.
+
+        The connection's busy_timeout is 0 once it is open: SQLite's own busy handler
+        sleeps a whole millisecond at its first retry, many times longer than a write holds
+        the lock. This waits at most BUSY_TIMEOUT_MS in all.
+        """
+        pause, deadline = LOCK_FIRST_PAUSE, None
+        while True:
+            try:
+                return self.conn.execute(sql, parameters)
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                now = time.monotonic()
+                deadline = deadline or now + BUSY_TIMEOUT_MS / 1000
+                if now > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, LOCK_MAX_PAUSE)
+
     @contextmanager
     def _write(self):
         """Run the block in one write transaction, taken at once (BEGIN IMMEDIATE) so it never deadlocks."""
-        self.conn.execute("BEGIN IMMEDIATE")
+        self._begin_immediate()
         try:
             yield self.conn
         except BaseException:
@@ -136,26 +170,37 @@ class Store:
 
     def survey_exists(self, slug: str) -> bool:
         """Return whether a survey has this slug."""
-        return self.conn.execute("SELECT 1 FROM surveys WHERE slug = ?", [slug]).fetchone() is not None
+        return self._execute("SELECT 1 FROM surveys WHERE slug = ?", [slug]).fetchone() is not None
 
     def get_design(self, slug: str) -> dict:
         """Return the design of a survey (shared and cached by hash: do not modify it), or raise SurveyNotFound."""
-        row = self.conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
+        row = self._execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
         if row is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
         design = _DESIGNS.get(row[0])
         if design is None:
-            text = self.conn.execute("SELECT design FROM surveys WHERE slug = ?", [slug]).fetchone()
+            text = self._execute("SELECT design FROM surveys WHERE slug = ?", [slug]).fetchone()
             if text is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
             design = json.loads(text[0])
             with _DESIGNS_LOCK:
                 _DESIGNS[design["hash"]] = design
+        _RECENT[self.path, slug] = design
         return design
+
+    def recent_design(self, slug: str) -> dict:
+        """Return the design this process last read for a survey, reading it only the first time.
+
+        For the hot path of submissions: a report made with another design hash must be
+        checked against ``get_design`` (which refreshes this), and every insert re-checks
+        the hash inside its transaction, so a replaced design is never written to.
+        """
+        design = _RECENT.get((self.path, slug))
+        return design if design is not None else self.get_design(slug)
 
     def get_definition(self, slug: str) -> str:
         """Return the definition text a survey was created from."""
-        row = self.conn.execute("SELECT definition FROM surveys WHERE slug = ?", [slug]).fetchone()
+        row = self._execute("SELECT definition FROM surveys WHERE slug = ?", [slug]).fetchone()
         if row is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
         return row[0]
@@ -164,7 +209,7 @@ class Store:
         """Return every survey's slug, title, creation day, design hash and response count, by slug."""
         sql = "SELECT slug, title, created_day, design_hash, responses FROM surveys ORDER BY slug"
         return [dict(zip(("slug", "title", "created_day", "design_hash", "responses"), row))
-                for row in self.conn.execute(sql).fetchall()]
+                for row in self._execute(sql).fetchall()]
 
     # Responses
 
@@ -176,7 +221,7 @@ class Store:
                       day: str | None = None) -> list[str]:
         """Store validated responses ``{QID: REPORT}`` in one transaction and return their random ids."""
         answers_list = list(answers_list)
-        design = self._current_design(slug, design_hash)
+        design = self._design_with_hash(slug, design_hash)
         days = [day or today()] * len(answers_list)
         return self._insert(slug, design_hash, len(answers_list),
                             lambda ids: batch_from_answers(design, ids, days, answers_list))
@@ -188,7 +233,7 @@ class Store:
         The fast path of simulations: every question answered by all n respondents.
         Returns n.
         """
-        design = self._current_design(slug, design_hash)
+        design = self._design_with_hash(slug, design_hash)
         if len(columns) != len(design["questions"]):
             raise StoreError(f"expected reports to {len(design['questions'])} questions, got {len(columns)}")
         n = len(columns[0]) if columns else 0
@@ -196,7 +241,14 @@ class Store:
         self._insert(slug, design_hash, n, lambda ids: batch_from_columns(design, ids, days, columns))
         return n
 
-    def _current_design(self, slug: str, design_hash: str) -> dict:
+    def _design_with_hash(self, slug: str, design_hash: str) -> dict:
+        """Return the design with this hash (cached: no query), checking that it is the slug's current one.
+
+        The check is repeated inside the insert's transaction (``_insert``).
+        """
+        design = _DESIGNS.get(design_hash)
+        if design is not None and design["slug"] == slug:
+            return design
         design = self.get_design(slug)
         if design["hash"] != design_hash:
             raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
@@ -208,12 +260,13 @@ class Store:
             batch: Batch = make_batch(ids)
             try:
                 with self._write() as conn:
-                    current = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
-                    if current is None:
-                        raise SurveyNotFound(f"no survey with slug {slug!r}")
-                    if current[0] != design_hash:
+                    counted = conn.execute("UPDATE surveys SET responses = responses + ? "
+                                           "WHERE slug = ? AND design_hash = ?", [n, slug, design_hash]).rowcount
+                    if not counted:
+                        if not self.survey_exists(slug):
+                            raise SurveyNotFound(f"no survey with slug {slug!r}")
                         raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
-                    insert_batch(conn, slug, self.get_design(slug), batch)
+                    insert_batch(conn, slug, _DESIGNS[design_hash], batch)
                 return ids
             except sqlite3.IntegrityError:
                 # Two random 64-bit ids collided: draw new ones (the transaction was rolled back).
@@ -223,14 +276,14 @@ class Store:
 
     def response_count(self, slug: str) -> int:
         """Return how many responses a survey has (kept current at insert: no scan)."""
-        row = self.conn.execute("SELECT responses FROM surveys WHERE slug = ?", [slug]).fetchone()
+        row = self._execute("SELECT responses FROM surveys WHERE slug = ?", [slug]).fetchone()
         if row is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
         return row[0]
 
     def tallies(self, slug: str) -> tuple[int, dict[str, tuple[int, list[int]]]]:
         """Return the number of responses and question_counts, read together in one snapshot."""
-        self.conn.execute("BEGIN")
+        self._execute("BEGIN")
         try:
             return self.response_count(slug), self.question_counts(slug)
         finally:
@@ -239,13 +292,15 @@ class Store:
     def question_counts(self, slug: str) -> dict[str, tuple[int, list[int]]]:
         """Return per question id its number of reports and the 1s of each indicator (from the tallies)."""
         design = self.get_design(slug)
-        reports = dict(self.conn.execute("SELECT question, reports FROM question_tallies WHERE survey = ?",
-                                         [slug]).fetchall())
+        reports = [0] * len(design["questions"])
         ones = [[0] * codec.option_count(question) for question in design["questions"]]
-        for index, option, count in self.conn.execute(
-                "SELECT question, option, ones FROM option_tallies WHERE survey = ?", [slug]):
-            ones[index][option] = count
-        return {question["id"]: (reports.get(index, 0), ones[index])
+        for index, option, count in self._execute(
+                "SELECT question, option, count FROM tallies WHERE survey = ?", [slug]):
+            if option == REPORTS:
+                reports[index] = count
+            else:
+                ones[index][option] = count
+        return {question["id"]: (reports[index], ones[index])
                 for index, question in enumerate(design["questions"])}
 
     def recount(self, slug: str) -> dict[str, tuple[int, list[int]]]:
@@ -254,7 +309,7 @@ class Store:
         table = reports_table(self.conn, slug)
         counts = {}
         for question, names in zip(design["questions"], report_columns(design)):
-            words = np.array(self.conn.execute(
+            words = np.array(self._execute(
                 f'SELECT {", ".join(names)} FROM "{table}" WHERE {names[0]} IS NOT NULL').fetchall(),
                 dtype=np.int64).reshape(-1, len(names))
             counts[question["id"]] = (len(words), [int(x) for x in codec.tally(question, words)])
@@ -275,7 +330,7 @@ class Store:
         columns = report_columns(design)
         a, b = columns[index[first]], columns[index[second]]
         selected = ", ".join(a + b)
-        rows = self.conn.execute(
+        rows = self._execute(
             f'SELECT {selected}, count(*) FROM "{reports_table(self.conn, slug)}" '
             f"WHERE {a[0]} IS NOT NULL AND {b[0]} IS NOT NULL GROUP BY {selected}").fetchall()
         table = np.array(rows, dtype=np.int64).reshape(-1, len(a) + len(b) + 1)
@@ -294,7 +349,7 @@ class Store:
             spans.append((start, start + len(names_of_question)))
             start += len(names_of_question)
         sql = f'SELECT id, received_day, {names} FROM "{reports_table(self.conn, slug)}" ORDER BY id'
-        for row in self.conn.execute(sql):
+        for row in self._execute(sql):
             answers = {}
             for question, (lo, hi) in zip(design["questions"], spans):
                 if row[lo] is not None:
@@ -346,27 +401,27 @@ class Store:
             if existing and not replace:
                 raise StoreError(f"a user with email {email!r} already exists")
             if existing:
-                self.conn.execute("UPDATE users SET password_hash = ? WHERE id = ?", [password_hash, existing["id"]])
+                self._execute("UPDATE users SET password_hash = ? WHERE id = ?", [password_hash, existing["id"]])
             else:
-                self.conn.execute("INSERT INTO users (email, password_hash, created_day) VALUES (?, ?, ?)",
+                self._execute("INSERT INTO users (email, password_hash, created_day) VALUES (?, ?, ?)",
                                   [email, password_hash, today()])
 
     def get_user(self, email: str) -> dict | None:
         """Return the account with this email (case-insensitive), or None."""
-        row = self.conn.execute("SELECT id, email, password_hash FROM users WHERE lower(email) = lower(?)",
+        row = self._execute("SELECT id, email, password_hash FROM users WHERE lower(email) = lower(?)",
                                 [email]).fetchone()
         return dict(zip(("id", "email", "password_hash"), row)) if row else None
 
     def get_user_by_id(self, user_id: int) -> dict | None:
         """Return the account with this id, or None."""
-        row = self.conn.execute("SELECT id, email, password_hash FROM users WHERE id = ?", [user_id]).fetchone()
+        row = self._execute("SELECT id, email, password_hash FROM users WHERE id = ?", [user_id]).fetchone()
         return dict(zip(("id", "email", "password_hash"), row)) if row else None
 
     # Settings
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
         """Return a stored setting, or ``default``."""
-        row = self.conn.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
+        row = self._execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
         return row[0] if row else default
 
     def set_setting(self, key: str, value: str):
