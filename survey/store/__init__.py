@@ -25,8 +25,8 @@ import numpy as np
 import sqlite_utils
 
 from .. import codec
-from .schema import (REPORTS, Batch, batch_from_answers, batch_from_columns, create_reports, insert_batch, migrations,
-                     report_columns, reports_table)
+from .schema import (REPORTS, Batch, batch_from_answers, batch_from_columns, create_reports, insert_batch,
+                     insert_one_sql, migrations, report_columns, reports_table)
 
 BUSY_TIMEOUT_MS = 10_000
 LOCK_FIRST_PAUSE = 20e-6
@@ -214,8 +214,31 @@ class Store:
     # Responses
 
     def add_response(self, slug: str, design_hash: str, answers: dict, *, day: str | None = None) -> str:
-        """Store one validated response in its own transaction and return its random id."""
-        return self.add_responses(slug, design_hash, [answers], day=day)[0]
+        """Store one validated response and return its random id.
+
+        One INSERT statement, atomic on its own: the tally trigger counts it, and it stores
+        nothing unless ``design_hash`` is still the survey's design. The hot path of the server.
+        """
+        design = self._design_with_hash(slug, design_hash)
+        for attempt in range(ID_ATTEMPTS):
+            row = batch_from_answers(design, new_ids(1), [day or today()], [answers]).rows[0]
+            try:
+                stored = self._execute(insert_one_sql(design), (*row, slug, design_hash)).rowcount
+            except sqlite3.IntegrityError:
+                # Two random 64-bit ids collided: draw a new one (nothing was stored).
+                if attempt == ID_ATTEMPTS - 1:
+                    raise
+                continue
+            except sqlite3.OperationalError as exc:
+                if "no such table" not in str(exc):
+                    raise
+                stored = 0  # the design was replaced since this process read it
+            if not stored:
+                if not self.survey_exists(slug):
+                    raise SurveyNotFound(f"no survey with slug {slug!r}")
+                raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
+            return row[0]
+        raise AssertionError("unreachable")
 
     def add_responses(self, slug: str, design_hash: str, answers_list: Iterable[dict], *,
                       day: str | None = None) -> list[str]:
@@ -260,11 +283,10 @@ class Store:
             batch: Batch = make_batch(ids)
             try:
                 with self._write() as conn:
-                    counted = conn.execute("UPDATE surveys SET responses = responses + ? "
-                                           "WHERE slug = ? AND design_hash = ?", [n, slug, design_hash]).rowcount
-                    if not counted:
-                        if not self.survey_exists(slug):
-                            raise SurveyNotFound(f"no survey with slug {slug!r}")
+                    current = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
+                    if current is None:
+                        raise SurveyNotFound(f"no survey with slug {slug!r}")
+                    if current[0] != design_hash:
                         raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
                     insert_batch(conn, slug, _DESIGNS[design_hash], batch)
                 return ids

@@ -4,9 +4,9 @@ Reports live in one table per survey, ``reports_<hex>``, a ``WITHOUT ROWID`` tab
 by a random id, so rows sit in random-key order whatever order they arrived in. Each
 question has one INTEGER column per word of its report (``survey.codec``): the column
 ``q<i>_<w>`` holds word w of question i (design order); NULL when the respondent was
-not asked it. ``question_tallies`` and ``option_tallies`` keep, per survey, the number of
-reports to each question and the 1s of each of its indicators, updated in the same
-transaction as every insert, so aggregates never scan responses.
+not asked it. ``tallies`` keeps, per survey and question, the number of reports (in the
+row whose option is REPORTS, -1) and the 1s of each indicator (one row per option),
+updated in the same transaction as every insert, so aggregates never scan responses.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from .. import codec
 
 migrations = sqlite_utils.Migrations("ldp-survey")
 MIGRATION_BATCH = 10_000
+# The option of the tallies row that counts a question's reports (the others count 1s).
+REPORTS = -1
 
 
 @migrations()
@@ -43,12 +45,9 @@ def m002_counting(db):
     conn = db.conn
     conn.execute("ALTER TABLE surveys ADD COLUMN reports_table TEXT")
     conn.execute("ALTER TABLE surveys ADD COLUMN responses INTEGER NOT NULL DEFAULT 0")
-    conn.execute("""CREATE TABLE question_tallies (
+    conn.execute("""CREATE TABLE tallies (
                         survey TEXT NOT NULL REFERENCES surveys(slug), question INTEGER NOT NULL,
-                        reports INTEGER NOT NULL, PRIMARY KEY (survey, question)) WITHOUT ROWID""")
-    conn.execute("""CREATE TABLE option_tallies (
-                        survey TEXT NOT NULL REFERENCES surveys(slug), question INTEGER NOT NULL,
-                        option INTEGER NOT NULL, ones INTEGER NOT NULL,
+                        option INTEGER NOT NULL, count INTEGER NOT NULL,
                         PRIMARY KEY (survey, question, option)) WITHOUT ROWID""")
     for slug, design_text, current_hash in conn.execute(
             "SELECT slug, design, design_hash FROM surveys").fetchall():
@@ -104,18 +103,55 @@ def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
     old = reports_table(conn, slug)
     if old:
         conn.execute(f'DROP TABLE IF EXISTS "{old}"')
-    conn.execute("DELETE FROM question_tallies WHERE survey = ?", [slug])
-    conn.execute("DELETE FROM option_tallies WHERE survey = ?", [slug])
+    conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
     table = table_name(design)
     columns = "".join(f", {name} INTEGER" for names in report_columns(design) for name in names)
     conn.execute(f'CREATE TABLE "{table}" (id TEXT PRIMARY KEY NOT NULL, received_day TEXT NOT NULL'
                  f"{columns}) WITHOUT ROWID")
-    conn.executemany("INSERT INTO question_tallies (survey, question, reports) VALUES (?, ?, 0)",
-                     [(slug, index) for index in range(len(design["questions"]))])
-    conn.executemany("INSERT INTO option_tallies (survey, question, option, ones) VALUES (?, ?, ?, 0)",
+    conn.executemany("INSERT INTO tallies (survey, question, option, count) VALUES (?, ?, ?, 0)",
                      [(slug, index, option) for index, question in enumerate(design["questions"])
-                      for option in range(codec.option_count(question))])
+                      for option in range(REPORTS, codec.option_count(question))])
     conn.execute("UPDATE surveys SET reports_table = ?, responses = 0 WHERE slug = ?", [table, slug])
+    conn.execute(tally_trigger_sql(slug, design))
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _indicator_sql(question: dict, names: list[str]) -> str:
+    """Return the SQL condition that option ``option`` of a question is 1 in the new row ``NEW``."""
+    if codec.is_bit_vector(question):
+        if len(names) == 1:
+            word = f"NEW.{names[0]}"
+        else:
+            word = ("CASE option / " + str(codec.WORD_BITS)
+                    + "".join(f" WHEN {index} THEN NEW.{name}" for index, name in enumerate(names)) + " END")
+        return f"(option >= 0 AND (({word}) >> (option % {codec.WORD_BITS})) & 1)"
+    if question["mechanism"] == "grr":
+        return f"option = NEW.{names[0]}"
+    return f"(option = 0 AND NEW.{names[0]} = 1)"
+
+
+def trigger_name(design: dict) -> str:
+    """Return the name of the trigger that keeps a design's tallies current."""
+    return f"{table_name(design)}_tally"
+
+
+def tally_trigger_sql(slug: str, design: dict) -> str:
+    """Return the CREATE TRIGGER that counts every row inserted into the report table in the tallies.
+
+    One INSERT is then one statement that SQLite runs whole, tallies included, so a
+    single response holds the write lock only for that statement.
+    """
+    survey = _sql_text(slug)
+    updates = [f"UPDATE surveys SET responses = responses + 1 WHERE slug = {survey};"]
+    for index, (question, names) in enumerate(zip(design["questions"], report_columns(design))):
+        updates.append(f"UPDATE tallies SET count = count + 1 WHERE survey = {survey} AND question = {index} "
+                       f"AND NEW.{names[0]} IS NOT NULL AND (option = {REPORTS} OR {_indicator_sql(question, names)});")
+    body = "\n  ".join(updates)
+    return (f'CREATE TRIGGER "{trigger_name(design)}" AFTER INSERT ON "{table_name(design)}" FOR EACH ROW\n'
+            f"BEGIN\n  {body}\nEND")
 
 
 class Batch:
@@ -166,10 +202,35 @@ def batch_from_columns(design: dict, ids: Sequence[str], days: Sequence[str],
 
 
 def insert_batch(conn: sqlite3.Connection, slug: str, design: dict, batch: Batch):
-    """Insert a batch's rows into the survey's report table and add its tallies, in the caller's transaction."""
+    """Insert a batch's rows into the survey's report table and add its tallies, in the caller's transaction.
+
+    For many rows at once: the tally trigger is dropped for the batch and made again
+    before the transaction commits (no other connection can see the gap), and the
+    tallies are added from the batch's own counts.
+    """
+    conn.execute(f'DROP TRIGGER IF EXISTS "{trigger_name(design)}"')
     conn.executemany(insert_sql(design), batch.rows)
-    conn.executemany("UPDATE question_tallies SET reports = reports + ? WHERE survey = ? AND question = ?",
-                     [(count, slug, index) for index, count in enumerate(batch.reports) if count])
-    conn.executemany("UPDATE option_tallies SET ones = ones + ? WHERE survey = ? AND question = ? AND option = ?",
-                     [(count, slug, index, option) for (index, option), count in batch.ones.items()])
+    increments = [(count, slug, index, REPORTS) for index, count in enumerate(batch.reports) if count]
+    increments.extend((count, slug, index, option) for (index, option), count in batch.ones.items())
+    conn.executemany("UPDATE tallies SET count = count + ? WHERE survey = ? AND question = ? AND option = ?",
+                     increments)
     conn.execute("UPDATE surveys SET responses = responses + ? WHERE slug = ?", [len(batch.rows), slug])
+    conn.execute(tally_trigger_sql(slug, design))
+
+
+_INSERT_ONE_SQL: dict[str, str] = {}
+
+
+def insert_one_sql(design: dict) -> str:
+    """Return the INSERT of one response that stores nothing unless the design is still the survey's current one.
+
+    Parameters: the id, the day, every word column, then the slug and the design hash.
+    """
+    sql = _INSERT_ONE_SQL.get(design["hash"])
+    if sql is None:
+        names = [name for names in report_columns(design) for name in names]
+        sql = (f'INSERT INTO "{table_name(design)}" (id, received_day{"".join(", " + c for c in names)}) '
+               f'SELECT {", ".join("?" * (2 + len(names)))} '
+               "WHERE EXISTS (SELECT 1 FROM surveys WHERE slug = ? AND design_hash = ?)")
+        _INSERT_ONE_SQL[design["hash"]] = sql
+    return sql
