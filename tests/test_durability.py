@@ -14,6 +14,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -101,22 +102,26 @@ def process_tree(pid: int) -> list[int]:
     return found
 
 
-def stored_answers(db_path: Path) -> Counter:
+@contextmanager
+def opened(db_path: Path):
+    """Open the database for one check and close it afterwards."""
     store = Store(db_path)
     try:
+        yield store
+    finally:
+        store.close()
+
+
+def stored_answers(db_path: Path) -> Counter:
+    with opened(db_path) as store:
         assert store.integrity_check() == "ok"
         assert store.question_counts(SLUG) == store.recount(SLUG), "tallies agree with the stored reports"
         return Counter(key(answers) for answers in store.iter_answers(SLUG))
-    finally:
-        store.close()
 
 
 def design_of(db_path: Path) -> dict:
-    store = Store(db_path)
-    try:
+    with opened(db_path) as store:
         return store.get_design(SLUG)
-    finally:
-        store.close()
 
 
 def test_sigkill_under_concurrent_submissions_loses_and_duplicates_nothing(tmp_path):
@@ -130,7 +135,7 @@ def test_sigkill_under_concurrent_submissions_loses_and_duplicates_nothing(tmp_p
         server.process.wait(timeout=30)
     server.stop()
     stored = stored_answers(db_path)
-    assert sum(load.unknown.values()) >= 0 and sum(load.acknowledged.values()) >= 300
+    assert sum(load.acknowledged.values()) >= 300
     assert not load.acknowledged - stored, "every acknowledged response survived the crash"
     assert not (stored - load.acknowledged) - load.unknown, "nothing stored twice or out of nowhere"
 
@@ -142,11 +147,8 @@ def backup(db_path: Path, destination: Path) -> subprocess.CompletedProcess:
 
 
 def aggregates_csv(db_path: Path) -> str:
-    store = Store(db_path)
-    try:
+    with opened(db_path) as store:
         return rows_to_csv(aggregate_counts(store.get_design(SLUG), store.question_counts(SLUG)))
-    finally:
-        store.close()
 
 
 def test_backup_while_serving_is_a_sound_snapshot_and_aggregates_the_same(tmp_path):
