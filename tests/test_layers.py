@@ -10,7 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ["survey.definition", "survey.design", "survey.mechanisms", "survey.estimators",
-        "survey.aggregate", "survey.reports", "survey.replay", "survey.explain", "survey.charts"]
+        "survey.aggregate", "survey.reports", "survey.replay", "survey.explain", "survey.charts",
+        "survey.crosstab"]
 FORBIDDEN = ["flask", "flask_wtf", "werkzeug", "sqlite3", "sqlite_utils", "survey.store", "survey.web"]
 
 

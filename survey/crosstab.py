@@ -1,0 +1,342 @@
+"""Crosstabs of two questions: joint shares, conditional shares, odds ratios, conditional means.
+
+Every estimand of a question is an indicator I whose report bit R is 1 with probability
+q + Δ·[I], Δ = p − q (Warner 1965 randomized response: the answer; generalized RR, Wang et
+al. 2017: [report = option]; unary encodings and ``multi``: the option's bit; Duchi, Jordan &
+Wainwright 2013: the randomized-rounding bit, whose mean is the scaled mean). Two questions A
+and B are randomized independently, so for one respondent
+
+    E[R_A R_B] = q_A q_B + q_A Δ_B P(I_B) + q_B Δ_A P(I_A) + Δ_A Δ_B P(I_A ∧ I_B)
+
+and the indicator-product estimator
+
+    π̂(I_A ∧ I_B) = (mean(R_A R_B) − q_A q_B − q_A Δ_B f̂_B − q_B Δ_A f̂_A) / (Δ_A Δ_B)
+
+is unbiased, with f̂ = (mean(R) − q)/Δ. For two randomized-response (or two generalized-RR)
+questions it equals the inversion of the Kronecker product of their response matrices.
+(f̂_A, f̂_B, π̂) is linear in the means of the per-respondent vector (R_A R_B, R_A, R_B), so
+its covariance is exactly that of those means, estimated from their sample covariance;
+conditional shares, the log odds ratio and conditional means follow by the delta method,
+with normal (Wald) intervals, on the log scale for the odds ratio.
+
+Inputs are the distinct report pairs with their counts, as ``Store.joint_reports`` returns
+them, or one row per respondent (no counts). Pure numpy/scipy: no Flask, no SQL, no I/O.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+from scipy.special import ndtri
+
+from . import codec
+from .aggregate import CSV_LINE_TERMINATOR, format_decimal
+from .design import response_probabilities
+
+CSV_HEADER = ["measure", "a_option", "b_option", "estimate", "std_error", "ci_low", "ci_high", "ci_level"]
+MEASURES = ("joint", "conditional", "odds_ratio", "conditional_mean")
+
+
+class CrosstabError(ValueError):
+    """Two questions cannot be crossed (a number as the first question, the same question twice)."""
+
+
+@dataclass
+class CrosstabRow:
+    """One measure of a crosstab, with its delta-method standard error and Wald interval.
+
+    ``joint``: the share with A's option and B's option. ``conditional``: the share with
+    B's option among those with A's option. ``odds_ratio``: of two yes/no questions (a_option
+    and b_option "yes"); its standard error is that of the log odds ratio. ``conditional_mean``:
+    the mean of the number B among those with A's option (b_option empty). ``estimate`` is
+    None when not estimable, with the reason in ``note``; intervals of shares and means are
+    clipped to the feasible range, estimates are not.
+    """
+
+    measure: str
+    a_option: str
+    b_option: str
+    estimate: float | None
+    std_error: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_level: float
+    note: str = ""
+
+
+@dataclass
+class Crosstab:
+    """The crosstab of questions ``a`` and ``b`` over the n respondents who answered both."""
+
+    a: str
+    b: str
+    a_text: str
+    b_text: str
+    a_kind: str
+    b_kind: str
+    a_levels: list[str]
+    b_levels: list[str]
+    n: int
+    level: float
+    rows: list[CrosstabRow] = field(default_factory=list)
+
+    def get(self, measure: str, a_option: str, b_option: str = "") -> CrosstabRow | None:
+        """Return the row of one measure and pair of options, or None."""
+        for row in self.rows:
+            if (row.measure, row.a_option, row.b_option) == (measure, a_option, b_option):
+                return row
+        return None
+
+
+def _levels(question: dict) -> list[str]:
+    """Return the labels of a question's levels: yes_no includes the complement "no"."""
+    kind = question["kind"]
+    if kind == "yes_no":
+        return ["yes", "no"]
+    if kind == "number":
+        return [""]
+    return list(question["options"])
+
+
+def check_pair(question_a: dict, question_b: dict):
+    """Raise CrosstabError unless A and B can be crossed (two distinct questions, A not a number)."""
+    if question_a["id"] == question_b["id"]:
+        raise CrosstabError(f"choose two different questions, got {question_a['id']!r} twice")
+    if question_a["kind"] == "number":
+        raise CrosstabError(f"{question_a['id']!r} is a number question; put it second (B) to get its mean "
+                            "among each option of the first question")
+
+
+def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, *, level=0.95) -> Crosstab:
+    """Return the crosstab of two design questions from their joint reports.
+
+    ``words_a``/``words_b`` hold the integer words (``survey.codec``) of each distinct report
+    pair, ``counts`` how many respondents gave it (``Store.joint_reports``); without counts
+    every row is one respondent.
+    """
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise ValueError(f"level must be a number in (0, 1), e.g. 0.95, got {level!r}")
+    check_pair(question_a, question_b)
+    ind_a = codec.indicators(question_a, words_a).astype(float)
+    ind_b = codec.indicators(question_b, words_b).astype(float)
+    if ind_a.shape[0] != ind_b.shape[0]:
+        raise ValueError(f"{ind_a.shape[0]} reports of {question_a['id']!r} but {ind_b.shape[0]} "
+                         f"of {question_b['id']!r}")
+    weights = (np.ones(ind_a.shape[0]) if counts is None
+               else np.asarray(counts, dtype=float).reshape(-1))
+    if weights.shape[0] != ind_a.shape[0]:
+        raise ValueError("counts must have one entry per report pair")
+    n = int(round(weights.sum()))
+    result = Crosstab(a=question_a["id"], b=question_b["id"], a_text=question_a.get("text", ""),
+                      b_text=question_b.get("text", ""), a_kind=question_a["kind"], b_kind=question_b["kind"],
+                      a_levels=_levels(question_a), b_levels=_levels(question_b), n=n, level=float(level))
+    z = float(ndtri(0.5 + level / 2))
+    p_a, q_a = response_probabilities(question_a)
+    p_b, q_b = response_probabilities(question_b)
+    delta_a, delta_b = p_a - q_a, p_b - q_b
+    # Means of R_A (per indicator), R_B, and R_A R_B (per pair of indicators).
+    total = max(weights.sum(), 1.0)
+    mean_a = weights @ ind_a / total
+    mean_b = weights @ ind_b / total
+    mean_ab = (ind_a * weights[:, None]).T @ ind_b / total
+    # (f_A, f_B, π) = J·(x̄, ȳ, z̄) + c with x̄ = mean(R_A R_B), ȳ = mean(R_A), z̄ = mean(R_B).
+    jacobian = np.array([[0.0, 1 / delta_a, 0.0],
+                         [0.0, 0.0, 1 / delta_b],
+                         [1 / (delta_a * delta_b), -q_b / (delta_a * delta_b), -q_a / (delta_a * delta_b)]])
+    offset = np.array([-q_a / delta_a, -q_b / delta_b, q_a * q_b / (delta_a * delta_b)])
+    labels_a = _indicator_labels(question_a)
+    labels_b = _indicator_labels(question_b)
+    measures = {measure: [] for measure in MEASURES}
+    for i, label_a in enumerate(labels_a):
+        for j, label_b in enumerate(labels_b):
+            x, y, zb = float(mean_ab[i, j]), float(mean_a[i]), float(mean_b[j])
+            theta = jacobian @ np.array([x, y, zb]) + offset
+            if n >= 2:
+                moments = np.array([[x * (1 - x), x * (1 - y), x * (1 - zb)],
+                                    [x * (1 - y), y * (1 - y), x - y * zb],
+                                    [x * (1 - zb), x - y * zb, zb * (1 - zb)]]) / (n - 1)
+                cov = jacobian @ moments @ jacobian.T
+            else:
+                cov = None
+            pair = _Pair(theta, cov, n, z, level)
+            _pair_rows(measures, pair, question_a, question_b, label_a, label_b)
+    for measure in MEASURES:
+        result.rows.extend(measures[measure])
+    return result
+
+
+def _indicator_labels(question: dict) -> list[str]:
+    kind = question["kind"]
+    if kind == "yes_no":
+        return ["yes"]
+    if kind == "number":
+        return [""]
+    return list(question["options"])
+
+
+# Each level of a question as a linear function (constant, coefficient of f) of its indicator
+# share f, and each joint cell as (constant, coefficients of f_A, f_B, π).
+_YES = (0.0, 1.0)
+_NO = (1.0, -1.0)
+
+
+class _Pair:
+    """(f_A, f_B, π) of one indicator pair with its covariance; functions of it by the delta method."""
+
+    def __init__(self, theta, cov, n, z, level):
+        self.theta, self.cov, self.n, self.z, self.level = theta, cov, n, z, float(level)
+
+    def cell(self, side_a, side_b):
+        """Return (value, gradient) of P(A side ∧ B side), each side _YES or _NO."""
+        # P(A yes ∧ B yes) = π; A yes ∧ B no = f_A − π; A no ∧ B yes = f_B − π; both no = 1 − f_A − f_B + π.
+        const = 0.0
+        grad = np.zeros(3)
+        if side_a is _YES and side_b is _YES:
+            grad[2] = 1
+        elif side_a is _YES:
+            grad[:] = (1, 0, -1)
+        elif side_b is _YES:
+            grad[:] = (0, 1, -1)
+        else:
+            const, grad[:] = 1.0, (-1, -1, 1)
+        return const + float(grad @ self.theta), grad
+
+    def margin_a(self, side_a):
+        const, coef = side_a
+        return const + coef * float(self.theta[0]), np.array([coef, 0.0, 0.0])
+
+    def se(self, grad) -> float | None:
+        if self.cov is None:
+            return None
+        return math.sqrt(max(float(grad @ self.cov @ grad), 0.0))
+
+    def row(self, measure, a_option, b_option, value, grad, low=0.0, high=1.0) -> CrosstabRow:
+        if self.n == 0:
+            return CrosstabRow(measure, a_option, b_option, None, None, low, high, self.level,
+                               "no respondent answered both questions")
+        se = self.se(grad)
+        if se is None:
+            return CrosstabRow(measure, a_option, b_option, value, None, low, high, self.level,
+                               "too few respondents for a standard error")
+        return CrosstabRow(measure, a_option, b_option, value, se,
+                           min(max(value - self.z * se, low), high), max(min(value + self.z * se, high), low),
+                           self.level)
+
+    def not_estimable(self, measure, a_option, b_option, reason) -> CrosstabRow:
+        return CrosstabRow(measure, a_option, b_option, None, None, None, None, self.level, reason)
+
+
+def _sides(question: dict, label: str):
+    """Return the (label, side) levels an indicator stands for: yes_no gives yes and no."""
+    if question["kind"] == "yes_no":
+        return [("yes", _YES), ("no", _NO)]
+    return [(label, _YES)]
+
+
+def _pair_rows(measures, pair: _Pair, question_a, question_b, label_a, label_b):
+    number_b = question_b["kind"] == "number"
+    for a_option, side_a in _sides(question_a, label_a):
+        margin, margin_grad = pair.margin_a(side_a)
+        for b_option, side_b in ([("", _YES)] if number_b else _sides(question_b, label_b)):
+            value, grad = pair.cell(side_a, side_b)
+            if not number_b:
+                measures["joint"].append(pair.row("joint", a_option, b_option, value, grad))
+            # Conditional: cell / margin of A, by the quotient rule.
+            if pair.n == 0:
+                ratio, ratio_grad = None, None
+            elif margin <= 0:
+                reason = f"the estimated share with {question_a['id']} = {a_option} is not positive"
+                measure = "conditional_mean" if number_b else "conditional"
+                measures[measure].append(pair.not_estimable(measure, a_option, b_option, reason))
+                continue
+            else:
+                ratio = value / margin
+                ratio_grad = (grad * margin - value * margin_grad) / margin ** 2
+            if number_b:
+                lo, hi = question_b["min"], question_b["max"]
+                scale = hi - lo
+                mean = None if ratio is None else lo + scale * ratio
+                measures["conditional_mean"].append(
+                    pair.row("conditional_mean", a_option, "", mean,
+                             None if ratio_grad is None else scale * ratio_grad, lo, hi))
+            else:
+                measures["conditional"].append(pair.row("conditional", a_option, b_option, ratio, ratio_grad))
+    if question_a["kind"] == "yes_no" and question_b["kind"] == "yes_no":
+        measures["odds_ratio"].append(_odds_ratio(pair))
+
+
+def _odds_ratio(pair: _Pair) -> CrosstabRow:
+    """Return the odds ratio π00π11/(π01π10), with its interval from the log scale."""
+    if pair.n == 0:
+        return pair.not_estimable("odds_ratio", "yes", "yes", "no respondent answered both questions")
+    cells = [pair.cell(side_a, side_b) for side_a in (_NO, _YES) for side_b in (_NO, _YES)]
+    if any(value <= 0 for value, _ in cells):
+        return pair.not_estimable("odds_ratio", "yes", "yes",
+                                  "not estimable: an estimated cell of the 2×2 table is not positive")
+    (p00, g00), (p01, g01), (p10, g10), (p11, g11) = cells
+    log_or = math.log(p00) + math.log(p11) - math.log(p01) - math.log(p10)
+    grad = g00 / p00 + g11 / p11 - g01 / p01 - g10 / p10
+    se = pair.se(grad)
+    if se is None:
+        return CrosstabRow("odds_ratio", "yes", "yes", math.exp(log_or), None, None, None, pair.level,
+                           "too few respondents for a standard error")
+    return CrosstabRow("odds_ratio", "yes", "yes", math.exp(log_or), se, math.exp(log_or - pair.z * se),
+                       math.exp(log_or + pair.z * se), pair.level)
+
+
+def crosstab_to_csv(table: Crosstab) -> str:
+    """Return the crosstab CSV: CSV_HEADER, then one line per row, CRLF, 6 decimals, empty when missing.
+
+    An odds ratio's std_error is that of its logarithm.
+    """
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator=CSV_LINE_TERMINATOR)
+    writer.writerow(CSV_HEADER)
+    for row in table.rows:
+        writer.writerow([row.measure, row.a_option, row.b_option, format_decimal(row.estimate),
+                         format_decimal(row.std_error), format_decimal(row.ci_low), format_decimal(row.ci_high),
+                         format(row.ci_level, "g")])
+    return buffer.getvalue()
+
+
+def crosstab_to_json(table: Crosstab) -> dict:
+    """Return the crosstab as a JSON-ready dict: the two questions, n, the level and the rows."""
+    return {"a": table.a, "b": table.b, "a_text": table.a_text, "b_text": table.b_text, "n": table.n,
+            "level": table.level,
+            "rows": [{f.name: _json_value(getattr(row, f.name)) for f in fields(CrosstabRow)}
+                     for row in table.rows]}
+
+
+def _json_value(value):
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) else float(value)
+    return value
+
+
+def crosstab_to_table(table: Crosstab) -> str:
+    """Return an aligned plain-text table (4 decimals, "-" when missing), no final newline."""
+    header = ["measure", "a_option", "b_option", "estimate", "std_error", "ci_low", "ci_high", "note"]
+    cells = [header]
+    for row in table.rows:
+        cells.append([row.measure, row.a_option or "-", row.b_option or "-"]
+                     + [_number(getattr(row, name)) for name in header[3:7]] + [row.note])
+    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
+    aligns = ["<", "<", "<", ">", ">", ">", ">", "<"]
+    lines = [" ".join(f"{cell:{align}{width}}" for cell, align, width in zip(line, aligns, widths)).rstrip()
+             for line in cells]
+    lines.insert(1, " ".join("-" * width for width in widths))
+    lines.insert(0, f"{table.a} x {table.b}: n = {table.n} respondents answered both; "
+                    f"{format(table.level * 100, 'g')}% normal (delta-method) intervals; "
+                    "the odds ratio's std_error is that of its logarithm")
+    return "\n".join(lines)
+
+
+def _number(value) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    text = f"{value:.4f}"
+    return text[1:] if text == "-0.0000" else text

@@ -1,0 +1,349 @@
+"""Crosstabs: the indicator-product estimator, its delta-method intervals, and the store path.
+
+The statistical tests draw all repetitions at once: true pairs from a known joint
+distribution, randomized by ``survey.mechanisms.randomize_question``, encoded by
+``survey.codec.encode_column`` and grouped per repetition with ``np.unique`` as
+``Store.joint_reports`` groups them in SQL. The mean of R estimates must lie within 4
+standard errors of the truth (the standard error of the mean from the spread of the R
+estimates); normal intervals on the delta-method standard error must cover at least 93%.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import numpy as np
+import pytest
+
+from survey import codec
+from survey.crosstab import (CSV_HEADER, CrosstabError, crosstab, crosstab_to_csv, crosstab_to_json,
+                             crosstab_to_table)
+from survey.definition import parse_definition_toml
+from survey.design import build_design, response_probabilities
+from survey.mechanisms import randomize_question
+from survey.store import Store
+
+REPETITIONS = 400
+MIN_COVERAGE = 0.93
+TOLERANCE_SE = 4.0
+
+
+def make_design(questions: str, epsilon: float) -> dict:
+    text = f'slug = "x"\ntitle = "x"\nepsilon = {epsilon}\n' + questions
+    return build_design(parse_definition_toml(text, source="test.toml"))
+
+
+YES_NO_2 = """
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+[[questions]]
+id = "lung"
+kind = "yes_no"
+text = "Lung disease?"
+"""
+
+
+def choice_yes_no(d: int) -> str:
+    options = ", ".join(f'"o{i}"' for i in range(d))
+    return f"""
+[[questions]]
+id = "drink"
+kind = "choice"
+text = "Drink?"
+options = [{options}]
+[[questions]]
+id = "lung"
+kind = "yes_no"
+text = "Lung disease?"
+"""
+
+
+NUMBER = """
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+[[questions]]
+id = "age"
+kind = "number"
+text = "Age?"
+min = 0
+max = 10
+"""
+
+
+def simulate(design, true_a, true_b, repetitions, n, rng, *, level=0.95):
+    """Return one crosstab per repetition of n respondents with the given true answers."""
+    qa, qb = design["questions"]
+    words_a = codec.encode_column(qa, randomize_question(qa, true_a, rng))
+    words_b = codec.encode_column(qb, randomize_question(qb, true_b, rng))
+    tables = []
+    for rep in range(repetitions):
+        part = slice(rep * n, (rep + 1) * n)
+        pairs, counts = np.unique(np.hstack([words_a[part], words_b[part]]), axis=0, return_counts=True)
+        wa, wb = pairs[:, :words_a.shape[1]], pairs[:, words_a.shape[1]:]
+        tables.append(crosstab(qa, qb, wa, wb, counts, level=level))
+    return tables
+
+
+def draw_pairs(joint: np.ndarray, size: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Draw true (a, b) index pairs from a joint probability table joint[a, b]."""
+    flat = rng.choice(joint.size, size=size, p=joint.ravel() / joint.sum())
+    return flat // joint.shape[1], flat % joint.shape[1]
+
+
+def values(tables, measure, a_option, b_option=""):
+    return np.array([np.nan if (row := t.get(measure, a_option, b_option)).estimate is None else row.estimate
+                     for t in tables])
+
+
+def assert_unbiased(estimates, truth, label):
+    estimates = np.asarray(estimates, dtype=float)
+    assert not np.isnan(estimates).any(), label
+    se = estimates.std(ddof=1) / math.sqrt(estimates.size)
+    assert abs(estimates.mean() - truth) <= TOLERANCE_SE * se, (
+        f"{label}: mean {estimates.mean():.5f} vs {truth:.5f} ({abs(estimates.mean() - truth) / se:.2f} SE)")
+
+
+def coverage(tables, measure, a_option, b_option, truth):
+    rows = [t.get(measure, a_option, b_option) for t in tables]
+    return np.mean([row.ci_low is not None and row.ci_low <= truth <= row.ci_high for row in rows])
+
+
+# Statistical tests
+
+
+def test_yes_no_by_yes_no_cells_conditionals_and_odds_ratio():
+    rng = np.random.default_rng(20261122)
+    design = make_design(YES_NO_2, 2.0)
+    joint = np.array([[0.5, 0.1], [0.15, 0.25]])  # [smoker no/yes, lung no/yes]
+    n = 4000
+    a, b = draw_pairs(joint, REPETITIONS * n, rng)
+    tables = simulate(design, a, b, REPETITIONS, n, rng)
+    label = {0: "no", 1: "yes"}
+    for i in (0, 1):
+        for j in (0, 1):
+            assert_unbiased(values(tables, "joint", label[i], label[j]), joint[i, j], f"joint {i}{j}")
+            truth = joint[i, j] / joint[i].sum()
+            assert coverage(tables, "conditional", label[i], label[j], truth) >= MIN_COVERAGE
+    odds = joint[0, 0] * joint[1, 1] / (joint[0, 1] * joint[1, 0])
+    assert coverage(tables, "odds_ratio", "yes", "yes", odds) >= MIN_COVERAGE
+    assert all(t.n == n for t in tables)
+
+
+@pytest.mark.parametrize("d", [3, 12])  # generalized RR, then unary encoding
+def test_choice_by_yes_no(d):
+    rng = np.random.default_rng(d)
+    design = make_design(choice_yes_no(d), 4.0 if d == 3 else 2.2)
+    assert design["questions"][0]["mechanism"] == ("grr" if d == 3 else "oue")
+    margin = rng.dirichlet(np.ones(d) * 3)
+    disease = np.linspace(0.1, 0.6, d)
+    joint = np.column_stack([margin * (1 - disease), margin * disease])
+    n = 3000
+    a, b = draw_pairs(joint, REPETITIONS * n, rng)
+    tables = simulate(design, a, b, REPETITIONS, n, rng)
+    for i in range(d):
+        assert_unbiased(values(tables, "joint", f"o{i}", "yes"), joint[i, 1], f"joint o{i} yes")
+        assert_unbiased(values(tables, "joint", f"o{i}", "no"), joint[i, 0], f"joint o{i} no")
+    # The delta method needs a margin well away from 0: check the two largest options.
+    for i in np.argsort(margin)[-2:]:
+        assert coverage(tables, "conditional", f"o{i}", "yes", disease[i]) >= MIN_COVERAGE
+
+
+def test_number_within_yes_no():
+    rng = np.random.default_rng(7)
+    design = make_design(NUMBER, 3.0)
+    n = 3000
+    smoker = (rng.random(REPETITIONS * n) < 0.3).astype(np.int64)
+    age = rng.binomial(10, np.where(smoker == 1, 0.7, 0.3))
+    tables = simulate(design, smoker, age, REPETITIONS, n, rng)
+    for option, mean in (("yes", 7.0), ("no", 3.0)):
+        assert_unbiased(values(tables, "conditional_mean", option), mean, f"mean among {option}")
+        assert coverage(tables, "conditional_mean", option, "", mean) >= MIN_COVERAGE
+
+
+# Unit tests
+
+
+def test_hand_computed_small_case():
+    design = make_design(YES_NO_2, 2.0)
+    qa, qb = design["questions"]
+    p, q = response_probabilities(qa)
+    delta = p - q
+    # 10 respondents: reports (1,1) x4, (1,0) x1, (0,1) x2, (0,0) x3.
+    table = crosstab(qa, qb, [[1], [1], [0], [0]], [[1], [0], [1], [0]], [4, 1, 2, 3])
+    assert table.n == 10
+    x, y, z = 0.4, 0.5, 0.6
+    f_a, f_b = (y - q) / delta, (z - q) / delta
+    pi11 = (x - q * q - q * delta * f_b - q * delta * f_a) / delta ** 2
+    assert table.get("joint", "yes", "yes").estimate == pytest.approx(pi11, abs=1e-12)
+    assert table.get("joint", "yes", "no").estimate == pytest.approx(f_a - pi11, abs=1e-12)
+    assert table.get("joint", "no", "no").estimate == pytest.approx(1 - f_a - f_b + pi11, abs=1e-12)
+    assert table.get("conditional", "yes", "yes").estimate == pytest.approx(pi11 / f_a, abs=1e-12)
+    assert table.get("conditional", "no", "yes").estimate == pytest.approx((f_b - pi11) / (1 - f_a), abs=1e-12)
+    # Var(x̄) = x(1 − x)/(n − 1); π11's variance from the linear map of (x̄, ȳ, z̄).
+    g = np.array([1, -q, -q]) / delta ** 2
+    s = np.array([[x * (1 - x), x * (1 - y), x * (1 - z)], [x * (1 - y), y * (1 - y), x - y * z],
+                  [x * (1 - z), x - y * z, z * (1 - z)]]) / 9
+    assert table.get("joint", "yes", "yes").std_error == pytest.approx(math.sqrt(g @ s @ g), rel=1e-12)
+
+
+def test_per_respondent_and_grouped_inputs_agree():
+    design = make_design(YES_NO_2, 2.0)
+    qa, qb = design["questions"]
+    grouped = crosstab(qa, qb, [[1], [1], [0], [0]], [[1], [0], [1], [0]], [4, 1, 2, 3])
+    single = crosstab(qa, qb, [1] * 5 + [0] * 5, [1, 1, 1, 1, 0, 1, 1, 0, 0, 0])
+    assert crosstab_to_csv(grouped) == crosstab_to_csv(single)
+
+
+def _kronecker(qa, qb, words_a, words_b, counts, matrix_a, matrix_b):
+    ra = np.asarray(words_a).ravel()
+    rb = np.asarray(words_b).ravel()
+    da, db = matrix_a.shape[0], matrix_b.shape[0]
+    freq = np.zeros(da * db)
+    np.add.at(freq, ra * db + rb, counts)
+    freq /= freq.sum()
+    return (np.kron(np.linalg.inv(matrix_a), np.linalg.inv(matrix_b)) @ freq).reshape(da, db)
+
+
+def test_rr_by_rr_equals_kronecker_inversion():
+    rng = np.random.default_rng(3)
+    design = make_design(YES_NO_2, 1.3)
+    qa, qb = design["questions"]
+    words_a, words_b = rng.integers(0, 2, (500, 1)), rng.integers(0, 2, (500, 1))
+    counts = rng.integers(1, 5, 500)
+    matrices = []
+    for question in (qa, qb):
+        p, q = response_probabilities(question)
+        matrices.append(np.array([[p, q], [q, p]]))  # P[report, truth], index 0 = no
+    expected = _kronecker(qa, qb, words_a, words_b, counts, *matrices)
+    table = crosstab(qa, qb, words_a, words_b, counts)
+    label = ["no", "yes"]
+    for i in (0, 1):
+        for j in (0, 1):
+            assert table.get("joint", label[i], label[j]).estimate == pytest.approx(expected[i, j], abs=1e-10)
+
+
+def test_grr_by_grr_equals_kronecker_inversion():
+    rng = np.random.default_rng(4)
+    text = """
+[[questions]]
+id = "a"
+kind = "choice"
+text = "A?"
+options = ["x", "y", "z"]
+[[questions]]
+id = "b"
+kind = "choice"
+text = "B?"
+options = ["u", "v", "w", "t"]
+"""
+    design = make_design(text, 6.0)
+    qa, qb = design["questions"]
+    assert qa["mechanism"] == qb["mechanism"] == "grr"
+    words_a, words_b = rng.integers(0, 3, (800, 1)), rng.integers(0, 4, (800, 1))
+    matrices = []
+    for question in (qa, qb):
+        p, q = response_probabilities(question)
+        d = len(question["options"])
+        matrices.append(np.full((d, d), q) + np.eye(d) * (p - q))
+    expected = _kronecker(qa, qb, words_a, words_b, np.ones(800), *matrices)
+    table = crosstab(qa, qb, words_a, words_b)
+    for i, oa in enumerate(qa["options"]):
+        for j, ob in enumerate(qb["options"]):
+            assert table.get("joint", oa, ob).estimate == pytest.approx(expected[i, j], abs=1e-10)
+
+
+def test_odds_ratio_not_estimable_when_a_cell_is_not_positive():
+    design = make_design(YES_NO_2, 2.0)
+    qa, qb = design["questions"]
+    # Nobody reports (1, 1): the estimated π11 is negative.
+    table = crosstab(qa, qb, [[1], [0], [0]], [[0], [1], [0]], [30, 30, 40])
+    assert table.get("joint", "yes", "yes").estimate < 0
+    row = table.get("odds_ratio", "yes", "yes")
+    assert row.estimate is None and row.ci_low is None and "not estimable" in row.note
+    line = crosstab_to_csv(table).split("\r\n")[-2]
+    assert line == "odds_ratio,yes,yes,,,,,0.95"
+
+
+def test_conditional_mean_of_a_number():
+    design = make_design(NUMBER, 3.0)
+    qa, qb = design["questions"]
+    p, q = response_probabilities(qb)
+    table = crosstab(qa, qb, [[1], [1], [0], [0]], [[1], [0], [1], [0]], [50, 20, 30, 60])
+    pa, qa_ = response_probabilities(qa)
+    x, y, z = 50 / 160, 70 / 160, 80 / 160
+    f_a = (y - qa_) / (pa - qa_)
+    f_b = (z - q) / (p - q)
+    pi = (x - qa_ * z - q * y + qa_ * q) / ((pa - qa_) * (p - q))
+    assert table.get("conditional_mean", "yes").estimate == pytest.approx(10 * pi / f_a, abs=1e-12)
+    assert table.get("conditional_mean", "no").estimate == pytest.approx(10 * (f_b - pi) / (1 - f_a), abs=1e-12)
+    row = table.get("conditional_mean", "yes")
+    assert 0 <= row.ci_low <= row.ci_high <= 10
+    assert not [r for r in table.rows if r.measure in ("joint", "odds_ratio")]
+
+
+def test_refused_pairs_and_bad_level():
+    design = make_design(NUMBER, 3.0)
+    qa, qb = design["questions"]
+    with pytest.raises(CrosstabError, match="twice"):
+        crosstab(qa, qa, [[1]], [[1]])
+    with pytest.raises(CrosstabError, match="put it second"):
+        crosstab(qb, qa, [[1]], [[1]])
+    with pytest.raises(ValueError, match="level"):
+        crosstab(qa, qb, [[1]], [[1]], level=1.5)
+
+
+def test_no_respondents():
+    design = make_design(YES_NO_2, 2.0)
+    qa, qb = design["questions"]
+    table = crosstab(qa, qb, np.zeros((0, 1), dtype=np.int64), np.zeros((0, 1), dtype=np.int64),
+                     np.zeros(0, dtype=np.int64))
+    assert table.n == 0
+    assert all(row.estimate is None for row in table.rows)
+
+
+def test_formats():
+    design = make_design(YES_NO_2, 2.0)
+    qa, qb = design["questions"]
+    table = crosstab(qa, qb, [[1], [1], [0], [0]], [[1], [0], [1], [0]], [40, 10, 20, 30], level=0.9)
+    text = crosstab_to_csv(table)
+    assert text.startswith("measure,a_option,b_option,estimate,std_error,ci_low,ci_high,ci_level\r\n")
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == CSV_HEADER
+    assert len(rows) == 1 + 4 + 4 + 1
+    assert all(row[-1] == "0.9" for row in rows[1:])
+    assert rows[1][3] == f"{table.rows[0].estimate:.6f}"
+    data = crosstab_to_json(table)
+    assert data["n"] == 100 and data["a"] == "smoker" and len(data["rows"]) == 9
+    assert "odds_ratio" in crosstab_to_table(table)
+
+
+def test_store_round_trip(tmp_path):
+    rng = np.random.default_rng(11)
+    text = (tmp_path / "s.toml")
+    body = 'slug = "rt"\ntitle = "rt"\nepsilon = 3.0\n' + choice_yes_no(12) + NUMBER.replace(
+        'id = "smoker"', 'id = "smoker2"')
+    text.write_text(body, encoding="utf-8")
+    design = build_design(parse_definition_toml(body, source="s.toml"))
+    n = 700
+    columns, questions = [], design["questions"]
+    truths = [rng.integers(0, 12, n), rng.integers(0, 2, n), rng.integers(0, 2, n), rng.integers(0, 11, n)]
+    for question, truth in zip(questions, truths):
+        columns.append(codec.encode_column(question, randomize_question(question, truth, rng)))
+    store = Store(tmp_path / "rt.db")
+    try:
+        store.create_survey(body, design)
+        store.add_report_columns("rt", design["hash"], columns)
+        for a, b in ((0, 1), (1, 3), (0, 3), (2, 1)):
+            wa, wb, counts = store.joint_reports("rt", questions[a]["id"], questions[b]["id"])
+            from_store = crosstab(questions[a], questions[b], wa, wb, counts)
+            direct = crosstab(questions[a], questions[b], columns[a], columns[b])
+            assert from_store.n == n
+            assert crosstab_to_csv(from_store) == crosstab_to_csv(direct)
+    finally:
+        store.close()
