@@ -304,6 +304,55 @@ def aggregate(db, slug, fmt, level):
 
 @main.command()
 @click.argument("slug")
+@click.argument("a")
+@click.argument("b")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True, help="Output format.")
+@LEVEL
+@click.pass_obj
+def crosstab(db, slug, a, b, fmt, level):
+    """Cross two questions: joint and conditional shares, odds ratios.
+
+    Among the respondents who answered both A and B: the share with each pair of options
+    (a yes/no question also gets its "no"), the share with B's option among those with A's
+    option, the odds ratio of two yes/no questions, and the mean of a number B among those
+    with each option of A, each with a normal interval at --level on its delta-method
+    standard error (the odds ratio's on the log scale).
+
+    \b
+    Examples:
+      ldp-survey crosstab smoking-2026 smoker lung_disease
+      ldp-survey crosstab smoking-2026 smoker age --format csv > smoker-age.csv
+      ldp-survey crosstab smoking-2026 cigarettes lung_disease --format json --level 0.9
+    """
+    from . import crosstab as xt
+
+    store = open_store(db, must_exist=True)
+    try:
+        design = load_design(store, slug)
+        questions = {question["id"]: question for question in design["questions"]}
+        unknown = [qid for qid in (a, b) if qid not in questions]
+        if unknown:
+            raise click.ClickException(f"{unknown[0]!r} is not a question of {slug!r}; "
+                                       f"its questions are {', '.join(questions)}")
+        try:
+            xt.check_pair(questions[a], questions[b])
+        except xt.CrosstabError as exc:
+            raise click.ClickException(str(exc)) from exc
+        words_a, words_b, counts = store.joint_reports(slug, a, b)
+    finally:
+        store.close()
+    table = xt.crosstab(questions[a], questions[b], words_a, words_b, counts, level=level)
+    if fmt == "csv":
+        click.echo(xt.crosstab_to_csv(table), nl=False)
+    elif fmt == "json":
+        click.echo(json.dumps(xt.crosstab_to_json(table), indent=2))
+    else:
+        click.echo(xt.crosstab_to_table(table))
+
+
+@main.command()
+@click.argument("slug")
 @click.option("--aggregates", "what", flag_value="aggregates", help="Export the debiased estimates (CSV).")
 @click.option("--responses", "what", flag_value="responses",
               help="Export the noisy reports, one row per response (CSV).")

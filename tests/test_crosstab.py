@@ -347,3 +347,54 @@ def test_store_round_trip(tmp_path):
             assert crosstab_to_csv(from_store) == crosstab_to_csv(direct)
     finally:
         store.close()
+
+
+# Command line
+
+
+def _cli(db, *args):
+    from click.testing import CliRunner
+
+    from survey.cli import main
+
+    return CliRunner().invoke(main, ["--db", str(db), *map(str, args)])
+
+
+@pytest.fixture
+def smoking_db(tmp_path):
+    db = tmp_path / "cli.db"
+    toml = __import__("pathlib").Path(__file__).resolve().parent.parent / "examples" / "smoking.toml"
+    assert _cli(db, "create", toml).exit_code == 0
+    assert _cli(db, "simulate", "smoking-2026", "--n", 2000, "--seed", 5).exit_code == 0
+    return db
+
+
+def test_cli_crosstab_csv_is_the_library_output(smoking_db):
+    store = Store(smoking_db)
+    try:
+        design = store.get_design("smoking-2026")
+        wa, wb, counts = store.joint_reports("smoking-2026", "smoker", "lung_disease")
+    finally:
+        store.close()
+    qa, qb = design["questions"][:2]
+    result = _cli(smoking_db, "crosstab", "smoking-2026", "smoker", "lung_disease", "--format", "csv",
+                  "--level", 0.9)
+    assert result.exit_code == 0, result.output
+    assert result.stdout_bytes == crosstab_to_csv(crosstab(qa, qb, wa, wb, counts, level=0.9)).encode()
+    data = __import__("json").loads(_cli(smoking_db, "crosstab", "smoking-2026", "cigarettes", "age",
+                                         "--format", "json").stdout)
+    assert data["n"] == 2000 and {row["measure"] for row in data["rows"]} == {"conditional_mean"}
+    table = _cli(smoking_db, "crosstab", "smoking-2026", "smoker", "lung_disease").stdout
+    assert "odds_ratio" in table and "n = 2000" in table
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("smoker", "nope"), "'nope' is not a question of 'smoking-2026'; its questions are smoker, lung_disease"),
+    (("smoker", "smoker"), "choose two different questions"),
+    (("age", "smoker"), "put it second"),
+])
+def test_cli_crosstab_user_errors(smoking_db, args, fragment):
+    result = _cli(smoking_db, "crosstab", "smoking-2026", *args)
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and fragment in lines[0], result.output
