@@ -116,16 +116,19 @@ def _print_design(design: dict):
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--replace", is_flag=True,
               help="Replace the survey with this slug (only while it has no responses).")
+@click.option("--owner", metavar="EMAIL",
+              help="The researcher account the survey belongs to (default: none; see `share`).")
 @click.pass_obj
-def create(db, file, replace):
+def create(db, file, replace, owner):
     """Create a survey from a TOML definition.
 
     Prints each question's mechanism and realised epsilon, the budget spent and the
-    respondent page's path.
+    respondent page's path. Only its owner and collaborators see its results; a survey
+    created without --owner is visible to no researcher until `share` gives it one.
 
     \b
     Examples:
-      ldp-survey create examples/smoking.toml
+      ldp-survey create examples/smoking.toml --owner alice@example.org
       ldp-survey --db study.db create survey.toml --replace
     """
     try:
@@ -135,13 +138,39 @@ def create(db, file, replace):
     design = build_design(parse_definition_toml(text, source=str(file)))
     store = open_store(db)
     try:
-        store.create_survey(text, design, replace=replace)
+        store.create_survey(text, design, replace=replace, owner=owner)
     except StoreError as exc:
-        hint = "" if replace or store.response_count(design["slug"]) else "; pass --replace to replace it"
+        exists_unanswered = store.survey_exists(design["slug"]) and not store.response_count(design["slug"])
+        hint = "; pass --replace to replace it" if exists_unanswered and not replace else ""
         raise click.ClickException(f"{exc}{hint}") from exc
     finally:
         store.close()
     _print_design(design)
+    if owner is None:
+        click.echo(f"No owner: no researcher sees its results until `ldp-survey share {design['slug']} EMAIL`")
+
+
+@main.command()
+@click.argument("slug")
+@click.argument("email")
+@click.pass_obj
+def share(db, slug, email):
+    """Let a researcher see a survey's results, exports and actions.
+
+    The researcher becomes a collaborator; a survey without an owner (created without
+    --owner, or from an older database) gets them as its owner.
+
+    \b
+    Examples:
+      ldp-survey share smoking-2026 bob@example.org
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        load_design(store, slug)
+        role = store.share(slug, email.strip())
+    finally:
+        store.close()
+    click.echo(f"{email.strip()} is now the {role} of {slug}")
 
 
 def _listen(host: str, port: int):
@@ -445,12 +474,21 @@ def _read_password() -> str:
     return stdin.readline().rstrip("\r\n")
 
 
+def _checked_password(password: str) -> str:
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise click.ClickException(f"the password must have at least {MIN_PASSWORD_LENGTH} characters, "
+                                   f"got {len(password)}")
+    return password
+
+
 @user.command("add")
 @click.argument("email")
 @click.option("--replace", is_flag=True, help="Set a new password if the account exists.")
 @click.pass_obj
 def user_add(db, email, replace):
-    """Create a researcher account (password prompted, or one line on stdin).
+    """Create a researcher account.
+
+    The password is prompted twice, or read as one line from stdin when it is not a terminal.
 
     \b
     Examples:
@@ -462,10 +500,7 @@ def user_add(db, email, replace):
     email = email.strip()
     if not EMAIL_RE.match(email):
         raise click.BadParameter(f"must look like name@example.org, got {email!r}", param_hint="EMAIL")
-    password = _read_password()
-    if len(password) < MIN_PASSWORD_LENGTH:
-        raise click.ClickException(f"the password must have at least {MIN_PASSWORD_LENGTH} characters, "
-                                   f"got {len(password)}")
+    password = _checked_password(_read_password())
     store = open_store(db)
     try:
         store.add_user(email, generate_password_hash(password), replace=replace)
@@ -474,6 +509,76 @@ def user_add(db, email, replace):
     finally:
         store.close()
     click.echo(f"Saved researcher account {email}")
+
+
+@user.command("passwd")
+@click.argument("email")
+@click.pass_obj
+def user_passwd(db, email):
+    """Set a researcher's password and end every session of the account.
+
+    The password is prompted twice, or read as one line from stdin when it is not a terminal.
+
+    \b
+    Examples:
+      ldp-survey user passwd alice@example.org
+      printf '%s\\n' "$PASSWORD" | ldp-survey user passwd alice@example.org
+    """
+    from werkzeug.security import generate_password_hash
+
+    password = _checked_password(_read_password())
+    store = open_store(db, must_exist=True)
+    try:
+        store.set_password(email.strip(), generate_password_hash(password))
+    finally:
+        store.close()
+    click.echo(f"Set a new password for {email.strip()}; its earlier sessions have ended")
+
+
+@user.command("list")
+@click.pass_obj
+def user_list(db):
+    """List the researcher accounts and how many surveys each owns.
+
+    \b
+    Examples:
+      ldp-survey user list
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        users = store.list_users()
+    finally:
+        store.close()
+    if not users:
+        click.echo("No researcher accounts yet; add one with `ldp-survey user add EMAIL`")
+        return
+    width = max(len(account["email"]) for account in users)
+    for account in users:
+        click.echo(f"{account['email']:<{width}}  since {account['created_day']}  owns {account['surveys']}")
+
+
+@user.command("remove")
+@click.argument("email")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_obj
+def user_remove(db, email, yes):
+    """Delete a researcher account.
+
+    The surveys it owned keep their data but have no owner until `share` gives them one.
+
+    \b
+    Examples:
+      ldp-survey user remove bob@example.org
+      ldp-survey user remove bob@example.org --yes
+    """
+    if not yes:
+        click.confirm(f"Delete the account {email.strip()}?", abort=True)
+    store = open_store(db, must_exist=True)
+    try:
+        store.remove_user(email.strip())
+    finally:
+        store.close()
+    click.echo(f"Removed the account {email.strip()}")
 
 
 @main.command()
@@ -549,6 +654,7 @@ def _prepare_demo(db: str, *, respondents: int, seed: int | None, force: bool, h
             click.echo(format_truth(design, truth))
         password = secrets.token_urlsafe(12)
         store.add_user(DEMO_EMAIL, hash_password(password), replace=True)
+        store.share(DEMO_SLUG, DEMO_EMAIL)
         return password, store.response_count(DEMO_SLUG)
     finally:
         store.close()

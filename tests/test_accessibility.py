@@ -28,6 +28,7 @@ def axe():
 def researcher(live_server):
     store = Store(live_server["db"])
     store.add_user(EMAIL, generate_password_hash(PASSWORD), replace=True)
+    store.share("smoking-2026", EMAIL)
     store.close()
 
 

@@ -256,13 +256,15 @@ def signed_in(app, db_path, smoking_survey):
     """Return a function making a test client signed in as a researcher."""
     store = Store(db_path)
     store.add_user("r@example.org", generate_password_hash("correct horse"))
-    user_id = store.get_user("r@example.org")["id"]
+    store.share("smoking-2026", "r@example.org")
+    user = store.get_user("r@example.org")
     store.close()
 
     def make():
         client = app.test_client()
         with client.session_transaction() as session:
-            session["user_id"] = user_id
+            session["user_id"] = user["id"]
+            session["epoch"] = user["session_epoch"]
         return client
 
     return make

@@ -199,6 +199,7 @@ def test_researcher_routes_redirect_to_login(web, smoking_survey, path):
 def researcher(db_path, smoking_survey):
     store = Store(db_path)
     store.add_user("r@example.org", generate_password_hash("correct horse"))
+    store.share(SLUG, "r@example.org")
     store.close()
     return "r@example.org", "correct horse"
 

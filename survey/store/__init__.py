@@ -60,6 +60,19 @@ def new_ids(n: int) -> list[str]:
     return [raw[i:i + 8].hex() for i in range(0, 8 * n, 8)]
 
 
+def create_private_file(path: str):
+    """Create an empty file readable only by its owner, unless it exists (or is SQLite's ":memory:").
+
+    SQLite gives the -wal and -shm files it makes beside a database the database's permissions.
+    """
+    if path == ":memory:" or path.startswith("file:"):
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
 def synchronous_level(level: str | None = None) -> str:
     """Return the SQLite synchronous level: ``level``, else $LDP_SURVEY_SYNCHRONOUS, else NORMAL."""
     chosen = (level or os.environ.get(SYNCHRONOUS_ENV) or "NORMAL").strip().upper()
@@ -83,6 +96,7 @@ class Store:
     def __init__(self, path: str | Path, *, migrate: bool = True, synchronous: str | None = None):
         synchronous = synchronous_level(synchronous)
         self.path = str(path)
+        create_private_file(self.path)
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.conn.execute("PRAGMA foreign_keys = ON")
@@ -145,27 +159,38 @@ class Store:
 
     # Surveys
 
-    def create_survey(self, definition_text: str, design: dict, *, replace: bool = False):
+    def create_survey(self, definition_text: str, design: dict, *, replace: bool = False,
+                      owner: str | None = None):
         """Store a new survey, or replace the design of one that has no responses yet.
 
-        Raises StoreError if the slug exists (and ``replace`` is false) or if the existing
-        design is frozen because responses arrived (invariant 7).
+        ``owner`` is the email of the researcher it belongs to (None: no one sees it until
+        ``share`` gives it an owner). Raises StoreError if the slug exists (and ``replace``
+        is false), if the existing design is frozen because responses arrived (invariant
+        7), or if the owner has no account.
         """
         slug = design["slug"]
         with self._write() as conn:
+            owner_id = None
+            if owner is not None:
+                account = self.get_user(owner)
+                if account is None:
+                    raise StoreError(f"no researcher account {owner!r}; create it with `ldp-survey user add`")
+                owner_id = account["id"]
             row = conn.execute("SELECT responses FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is not None:
                 if not replace:
                     raise StoreError(f"a survey with slug {slug!r} already exists")
                 if row[0]:
                     raise StoreError(f"survey {slug!r} already has responses; its design is frozen")
-                conn.execute("UPDATE surveys SET title = ?, definition = ?, design = ?, design_hash = ? "
-                             "WHERE slug = ?", [design["title"], definition_text, _design_text(design),
-                                                design["hash"], slug])
+                conn.execute("UPDATE surveys SET title = ?, definition = ?, design = ?, design_hash = ?, "
+                             "owner_id = coalesce(?, owner_id) WHERE slug = ?",
+                             [design["title"], definition_text, _design_text(design), design["hash"], owner_id,
+                              slug])
             else:
-                conn.execute("INSERT INTO surveys (slug, title, definition, design, design_hash, created_day) "
-                             "VALUES (?, ?, ?, ?, ?, ?)", [slug, design["title"], definition_text,
-                                                           _design_text(design), design["hash"], today()])
+                conn.execute("INSERT INTO surveys (slug, title, definition, design, design_hash, created_day, "
+                             "owner_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             [slug, design["title"], definition_text, _design_text(design), design["hash"],
+                              today(), owner_id])
             create_reports(conn, slug, design)
 
     def survey_exists(self, slug: str) -> bool:
@@ -205,11 +230,54 @@ class Store:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
         return row[0]
 
-    def list_surveys(self) -> list[dict]:
-        """Return every survey's slug, title, creation day, design hash and response count, by slug."""
-        sql = "SELECT slug, title, created_day, design_hash, responses FROM surveys ORDER BY slug"
-        return [dict(zip(("slug", "title", "created_day", "design_hash", "responses"), row))
-                for row in self._execute(sql).fetchall()]
+    def list_surveys(self, *, user_id: int | None = None) -> list[dict]:
+        """Return the slug, title, creation day, design hash, response count and owner of surveys, by slug.
+
+        Every survey, or with ``user_id`` only those that researcher owns or collaborates on.
+        """
+        sql = ("SELECT s.slug, s.title, s.created_day, s.design_hash, s.responses, u.email FROM surveys s "
+               "LEFT JOIN users u ON u.id = s.owner_id")
+        parameters: list = []
+        if user_id is not None:
+            sql += (" WHERE s.owner_id = ? OR EXISTS (SELECT 1 FROM collaborators c "
+                    "WHERE c.survey = s.slug AND c.user_id = ?)")
+            parameters = [user_id, user_id]
+        return [dict(zip(("slug", "title", "created_day", "design_hash", "responses", "owner"), row))
+                for row in self._execute(sql + " ORDER BY s.slug", parameters).fetchall()]
+
+    def can_access(self, slug: str, user_id: int) -> bool:
+        """Return whether the researcher owns the survey or collaborates on it (False if there is no such survey)."""
+        row = self._execute("SELECT 1 FROM surveys s WHERE s.slug = ? AND (s.owner_id = ? OR EXISTS "
+                            "(SELECT 1 FROM collaborators c WHERE c.survey = s.slug AND c.user_id = ?))",
+                            [slug, user_id, user_id]).fetchone()
+        return row is not None
+
+    def share(self, slug: str, email: str) -> str:
+        """Give a researcher access to a survey; return "owner" or "collaborator", the role they now have.
+
+        A survey without an owner (from an older database) gets this researcher as its owner.
+        """
+        with self._write() as conn:
+            survey = conn.execute("SELECT owner_id FROM surveys WHERE slug = ?", [slug]).fetchone()
+            if survey is None:
+                raise SurveyNotFound(f"no survey with slug {slug!r}")
+            account = self.get_user(email)
+            if account is None:
+                raise StoreError(f"no researcher account {email!r}; create it with `ldp-survey user add`")
+            if survey[0] is None:
+                conn.execute("UPDATE surveys SET owner_id = ? WHERE slug = ?", [account["id"], slug])
+                return "owner"
+            if survey[0] == account["id"]:
+                return "owner"
+            conn.execute("INSERT OR IGNORE INTO collaborators (survey, user_id) VALUES (?, ?)",
+                         [slug, account["id"]])
+            return "collaborator"
+
+    def collaborators(self, slug: str) -> list[str]:
+        """Return the emails of a survey's collaborators (not its owner), sorted."""
+        return [row[0] for row in self._execute(
+            "SELECT u.email FROM collaborators c JOIN users u ON u.id = c.user_id WHERE c.survey = ? "
+            "ORDER BY lower(u.email)", [slug]).fetchall()]
 
     # Responses
 
@@ -423,21 +491,49 @@ class Store:
             if existing and not replace:
                 raise StoreError(f"a user with email {email!r} already exists")
             if existing:
-                self._execute("UPDATE users SET password_hash = ? WHERE id = ?", [password_hash, existing["id"]])
+                self._execute("UPDATE users SET password_hash = ?, session_epoch = session_epoch + 1 WHERE id = ?",
+                              [password_hash, existing["id"]])
             else:
                 self._execute("INSERT INTO users (email, password_hash, created_day) VALUES (?, ?, ?)",
                                   [email, password_hash, today()])
 
+    def set_password(self, email: str, password_hash: str):
+        """Set an account's password; every earlier session of the account ends."""
+        with self._write() as conn:
+            if not conn.execute("UPDATE users SET password_hash = ?, session_epoch = session_epoch + 1 "
+                                "WHERE lower(email) = lower(?)", [password_hash, email]).rowcount:
+                raise StoreError(f"no researcher account {email!r}")
+
+    def end_sessions(self, user_id: int):
+        """End every session of an account (sign-out ends them all, on every device)."""
+        with self._write() as conn:
+            conn.execute("UPDATE users SET session_epoch = session_epoch + 1 WHERE id = ?", [user_id])
+
+    def remove_user(self, email: str):
+        """Delete an account; its surveys keep their data but lose their owner (visible to no one until shared)."""
+        with self._write() as conn:
+            account = self.get_user(email)
+            if account is None:
+                raise StoreError(f"no researcher account {email!r}")
+            conn.execute("DELETE FROM collaborators WHERE user_id = ?", [account["id"]])
+            conn.execute("UPDATE surveys SET owner_id = NULL WHERE owner_id = ?", [account["id"]])
+            conn.execute("DELETE FROM users WHERE id = ?", [account["id"]])
+
+    def list_users(self) -> list[dict]:
+        """Return every account's email, creation day and number of surveys it owns, by email."""
+        return [dict(zip(("email", "created_day", "surveys"), row)) for row in self._execute(
+            "SELECT u.email, u.created_day, (SELECT count(*) FROM surveys s WHERE s.owner_id = u.id) "
+            "FROM users u ORDER BY lower(u.email)").fetchall()]
+
     def get_user(self, email: str) -> dict | None:
         """Return the account with this email (case-insensitive), or None."""
-        row = self._execute("SELECT id, email, password_hash FROM users WHERE lower(email) = lower(?)",
-                                [email]).fetchone()
-        return dict(zip(("id", "email", "password_hash"), row)) if row else None
+        row = self._execute(f"SELECT {_USER_COLUMNS} FROM users WHERE lower(email) = lower(?)", [email]).fetchone()
+        return dict(zip(_USER_FIELDS, row)) if row else None
 
     def get_user_by_id(self, user_id: int) -> dict | None:
         """Return the account with this id, or None."""
-        row = self._execute("SELECT id, email, password_hash FROM users WHERE id = ?", [user_id]).fetchone()
-        return dict(zip(("id", "email", "password_hash"), row)) if row else None
+        row = self._execute(f"SELECT {_USER_COLUMNS} FROM users WHERE id = ?", [user_id]).fetchone()
+        return dict(zip(_USER_FIELDS, row)) if row else None
 
     # Settings
 
@@ -452,15 +548,10 @@ class Store:
             conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
                          "ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, value])
 
-    def secret_key(self) -> str:
-        """Return the app's session-signing key, creating and storing a random one on first use."""
-        key = self.get_setting("secret_key")
-        if key is None:
-            with self._write() as conn:
-                conn.execute("INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)",
-                             ["secret_key", secrets.token_hex(32)])
-            key = self.get_setting("secret_key")
-        return key
+
+
+_USER_FIELDS = ("id", "email", "password_hash", "session_epoch")
+_USER_COLUMNS = ", ".join(_USER_FIELDS)
 
 
 def _design_text(design: dict) -> str:

@@ -67,6 +67,23 @@ def m002_counting(db):
     conn.execute("DROP TABLE responses")
 
 
+@migrations()
+def m003_ownership(db):
+    """Give surveys an owner and collaborators, and accounts a session epoch.
+
+    Surveys from before have no owner: they are visible to no one until ``share`` gives
+    them one. The session-signing key moves out of the database (``survey.keyfile``).
+    """
+    conn = db.conn
+    conn.execute("ALTER TABLE surveys ADD COLUMN owner_id INTEGER REFERENCES users(id) ON DELETE SET NULL")
+    conn.execute("ALTER TABLE users ADD COLUMN session_epoch INTEGER NOT NULL DEFAULT 0")
+    conn.execute("""CREATE TABLE collaborators (
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        PRIMARY KEY (survey, user_id)) WITHOUT ROWID""")
+    conn.execute("DELETE FROM settings WHERE key = 'secret_key'")
+
+
 def reports_table(conn: sqlite3.Connection, slug: str) -> str | None:
     """Return the name of a survey's report table as recorded, or None if the survey does not exist."""
     row = conn.execute("SELECT reports_table FROM surveys WHERE slug = ?", [slug]).fetchone()

@@ -6,6 +6,8 @@ import os
 
 from flask import Flask
 
+SESSION_HOURS = 12
+
 
 def create_app(test_config: dict | None = None) -> Flask:
     """Create the app: respondent pages, the researcher dashboard and the JSON endpoints.
@@ -22,7 +24,9 @@ def create_app(test_config: dict | None = None) -> Flask:
         MAX_CONTENT_LENGTH=64 * 1024,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
-        WTF_CSRF_TIME_LIMIT=None,
+        # A researcher's session lasts at most this long, and every CSRF token with it.
+        PERMANENT_SESSION_LIFETIME=SESSION_HOURS * 3600,
+        WTF_CSRF_TIME_LIMIT=SESSION_HOURS * 3600,
         JSON_SORT_KEYS=False,
     )
     if test_config:

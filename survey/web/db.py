@@ -11,6 +11,7 @@ import threading
 from flask import current_app
 
 from ..store import Store
+from .secret import load_secret_key
 
 
 class ThreadStores:
@@ -53,11 +54,8 @@ def get_store() -> Store:
 
 
 def init_app(app):
-    """Migrate the database once, set the session key if none is configured, and set up per-thread stores."""
-    store = Store(app.config["DATABASE"])
-    try:
-        if not app.config.get("SECRET_KEY"):
-            app.config["SECRET_KEY"] = store.secret_key()
-    finally:
-        store.close()
+    """Migrate the database once, load the session key if none is configured, and set up per-thread stores."""
+    Store(app.config["DATABASE"]).close()
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = load_secret_key(app.config["DATABASE"])
     app.extensions["ldp_stores"] = ThreadStores(app.config["DATABASE"])

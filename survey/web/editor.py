@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, flash, redirect, render_template, url_for
+from flask import Blueprint, flash, g, redirect, render_template, url_for
 
 from ..definition import DefinitionError, parse_definition_toml
 from ..design import build_design
@@ -33,7 +33,7 @@ def new_survey():
             else:
                 if form.create.data:
                     try:
-                        get_store().create_survey(text, design)
+                        get_store().create_survey(text, design, owner=g.user["email"])
                     except StoreError as exc:
                         form.definition.errors.append(f"{exc}; choose another slug.")
                         design = None

@@ -14,6 +14,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from ..aggregate import aggregate_counts, rows_to_csv
 from ..charts import results_chart_svg
 from ..export import iter_responses_csv
+from .access import survey_for_researcher
 from .db import get_store
 from .forms import LoginForm, LogoutForm
 
@@ -32,6 +33,10 @@ def load_user():
     """Put the signed-in researcher (or None) on g.user."""
     user_id = session.get("user_id")
     g.user = get_store().get_user_by_id(user_id) if user_id is not None else None
+    if g.user is not None and session.get("epoch") != g.user["session_epoch"]:
+        # Signed out elsewhere, or the password changed since this session began.
+        session.clear()
+        g.user = None
 
 
 def login_required(view):
@@ -59,7 +64,7 @@ def login():
     if form.validate_on_submit():
         email = form.email.data.strip()
         throttle = current_app.extensions["ldp_signin_throttle"]
-        wait = throttle.retry_after(email)
+        wait = throttle.attempt(email)
         if wait:
             minutes = max(1, round(wait / 60))
             flash(f"Too many failed sign-ins for this account; try again in about {minutes} minute"
@@ -70,9 +75,10 @@ def login():
         if user and ok:
             throttle.succeed(email)
             session.clear()
+            session.permanent = True
             session["user_id"] = user["id"]
+            session["epoch"] = user["session_epoch"]
             return redirect(_safe_next(request.args.get("next")))
-        throttle.fail(email)
         flash("Wrong email or password.", "error")
     return render_template("login.html", form=form)
 
@@ -81,6 +87,8 @@ def login():
 def logout():
     """Sign the researcher out."""
     if LogoutForm().validate_on_submit():
+        if g.user is not None:
+            get_store().end_sessions(g.user["id"])
         session.clear()
     return redirect(url_for("research.login"))
 
@@ -94,8 +102,9 @@ def index():
 @bp.get("/surveys")
 @login_required
 def surveys():
-    """List every survey with its response count."""
-    return render_template("surveys.html", surveys=get_store().list_surveys(), logout_form=LogoutForm())
+    """List the surveys the researcher owns or collaborates on, with their response counts."""
+    return render_template("surveys.html", surveys=get_store().list_surveys(user_id=g.user["id"]),
+                           logout_form=LogoutForm())
 
 
 def _level() -> float:
@@ -116,7 +125,7 @@ def _rows(slug: str, level: float):
     the response count, so a new response (or a replaced design) recomputes them.
     """
     store = get_store()
-    design = store.get_design(slug)
+    design = survey_for_researcher(slug)
     key = (current_app.config["DATABASE"], slug, design["hash"], store.response_count(slug), level)
     with _CACHE_LOCK:
         rows = _ROWS_CACHE.get(key)
@@ -154,6 +163,7 @@ def chart(slug):
     from .chart_cache import chart_cache
 
     level = _level()
+    survey_for_researcher(slug)
     # Counted before the rows are read, so a chart is never cached under a newer count than its rows.
     count = get_store().response_count(slug)
     design, rows = _rows(slug, level)
@@ -186,5 +196,5 @@ def results_csv(slug):
 def responses_csv_view(slug):
     """Download the noisy reports, one row per response (never a true answer)."""
     store = get_store()
-    design = store.get_design(slug)
+    design = survey_for_researcher(slug)
     return _csv(iter_responses_csv(design, store.iter_responses(slug)), f"{slug}-responses.csv")

@@ -39,6 +39,20 @@ class SignInThrottle:
         with self._lock:
             self._recent(key).append(self.clock())
 
+    def attempt(self, account: str) -> float:
+        """Reserve a sign-in attempt, counted as a failure until ``succeed``; return 0, or the seconds to wait.
+
+        Checking and counting happen under one lock, so guesses sent in parallel are
+        counted one by one: at most ``limit`` passwords are ever checked per window.
+        """
+        key = account.strip().lower()
+        with self._lock:
+            failures = self._recent(key)
+            if len(failures) >= self.limit:
+                return max(0.0, failures[0] + self.window - self.clock())
+            failures.append(self.clock())
+            return 0.0
+
     def succeed(self, account: str):
         """Forget the account's failures after a successful sign-in."""
         with self._lock:

@@ -1,0 +1,190 @@
+"""A survey belongs to its owner and collaborators; sessions end on sign-out and password change."""
+
+from __future__ import annotations
+
+import re
+import stat
+import threading
+
+import pytest
+from werkzeug.security import generate_password_hash
+
+from survey.cli import main
+from survey.store import Store, StoreError
+
+SLUG = "smoking-2026"
+OWNER = ("owner@example.org", "owner password")
+OTHER = ("other@example.org", "other password")
+
+
+@pytest.fixture
+def accounts(db_path, smoking_survey):
+    """Create two researchers; the first owns the smoking survey."""
+    store = Store(db_path)
+    try:
+        for email, password in (OWNER, OTHER):
+            store.add_user(email, generate_password_hash(password))
+        assert store.share(SLUG, OWNER[0]) == "owner"
+    finally:
+        store.close()
+
+
+def signed_in(app, email, password):
+    client = app.test_client()
+    page = client.get("/login").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    response = client.post("/login", data={"csrf_token": token, "email": email, "password": password})
+    assert response.status_code == 302, response.get_data(as_text=True)
+    return client
+
+
+def survey_routes(app):
+    """Yield (rule, method, path) for every rule of the URL map that names a survey, outside the respondent pages."""
+    for rule in app.url_map.iter_rules():
+        if "slug" not in rule.arguments or rule.rule.startswith("/s/"):
+            continue
+        path = rule.rule.replace("<slug>", SLUG)
+        for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
+            yield rule.rule, method, path
+
+
+def test_every_survey_route_is_404_for_another_researcher_and_sign_in_for_nobody(app, accounts):
+    routes = list(survey_routes(app))
+    assert {rule for rule, _, _ in routes} >= {"/surveys/<slug>/results", "/surveys/<slug>/results.csv",
+                                               "/surveys/<slug>/responses.csv", "/surveys/<slug>/chart.svg"}
+    owner, other, nobody = signed_in(app, *OWNER), signed_in(app, *OTHER), app.test_client()
+    for rule, method, path in routes:
+        assert owner.open(path, method=method).status_code != 404, (rule, method)
+        response = other.open(path, method=method)
+        assert response.status_code == 404, (rule, method, response.status_code)
+        assert "Smoking" not in response.get_data(as_text=True)
+        anonymous = nobody.open(path, method=method)
+        assert anonymous.status_code == 302 and anonymous.headers["Location"].startswith("/login"), (rule, method)
+    # A survey that does not exist answers exactly like one the researcher may not see.
+    assert other.get("/surveys/nope/results").status_code == 404
+    assert "Smoking" in owner.get("/surveys").get_data(as_text=True)
+    assert "Smoking" not in other.get("/surveys").get_data(as_text=True)
+
+
+def test_a_collaborator_sees_the_survey(app, db_path, accounts):
+    store = Store(db_path)
+    try:
+        assert store.share(SLUG, OTHER[0]) == "collaborator"
+        assert store.collaborators(SLUG) == [OTHER[0]]
+    finally:
+        store.close()
+    other = signed_in(app, *OTHER)
+    assert other.get(f"/surveys/{SLUG}/results").status_code == 200
+    assert "Smoking" in other.get("/surveys").get_data(as_text=True)
+
+
+def test_a_survey_without_an_owner_is_visible_to_no_one_until_shared(app, db_path, smoking_survey):
+    store = Store(db_path)
+    try:
+        store.add_user(OWNER[0], generate_password_hash(OWNER[1]))
+    finally:
+        store.close()
+    client = signed_in(app, *OWNER)
+    assert client.get(f"/surveys/{SLUG}/results").status_code == 404
+    store = Store(db_path)
+    try:
+        assert store.share(SLUG, OWNER[0]) == "owner"
+        with pytest.raises(StoreError, match="no researcher account"):
+            store.share(SLUG, "ghost@example.org")
+    finally:
+        store.close()
+    assert client.get(f"/surveys/{SLUG}/results").status_code == 200
+
+
+def logout(client):
+    page = client.get("/surveys").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    assert client.post("/logout", data={"csrf_token": token}).status_code == 302
+
+
+def test_signing_out_ends_every_session_of_the_account_and_a_copied_cookie(app, accounts):
+    laptop, phone = signed_in(app, *OWNER), signed_in(app, *OWNER)
+    copied = app.test_client()
+    cookie = laptop.get_cookie("session")
+    copied.set_cookie("session", cookie.value)
+    assert copied.get("/surveys").status_code == 200
+    logout(laptop)
+    for client in (laptop, phone, copied):
+        response = client.get(f"/surveys/{SLUG}/results")
+        assert response.status_code == 302 and response.headers["Location"].startswith("/login")
+    assert signed_in(app, *OWNER).get("/surveys").status_code == 200
+
+
+def test_a_new_password_ends_every_earlier_session(app, db_path, accounts, cli_runner):
+    client = signed_in(app, *OWNER)
+    result = cli_runner.invoke(main, ["--db", str(db_path), "user", "passwd", OWNER[0]], input="a new password\n")
+    assert result.exit_code == 0, result.output
+    assert client.get("/surveys").status_code == 302
+    assert signed_in(app, OWNER[0], "a new password").get("/surveys").status_code == 200
+
+
+def test_parallel_guesses_are_counted_exactly(app, accounts):
+    throttle = app.extensions["ldp_signin_throttle"]
+    barrier = threading.Barrier(40)
+    allowed = []
+
+    def guess():
+        barrier.wait()
+        allowed.append(throttle.attempt(OWNER[0]) == 0)
+
+    threads = [threading.Thread(target=guess) for _ in range(40)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum(allowed) == throttle.limit and len(allowed) == 40
+    assert throttle.retry_after(OWNER[0]) > 0
+
+
+def test_the_database_and_the_signing_key_are_readable_only_by_their_owner(app, db_path, accounts):
+    from survey.web.secret import key_path
+
+    assert stat.S_IMODE(db_path.stat().st_mode) == 0o600
+    key_file = key_path(str(db_path))
+    assert key_file.exists() is False  # the test app is given its key
+    from survey.web import create_app
+
+    create_app({"TESTING": True, "DATABASE": str(db_path)}).extensions["ldp_stores"].close_all()
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    key = key_file.read_text().strip()
+    store = Store(db_path)
+    try:
+        assert store.get_setting("secret_key") is None
+        assert key not in "".join(str(row) for row in store.conn.execute("SELECT * FROM settings"))
+    finally:
+        store.close()
+    again = create_app({"TESTING": True, "DATABASE": str(db_path)})
+    assert again.config["SECRET_KEY"] == key
+    again.extensions["ldp_stores"].close_all()
+
+
+def test_cli_owner_share_and_accounts(cli_runner, tmp_path, smoking_toml):
+    db = str(tmp_path / "cli.db")
+
+    def run(*args, input=None):
+        return cli_runner.invoke(main, ["--db", db, *args], input=input)
+
+    assert run("user", "add", OWNER[0], input="password one\n").exit_code == 0
+    assert run("user", "add", OTHER[0], input="password two\n").exit_code == 0
+    missing = run("create", str(smoking_toml), "--owner", "ghost@example.org")
+    assert missing.exit_code == 1 and "no researcher account 'ghost@example.org'" in missing.stderr
+    created = run("create", str(smoking_toml), "--owner", OWNER[0])
+    assert created.exit_code == 0 and "No owner" not in created.stdout
+    shared = run("share", SLUG, OTHER[0])
+    assert shared.exit_code == 0 and "collaborator" in shared.stdout
+    listing = run("user", "list").stdout
+    assert re.search(r"owner@example.org\s+since \S+\s+owns 1", listing)
+    assert run("user", "remove", OWNER[0], "--yes").exit_code == 0
+    store = Store(db)
+    try:
+        assert store.list_surveys()[0]["owner"] is None
+        assert [s["slug"] for s in store.list_surveys(user_id=store.get_user(OTHER[0])["id"])] == [SLUG]
+    finally:
+        store.close()
+    unknown = run("share", "nope", OTHER[0])
+    assert unknown.exit_code == 1 and unknown.stderr.startswith("Error: no survey with slug 'nope'")
