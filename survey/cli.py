@@ -20,16 +20,24 @@ from .definition import DefinitionError, parse_definition_toml
 from .design import build_design
 from .reports import ReportError
 from .resources import resource_dir
-from .simulate import (TruthError, batch_count, complete_truth, format_truth, parse_truth,
-                       simulate_column_batches)
+from .simulate import (TruthError, batch_count, complete_truth, format_given, format_truth, parse_given,
+                       parse_truth, simulate_column_batches)
 from .store import Store, StoreError, SurveyNotFound
 
 DEFAULT_DB = "ldp-survey.db"
 DEMO_SLUG = "smoking-2026"
 DEMO_EMAIL = "demo@example.org"
 # A plausible population for the demo survey, so the dashboard shows something worth reading.
-DEMO_TRUTH = {"smoker": "0.22", "lung_disease": "0.09", "cigarettes": "0.78,0.08,0.07,0.05,0.02",
+# Lung disease is three times as common among smokers (18% against 6%), and non-smokers smoke no
+# cigarettes, so the crosstabs show a link; DEMO_TRUTH's lung_disease and cigarettes are the
+# margins the givens override.
+DEMO_TRUTH = {"smoker": "0.22", "lung_disease": "0.0864", "cigarettes": "0.78,0.077,0.066,0.055,0.022",
               "age": "47"}
+DEMO_GIVEN = ["lung_disease|smoker=1:0.18", "lung_disease|smoker=0:0.06", "cigarettes|smoker=0:none",
+              "cigarettes|smoker=1:0,0.35,0.3,0.25,0.1"]
+# At the demo's epsilon (0.57 per yes/no question) the smoker x lung_disease odds ratio (3.4) needs
+# about 500,000 respondents for its 95% interval to exclude 1 (about 5 standard errors).
+DEMO_RESPONDENTS = 500_000
 MIN_PASSWORD_LENGTH = 8
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
 USER_ERRORS = (DefinitionError, StoreError, ReportError, TruthError)
@@ -241,11 +249,12 @@ def serve(db, host, port, workers, threads, https):
     _serve(db, host, port, workers=workers, threads=threads, https=https)
 
 
-def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int, batch: int) -> dict:
+def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int, batch: int,
+                   given: dict | None = None) -> dict:
     """Simulate n respondents into the store and return the full truth used."""
     truth_rng, answer_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     truth = complete_truth(design, truth, truth_rng)
-    batches = simulate_column_batches(design, truth, n=n, batch=batch, rng=answer_rng)
+    batches = simulate_column_batches(design, truth, n=n, batch=batch, rng=answer_rng, given=given)
     with stderr_progress(batches, length=batch_count(n, batch), label=f"Simulating {n} respondents") as bar:
         for columns in bar:
             store.add_report_columns(design["slug"], design["hash"], columns)
@@ -268,32 +277,43 @@ SEED = click.option("--seed", type=click.IntRange(min=0), default=None,
                    "choice one probability per option (comma-separated, summing to 1) or an option label; "
                    "multi one inclusion probability per option; number the mean in [min,max]. "
                    "Questions left out get a random truth, printed.")
+@click.option("--given", "givens", multiple=True, metavar="B|A=V:P",
+              help="Make B depend on A (repeatable): among respondents whose A is V (yes_no: 1 or 0; "
+                   "choice: an option label), B's truth is P, written as --truth writes it. "
+                   "Other respondents draw B from B's own truth.")
 @SEED
 @click.option("--batch", default=100_000, show_default=True, type=click.IntRange(min=1),
               help="Respondents stored per transaction.")
 @click.pass_obj
-def simulate(db, slug, n, truths, seed, batch):
+def simulate(db, slug, n, truths, givens, seed, batch):
     """Add simulated respondents, randomized as a browser would.
 
-    Prints the truth used, in the Q=V form --truth accepts.
+    Prints the truth used, in the Q=V form --truth accepts. Questions are drawn
+    independently unless --given links them.
 
     \b
     Examples:
       ldp-survey simulate smoking-2026 --n 5000 --seed 1
       ldp-survey simulate smoking-2026 --n 2000 --truth smoker=0.3 --truth cigarettes=none
+      ldp-survey simulate smoking-2026 --n 100000 --truth smoker=0.22 \\
+          --given "lung_disease|smoker=1:0.18" --given "lung_disease|smoker=0:0.06"
     """
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
         given = parse_truth(design, truths)
+        links = parse_given(design, givens)
         seed = _seed(seed)
-        truth = _simulate_into(store, design, n=n, truth=given, seed=seed, batch=batch)
+        truth = _simulate_into(store, design, n=n, truth=given, seed=seed, batch=batch, given=links)
         total = store.response_count(slug)
     finally:
         store.close()
     click.echo(f"Added {n} simulated responses to {slug} (now {total}); seed {seed}")
     click.echo("Truth used:")
     click.echo(format_truth(design, truth))
+    if links:
+        click.echo("Given:")
+        click.echo(format_given(design, links))
 
 
 LEVEL = click.option("--level", default=0.95, show_default=True,
@@ -584,8 +604,9 @@ def user_remove(db, email, yes):
 @main.command()
 @HOST
 @PORT
-@click.option("--respondents", default=3000, show_default=True, type=click.IntRange(min=1),
-              help="Simulated respondents the demo survey should have.")
+@click.option("--respondents", default=DEMO_RESPONDENTS, show_default=True, type=click.IntRange(min=1),
+              help="Simulated respondents the demo survey should have (enough for the smoking x "
+                   "lung_disease odds ratio's interval to exclude 1).")
 @SEED
 @click.option("--no-serve", is_flag=True, help="Prepare the database and print the login, but do not serve.")
 @click.option("--force", is_flag=True,
@@ -603,7 +624,7 @@ def demo(db, host, port, respondents, seed, no_serve, force):
     \b
     Examples:
       ldp-survey demo
-      ldp-survey --db demo.db demo --respondents 10000 --port 8000
+      ldp-survey --db demo.db demo --respondents 20000 --port 8000
       ldp-survey --db study.db demo --force --no-serve
     """
     from werkzeug.security import generate_password_hash
@@ -648,10 +669,13 @@ def _prepare_demo(db: str, *, respondents: int, seed: int | None, force: bool, h
         if missing > 0:
             qids = {q["id"] for q in design["questions"]}
             given = parse_truth(design, [f"{q}={v}" for q, v in DEMO_TRUTH.items() if q in qids])
+            links = parse_given(design, [spec for spec in DEMO_GIVEN
+                                         if {spec.split("|")[0], spec.split("|")[1].split("=")[0]} <= qids])
             seed = _seed(seed)
-            truth = _simulate_into(store, design, n=missing, truth=given, seed=seed, batch=100_000)
+            truth = _simulate_into(store, design, n=missing, truth=given, seed=seed, batch=100_000, given=links)
             click.echo(f"Simulated {missing} respondents (seed {seed}) with this truth:")
             click.echo(format_truth(design, truth))
+            click.echo(format_given(design, links))
         password = secrets.token_urlsafe(12)
         store.add_user(DEMO_EMAIL, hash_password(password), replace=True)
         store.share(DEMO_SLUG, DEMO_EMAIL)

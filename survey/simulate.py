@@ -5,6 +5,12 @@ option; multi each option's inclusion probability; number the population mean, w
 drawn as min + Binomial(max - min, (mean - min)/(max - min)). The reports go through the
 Python mirror of the browser's randomizers (survey.mechanisms) and the same validation as a
 web submission, so simulated data is indistinguishable in form from real data.
+
+Questions are drawn independently unless a *given* links them: ``B|A=V:P`` means that among
+respondents whose true answer to A is V (a yes_no question: ``1``/``yes`` or ``0``/``no``; a
+choice question: an option label), B's truth is P, written as ``--truth`` writes it. Respondents
+with a value of A that no given names draw B from B's own truth. So ``lung_disease|smoker=1:0.18``
+and ``lung_disease|smoker=0:0.06`` make lung disease three times as common among smokers.
 """
 
 from __future__ import annotations
@@ -87,6 +93,66 @@ def _check_range(qid, what, number, lo, hi, text):
         raise TruthError(f"for {qid!r}, {what} must lie in [{lo}, {hi}], got {text!r}")
 
 
+def parse_given(design: dict, specs: Iterable[str]) -> dict:
+    """Return ``{B: (A, {value of A: truth of B})}`` from ``B|A=V:P`` strings.
+
+    A must be a yes_no question (V is 1/yes or 0/no) or a choice question (V an option
+    label), must differ from B, and must not itself be given; all givens of one B name the
+    same A, each value of A at most once.
+    """
+    questions = {q["id"]: q for q in design["questions"]}
+    given: dict = {}
+    for spec in specs:
+        target, bar, rest = spec.partition("|")
+        condition, colon, value = rest.partition(":")
+        on, equals, level = condition.partition("=")
+        target, on, level, value = target.strip(), on.strip(), level.strip(), value.strip()
+        if not (bar and colon and equals and target and on and level and value):
+            raise TruthError(f"a given must look like B|A=V:P (e.g. lung_disease|smoker=1:0.18), got {spec!r}")
+        for qid in (target, on):
+            if qid not in questions:
+                raise TruthError(f"{qid!r} is not a question of {design['slug']!r}; "
+                                 f"its questions are {', '.join(questions)}")
+        if target == on:
+            raise TruthError(f"a given must link two different questions, got {spec!r}")
+        condition_question = questions[on]
+        if condition_question["kind"] == "yes_no":
+            index = {"1": 1, "yes": 1, "0": 0, "no": 0}.get(level.lower())
+            what = "1 (yes) or 0 (no)"
+        elif condition_question["kind"] == "choice":
+            options = condition_question["options"]
+            index = options.index(level) if level in options else None
+            what = f"one of its options ({', '.join(options)})"
+        else:
+            raise TruthError(f"a given can only depend on a yes_no or choice question; {on!r} is a "
+                             f"{condition_question['kind']} question")
+        if index is None:
+            raise TruthError(f"in {spec!r}, the value of {on!r} must be {what}, got {level!r}")
+        previous_on, cases = given.setdefault(target, (on, {}))
+        if previous_on != on:
+            raise TruthError(f"the givens of {target!r} must all depend on one question, got {previous_on!r} "
+                             f"and {on!r}")
+        if index in cases:
+            raise TruthError(f"the truth of {target!r} given {on}={level} is given twice")
+        cases[index] = _parse_value(questions[target], value)
+    for target, (on, _) in given.items():
+        if on in given:
+            raise TruthError(f"{on!r} has givens of its own, so {target!r} cannot depend on it")
+    return given
+
+
+def format_given(design: dict, given: dict) -> str:
+    """Return the givens as ``B|A=V:P`` lines that --given accepts back."""
+    questions = {q["id"]: q for q in design["questions"]}
+    lines = []
+    for target, (on, cases) in given.items():
+        for index, value in sorted(cases.items()):
+            level = (str(index) if questions[on]["kind"] == "yes_no" else questions[on]["options"][index])
+            text = ",".join(f"{p:g}" for p in value) if isinstance(value, tuple) else f"{value:g}"
+            lines.append(f"{target}|{on}={level}:{text}")
+    return "\n".join(lines)
+
+
 def default_truth(question: dict, rng: np.random.Generator):
     """Draw a plausible truth for one question, rounded to two decimals so it reads well when printed."""
     kind = question["kind"]
@@ -135,11 +201,37 @@ def draw_true_values(question: dict, truth, n: int, rng: np.random.Generator) ->
     raise TruthError(f"question {question['id']!r} has an unknown kind {question['kind']!r}")
 
 
-def simulate_answers(design: dict, truth: dict, n: int, rng: np.random.Generator) -> list[dict]:
-    """Return n validated noisy answers ``{QID: REPORT}`` of respondents drawn from ``truth``."""
-    columns = {}
+def _true_answers(design: dict, truth: dict, n: int, rng: np.random.Generator, given):
+    """Yield (question, its n true answers) in design order, applying ``given`` (see parse_given).
+
+    Without givens every question is drawn right before it is randomized, as always; a
+    question another depends on is drawn when first needed, and kept.
+    """
+    questions = {q["id"]: q for q in design["questions"]}
+    drawn: dict = {}
+
+    def values(qid):
+        if qid not in drawn:
+            question = questions[qid]
+            result = draw_true_values(question, truth[qid], n, rng)
+            if given and qid in given:
+                on, cases = given[qid]
+                condition = values(on)
+                for level, case_truth in sorted(cases.items()):
+                    chosen = np.flatnonzero(condition == level)
+                    result[chosen] = draw_true_values(question, case_truth, chosen.size, rng)
+            drawn[qid] = result
+        return drawn[qid]
+
     for question in design["questions"]:
-        true_values = draw_true_values(question, truth[question["id"]], n, rng)
+        yield question, values(question["id"])
+
+
+def simulate_answers(design: dict, truth: dict, n: int, rng: np.random.Generator, *,
+                     given: dict | None = None) -> list[dict]:
+    """Return n validated noisy answers ``{QID: REPORT}`` of respondents drawn from ``truth`` and ``given``."""
+    columns = {}
+    for question, true_values in _true_answers(design, truth, n, rng, given):
         columns[question["id"]] = randomize_question(question, true_values, rng).tolist()
     answers = [dict(zip(columns, reports)) for reports in zip(*columns.values())]
     for answer in answers:
@@ -147,15 +239,15 @@ def simulate_answers(design: dict, truth: dict, n: int, rng: np.random.Generator
     return answers
 
 
-def simulate_columns(design: dict, truth: dict, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+def simulate_columns(design: dict, truth: dict, n: int, rng: np.random.Generator, *,
+                     given: dict | None = None) -> list[np.ndarray]:
     """Return n simulated respondents' reports per question as (n, words) arrays (``survey.codec``).
 
     The vectorised twin of simulate_answers: the same draws, checked against each
     mechanism's output domain as a whole array (``reports.check_report_array``).
     """
     columns = []
-    for question in design["questions"]:
-        true_values = draw_true_values(question, truth[question["id"]], n, rng)
+    for question, true_values in _true_answers(design, truth, n, rng, given):
         reports = check_report_array(question, randomize_question(question, true_values, rng))
         columns.append(codec.encode_column(question, reports))
     return columns
@@ -168,20 +260,20 @@ def _check_sizes(n, batch):
         raise TruthError(f"the batch size must be an integer >= 1, got {batch!r}")
 
 
-def simulate_batches(design: dict, truth: dict, *, n: int, batch: int,
-                     rng: np.random.Generator) -> Iterator[list[dict]]:
+def simulate_batches(design: dict, truth: dict, *, n: int, batch: int, rng: np.random.Generator,
+                     given: dict | None = None) -> Iterator[list[dict]]:
     """Yield the answers of n simulated respondents in lists of at most ``batch``."""
     _check_sizes(n, batch)
     for start in range(0, n, batch):
-        yield simulate_answers(design, truth, min(batch, n - start), rng)
+        yield simulate_answers(design, truth, min(batch, n - start), rng, given=given)
 
 
-def simulate_column_batches(design: dict, truth: dict, *, n: int, batch: int,
-                            rng: np.random.Generator) -> Iterator[list[np.ndarray]]:
+def simulate_column_batches(design: dict, truth: dict, *, n: int, batch: int, rng: np.random.Generator,
+                            given: dict | None = None) -> Iterator[list[np.ndarray]]:
     """Yield the reports of n simulated respondents as simulate_columns batches of at most ``batch``."""
     _check_sizes(n, batch)
     for start in range(0, n, batch):
-        yield simulate_columns(design, truth, min(batch, n - start), rng)
+        yield simulate_columns(design, truth, min(batch, n - start), rng, given=given)
 
 
 def batch_count(n: int, batch: int) -> int:

@@ -398,3 +398,79 @@ def test_cli_crosstab_user_errors(smoking_db, args, fragment):
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and fragment in lines[0], result.output
+
+
+# Simulating dependent answers (simulate --given)
+
+
+def test_simulate_given_is_recovered_by_the_crosstab(smoking_db):
+    db = smoking_db
+    result = _cli(db, "simulate", "smoking-2026", "--n", 60000, "--seed", 3, "--truth", "smoker=0.4",
+                  "--given", "lung_disease|smoker=1:0.5", "--given", "lung_disease|smoker=0:0.1",
+                  "--given", "cigarettes|smoker=no:none", "--given", "age|smoker=yes:70")
+    assert result.exit_code == 0, result.output
+    assert "Given:\nlung_disease|smoker=0:0.1\nlung_disease|smoker=1:0.5\ncigarettes|smoker=0:1,0,0,0,0\n" \
+           "age|smoker=1:70" in result.stdout
+    # The 2,000 respondents of the fixture were drawn independently; 60,000 follow the givens.
+    store = Store(db)
+    try:
+        design = store.get_design("smoking-2026")
+        questions = {q["id"]: q for q in design["questions"]}
+        share = 60000 / 62000
+        lung = crosstab(questions["smoker"], questions["lung_disease"],
+                        *store.joint_reports("smoking-2026", "smoker", "lung_disease"))
+        cigarettes = crosstab(questions["smoker"], questions["cigarettes"],
+                              *store.joint_reports("smoking-2026", "smoker", "cigarettes"))
+    finally:
+        store.close()
+    # Among smokers: 0.5 for the given respondents. The fixture's lung_disease truth is unknown,
+    # so bound its weight: the estimate lies within 5 SE of 0.5 ± (1 − share).
+    for option, value in (("yes", 0.5), ("no", 0.1)):
+        row = lung.get("conditional", option, "yes")
+        slack = (1 - share) + 5 * row.std_error
+        assert abs(row.estimate - value) <= slack, (option, row)
+    row = cigarettes.get("conditional", "no", "none")
+    assert abs(row.estimate - 1.0) <= (1 - share) + 5 * row.std_error, row
+
+
+def test_simulate_given_recovers_conditional_shares_within_5_se():
+    design = make_design(YES_NO_2 + """
+[[questions]]
+id = "drink"
+kind = "choice"
+text = "Drink?"
+options = ["never", "sometimes", "daily"]
+""", 6.0)
+    from survey.simulate import complete_truth, parse_given, parse_truth, simulate_columns
+
+    rng = np.random.default_rng(12)
+    truth = complete_truth(design, parse_truth(design, ["smoker=0.3"]), rng)
+    given = parse_given(design, ["lung|smoker=1:0.4", "lung|smoker=0:0.1", "drink|smoker=0:never",
+                                 "drink|smoker=1:0.2,0.3,0.5"])
+    columns = simulate_columns(design, truth, 50000, rng, given=given)
+    qs = design["questions"]
+    lung = crosstab(qs[0], qs[1], columns[0], columns[1])
+    drink = crosstab(qs[0], qs[2], columns[0], columns[2])
+    for table, a_option, b_option, value in ((lung, "yes", "yes", 0.4), (lung, "no", "yes", 0.1),
+                                             (drink, "no", "never", 1.0), (drink, "yes", "daily", 0.5),
+                                             (drink, "yes", "never", 0.2)):
+        row = table.get("conditional", a_option, b_option)
+        assert abs(row.estimate - value) <= 5 * row.std_error, (a_option, b_option, row)
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    ("lung|smoker=1", "must look like B|A=V:P"),
+    ("lung|nope=1:0.3", "'nope' is not a question"),
+    ("lung|lung=1:0.3", "two different questions"),
+    ("lung|smoker=2:0.3", "must be 1 (yes) or 0 (no)"),
+    ("lung|smoker=1:1.3", "must lie in [0.0, 1.0]"),
+    ("smoker|lung=1:0.3", "has givens of its own"),
+])
+def test_parse_given_errors(spec, fragment):
+    from survey.simulate import TruthError, parse_given
+
+    design = make_design(YES_NO_2, 2.0)
+    specs = [spec, "lung|smoker=0:0.2"] if spec.startswith("smoker|") else [spec]
+    with pytest.raises(TruthError) as info:
+        parse_given(design, specs)
+    assert fragment in str(info.value)
