@@ -477,6 +477,66 @@ def backup(db, destination):
     click.echo(f"Backed up {db} to {destination}: {len(surveys)} surveys, {responses} responses, integrity ok")
 
 
+def _read_definition(file: Path):
+    """Return the text and the validated definition of a TOML file, or fail with one clear line."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.ClickException(f"cannot read {file}: {exc}") from exc
+    return text, parse_definition_toml(text, source=str(file))
+
+
+@main.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--respondents", type=click.IntRange(min=1), default=None,
+              help="Respondents to plan for: the expected 95% margin of each question at this many "
+                   "(default 1000).")
+@click.option("--margin", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+              help="Target margin, a share (0.05 for ±5 points): the respondents each allocation needs "
+                   "(default 0.05).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
+@LEVEL
+def plan(file, respondents, margin, fmt, level):
+    """Plan margins and the respondents a survey needs.
+
+    For `split` and for `sample` with every m: each question's mechanism, realised
+    epsilon, expected worst-case margin (interval half-width, a share; for a number, a
+    share of its range) at --respondents, and the respondents the survey needs for
+    --margin; then the allocation that needs the fewest. Choice questions use
+    simultaneous intervals.
+
+    \b
+    Examples:
+      ldp-survey plan examples/athletes.toml
+      ldp-survey plan survey.toml --respondents 5000
+      ldp-survey plan survey.toml --margin 0.03 --format json
+    """
+    from .planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS, plan as make_plan
+
+    if respondents is not None and margin is not None:
+        raise click.UsageError("give --respondents or --margin, not both")
+    _, defn = _read_definition(file)
+    result = make_plan(defn, respondents=respondents or DEFAULT_RESPONDENTS, margin=margin or DEFAULT_MARGIN,
+                       level=level)
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+        return
+    click.echo(f"{defn.slug}: epsilon {defn.epsilon:g} per respondent; {format(level * 100, 'g')}% intervals; "
+               f"margins at {result['respondents']} respondents, respondents for ±{result['margin']:g}")
+    for allocation in result["allocations"]:
+        name = "split" if allocation["sample"] is None else f"sample {allocation['sample']} of {len(defn.questions)}"
+        click.echo(f"\n{name}: needs {allocation['respondents']:,} respondents")
+        width = max(len(question["id"]) for question in allocation["questions"])
+        for question in allocation["questions"]:
+            click.echo(f"  {question['id']:<{width}}  {question['mechanism']:<5}  epsilon {question['epsilon']:<8.4g}"
+                       f"  ±{question['half_width']:.3f}  {question['respondents']:>12,} respondents")
+    best = result["recommended"]
+    chosen = "split" if best["sample"] is None else f"sample = {best['sample']}"
+    click.echo(f"\nRecommended: allocation = \"{best['allocation']}\"" + ("" if best["sample"] is None
+                                                                         else f", {chosen}"))
+
+
 @main.group()
 def user():
     """Manage researcher accounts.

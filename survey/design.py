@@ -78,6 +78,14 @@ def build_design(defn: SurveyDefinition) -> dict:
     return design
 
 
+def design_question(question, budget: Fraction) -> dict:
+    """Return the design entry of one definition question given its exact budget (mechanism, thresholds, ε′).
+
+    The same entry build_design makes for that budget; the planner uses it to try budgets.
+    """
+    return _design_question(question, Decimal(_float_down(budget)))[0]
+
+
 def _design_question(question, share: Decimal) -> tuple[dict, Decimal]:
     entry = {"id": question.id, "kind": question.kind, "text": question.text,
              "weight": question.weight, "epsilon_nominal": float(share)}

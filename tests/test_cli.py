@@ -26,7 +26,7 @@ from conftest import free_port
 
 SLUG = "smoking-2026"
 HEADER = "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level"
-COMMANDS = [[], ["create"], ["serve"], ["demo"], ["simulate"], ["aggregate"], ["crosstab"], ["export"], ["backup"], ["share"], ["user"],
+COMMANDS = [[], ["create"], ["serve"], ["demo"], ["simulate"], ["aggregate"], ["crosstab"], ["plan"], ["export"], ["backup"], ["share"], ["user"],
             ["user", "add"], ["user", "passwd"], ["user", "list"], ["user", "remove"]]
 
 # A survey whose choice question is large enough for OUE and which has a multi question,
@@ -109,7 +109,7 @@ def test_every_command_has_help_with_examples(cli_runner, command):
 def test_command_list_shows_untruncated_one_line_summaries(cli_runner):
     listing = ok(cli_runner.invoke(main, ["--help"])).stdout.split("Commands:")[1]
     lines = [line.strip() for line in listing.strip().splitlines()]
-    assert {line.split()[0] for line in lines} == {"aggregate", "backup", "create", "crosstab", "demo", "export", "serve", "share",
+    assert {line.split()[0] for line in lines} == {"aggregate", "backup", "create", "crosstab", "demo", "export", "plan", "serve", "share",
                                                    "simulate", "user"}
     assert not [line for line in lines if line.endswith("...")]
 

@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ["survey.definition", "survey.design", "survey.mechanisms", "survey.estimators",
         "survey.aggregate", "survey.reports", "survey.replay", "survey.explain", "survey.charts",
-        "survey.crosstab"]
+        "survey.crosstab", "survey.planning"]
 FORBIDDEN = ["flask", "flask_wtf", "werkzeug", "sqlite3", "sqlite_utils", "survey.store", "survey.web"]
 
 
