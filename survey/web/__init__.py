@@ -48,4 +48,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(respond.bp)
     app.register_blueprint(research.bp)
     app.register_blueprint(editor.bp)
+    from .crosstab import bp as crosstab_bp
+    app.register_blueprint(crosstab_bp)
     return app

@@ -1,0 +1,118 @@
+"""Researcher crosstab page: two questions crossed, with joint and conditional shares and odds ratios.
+
+``GET /surveys/<slug>/crosstab?a=Q&b=Q[&level=]`` shows the tables and a plain-words summary;
+``GET /surveys/<slug>/crosstab.csv?a=Q&b=Q[&level=]`` downloads the same rows. The joint
+counts come from one GROUP BY (``Store.joint_reports``); the estimates from
+``survey.crosstab`` (post-processing of noisy reports only).
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, render_template, request
+
+from ..crosstab import CrosstabError, check_pair, crosstab, crosstab_to_csv
+from .access import survey_for_researcher
+from .db import get_store
+from .forms import LogoutForm
+from .research import _csv, _level, login_required
+
+bp = Blueprint("crosstab", __name__)
+
+
+class _BadPair(Exception):
+    pass
+
+
+def _pair(design: dict):
+    """Return the questions named by ?a= and ?b=, or raise _BadPair with a message for the researcher."""
+    questions = {question["id"]: question for question in design["questions"]}
+    a, b = request.args.get("a", "").strip(), request.args.get("b", "").strip()
+    missing = [name for name, value in (("a", a), ("b", b)) if not value]
+    if missing:
+        raise _BadPair(f"choose two questions (missing: {' and '.join(missing)}); "
+                       f"the questions are {', '.join(questions)}")
+    for value in (a, b):
+        if value not in questions:
+            raise _BadPair(f"{value!r} is not a question of this survey; the questions are {', '.join(questions)}")
+    try:
+        check_pair(questions[a], questions[b])
+    except CrosstabError as exc:
+        raise _BadPair(str(exc)) from exc
+    return questions[a], questions[b]
+
+
+def _table(slug: str, question_a: dict, question_b: dict, level: float):
+    words_a, words_b, counts = get_store().joint_reports(slug, question_a["id"], question_b["id"])
+    return crosstab(question_a, question_b, words_a, words_b, counts, level=level)
+
+
+def _percent(row) -> str:
+    return f"{row.estimate * 100:.1f}% [{row.ci_low * 100:.1f}%, {row.ci_high * 100:.1f}%]"
+
+
+def _usable(row) -> bool:
+    return row is not None and row.estimate is not None and row.std_error is not None
+
+
+def summary(table) -> str | None:
+    """Return the crosstab in plain words when A is a yes/no question, else None.
+
+    E.g. "Among those who said yes to smoker, 18.0% [12.3%, 23.7%] said yes to lung_disease,
+    against 6.0% [4.9%, 7.1%] among those who said no; odds ratio 3.44 [2.20, 5.37]."
+    """
+    if table.a_kind != "yes_no" or table.n == 0:
+        return None
+    if table.b_kind == "number":
+        yes, no = table.get("conditional_mean", "yes"), table.get("conditional_mean", "no")
+        if not (_usable(yes) and _usable(no)):
+            return None
+        return (f"Among those who said yes to {table.a}, the mean of {table.b} is {yes.estimate:.2f} "
+                f"[{yes.ci_low:.2f}, {yes.ci_high:.2f}], against {no.estimate:.2f} [{no.ci_low:.2f}, "
+                f"{no.ci_high:.2f}] among those who said no.")
+    option = "yes" if table.b_kind == "yes_no" else table.b_levels[0]
+    yes, no = table.get("conditional", "yes", option), table.get("conditional", "no", option)
+    if not (_usable(yes) and _usable(no)):
+        return None
+    said = "said yes to" if table.b_kind == "yes_no" else f"chose “{option}” for"
+    text = (f"Among those who said yes to {table.a}, {_percent(yes)} {said} {table.b}, "
+            f"against {_percent(no)} among those who said no")
+    odds = table.get("odds_ratio", "yes", "yes")
+    if odds is not None:
+        if _usable(odds):
+            text += f"; odds ratio {odds.estimate:.2f} [{odds.ci_low:.2f}, {odds.ci_high:.2f}]"
+        else:
+            text += "; the odds ratio is not estimable (an estimated cell is not positive)"
+    return text + "."
+
+
+@bp.get("/surveys/<slug>/crosstab")
+@login_required
+def page(slug):
+    """Show the crosstab of two questions, or the form to choose them (400 with a message for a bad pair)."""
+    design = survey_for_researcher(slug)
+    level = _level()
+    error = table = None
+    status = 200
+    try:
+        question_a, question_b = _pair(design)
+        table = _table(slug, question_a, question_b, level)
+    except _BadPair as exc:
+        error, status = str(exc), 400
+    cells = {} if table is None else {(row.measure, row.a_option, row.b_option): row for row in table.rows}
+    return render_template("crosstab.html", design=design, table=table, cells=cells, error=error, level=level,
+                           a=request.args.get("a", ""), b=request.args.get("b", ""),
+                           summary=None if table is None else summary(table), logout_form=LogoutForm()), status
+
+
+@bp.get("/surveys/<slug>/crosstab.csv")
+@login_required
+def csv_download(slug):
+    """Download the crosstab rows as CSV (measure,a_option,b_option,estimate,std_error,ci_low,ci_high,ci_level)."""
+    design = survey_for_researcher(slug)
+    level = _level()
+    try:
+        question_a, question_b = _pair(design)
+    except _BadPair as exc:
+        return Response(f"Error: {exc}\n", status=400, mimetype="text/plain")
+    table = _table(slug, question_a, question_b, level)
+    return _csv(crosstab_to_csv(table), f"{slug}-{question_a['id']}-{question_b['id']}-crosstab.csv")
