@@ -121,13 +121,17 @@ def test_preview_shows_mechanisms_and_epsilons_and_stores_nothing(researcher, db
     assert surveys(db_path) == []
 
 
-def test_create_stores_and_redirects_then_design_json_serves_it(researcher, db_path, smoking_toml):
+def test_create_stores_a_draft_and_redirects_then_design_json_serves_it_once_published(researcher, db_path,
+                                                                                       smoking_toml):
     definition = smoking_text(smoking_toml)
     response = submit(researcher, "create", definition)
     assert response.status_code == 302 and response.headers["Location"] == f"/surveys/{SLUG}/results"
     assert surveys(db_path) == [SLUG]
     results = researcher.get(f"/surveys/{SLUG}/results")
-    assert results.status_code == 200 and f"Survey created; share /s/{SLUG}" in text(results)
+    assert results.status_code == 200 and "Draft created" in text(results) and f"share /s/{SLUG}" in text(results)
+    assert researcher.get(f"/s/{SLUG}/design.json").status_code == 404, "a draft is not visible yet"
+    token = TOKEN_RE.search(results.get_data(as_text=True)).group(1)
+    assert researcher.post(f"/surveys/{SLUG}/publish", data={"csrf_token": token}).status_code == 302
     served = researcher.get(f"/s/{SLUG}/design.json").json
     assert served == build_design(parse_definition_toml(definition, source="the definition"))
     store = Store(db_path)
@@ -202,7 +206,9 @@ def test_uploaded_file_wins_over_the_textarea(researcher, db_path, smoking_toml)
     upload = (io.BytesIO(smoking_toml.read_bytes()), "smoking.toml")
     response = submit(researcher, "create", DEFINITION_TEMPLATE, upload=upload)
     assert response.status_code == 302 and surveys(db_path) == [SLUG]
-    assert researcher.get(f"/s/{SLUG}/design.json").json["title"] == "Smoking and lung health"
+    store = Store(db_path)
+    assert store.get_design(SLUG)["title"] == "Smoking and lung health"
+    store.close()
 
 
 @pytest.mark.parametrize("name,content,message", [

@@ -49,6 +49,18 @@ class SurveyNotFound(StoreError):
     """No survey has this slug."""
 
 
+class SurveyClosed(StoreError):
+    """The survey takes no responses: it is closed, or still a draft (nothing was stored)."""
+
+
+# The lifecycle's transitions: the action, the statuses it applies to, the status it leads to.
+TRANSITIONS = {"publish": (("draft",), "open"), "close": (("open",), "closed"), "reopen": (("closed",), "open")}
+# What a researcher may do with a survey in each status (named in every refused transition).
+ALLOWED = {"draft": "a draft can be published, replaced, duplicated or deleted",
+           "open": "an open survey can be closed or duplicated",
+           "closed": "a closed survey can be reopened or duplicated"}
+
+
 def today() -> str:
     """Return the current UTC day as YYYY-MM-DD, the only time recorded with a response."""
     return dt.datetime.now(dt.timezone.utc).date().isoformat()
@@ -160,15 +172,19 @@ class Store:
     # Surveys
 
     def create_survey(self, definition_text: str, design: dict, *, replace: bool = False,
-                      owner: str | None = None):
+                      owner: str | None = None, status: str | None = None):
         """Store a new survey, or replace the design of one that has no responses yet.
 
         ``owner`` is the email of the researcher it belongs to (None: no one sees it until
-        ``share`` gives it an owner). Raises StoreError if the slug exists (and ``replace``
-        is false), if the existing design is frozen because responses arrived (invariant
-        7), or if the owner has no account.
+        ``share`` gives it an owner). ``status`` is "open" (the default: respondents can
+        answer at once) or "draft"; a replaced survey keeps its status, and only a draft
+        stays a draft. Raises StoreError if the slug exists (and ``replace`` is false), if
+        the existing design is frozen because responses arrived (invariant 7) or the survey
+        is closed, or if the owner has no account.
         """
         slug = design["slug"]
+        if status not in (None, "open", "draft"):
+            raise StoreError(f"a new survey is 'open' or 'draft', not {status!r}")
         with self._write() as conn:
             owner_id = None
             if owner is not None:
@@ -176,22 +192,95 @@ class Store:
                 if account is None:
                     raise StoreError(f"no researcher account {owner!r}; create it with `ldp-survey user add`")
                 owner_id = account["id"]
-            row = conn.execute("SELECT responses FROM surveys WHERE slug = ?", [slug]).fetchone()
+            row = conn.execute("SELECT responses, status FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is not None:
                 if not replace:
                     raise StoreError(f"a survey with slug {slug!r} already exists")
                 if row[0]:
                     raise StoreError(f"survey {slug!r} already has responses; its design is frozen")
+                if row[1] == "closed":
+                    raise StoreError(f"survey {slug!r} is closed; its design is frozen ({ALLOWED['closed']})")
+                if status == "draft" and row[1] != "draft":
+                    raise StoreError(f"survey {slug!r} is {row[1]}; a published survey cannot become a draft again")
                 conn.execute("UPDATE surveys SET title = ?, definition = ?, design = ?, design_hash = ?, "
                              "owner_id = coalesce(?, owner_id) WHERE slug = ?",
                              [design["title"], definition_text, _design_text(design), design["hash"], owner_id,
                               slug])
             else:
                 conn.execute("INSERT INTO surveys (slug, title, definition, design, design_hash, created_day, "
-                             "owner_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             "owner_id, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                              [slug, design["title"], definition_text, _design_text(design), design["hash"],
-                              today(), owner_id])
+                              today(), owner_id, status or "open"])
             create_reports(conn, slug, design)
+
+    # Lifecycle: draft -> open -> closed (-> open again)
+
+    def survey_status(self, slug: str) -> str:
+        """Return a survey's status: "draft", "open" or "closed"."""
+        row = self._execute("SELECT status FROM surveys WHERE slug = ?", [slug]).fetchone()
+        if row is None:
+            raise SurveyNotFound(f"no survey with slug {slug!r}")
+        return row[0]
+
+    def _transition(self, slug: str, action: str) -> str:
+        sources, target = TRANSITIONS[action]
+        with self._write() as conn:
+            row = conn.execute("SELECT status FROM surveys WHERE slug = ?", [slug]).fetchone()
+            if row is None:
+                raise SurveyNotFound(f"no survey with slug {slug!r}")
+            if row[0] not in sources:
+                raise StoreError(f"cannot {action} survey {slug!r}: it is {_status_phrase(row[0])} "
+                                 f"({ALLOWED[row[0]]})")
+            conn.execute("UPDATE surveys SET status = ? WHERE slug = ?", [target, slug])
+        return target
+
+    def publish_survey(self, slug: str) -> str:
+        """Open a draft to respondents (draft -> open); its design is then frozen once responses arrive."""
+        return self._transition(slug, "publish")
+
+    def close_survey(self, slug: str) -> str:
+        """Stop taking responses (open -> closed); a submission racing the close is not stored."""
+        return self._transition(slug, "close")
+
+    def reopen_survey(self, slug: str) -> str:
+        """Take responses again (closed -> open)."""
+        return self._transition(slug, "reopen")
+
+    def delete_draft(self, slug: str):
+        """Delete a draft with its report table, tallies and collaborators; any other survey is refused."""
+        with self._write() as conn:
+            row = conn.execute("SELECT status, responses FROM surveys WHERE slug = ?", [slug]).fetchone()
+            if row is None:
+                raise SurveyNotFound(f"no survey with slug {slug!r}")
+            if row[0] != "draft" or row[1]:
+                raise StoreError(f"cannot delete survey {slug!r}: it is {_status_phrase(row[0])} and only a "
+                                 f"draft can be deleted ({ALLOWED[row[0]]})")
+            table = reports_table(conn, slug)
+            if table:
+                conn.execute(f'DROP TABLE IF EXISTS "{table}"')
+            conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
+            conn.execute("DELETE FROM collaborators WHERE survey = ?", [slug])
+            conn.execute("DELETE FROM surveys WHERE slug = ?", [slug])
+
+    def duplicate_survey(self, slug: str, definition_text: str, design: dict):
+        """Store a copy of a survey as a new draft: ``design`` (its new slug) built from ``definition_text``.
+
+        The copy has the same owner and collaborators, no responses, and status "draft".
+        """
+        new_slug = design["slug"]
+        with self._write() as conn:
+            row = conn.execute("SELECT owner_id FROM surveys WHERE slug = ?", [slug]).fetchone()
+            if row is None:
+                raise SurveyNotFound(f"no survey with slug {slug!r}")
+            if conn.execute("SELECT 1 FROM surveys WHERE slug = ?", [new_slug]).fetchone():
+                raise StoreError(f"a survey with slug {new_slug!r} already exists")
+            conn.execute("INSERT INTO surveys (slug, title, definition, design, design_hash, created_day, "
+                         "owner_id, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'draft')",
+                         [new_slug, design["title"], definition_text, _design_text(design), design["hash"],
+                          today(), row[0]])
+            conn.execute("INSERT INTO collaborators (survey, user_id) SELECT ?, user_id FROM collaborators "
+                         "WHERE survey = ?", [new_slug, slug])
+            create_reports(conn, new_slug, design)
 
     def survey_exists(self, slug: str) -> bool:
         """Return whether a survey has this slug."""
@@ -231,18 +320,18 @@ class Store:
         return row[0]
 
     def list_surveys(self, *, user_id: int | None = None) -> list[dict]:
-        """Return the slug, title, creation day, design hash, response count and owner of surveys, by slug.
+        """Return the slug, title, creation day, design hash, response count, owner and status of surveys, by slug.
 
         Every survey, or with ``user_id`` only those that researcher owns or collaborates on.
         """
-        sql = ("SELECT s.slug, s.title, s.created_day, s.design_hash, s.responses, u.email FROM surveys s "
+        sql = ("SELECT s.slug, s.title, s.created_day, s.design_hash, s.responses, u.email, s.status FROM surveys s "
                "LEFT JOIN users u ON u.id = s.owner_id")
         parameters: list = []
         if user_id is not None:
             sql += (" WHERE s.owner_id = ? OR EXISTS (SELECT 1 FROM collaborators c "
                     "WHERE c.survey = s.slug AND c.user_id = ?)")
             parameters = [user_id, user_id]
-        return [dict(zip(("slug", "title", "created_day", "design_hash", "responses", "owner"), row))
+        return [dict(zip(("slug", "title", "created_day", "design_hash", "responses", "owner", "status"), row))
                 for row in self._execute(sql + " ORDER BY s.slug", parameters).fetchall()]
 
     def can_access(self, slug: str, user_id: int) -> bool:
@@ -302,8 +391,11 @@ class Store:
                     raise
                 stored = 0  # the design was replaced since this process read it
             if not stored:
-                if not self.survey_exists(slug):
+                status = self._execute("SELECT status FROM surveys WHERE slug = ?", [slug]).fetchone()
+                if status is None:
                     raise SurveyNotFound(f"no survey with slug {slug!r}")
+                if status[0] != "open":
+                    raise SurveyClosed(_closed_message(slug, status[0]))
                 raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
             return row[0]
         raise AssertionError("unreachable")
@@ -351,9 +443,12 @@ class Store:
             batch: Batch = make_batch(ids)
             try:
                 with self._write() as conn:
-                    current = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
+                    current = conn.execute("SELECT design_hash, status FROM surveys WHERE slug = ?",
+                                           [slug]).fetchone()
                     if current is None:
                         raise SurveyNotFound(f"no survey with slug {slug!r}")
+                    if current[1] != "open":
+                        raise SurveyClosed(_closed_message(slug, current[1]))
                     if current[0] != design_hash:
                         raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
                     insert_batch(conn, slug, _DESIGNS[design_hash], batch)
@@ -552,6 +647,16 @@ class Store:
 
 _USER_FIELDS = ("id", "email", "password_hash", "session_epoch")
 _USER_COLUMNS = ", ".join(_USER_FIELDS)
+
+
+def _status_phrase(status: str) -> str:
+    return "a draft" if status == "draft" else status
+
+
+def _closed_message(slug: str, status: str) -> str:
+    if status == "draft":
+        return f"survey {slug!r} is a draft and takes no responses until it is published"
+    return f"survey {slug!r} is closed and takes no more responses"
 
 
 def _design_text(design: dict) -> str:

@@ -84,6 +84,18 @@ def m003_ownership(db):
     conn.execute("DELETE FROM settings WHERE key = 'secret_key'")
 
 
+# A survey's lifecycle: a draft can be edited and is invisible to respondents; an open survey
+# takes responses; a closed one takes none (until reopened).
+STATUSES = ("draft", "open", "closed")
+
+
+@migrations()
+def m004_lifecycle(db):
+    """Give surveys a status, draft -> open -> closed; every survey from before stays open."""
+    db.conn.execute("ALTER TABLE surveys ADD COLUMN status TEXT NOT NULL DEFAULT 'open' "
+                    "CHECK (status IN ('draft', 'open', 'closed'))")
+
+
 def reports_table(conn: sqlite3.Connection, slug: str) -> str | None:
     """Return the name of a survey's report table as recorded, or None if the survey does not exist."""
     row = conn.execute("SELECT reports_table FROM surveys WHERE slug = ?", [slug]).fetchone()
@@ -239,7 +251,8 @@ _INSERT_ONE_SQL: dict[str, str] = {}
 
 
 def insert_one_sql(design: dict) -> str:
-    """Return the INSERT of one response that stores nothing unless the design is still the survey's current one.
+    """Return the INSERT of one response that stores nothing unless the design is still the survey's current one
+    and the survey is open (a submission racing a close is not stored).
 
     Parameters: the id, the day, every word column, then the slug and the design hash.
     """
@@ -248,6 +261,6 @@ def insert_one_sql(design: dict) -> str:
         names = [name for names in report_columns(design) for name in names]
         sql = (f'INSERT INTO "{table_name(design)}" (id, received_day{"".join(", " + c for c in names)}) '
                f'SELECT {", ".join("?" * (2 + len(names)))} '
-               "WHERE EXISTS (SELECT 1 FROM surveys WHERE slug = ? AND design_hash = ?)")
+               "WHERE EXISTS (SELECT 1 FROM surveys WHERE slug = ? AND design_hash = ? AND status = 'open')")
         _INSERT_ONE_SQL[design["hash"]] = sql
     return sql

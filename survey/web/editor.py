@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, flash, g, redirect, render_template, url_for
+from flask import Blueprint, flash, g, redirect, render_template, request, url_for
 
 from ..definition import DefinitionError, parse_definition_toml
 from ..design import build_design
 from ..store import StoreError
+from .access import survey_for_researcher
 from .db import get_store
 from .forms import LogoutForm, NewSurveyForm
 from .research import login_required
@@ -17,12 +18,19 @@ bp = Blueprint("editor", __name__)
 @bp.route("/surveys/new", methods=("GET", "POST"))
 @login_required
 def new_survey():
-    """Preview a definition's design without storing anything, or store it and go to its results.
+    """Preview a definition's design without storing anything, or store it as a draft and go to its results.
+
+    ``?edit=SLUG`` starts from a survey's definition. The draft belongs to its maker and is invisible to respondents until published on the
+    dashboard; saving a definition with the slug of one's own draft replaces that draft.
 
     A rejected submission re-renders the form with the user's text and the error (status 422).
     """
     form = NewSurveyForm()
     design = None
+    edit = request.args.get("edit")
+    if request.method == "GET" and edit:
+        survey_for_researcher(edit)  # 404 unless the researcher may see it
+        form.definition.data = get_store().get_definition(edit)
     if form.validate_on_submit():
         text = form.definition_text()
         if text is not None:
@@ -32,14 +40,20 @@ def new_survey():
                 form.definition.errors.append(str(exc))
             else:
                 if form.create.data:
+                    store = get_store()
+                    slug = design["slug"]
+                    # A draft the researcher may see is re-saved in place; anything else keeps its slug.
+                    resave = (store.survey_exists(slug) and store.can_access(slug, g.user["id"])
+                              and store.survey_status(slug) == "draft")
                     try:
-                        get_store().create_survey(text, design, owner=g.user["email"])
+                        store.create_survey(text, design, owner=None if resave else g.user["email"],
+                                            status="draft", replace=resave)
                     except StoreError as exc:
                         form.definition.errors.append(f"{exc}; choose another slug.")
                         design = None
                     else:
-                        slug = design["slug"]
-                        flash(f"Survey created; share {url_for('respond.page', slug=slug)}", "success")
+                        flash(f"Draft {'saved' if resave else 'created'}: respondents cannot see it until you "
+                              f"publish it here; then share {url_for('respond.page', slug=slug)}", "success")
                         return redirect(url_for("research.results", slug=slug))
     status = 422 if form.errors else 200
     return render_template("new_survey.html", form=form, design=design, logout_form=LogoutForm()), status

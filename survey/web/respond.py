@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify, render_template, request
+from flask import Blueprint, Response, abort, jsonify, render_template, request
 
 from ..reports import ReportError, parse_submission, validate_submission
-from ..store import StoreError
+from ..store import StoreError, SurveyClosed
 from .db import get_store
 
 bp = Blueprint("respond", __name__)
@@ -16,23 +16,46 @@ STORED_BODY = b'{"stored": true}\n'
 
 @bp.get("/s/<slug>")
 def page(slug):
-    """Render the survey form; the browser randomizes every answer before sending it."""
-    design = get_store().get_design(slug)
-    response = render_template("respond.html", design=design)
+    """Render the survey form; the browser randomizes every answer before sending it.
+
+    A draft is not visible yet (404); a closed survey's page says so, without a form.
+    """
+    store = get_store()
+    design = store.get_design(slug)
+    status = _visible_status(store, slug)
+    response = render_template("respond.html", design=design, closed=status == "closed")
     return response, 200, {"Cache-Control": "no-store"}
 
 
 @bp.get("/s/<slug>/design.json")
 def design_json(slug):
-    """Return the public design: mechanisms, integer thresholds, realised epsilons and hash."""
-    return jsonify(get_store().get_design(slug))
+    """Return the public design: mechanisms, integer thresholds, realised epsilons and hash (404 for a draft)."""
+    store = get_store()
+    design = store.get_design(slug)
+    _visible_status(store, slug)
+    return jsonify(design)
+
+
+def _visible_status(store, slug: str) -> str:
+    """Return the survey's status, answering 404 for a draft (respondents cannot see it yet)."""
+    status = store.survey_status(slug)
+    if status == "draft":
+        abort(404, description="There is no survey at this address.")
+    return status
+
+
+def _closed(slug: str, exc: Exception | None = None) -> ReportError:
+    message = str(exc) if exc else f"survey {slug!r} takes no responses"
+    return ReportError(f"{message}; nothing was stored", field=None, status=410)
 
 
 @bp.post("/s/<slug>/responses")
 def submit(slug):
     """Validate one response against the current design and store it, or store nothing.
 
-    201 on success; 400 {"error", "field"} for a bad report; 409 for a stale design.
+    201 on success; 400 {"error", "field"} for a bad report; 409 for a stale design; 410 when
+    the survey is closed or still a draft (checked by the INSERT itself, so a submission
+    racing a close is not stored).
     """
     store = get_store()
     design = store.recent_design(slug)
@@ -41,9 +64,16 @@ def submit(slug):
     payload = parse_submission(request.get_data(cache=False))
     if isinstance(payload, dict) and payload.get("design") != design["hash"]:
         design = store.get_design(slug)
-    answers = validate_submission(design, payload)
+    try:
+        answers = validate_submission(design, payload)
+    except ReportError:
+        if store.survey_status(slug) != "open":
+            raise _closed(slug) from None
+        raise
     try:
         store.add_response(slug, design["hash"], answers)
+    except SurveyClosed as exc:
+        raise _closed(slug, exc) from exc
     except StoreError as exc:
         raise ReportError(str(exc), field="design", status=409) from exc
     return Response(STORED_BODY, status=201, mimetype="application/json")

@@ -1,0 +1,152 @@
+"""A survey's lifecycle on the dashboard: publish a draft, close, reopen, duplicate, delete a draft.
+
+Every route is a POST (with a CSRF token) protected by ``survey_for_researcher``: to anyone
+but the survey's owner and collaborators it answers 404, exactly as for a survey that does
+not exist. The CSRF token is checked inside each view, after the access check, so another
+researcher learns nothing from a missing token either.
+"""
+
+from __future__ import annotations
+
+import re
+
+from flask import Blueprint, abort, flash, redirect, url_for
+from flask_wtf import FlaskForm
+from wtforms import HiddenField, StringField
+from wtforms.validators import DataRequired, Length
+
+from ..definition import DefinitionError, parse_definition_toml
+from ..design import build_design
+from ..store import StoreError
+from .access import survey_for_researcher
+from .db import get_store
+from .research import login_required
+from .security import csrf
+
+bp = Blueprint("lifecycle", __name__)
+csrf.exempt(bp)  # checked in each view, after survey_for_researcher (see the module docstring)
+
+# The top-level `slug = "..."` line of a definition (before any [[questions]] table).
+_SLUG_LINE = re.compile(r"""^([ \t]*slug[ \t]*=[ \t]*)("(?:[^"\\\n]|\\.)*"|'[^'\n]*')""", re.MULTILINE)
+
+
+class LifecycleForm(FlaskForm):
+    """Publish, close, reopen or delete (a POST with a CSRF token)."""
+
+    confirm = HiddenField()
+
+
+class DuplicateForm(FlaskForm):
+    """Duplicate a survey into a new draft under a new slug."""
+
+    new_slug = StringField("New slug", validators=[DataRequired(), Length(max=64)],
+                           render_kw={"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"})
+
+
+def definition_with_slug(text: str, new_slug: str) -> tuple[str, dict]:
+    """Return a definition's text with its slug replaced, and the design built from it (its hash covers the slug).
+
+    Raises DefinitionError if the text has no top-level slug line or the new slug is invalid.
+    """
+    first_table = re.search(r"^[ \t]*\[", text, re.MULTILINE)
+    head_end = first_table.start() if first_table else len(text)
+    match = _SLUG_LINE.search(text, 0, head_end)
+    if match is None:
+        raise DefinitionError("the definition has no top-level `slug = \"...\"` line to replace")
+    quoted = '"' + new_slug.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    new_text = text[:match.start(2)] + quoted + text[match.end(2):]
+    design = build_design(parse_definition_toml(new_text, source="the duplicated definition"))
+    if design["slug"] != new_slug:
+        raise DefinitionError(f"the duplicated definition's slug is {design['slug']!r}, not {new_slug!r}")
+    return new_text, design
+
+
+def _checked(form: FlaskForm):
+    if not form.validate_on_submit() and "csrf_token" in form.errors:
+        abort(400, description="The security token is missing or invalid; reload the page.")
+
+
+def _results(slug: str, **args):
+    return redirect(url_for("research.results", slug=slug, **args))
+
+
+def _transition(slug: str, action: str, done: str):
+    survey_for_researcher(slug)
+    _checked(LifecycleForm())
+    try:
+        getattr(get_store(), f"{action}_survey")(slug)
+    except StoreError as exc:
+        flash(f"{str(exc)[:1].upper()}{str(exc)[1:]}.", "error")
+    else:
+        flash(done, "success")
+    return _results(slug)
+
+
+@bp.post("/surveys/<slug>/publish")
+@login_required
+def publish(slug):
+    """Open a draft to respondents."""
+    return _transition(slug, "publish",
+                       f"Published: respondents can answer at {url_for('respond.page', slug=slug)}. "
+                       "The design is frozen once the first response arrives.")
+
+
+@bp.post("/surveys/<slug>/close")
+@login_required
+def close(slug):
+    """Stop taking responses."""
+    return _transition(slug, "close", "Closed: the survey takes no more responses; its results stay here.")
+
+
+@bp.post("/surveys/<slug>/reopen")
+@login_required
+def reopen(slug):
+    """Take responses again."""
+    return _transition(slug, "reopen", "Reopened: the survey takes responses again.")
+
+
+@bp.post("/surveys/<slug>/duplicate")
+@login_required
+def duplicate(slug):
+    """Copy the survey's definition into a new draft under the slug given."""
+    survey_for_researcher(slug)
+    form = DuplicateForm()
+    _checked(form)
+    if form.errors:
+        flash("Type a new slug for the copy.", "error")
+        return _results(slug)
+    new_slug = form.new_slug.data.strip()
+    store = get_store()
+    try:
+        text, design = definition_with_slug(store.get_definition(slug), new_slug)
+        store.duplicate_survey(slug, text, design)
+    except (DefinitionError, StoreError) as exc:
+        flash(f"Cannot duplicate: {exc}", "error")
+        return _results(slug)
+    flash(f"Duplicated into the draft {new_slug}: edit or publish it here.", "success")
+    return _results(new_slug)
+
+
+@bp.post("/surveys/<slug>/delete")
+@login_required
+def delete(slug):
+    """Delete a draft; the first POST (without confirm=yes) asks for confirmation on the dashboard."""
+    survey_for_researcher(slug)
+    form = LifecycleForm()
+    _checked(form)
+    if form.confirm.data != "yes":
+        return _results(slug, confirm="delete", _anchor="delete")
+    try:
+        get_store().delete_draft(slug)
+    except StoreError as exc:
+        flash(f"{str(exc)[:1].upper()}{str(exc)[1:]}.", "error")
+        return _results(slug)
+    flash(f"Deleted the draft {slug}.", "success")
+    return redirect(url_for("research.surveys"))
+
+
+@bp.app_context_processor
+def lifecycle_context():
+    """Give the dashboard templates the survey's status and the lifecycle forms."""
+    return {"survey_status": lambda slug: get_store().survey_status(slug),
+            "lifecycle_form": LifecycleForm, "duplicate_form": DuplicateForm}
