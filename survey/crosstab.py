@@ -35,6 +35,7 @@ from scipy.special import ndtri
 
 from . import codec
 from .aggregate import CSV_LINE_TERMINATOR, format_decimal
+from .csvsafe import spreadsheet_safe
 from .design import response_probabilities
 
 CSV_HEADER = ["measure", "a_option", "b_option", "estimate", "std_error", "ci_low", "ci_high", "ci_level"]
@@ -297,7 +298,7 @@ def crosstab_to_csv(table: Crosstab) -> str:
     writer = csv.writer(buffer, lineterminator=CSV_LINE_TERMINATOR)
     writer.writerow(CSV_HEADER)
     for row in table.rows:
-        writer.writerow([row.measure, row.a_option, row.b_option, format_decimal(row.estimate),
+        writer.writerow([row.measure, spreadsheet_safe(row.a_option), spreadsheet_safe(row.b_option), format_decimal(row.estimate),
                          format_decimal(row.std_error), format_decimal(row.ci_low), format_decimal(row.ci_high),
                          format(row.ci_level, "g")])
     return buffer.getvalue()

@@ -1,0 +1,208 @@
+"""The codebook of a survey's exports: what each column of responses.csv holds, and how
+every row of the aggregates CSV follows from those columns.
+
+``response_columns`` names the columns of responses.csv (after ``response_id`` and
+``received_day``): one per report bit of a bit-vector question (OUE choice, multi), named
+``QID__LABEL`` with LABEL the option label slugified (lowercase ASCII letters, digits and
+``_``), or ``QID__option_I`` (I the option's index counting from 0) when the slug is empty,
+looks like such a fallback, or would clash with another column; one column ``QID`` for a
+scalar report (0/1 for rr and duchi, the option index for grr). Names depend only on the
+design, so they are stable.
+
+``codebook`` returns the JSON-ready codebook: per column its meaning in words, and per row
+of the aggregates CSV (``estimands``, in the same order) the column, the value of it that
+counts as 1, the probabilities p and q that a report has that value when the true answer
+has the property and when it has not (floats, and the exact fractions as strings), the
+``scale`` of a number's mean, the interval method and the Bonferroni multiplicity, so that
+with ā the share of reports holding ``value`` among the n non-empty cells of ``column``:
+
+- estimate = (ā − q)/(p − q), mapped to min + (max − min)·estimate for a number;
+- std_error = √(ā(1 − ā)/(n − 1))/(p − q), times (max − min) for a number;
+- ci_low, ci_high = the Clopper & Pearson (1934) interval on the count of 1s at level
+  1 − (1 − ci_level)/simultaneous_over, mapped through the same maps and clipped to
+  [0, 1] (or [min, max]).
+
+Pure: imports neither Flask nor the database.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from fractions import Fraction
+
+from .codec import is_bit_vector
+from .mechanisms import TWO53
+
+INTERVAL_METHOD = "clopper-pearson"
+_FALLBACK_RE = re.compile(r"option_[0-9]+")
+
+
+def slugify(label: str) -> str:
+    """Return an option label as lowercase ASCII letters, digits and single underscores ("" if none remain)."""
+    ascii_text = unicodedata.normalize("NFKD", label).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
+
+
+def response_columns(design: dict) -> list[dict]:
+    """Return the report columns of responses.csv in design order: ``{"name", "question", "option"}``.
+
+    ``option`` is the option's index for a bit of a bit-vector report, None for a scalar
+    report. Every name is unique and differs from ``response_id`` and ``received_day``.
+    """
+    taken = {"response_id", "received_day"}
+    taken.update(question["id"] for question in design["questions"] if not is_bit_vector(question))
+    candidates = []
+    for question in design["questions"]:
+        if is_bit_vector(question):
+            for index, label in enumerate(question["options"]):
+                slug = slugify(label)
+                if not slug or _FALLBACK_RE.fullmatch(slug):
+                    slug = None
+                candidates.append((question["id"], index, slug))
+    seen: dict[str, int] = {}
+    for qid, _, slug in candidates:
+        if slug is not None:
+            name = f"{qid}__{slug}"
+            seen[name] = seen.get(name, 0) + 1
+    bit_names = {}
+    for qid, index, slug in candidates:
+        name = f"{qid}__{slug}" if slug is not None else None
+        if name is None or seen[name] > 1 or name in taken:
+            name = f"{qid}__option_{index}"
+        # A fallback can only clash with a scalar question named like it; number such clashes apart.
+        base, extra = name, 1
+        while name in taken:
+            extra += 1
+            name = f"{base}_{extra}"
+        taken.add(name)
+        bit_names[(qid, index)] = name
+    columns = []
+    for question in design["questions"]:
+        qid = question["id"]
+        if is_bit_vector(question):
+            columns.extend({"name": bit_names[(qid, index)], "question": qid, "option": index}
+                           for index in range(len(question["options"])))
+        else:
+            columns.append({"name": qid, "question": qid, "option": None})
+    return columns
+
+
+def exact_probabilities(question: dict) -> list[tuple[Fraction, Fraction]]:
+    """Return per indicator of the question the exact (p, q) as fractions (see design.response_probabilities)."""
+    mechanism = question["mechanism"]
+    if mechanism in ("rr", "duchi"):
+        flip = Fraction(question["flip_threshold"], TWO53)
+        pair = (1 - flip, flip)
+    elif mechanism == "grr":
+        keep = Fraction(question["keep_threshold"], TWO53)
+        pair = (keep, (1 - keep) / (len(question["options"]) - 1))
+    elif mechanism == "oue":
+        pair = (Fraction(1, 2), Fraction(question["q_threshold"], TWO53))
+    else:
+        raise ValueError(f"unknown mechanism {mechanism!r}")
+    count = len(question["options"]) if question["kind"] in ("choice", "multi") else 1
+    return [pair] * count
+
+
+def _exact(value: Fraction, denominator: int) -> str:
+    """Return ``value`` as "numerator/denominator" over the given denominator (a multiple of its own)."""
+    numerator = value * denominator
+    assert numerator.denominator == 1
+    return f"{numerator.numerator}/{denominator}"
+
+
+def _fraction_text(question: dict, value: Fraction) -> str:
+    """Return a probability as the browser's integer threshold over 2^53 (GRR's q over (d − 1)·2^53)."""
+    if value.denominator <= TWO53 and TWO53 % value.denominator == 0:
+        return _exact(value, TWO53)
+    return _exact(value, (len(question["options"]) - 1) * TWO53)
+
+
+def _num(value: Fraction) -> str:
+    return format(float(value), ".6g")
+
+
+def _meanings(question: dict, p: Fraction, q: Fraction) -> list[str]:
+    kind, mechanism = question["kind"], question["mechanism"]
+    if kind == "yes_no":
+        return [f"1 if the randomized report says yes, 0 if it says no; the true answer is kept with "
+                f"probability {_num(p)} and flipped with probability {_num(q)}"]
+    if kind == "number":
+        lo, hi = question["min"], question["max"]
+        return [f"0 or 1: the answer x in {lo}..{hi} was rounded to 1 with probability (x - {lo})/{hi - lo}, "
+                f"else to 0, and that bit kept with probability {_num(p)} and flipped with probability "
+                f"{_num(q)}; the share of 1s estimates (mean - {lo})/{hi - lo}"]
+    options = question["options"]
+    if mechanism == "grr":
+        listing = ", ".join(f"{index} = {label!r}" for index, label in enumerate(options))
+        return [f"the index of the option the randomized report names ({listing}); the true option is "
+                f"reported with probability {_num(p)}, each other option with probability {_num(q)}"]
+    if mechanism == "oue":
+        return [f"1 if the randomized report's bit for option {label!r} is set; it is 1 with probability "
+                f"{_num(p)} when {label!r} is the true answer and {_num(q)} when it is not"
+                for label in options]
+    return [f"1 if the randomized report says option {label!r} was selected, else 0; the true yes/no of "
+            f"this option is kept with probability {_num(p)} and flipped with probability {_num(q)}"
+            for label in options]
+
+
+def codebook(design: dict) -> dict:
+    """Return the JSON-ready codebook of a survey's design (see the module docstring)."""
+    columns_by_question: dict[str, list[dict]] = {}
+    for column in response_columns(design):
+        columns_by_question.setdefault(column["question"], []).append(column)
+    columns, estimands = [], []
+    for question in design["questions"]:
+        qid, kind, mechanism = question["id"], question["kind"], question["mechanism"]
+        probabilities = exact_probabilities(question)
+        p, q = probabilities[0]
+        own = columns_by_question[qid]
+        meanings = _meanings(question, p, q)
+        for column, meaning in zip(own, meanings):
+            columns.append({"name": column["name"], "question": qid, "text": question.get("text", ""),
+                            "kind": kind, "mechanism": mechanism, "epsilon": float(question["epsilon"]),
+                            "meaning": meaning})
+        if kind == "yes_no":
+            labels = ["yes"]
+        elif kind == "number":
+            labels = [""]
+        else:
+            labels = list(question["options"])
+        simultaneous = len(labels) if kind == "choice" else 1
+        for index, label in enumerate(labels):
+            if is_bit_vector(question):
+                column, value = own[index]["name"], 1
+            elif mechanism == "grr":
+                column, value = own[0]["name"], index
+            else:
+                column, value = own[0]["name"], 1
+            p, q = probabilities[index]
+            estimands.append({
+                "question": qid, "option": label, "column": column, "value": value,
+                "p": float(p), "q": float(q),
+                "p_exact": _fraction_text(question, p), "q_exact": _fraction_text(question, q),
+                "scale": [question["min"], question["max"]] if kind == "number" else None,
+                "interval": INTERVAL_METHOD, "simultaneous_over": simultaneous,
+            })
+    return {
+        "survey": design["slug"],
+        "title": design.get("title", ""),
+        "design_hash": design["hash"],
+        "epsilon": float(design["epsilon"]),
+        "epsilon_spent": float(design["epsilon_spent"]),
+        "files": {
+            "responses": "responses.csv: response_id, received_day, then the columns below in order; "
+                         "an empty cell is a question the respondent was not asked",
+            "aggregates": "the aggregates CSV: one row per estimand below, in the same order; a text cell "
+                          "starting with =, +, -, @, a tab or a carriage return is prefixed with '",
+        },
+        "method": ("For each estimand, with n the non-empty cells of its column and a the share of them "
+                   "equal to value: estimate = (a - q)/(p - q); std_error = sqrt(a(1 - a)/(n - 1))/(p - q); "
+                   "the interval is Clopper-Pearson on the count of 1s at level "
+                   "1 - (1 - ci_level)/simultaneous_over, mapped through the same map and clipped to [0, 1]. "
+                   "A number (scale = [min, max]) maps estimate and interval by min + (max - min)x and "
+                   "multiplies std_error by max - min. Estimates are unbiased and left unclipped."),
+        "columns": columns,
+        "estimands": estimands,
+    }

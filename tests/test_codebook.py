@@ -1,0 +1,220 @@
+"""The codebook lets anyone recompute the aggregates CSV from responses.csv without our code.
+
+The re-derivation runs in a separate interpreter, in isolated mode, from a script that
+imports only csv, json, fractions, math, sys and scipy: every estimate, std_error and
+interval of the aggregates CSV must follow from responses.csv and codebook.json alone.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+
+from survey.aggregate import CSV_HEADER
+from survey.cli import main
+from survey.codebook import codebook, response_columns, slugify
+from survey.definition import parse_definition
+from survey.design import build_design, response_probabilities
+
+# Every kind and mechanism: rr (yes_no), grr (3 options), OUE (8 options: at epsilon 0.4 a
+# question, OUE is chosen from d >= 3e^0.4 + 2 = 6.5), multi (with labels that collide
+# once slugified, or are a formula), and duchi (number).
+ALL_KINDS_TOML = """
+slug = "every-kind"
+title = "Every kind"
+epsilon = 2.0
+
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+
+[[questions]]
+id = "colour"
+kind = "choice"
+text = "Favourite colour?"
+options = ["red", "green", "blue"]
+
+[[questions]]
+id = "pet"
+kind = "choice"
+text = "Favourite pet?"
+options = ["cat", "dog", "fish", "bird", "horse", "rabbit", "snake", "none"]
+
+[[questions]]
+id = "sports"
+kind = "multi"
+text = "Which sports do you play?"
+options = ["Run", "run!", "=SUM(A1)", "Swim"]
+
+[[questions]]
+id = "age"
+kind = "number"
+text = "How old are you?"
+min = 18
+max = 90
+"""
+
+RECOMPUTE = r'''
+import csv, json, math, sys
+from fractions import Fraction
+from scipy.stats import beta
+
+responses_path, codebook_path, aggregates_path = sys.argv[1:4]
+with open(codebook_path, encoding="utf-8") as handle:
+    book = json.load(handle)
+with open(responses_path, encoding="utf-8", newline="") as handle:
+    responses = list(csv.DictReader(handle))
+with open(aggregates_path, encoding="utf-8", newline="") as handle:
+    aggregates = list(csv.DictReader(handle))
+assert len(aggregates) == len(book["estimands"]), (len(aggregates), len(book["estimands"]))
+names = [column["name"] for column in book["columns"]]
+assert list(responses[0])[2:] == names, (list(responses[0]), names)
+
+def safe(text):
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+def clip(value, low, high):
+    return min(max(value, low), high)
+
+checked = 0
+for estimand, row in zip(book["estimands"], aggregates):
+    assert row["question"] == safe(estimand["question"]) and row["option"] == safe(estimand["option"]), (row, estimand)
+    cells = [response[estimand["column"]] for response in responses if response[estimand["column"]] != ""]
+    n = len(cells)
+    ones = sum(1 for cell in cells if int(cell) == estimand["value"])
+    p, q = estimand["p"], estimand["q"]
+    assert Fraction(estimand["p_exact"]) == Fraction(p) or abs(float(Fraction(estimand["p_exact"])) - p) < 1e-15
+    assert abs(float(Fraction(estimand["q_exact"])) - q) < 1e-15
+    lo, hi = estimand["scale"] or (0, 1)
+    width = hi - lo
+    share = ones / n
+    spread = p - q
+    estimate = lo + width * (share - q) / spread
+    std_error = width * math.sqrt(share * (1 - share) / (n - 1)) / spread
+    assert estimand["interval"] == "clopper-pearson"
+    alpha = (1 - float(row["ci_level"])) / estimand["simultaneous_over"]
+    share_low = 0.0 if ones == 0 else beta.ppf(alpha / 2, ones, n - ones + 1)
+    share_high = 1.0 if ones == n else beta.ppf(1 - alpha / 2, ones + 1, n - ones)
+    ci_low = lo + width * clip((share_low - q) / spread, 0, 1)
+    ci_high = lo + width * clip((share_high - q) / spread, 0, 1)
+    for name, value in (("n", n), ("noisy_share", share), ("estimate", estimate), ("std_error", std_error),
+                        ("ci_low", ci_low), ("ci_high", ci_high)):
+        assert abs(float(row[name]) - value) <= 1e-6, (estimand["question"], estimand["option"], name, row[name], value)
+        checked += 1
+assert "survey" not in sys.modules
+print(f"checked {checked} numbers in {len(aggregates)} rows")
+'''
+
+
+@pytest.fixture
+def run(cli_runner, db_path):
+    def invoke(*args):
+        result = cli_runner.invoke(main, ["--db", str(db_path), *map(str, args)])
+        assert result.exit_code == 0, (result.output, result.exception)
+        return result
+
+    return invoke
+
+
+def all_kinds_design() -> dict:
+    import tomllib
+
+    return build_design(parse_definition(tomllib.loads(ALL_KINDS_TOML)))
+
+
+def test_every_aggregate_follows_from_responses_and_codebook_alone(run, tmp_path):
+    definition = tmp_path / "every-kind.toml"
+    definition.write_text(ALL_KINDS_TOML, encoding="utf-8")
+    run("create", definition)
+    run("simulate", "every-kind", "--n", 3000, "--seed", 11)
+    files = {name: tmp_path / name for name in ("responses.csv", "codebook.json", "aggregates.csv")}
+    run("export", "every-kind", "--responses", "-o", files["responses.csv"])
+    run("export", "every-kind", "--codebook", "-o", files["codebook.json"])
+    run("export", "every-kind", "--aggregates", "--level", "0.9", "-o", files["aggregates.csv"])
+    mechanisms = {e["mechanism"] for e in json.loads(files["codebook.json"].read_text())["columns"]}
+    assert mechanisms == {"rr", "grr", "oue", "duchi"}
+    script = tmp_path / "recompute.py"
+    script.write_text(RECOMPUTE, encoding="utf-8")
+    result = subprocess.run([sys.executable, "-I", str(script), *map(str, files.values())], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    # 1 smoker + 3 colour + 8 pet + 4 sports + 1 age rows, 6 numbers each.
+    assert result.stdout.strip() == "checked 102 numbers in 17 rows"
+
+
+def test_codebook_columns_and_estimands():
+    design = all_kinds_design()
+    book = codebook(design)
+    assert book["survey"] == "every-kind" and book["design_hash"] == design["hash"]
+    assert [column["name"] for column in book["columns"]] == [
+        "smoker", "colour", "pet__cat", "pet__dog", "pet__fish", "pet__bird", "pet__horse", "pet__rabbit",
+        "pet__snake", "pet__none", "sports__option_0", "sports__option_1", "sports__sum_a1", "sports__swim", "age"]
+    smoker = book["estimands"][0]
+    p, q = response_probabilities(design["questions"][0])
+    assert (smoker["column"], smoker["value"], smoker["p"], smoker["q"]) == ("smoker", 1, p, q)
+    threshold = design["questions"][0]["flip_threshold"]
+    assert smoker["q_exact"] == f"{threshold}/9007199254740992"
+    assert smoker["p_exact"] == f"{2**53 - threshold}/9007199254740992"
+    assert "1 if the randomized report says yes" in book["columns"][0]["meaning"]
+    assert f"kept with probability {p:.6g}" in book["columns"][0]["meaning"]
+    colour = [e for e in book["estimands"] if e["question"] == "colour"]
+    assert [(e["column"], e["value"], e["simultaneous_over"]) for e in colour] == [
+        ("colour", 0, 3), ("colour", 1, 3), ("colour", 2, 3)]
+    grr = design["questions"][1]
+    assert Fraction(colour[0]["p_exact"]) == Fraction(grr["keep_threshold"], 2**53)
+    assert Fraction(colour[0]["q_exact"]) == (1 - Fraction(grr["keep_threshold"], 2**53)) / 2
+    assert float(Fraction(colour[0]["q_exact"])) == colour[0]["q"]
+    pet = [e for e in book["estimands"] if e["question"] == "pet"]
+    assert {e["simultaneous_over"] for e in pet} == {8} and {e["p_exact"] for e in pet} == {
+        "4503599627370496/9007199254740992"}
+    sports = [e for e in book["estimands"] if e["question"] == "sports"]
+    assert [(e["option"], e["column"], e["simultaneous_over"]) for e in sports] == [
+        ("Run", "sports__option_0", 1), ("run!", "sports__option_1", 1), ("=SUM(A1)", "sports__sum_a1", 1),
+        ("Swim", "sports__swim", 1)]
+    age = book["estimands"][-1]
+    assert (age["option"], age["column"], age["scale"], age["value"]) == ("", "age", [18, 90], 1)
+    assert all(e["scale"] is None for e in book["estimands"][:-1])
+    json.dumps(book, allow_nan=False)
+
+
+def test_column_names_are_unique_slugs_with_fallbacks():
+    assert slugify("More than 20 / day") == "more_than_20_day" and slugify("Café") == "cafe"
+    assert slugify("日本") == "" and slugify("--") == ""
+    design = build_design(parse_definition({
+        "slug": "names", "title": "Names", "epsilon": 20.0,
+        "questions": [
+            {"id": "a__b", "kind": "yes_no", "text": "?"},
+            {"id": "a", "kind": "multi", "text": "?", "options": ["b", "日本", "option 1", "c"]},
+            {"id": "a__option_1", "kind": "yes_no", "text": "?"},
+        ]}))
+    names = [column["name"] for column in response_columns(design)]
+    assert names == ["a__b", "a__option_0", "a__option_1_2", "a__option_2", "a__c", "a__option_1"]
+    assert len(set(names)) == len(names)
+
+
+def test_responses_csv_has_one_column_per_bit_and_empty_cells_for_unasked(tmp_path):
+    from survey.export import responses_csv
+
+    design = all_kinds_design()
+    answers = {"smoker": 1, "colour": 2, "pet": [0, 1, 0, 0, 1, 0, 0, 0], "sports": [1, 0, 0, 1], "age": 0}
+    text = responses_csv(design, [{"id": 7, "received_day": "2026-11-22", "answers": answers},
+                                  {"id": 8, "received_day": "2026-11-22", "answers": {"smoker": 0}}])
+    assert text == (
+        "response_id,received_day,smoker,colour,pet__cat,pet__dog,pet__fish,pet__bird,pet__horse,pet__rabbit,"
+        "pet__snake,pet__none,sports__option_0,sports__option_1,sports__sum_a1,sports__swim,age\r\n"
+        "7,2026-11-22,1,2,0,1,0,0,1,0,0,0,1,0,0,1,0\r\n"
+        "8,2026-11-22,0,,,,,,,,,,,,,,\r\n")
+    rows = list(csv.reader(io.StringIO(text)))
+    assert len(rows[0]) == len(rows[1]) == len(rows[2]) == 2 + 15
+
+
+def test_aggregates_csv_keeps_its_header():
+    assert CSV_HEADER == ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
+                          "std_error", "ci_low", "ci_high", "ci_level"]
