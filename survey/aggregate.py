@@ -19,6 +19,7 @@ from typing import Iterable
 
 import numpy as np
 
+from .csvsafe import spreadsheet_safe
 from .design import flip_probability, response_probabilities
 from .estimators import (Estimate, debias_duchi_mean, debias_grr, debias_multi, debias_oue, debias_rr,
                          project_simplex)
@@ -213,13 +214,16 @@ def rows_to_csv(rows: Iterable[AggregateRow]) -> str:
     Numbers: epsilon, noisy_share, estimate, std_error, ci_low and ci_high with 6 decimals
     (``format_decimal``); n as an integer; ci_level as ``format(level, "g")`` ("0.95");
     an empty field for a missing value. Fields are quoted only when needed (csv.QUOTE_MINIMAL).
+    The question and option fields go through ``spreadsheet_safe`` (a label such as ``=1+1``
+    is written ``'=1+1``); numbers are written as they are.
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator=CSV_LINE_TERMINATOR)
     writer.writerow(CSV_HEADER)
     for row in rows:
         writer.writerow([
-            row.question, row.option, row.kind, row.mechanism, format_decimal(row.epsilon), str(int(row.n)),
+            spreadsheet_safe(row.question), spreadsheet_safe(row.option), row.kind, row.mechanism,
+            format_decimal(row.epsilon), str(int(row.n)),
             format_decimal(row.noisy_share), format_decimal(row.estimate), format_decimal(row.std_error),
             format_decimal(row.ci_low), format_decimal(row.ci_high), format(row.ci_level, "g"),
         ])

@@ -402,34 +402,48 @@ def crosstab(db, slug, a, b, fmt, level):
 
 @main.command()
 @click.argument("slug")
-@click.option("--aggregates", "what", flag_value="aggregates", help="Export the debiased estimates (CSV).")
-@click.option("--responses", "what", flag_value="responses",
-              help="Export the noisy reports, one row per response (CSV).")
+@click.option("--aggregates", is_flag=True, help="Export the debiased estimates (CSV).")
+@click.option("--responses", is_flag=True,
+              help="Export the noisy reports, one row per response, one column per report bit (CSV).")
+@click.option("--codebook", is_flag=True,
+              help="Export the codebook (JSON): what each responses column means, and how every "
+                   "aggregates row follows from it.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="File to write (default: standard output).")
 @LEVEL
 @click.pass_obj
-def export(db, slug, what, output, level):
-    """Export a survey's aggregates or noisy responses as CSV.
+def export(db, slug, aggregates, responses, codebook, output, level):
+    """Export a survey's aggregates, noisy responses or codebook.
 
-    The responses CSV has response_id, received_day and one column per question; a
-    bit-list report is written as a 0/1 string such as 01001.
+    The responses CSV has response_id, received_day, then per question its columns: one
+    0/1 column per bit of a bit-list report (sports__run, sports__swim), one column for
+    any other report (0/1, or a choice's option index). The codebook explains every
+    column and gives, per aggregates row, the column, value, p and q to recompute it.
 
     \b
     Examples:
       ldp-survey export smoking-2026 --aggregates -o estimates.csv
       ldp-survey export smoking-2026 --responses > reports.csv
+      ldp-survey export smoking-2026 --codebook -o codebook.json
     """
     from . import aggregate as agg
+    from .codebook import codebook as make_codebook
     from .export import responses_csv
 
-    if what is None:
-        raise click.UsageError("choose what to export: --aggregates or --responses")
+    chosen = [name for name, flag in (("--aggregates", aggregates), ("--responses", responses),
+                                      ("--codebook", codebook)) if flag]
+    if not chosen:
+        raise click.UsageError("choose what to export: --aggregates, --responses or --codebook")
+    if len(chosen) > 1:
+        raise click.UsageError(f"{' and '.join(chosen)} cannot go together: export one file at a time")
+    what = chosen[0][2:]
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
         if what == "aggregates":
             text = agg.rows_to_csv(agg.aggregate_counts(design, store.question_counts(slug), level=level))
+        elif what == "codebook":
+            text = json.dumps(make_codebook(design), indent=2, ensure_ascii=False) + "\n"
         else:
             text = responses_csv(design, store.iter_responses(slug))
     finally:

@@ -15,8 +15,9 @@ from typing import Any, Mapping
 
 KINDS = ("yes_no", "choice", "multi", "number")
 ALLOCATIONS = ("split", "sample")
-SLUG_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
-QUESTION_ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+SLUG_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
+# Matched with fullmatch: "$" would also accept a trailing newline ("smoker\n").
+QUESTION_ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 MAX_EPSILON = 20.0
 MAX_QUESTIONS = 100
 MAX_OPTIONS = 64
@@ -112,7 +113,7 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
         fail(f"unknown field; allowed fields are {', '.join(sorted(SURVEY_FIELDS))}", field_name=unknown[0])
 
     slug = data.get("slug")
-    if not isinstance(slug, str) or not SLUG_RE.match(slug):
+    if not isinstance(slug, str) or not SLUG_RE.fullmatch(slug):
         fail(f"must be 1-64 lowercase letters, digits or inner hyphens, got {slug!r}", field_name="slug")
     title = _text(data.get("title"), sfail, "title", required=True)
     description = _text(data.get("description", ""), sfail, "description", required=False)
@@ -154,7 +155,7 @@ def _parse_question(qdata, index, fail):
     if not isinstance(qdata, Mapping):
         fail("each question must be a table", question=label)
     qid = qdata.get("id")
-    if not isinstance(qid, str) or not QUESTION_ID_RE.match(qid):
+    if not isinstance(qid, str) or not QUESTION_ID_RE.fullmatch(qid):
         fail(f"must start with a letter or underscore and hold only letters, digits and underscores "
              f"(at most 64), got {qid!r}", question=label, field_name="id")
     kind = qdata.get("kind")

@@ -1,9 +1,12 @@
 """Write the stored noisy reports of a survey as CSV (the researcher's raw-data export).
 
 Lines end with CRLF (RFC 4180), like the aggregates CSV. Columns: response_id,
-received_day, then one column per question id in design order. A bit-list report (OUE
-choice, multi) is written as a string of 0/1 such as ``01001``, one character per option
-in design order; any other report is an integer.
+received_day, then per question in design order its columns (``codebook.response_columns``):
+one 0/1 column per bit of a bit-list report (OUE choice, multi), named ``QID__LABEL``
+(e.g. ``sports__run``), so a spreadsheet keeps every bit; one column ``QID`` for any other
+report (0/1 for rr and duchi, the option index for grr). A question the respondent was not
+asked is an empty cell in each of its columns. The codebook (``survey.codebook``) explains
+every column.
 """
 
 from __future__ import annotations
@@ -12,27 +15,31 @@ import csv
 import io
 from typing import Iterable, Iterator
 
+from .codebook import response_columns
+from .csvsafe import spreadsheet_safe
 
-def report_cell(report) -> str | int:
-    """Return one report as a CSV cell: a 0/1 string for a bit list, else the integer."""
-    if isinstance(report, list):
-        return "".join(str(int(bit)) for bit in report)
-    return int(report)
+
+def report_cells(question_columns: list[dict], report) -> list[int]:
+    """Return the cells of one report in its question's columns: its bits, or the integer."""
+    if isinstance(report, (list, tuple)):
+        return [int(report[column["option"]]) for column in question_columns]
+    return [int(report)]
 
 
 def iter_responses_csv(design: dict, responses: Iterable[dict], *, rows_per_chunk: int = 1000) -> Iterator[str]:
-    """Yield the CSV of responses ``{"id", "received_day", "answers"}`` in chunks of text (for streaming).
-
-    A question a respondent was not asked is an empty cell.
-    """
-    qids = [question["id"] for question in design["questions"]]
+    """Yield the CSV of responses ``{"id", "received_day", "answers"}`` in chunks of text (for streaming)."""
+    columns = response_columns(design)
+    groups = [(question["id"], [column for column in columns if column["question"] == question["id"]])
+              for question in design["questions"]]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(["response_id", "received_day", *qids])
+    writer.writerow(["response_id", "received_day", *(spreadsheet_safe(column["name"]) for column in columns)])
     for count, response in enumerate(responses, start=1):
         answers = response["answers"]
-        writer.writerow([response["id"], response["received_day"],
-                         *(report_cell(answers[qid]) if qid in answers else "" for qid in qids)])
+        row = [response["id"], response["received_day"]]
+        for qid, own in groups:
+            row.extend(report_cells(own, answers[qid]) if qid in answers else [""] * len(own))
+        writer.writerow(row)
         if count % rows_per_chunk == 0:
             yield out.getvalue()
             out.seek(0)

@@ -385,16 +385,19 @@ def test_export_responses_has_one_column_per_question_and_one_row_per_response(r
     ok(run("create", mixed_toml))
     ok(run("simulate", "mixed", "--n", 250, "--seed", 4))
     text = ok(run("export", "mixed", "--responses")).stdout_bytes.decode("utf-8")
-    assert text.startswith("response_id,received_day,pet,sports,owner\r\n")
+    pets = ["cat", "dog", "fish", "bird", "horse", "rabbit", "snake", "none"]
+    pet_columns = [f"pet__{pet}" for pet in pets]
+    assert text.startswith(",".join(["response_id", "received_day", *pet_columns, "sports__run", "sports__swim",
+                                     "sports__ride", "owner"]) + "\r\n")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == 250
     assert len({row["response_id"] for row in rows}) == 250
     for row in rows:
-        assert len(row["pet"]) == 8 and set(row["pet"]) <= {"0", "1"}
-        assert len(row["sports"]) == 3 and set(row["sports"]) <= {"0", "1"}
+        assert {row[column] for column in [*pet_columns, "sports__run", "sports__swim", "sports__ride"]} <= {"0", "1"}
         assert row["owner"] in ("0", "1")
     design, answers = stored_design(db_path, "mixed")
-    assert sorted(row["pet"] for row in rows) == sorted("".join(map(str, a["pet"])) for a in answers)
+    assert sorted("".join(row[column] for column in pet_columns) for row in rows) == sorted(
+        "".join(map(str, a["pet"])) for a in answers)
 
 
 def test_export_to_a_file_and_aggregates_match_aggregate(run, db_path, smoking_survey, tmp_path):
@@ -410,7 +413,26 @@ def test_export_to_a_file_and_aggregates_match_aggregate(run, db_path, smoking_s
 
 
 def test_export_needs_a_choice(run, smoking_survey):
-    assert_user_error(run("export", SLUG), 2, "--aggregates or --responses")
+    assert_user_error(run("export", SLUG), 2, "--aggregates, --responses or --codebook")
+
+
+@pytest.mark.parametrize("flags", [["--responses", "--aggregates"], ["--aggregates", "--codebook"],
+                                   ["--codebook", "--responses"], ["--aggregates", "--responses", "--codebook"]])
+def test_export_refuses_options_that_cannot_go_together(run, smoking_survey, tmp_path, flags):
+    out = tmp_path / "out.csv"
+    result = run("export", SLUG, *flags, "-o", out)
+    assert_user_error(result, 2, "cannot go together", *flags)
+    assert not out.exists()
+
+
+def test_export_codebook_to_stdout_and_a_file(run, smoking_survey, tmp_path):
+    book = json.loads(ok(run("export", SLUG, "--codebook")).stdout)
+    assert book["survey"] == SLUG and book["design_hash"] == smoking_survey["hash"]
+    assert [column["name"] for column in book["columns"]] == ["smoker", "lung_disease", "cigarettes", "age"]
+    assert len(book["estimands"]) == 1 + 1 + 5 + 1
+    out = tmp_path / "codebook.json"
+    result = ok(run("export", SLUG, "--codebook", "-o", out))
+    assert result.stdout == "" and json.loads(out.read_text(encoding="utf-8")) == book
 
 
 # user add

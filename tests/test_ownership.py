@@ -51,7 +51,8 @@ def survey_routes(app):
 def test_every_survey_route_is_404_for_another_researcher_and_sign_in_for_nobody(app, accounts):
     routes = list(survey_routes(app))
     assert {rule for rule, _, _ in routes} >= {"/surveys/<slug>/results", "/surveys/<slug>/results.csv",
-                                               "/surveys/<slug>/responses.csv", "/surveys/<slug>/chart.svg"}
+                                               "/surveys/<slug>/responses.csv", "/surveys/<slug>/chart.svg",
+                                               "/surveys/<slug>/codebook.json"}
     owner, other, nobody = signed_in(app, *OWNER), signed_in(app, *OTHER), app.test_client()
     for rule, method, path in routes:
         assert owner.open(path, method=method).status_code != 404, (rule, method)

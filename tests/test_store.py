@@ -245,8 +245,11 @@ def test_the_responses_csv_streams_in_chunks_that_join_to_the_whole(db_path, mix
         store.close()
     assert len(chunks) == 4 and "".join(chunks) == whole
     lines = whole.split("\r\n")
-    assert lines[0] == "response_id,received_day,smoker,colour,pick,sports,age" and len(lines) == 27
-    assert all(len(line.split(",")[5]) == 64 for line in lines[1:-1])
+    header = ["response_id", "received_day", "smoker", "colour", *(f"pick__option_{i}" for i in range(40)),
+              *(f"sports__option_{i}" for i in range(64)), "age"]
+    assert lines[0] == ",".join(header) and len(lines) == 27
+    assert all(len(line.split(",")) == len(header) and set(line.split(",")[44:108]) <= {"0", "1"}
+               for line in lines[1:-1])
 
 
 @pytest.mark.parametrize(("setting", "level"), [(None, 1), ("full", 2), ("NORMAL", 1)])

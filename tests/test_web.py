@@ -185,7 +185,8 @@ def test_security_headers(web, smoking_survey):
 
 
 RESEARCHER_ROUTES = ["/surveys", f"/surveys/{SLUG}/results", f"/surveys/{SLUG}/results.csv",
-                     f"/surveys/{SLUG}/responses.csv", f"/surveys/{SLUG}/chart.svg"]
+                     f"/surveys/{SLUG}/responses.csv", f"/surveys/{SLUG}/chart.svg",
+                     f"/surveys/{SLUG}/codebook.json"]
 
 
 @pytest.mark.parametrize("path", RESEARCHER_ROUTES)
@@ -254,6 +255,15 @@ def test_dashboard_and_exports_after_login(web, researcher, db_path, smoking_sur
     assert rows[0][:2] == ["response_id", "received_day"]
 
     assert web.get(f"/surveys/{SLUG}/results?level=2").status_code == 400
+
+    book = web.get(f"/surveys/{SLUG}/codebook.json")
+    assert book.status_code == 200 and book.mimetype == "application/json"
+    assert book.headers["Cache-Control"] == "no-store"
+    data = book.get_json()
+    assert data["survey"] == SLUG and data["design_hash"] == smoking_survey["hash"]
+    assert [column["name"] for column in data["columns"]] == rows[0][2:]
+    assert [(e["question"], e["option"]) for e in data["estimands"]] == [
+        (row[0], row[1]) for row in csv.reader(io.StringIO(aggregates.get_data(as_text=True)))][1:]
 
 
 def test_logout_requires_post_with_token(web, researcher):

@@ -198,3 +198,18 @@ def responses_csv_view(slug):
     store = get_store()
     design = survey_for_researcher(slug)
     return _csv(iter_responses_csv(design, store.iter_responses(slug)), f"{slug}-responses.csv")
+
+
+@bp.get("/surveys/<slug>/codebook.json")
+@login_required
+def codebook_json(slug):
+    """Send the codebook: the meaning of each responses.csv column and how each aggregates row follows."""
+    import json
+
+    from ..codebook import codebook
+
+    design = survey_for_researcher(slug)
+    body = json.dumps(codebook(design), indent=2, ensure_ascii=False)
+    return Response(body, mimetype="application/json",
+                    headers={"Cache-Control": "no-store",
+                             "Content-Disposition": f'inline; filename="{slug}-codebook.json"'})
