@@ -39,7 +39,7 @@ from .csvsafe import spreadsheet_safe
 from .design import response_probabilities
 
 CSV_HEADER = ["measure", "a_option", "b_option", "estimate", "std_error", "ci_low", "ci_high", "ci_level"]
-MEASURES = ("joint", "conditional", "odds_ratio", "conditional_mean")
+MEASURES = ("joint", "b_given_a", "odds_ratio", "mean_given_a")
 
 
 class CrosstabError(ValueError):
@@ -50,9 +50,9 @@ class CrosstabError(ValueError):
 class CrosstabRow:
     """One measure of a crosstab, with its delta-method standard error and Wald interval.
 
-    ``joint``: the share with A's option and B's option. ``conditional``: the share with
-    B's option among those with A's option. ``odds_ratio``: of two yes/no questions (a_option
-    and b_option "yes"); its standard error is that of the log odds ratio. ``conditional_mean``:
+    ``joint``: the share with A's option and B's option. ``b_given_a``: the share with
+    B's option among those with A's option. ``odds_ratio``: of two yes/no questions (options
+    empty), the odds of B's yes among A's yes over those among A's no; its standard error is that of the log odds ratio. ``mean_given_a``:
     the mean of the number B among those with A's option (b_option empty). ``estimate`` is
     None when not estimable, with the reason in ``note``; intervals of shares and means are
     clipped to the feasible range, estimates are not.
@@ -251,7 +251,7 @@ def _pair_rows(measures, pair: _Pair, question_a, question_b, label_a, label_b):
                 ratio, ratio_grad = None, None
             elif margin <= 0:
                 reason = f"the estimated share with {question_a['id']} = {a_option} is not positive"
-                measure = "conditional_mean" if number_b else "conditional"
+                measure = "mean_given_a" if number_b else "b_given_a"
                 measures[measure].append(pair.not_estimable(measure, a_option, b_option, reason))
                 continue
             else:
@@ -261,11 +261,11 @@ def _pair_rows(measures, pair: _Pair, question_a, question_b, label_a, label_b):
                 lo, hi = question_b["min"], question_b["max"]
                 scale = hi - lo
                 mean = None if ratio is None else lo + scale * ratio
-                measures["conditional_mean"].append(
-                    pair.row("conditional_mean", a_option, "", mean,
+                measures["mean_given_a"].append(
+                    pair.row("mean_given_a", a_option, "", mean,
                              None if ratio_grad is None else scale * ratio_grad, lo, hi))
             else:
-                measures["conditional"].append(pair.row("conditional", a_option, b_option, ratio, ratio_grad))
+                measures["b_given_a"].append(pair.row("b_given_a", a_option, b_option, ratio, ratio_grad))
     if question_a["kind"] == "yes_no" and question_b["kind"] == "yes_no":
         measures["odds_ratio"].append(_odds_ratio(pair))
 
@@ -273,19 +273,19 @@ def _pair_rows(measures, pair: _Pair, question_a, question_b, label_a, label_b):
 def _odds_ratio(pair: _Pair) -> CrosstabRow:
     """Return the odds ratio π00π11/(π01π10), with its interval from the log scale."""
     if pair.n == 0:
-        return pair.not_estimable("odds_ratio", "yes", "yes", "no respondent answered both questions")
+        return pair.not_estimable("odds_ratio", "", "", "no respondent answered both questions")
     cells = [pair.cell(side_a, side_b) for side_a in (_NO, _YES) for side_b in (_NO, _YES)]
     if any(value <= 0 for value, _ in cells):
-        return pair.not_estimable("odds_ratio", "yes", "yes",
+        return pair.not_estimable("odds_ratio", "", "",
                                   "not estimable: an estimated cell of the 2×2 table is not positive")
     (p00, g00), (p01, g01), (p10, g10), (p11, g11) = cells
     log_or = math.log(p00) + math.log(p11) - math.log(p01) - math.log(p10)
     grad = g00 / p00 + g11 / p11 - g01 / p01 - g10 / p10
     se = pair.se(grad)
     if se is None:
-        return CrosstabRow("odds_ratio", "yes", "yes", math.exp(log_or), None, None, None, pair.level,
+        return CrosstabRow("odds_ratio", "", "", math.exp(log_or), None, None, None, pair.level,
                            "too few respondents for a standard error")
-    return CrosstabRow("odds_ratio", "yes", "yes", math.exp(log_or), se, math.exp(log_or - pair.z * se),
+    return CrosstabRow("odds_ratio", "", "", math.exp(log_or), se, math.exp(log_or - pair.z * se),
                        math.exp(log_or + pair.z * se), pair.level)
 
 

@@ -129,9 +129,9 @@ def test_yes_no_by_yes_no_cells_conditionals_and_odds_ratio():
         for j in (0, 1):
             assert_unbiased(values(tables, "joint", label[i], label[j]), joint[i, j], f"joint {i}{j}")
             truth = joint[i, j] / joint[i].sum()
-            assert coverage(tables, "conditional", label[i], label[j], truth) >= MIN_COVERAGE
+            assert coverage(tables, "b_given_a", label[i], label[j], truth) >= MIN_COVERAGE
     odds = joint[0, 0] * joint[1, 1] / (joint[0, 1] * joint[1, 0])
-    assert coverage(tables, "odds_ratio", "yes", "yes", odds) >= MIN_COVERAGE
+    assert coverage(tables, "odds_ratio", "", "", odds) >= MIN_COVERAGE
     assert all(t.n == n for t in tables)
 
 
@@ -151,7 +151,7 @@ def test_choice_by_yes_no(d):
         assert_unbiased(values(tables, "joint", f"o{i}", "no"), joint[i, 0], f"joint o{i} no")
     # The delta method needs a margin well away from 0: check the two largest options.
     for i in np.argsort(margin)[-2:]:
-        assert coverage(tables, "conditional", f"o{i}", "yes", disease[i]) >= MIN_COVERAGE
+        assert coverage(tables, "b_given_a", f"o{i}", "yes", disease[i]) >= MIN_COVERAGE
 
 
 def test_number_within_yes_no():
@@ -162,8 +162,8 @@ def test_number_within_yes_no():
     age = rng.binomial(10, np.where(smoker == 1, 0.7, 0.3))
     tables = simulate(design, smoker, age, REPETITIONS, n, rng)
     for option, mean in (("yes", 7.0), ("no", 3.0)):
-        assert_unbiased(values(tables, "conditional_mean", option), mean, f"mean among {option}")
-        assert coverage(tables, "conditional_mean", option, "", mean) >= MIN_COVERAGE
+        assert_unbiased(values(tables, "mean_given_a", option), mean, f"mean among {option}")
+        assert coverage(tables, "mean_given_a", option, "", mean) >= MIN_COVERAGE
 
 
 # Unit tests
@@ -183,8 +183,8 @@ def test_hand_computed_small_case():
     assert table.get("joint", "yes", "yes").estimate == pytest.approx(pi11, abs=1e-12)
     assert table.get("joint", "yes", "no").estimate == pytest.approx(f_a - pi11, abs=1e-12)
     assert table.get("joint", "no", "no").estimate == pytest.approx(1 - f_a - f_b + pi11, abs=1e-12)
-    assert table.get("conditional", "yes", "yes").estimate == pytest.approx(pi11 / f_a, abs=1e-12)
-    assert table.get("conditional", "no", "yes").estimate == pytest.approx((f_b - pi11) / (1 - f_a), abs=1e-12)
+    assert table.get("b_given_a", "yes", "yes").estimate == pytest.approx(pi11 / f_a, abs=1e-12)
+    assert table.get("b_given_a", "no", "yes").estimate == pytest.approx((f_b - pi11) / (1 - f_a), abs=1e-12)
     # Var(x̄) = x(1 − x)/(n − 1); π11's variance from the linear map of (x̄, ȳ, z̄).
     g = np.array([1, -q, -q]) / delta ** 2
     s = np.array([[x * (1 - x), x * (1 - y), x * (1 - z)], [x * (1 - y), y * (1 - y), x - y * z],
@@ -264,10 +264,10 @@ def test_odds_ratio_not_estimable_when_a_cell_is_not_positive():
     # Nobody reports (1, 1): the estimated π11 is negative.
     table = crosstab(qa, qb, [[1], [0], [0]], [[0], [1], [0]], [30, 30, 40])
     assert table.get("joint", "yes", "yes").estimate < 0
-    row = table.get("odds_ratio", "yes", "yes")
+    row = table.get("odds_ratio", "", "")
     assert row.estimate is None and row.ci_low is None and "not estimable" in row.note
     line = crosstab_to_csv(table).split("\r\n")[-2]
-    assert line == "odds_ratio,yes,yes,,,,,0.95"
+    assert line == "odds_ratio,,,,,,,0.95"
 
 
 def test_conditional_mean_of_a_number():
@@ -280,9 +280,9 @@ def test_conditional_mean_of_a_number():
     f_a = (y - qa_) / (pa - qa_)
     f_b = (z - q) / (p - q)
     pi = (x - qa_ * z - q * y + qa_ * q) / ((pa - qa_) * (p - q))
-    assert table.get("conditional_mean", "yes").estimate == pytest.approx(10 * pi / f_a, abs=1e-12)
-    assert table.get("conditional_mean", "no").estimate == pytest.approx(10 * (f_b - pi) / (1 - f_a), abs=1e-12)
-    row = table.get("conditional_mean", "yes")
+    assert table.get("mean_given_a", "yes").estimate == pytest.approx(10 * pi / f_a, abs=1e-12)
+    assert table.get("mean_given_a", "no").estimate == pytest.approx(10 * (f_b - pi) / (1 - f_a), abs=1e-12)
+    row = table.get("mean_given_a", "yes")
     assert 0 <= row.ci_low <= row.ci_high <= 10
     assert not [r for r in table.rows if r.measure in ("joint", "odds_ratio")]
 
@@ -383,7 +383,7 @@ def test_cli_crosstab_csv_is_the_library_output(smoking_db):
     assert result.stdout_bytes == crosstab_to_csv(crosstab(qa, qb, wa, wb, counts, level=0.9)).encode()
     data = __import__("json").loads(_cli(smoking_db, "crosstab", "smoking-2026", "cigarettes", "age",
                                          "--format", "json").stdout)
-    assert data["n"] == 2000 and {row["measure"] for row in data["rows"]} == {"conditional_mean"}
+    assert data["n"] == 2000 and {row["measure"] for row in data["rows"]} == {"mean_given_a"}
     table = _cli(smoking_db, "crosstab", "smoking-2026", "smoker", "lung_disease").stdout
     assert "odds_ratio" in table and "n = 2000" in table
 
@@ -426,10 +426,10 @@ def test_simulate_given_is_recovered_by_the_crosstab(smoking_db):
     # Among smokers: 0.5 for the given respondents. The fixture's lung_disease truth is unknown,
     # so bound its weight: the estimate lies within 5 SE of 0.5 ± (1 − share).
     for option, value in (("yes", 0.5), ("no", 0.1)):
-        row = lung.get("conditional", option, "yes")
+        row = lung.get("b_given_a", option, "yes")
         slack = (1 - share) + 5 * row.std_error
         assert abs(row.estimate - value) <= slack, (option, row)
-    row = cigarettes.get("conditional", "no", "none")
+    row = cigarettes.get("b_given_a", "no", "none")
     assert abs(row.estimate - 1.0) <= (1 - share) + 5 * row.std_error, row
 
 
@@ -454,7 +454,7 @@ options = ["never", "sometimes", "daily"]
     for table, a_option, b_option, value in ((lung, "yes", "yes", 0.4), (lung, "no", "yes", 0.1),
                                              (drink, "no", "never", 1.0), (drink, "yes", "daily", 0.5),
                                              (drink, "yes", "never", 0.2)):
-        row = table.get("conditional", a_option, b_option)
+        row = table.get("b_given_a", a_option, b_option)
         assert abs(row.estimate - value) <= 5 * row.std_error, (a_option, b_option, row)
 
 

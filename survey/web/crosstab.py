@@ -63,20 +63,20 @@ def summary(table) -> str | None:
     if table.a_kind != "yes_no" or table.n == 0:
         return None
     if table.b_kind == "number":
-        yes, no = table.get("conditional_mean", "yes"), table.get("conditional_mean", "no")
+        yes, no = table.get("mean_given_a", "yes"), table.get("mean_given_a", "no")
         if not (_usable(yes) and _usable(no)):
             return None
         return (f"Among those who said yes to {table.a}, the mean of {table.b} is {yes.estimate:.2f} "
                 f"[{yes.ci_low:.2f}, {yes.ci_high:.2f}], against {no.estimate:.2f} [{no.ci_low:.2f}, "
                 f"{no.ci_high:.2f}] among those who said no.")
     option = "yes" if table.b_kind == "yes_no" else table.b_levels[0]
-    yes, no = table.get("conditional", "yes", option), table.get("conditional", "no", option)
+    yes, no = table.get("b_given_a", "yes", option), table.get("b_given_a", "no", option)
     if not (_usable(yes) and _usable(no)):
         return None
     said = "said yes to" if table.b_kind == "yes_no" else f"chose “{option}” for"
     text = (f"Among those who said yes to {table.a}, {_percent(yes)} {said} {table.b}, "
             f"against {_percent(no)} among those who said no")
-    odds = table.get("odds_ratio", "yes", "yes")
+    odds = table.get("odds_ratio", "", "")
     if odds is not None:
         if _usable(odds):
             text += f"; odds ratio {odds.estimate:.2f} [{odds.ci_low:.2f}, {odds.ci_high:.2f}]"
