@@ -206,7 +206,7 @@ def _serve(db: str, host: str, port: int, *, listener=None, workers: int | None 
         # Created once, in the master, before the workers fork: migrations run once, and
         # create_app leaves no SQLite connection open for the workers to inherit.
         # Behind an HTTPS proxy the session cookie (which carries the CSRF token) must be Secure.
-        app = create_app({"DATABASE": db, "SESSION_COOKIE_SECURE": https})
+        app = create_app({"DATABASE": db, "SESSION_COOKIE_SECURE": https, "HSTS": https})
     except BaseException:
         listener.close()
         raise
@@ -673,6 +673,94 @@ def user_remove(db, email, yes):
     finally:
         store.close()
     click.echo(f"Removed the account {email.strip()}")
+
+
+@main.group()
+def token():
+    """Manage researchers' API tokens for scripts and notebooks.
+
+    A token is sent as `Authorization: Bearer TOKEN` to the read-only JSON API under /api/.
+
+    \b
+    Examples:
+      ldp-survey token create alice@example.org --name laptop
+      ldp-survey token list alice@example.org
+      ldp-survey token revoke alice@example.org laptop
+    """
+
+
+def _account_id(store: Store, email: str) -> int:
+    account = store.get_user(email.strip())
+    if account is None:
+        raise click.ClickException(f"no researcher account {email.strip()!r}")
+    return account["id"]
+
+
+@token.command("create")
+@click.argument("email")
+@click.option("--name", "label", metavar="LABEL", help="A label to tell the token apart (default: token-N).")
+@click.pass_obj
+def token_create(db, email, label):
+    """Make a new API token for a researcher and print it, once.
+
+    Only its SHA-256 hash is stored: keep the printed token, it cannot be shown again.
+    A new password does not revoke tokens; `token revoke` does, and so does `user remove`.
+
+    \b
+    Examples:
+      ldp-survey token create alice@example.org --name notebook
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        record, secret = store.create_token(email.strip(), label)
+    finally:
+        store.close()
+    click.echo(secret)
+    click.echo(f"Created API token {record['label']!r} (id {record['id']}) for {record['email']}; "
+               "it is shown only this once", err=True)
+
+
+@token.command("list")
+@click.argument("email")
+@click.pass_obj
+def token_list(db, email):
+    """List a researcher's API tokens: id, label and creation day (never the token).
+
+    \b
+    Examples:
+      ldp-survey token list alice@example.org
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        tokens = store.list_tokens(_account_id(store, email))
+    finally:
+        store.close()
+    if not tokens:
+        click.echo(f"No API tokens for {email.strip()}; make one with `ldp-survey token create {email.strip()}`")
+        return
+    width = max(len(record["label"]) for record in tokens)
+    for record in tokens:
+        click.echo(f"{record['id']:>4}  {record['label']:<{width}}  created {record['created_day']}")
+
+
+@token.command("revoke")
+@click.argument("email")
+@click.argument("which", metavar="LABEL|ID")
+@click.pass_obj
+def token_revoke(db, email, which):
+    """Revoke one of a researcher's API tokens, by label or id; requests with it get 401 at once.
+
+    \b
+    Examples:
+      ldp-survey token revoke alice@example.org notebook
+      ldp-survey token revoke alice@example.org 3
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        record = store.revoke_token(_account_id(store, email), which)
+    finally:
+        store.close()
+    click.echo(f"Revoked API token {record['label']!r} (id {record['id']}) of {email.strip()}")
 
 
 @main.command()

@@ -110,7 +110,7 @@ def test_command_list_shows_untruncated_one_line_summaries(cli_runner):
     listing = ok(cli_runner.invoke(main, ["--help"])).stdout.split("Commands:")[1]
     lines = [line.strip() for line in listing.strip().splitlines()]
     assert {line.split()[0] for line in lines} == {"aggregate", "backup", "create", "crosstab", "demo", "export", "plan", "serve", "share",
-                                                   "simulate", "user"}
+                                                   "simulate", "token", "user"}
     assert not [line for line in lines if line.endswith("...")]
 
 

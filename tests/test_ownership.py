@@ -48,13 +48,34 @@ def survey_routes(app):
             yield rule.rule, method, path
 
 
-def test_every_survey_route_is_404_for_another_researcher_and_sign_in_for_nobody(app, accounts):
+def api_headers(db_path, email) -> dict:
+    """Return the Authorization header of a new API token of the researcher."""
+    store = Store(db_path)
+    try:
+        return {"Authorization": f"Bearer {store.create_token(email)[1]}"}
+    finally:
+        store.close()
+
+
+def test_every_survey_route_is_404_for_another_researcher_and_sign_in_for_nobody(app, db_path, accounts):
     routes = list(survey_routes(app))
+    assert {rule for rule, _, _ in routes} >= {"/api/surveys/<slug>/results", "/api/surveys/<slug>/crosstab"}
+    # The API (/api/...) takes a token, never the session: 401 without one, 404 with another researcher's.
+    mine, theirs = api_headers(db_path, OWNER[0]), api_headers(db_path, OTHER[0])
     assert {rule for rule, _, _ in routes} >= {"/surveys/<slug>/results", "/surveys/<slug>/results.csv",
                                                "/surveys/<slug>/responses.csv", "/surveys/<slug>/chart.svg",
                                                "/surveys/<slug>/codebook.json"}
     owner, other, nobody = signed_in(app, *OWNER), signed_in(app, *OTHER), app.test_client()
     for rule, method, path in routes:
+        if rule.startswith("/api/"):
+            assert owner.open(path, method=method, headers=mine).status_code != 404, (rule, method)
+            response = other.open(path, method=method, headers=theirs)
+            assert response.status_code == 404 and response.json == {"error": "not found"}, (rule, method)
+            for client in (nobody, owner):  # the owner's session cookie is no API credential
+                anonymous = client.open(path, method=method)
+                assert anonymous.status_code == 401 and anonymous.is_json, (rule, method)
+                assert anonymous.headers["WWW-Authenticate"].startswith("Bearer")
+            continue
         assert owner.open(path, method=method).status_code != 404, (rule, method)
         response = other.open(path, method=method)
         assert response.status_code == 404, (rule, method, response.status_code)

@@ -11,6 +11,8 @@ worker thread). This package does not import Flask.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 import json
 import os
 import secrets
@@ -611,6 +613,7 @@ class Store:
             if account is None:
                 raise StoreError(f"no researcher account {email!r}")
             conn.execute("DELETE FROM collaborators WHERE user_id = ?", [account["id"]])
+            conn.execute("DELETE FROM api_tokens WHERE user_id = ?", [account["id"]])
             conn.execute("UPDATE surveys SET owner_id = NULL WHERE owner_id = ?", [account["id"]])
             conn.execute("DELETE FROM users WHERE id = ?", [account["id"]])
 
@@ -630,6 +633,70 @@ class Store:
         row = self._execute(f"SELECT {_USER_COLUMNS} FROM users WHERE id = ?", [user_id]).fetchone()
         return dict(zip(_USER_FIELDS, row)) if row else None
 
+    # API tokens
+
+    def create_token(self, email: str, label: str | None = None) -> tuple[dict, str]:
+        """Make a new API token for a researcher; return its record and the token itself (shown once).
+
+        Only the token's SHA-256 hash is stored, with its owner, label (unique per account;
+        ``token-N`` when none is given) and creation day. Raises StoreError for an unknown
+        account or a label the account already uses.
+        """
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        label = (label or "").strip()
+        if len(label) > TOKEN_LABEL_MAX:
+            raise StoreError(f"a token label has at most {TOKEN_LABEL_MAX} characters, got {len(label)}")
+        with self._write() as conn:
+            account = self.get_user(email)
+            if account is None:
+                raise StoreError(f"no researcher account {email!r}")
+            used = {row[0] for row in conn.execute("SELECT label FROM api_tokens WHERE user_id = ?",
+                                                   [account["id"]])}
+            if label and label in used:
+                raise StoreError(f"{account['email']} already has a token labelled {label!r}")
+            if not label:
+                label = next(f"token-{n}" for n in range(1, len(used) + 2) if f"token-{n}" not in used)
+            day = today()
+            token_id = conn.execute("INSERT INTO api_tokens (user_id, token_hash, label, created_day) "
+                                    "VALUES (?, ?, ?, ?)", [account["id"], token_hash(token), label, day]).lastrowid
+        return {"id": token_id, "label": label, "created_day": day, "email": account["email"]}, token
+
+    def list_tokens(self, user_id: int) -> list[dict]:
+        """Return a researcher's tokens (id, label, creation day; never the token), oldest first."""
+        return [dict(zip(("id", "label", "created_day"), row)) for row in self._execute(
+            "SELECT id, label, created_day FROM api_tokens WHERE user_id = ? ORDER BY id", [user_id]).fetchall()]
+
+    def revoke_token(self, user_id: int, which: str | int) -> dict:
+        """Delete one of a researcher's tokens, named by label or by id; return its record.
+
+        A label is tried first, then a number as an id. Raises StoreError if the account
+        has no such token.
+        """
+        with self._write() as conn:
+            row = conn.execute("SELECT id, label, created_day FROM api_tokens WHERE user_id = ? AND label = ?",
+                               [user_id, str(which)]).fetchone()
+            if row is None and str(which).isdigit():
+                row = conn.execute("SELECT id, label, created_day FROM api_tokens WHERE user_id = ? AND id = ?",
+                                   [user_id, int(which)]).fetchone()
+            if row is None:
+                raise StoreError(f"no API token {str(which)!r} of this account")
+            conn.execute("DELETE FROM api_tokens WHERE id = ?", [row[0]])
+        return dict(zip(("id", "label", "created_day"), row))
+
+    def user_for_token(self, token: str) -> dict | None:
+        """Return the account an API token belongs to, or None for an unknown (or revoked) token.
+
+        The token is looked up by its SHA-256 hash, never compared as text: the time the
+        lookup takes says nothing about how much of a guess was right.
+        """
+        if not token.startswith(TOKEN_PREFIX) or len(token) > TOKEN_MAX_LENGTH:
+            return None
+        wanted = token_hash(token)
+        row = self._execute("SELECT user_id, token_hash FROM api_tokens WHERE token_hash = ?", [wanted]).fetchone()
+        if row is None or not hmac.compare_digest(row[1], wanted):
+            return None
+        return self.get_user_by_id(row[0])
+
     # Settings
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
@@ -643,6 +710,16 @@ class Store:
             conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
                          "ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, value])
 
+
+
+TOKEN_PREFIX = "ldps_"
+TOKEN_LABEL_MAX = 64
+TOKEN_MAX_LENGTH = 128
+
+
+def token_hash(token: str) -> str:
+    """Return the SHA-256 hex digest of an API token, the only form in which it is stored."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 _USER_FIELDS = ("id", "email", "password_hash", "session_epoch")

@@ -96,6 +96,16 @@ def m004_lifecycle(db):
                     "CHECK (status IN ('draft', 'open', 'closed'))")
 
 
+@migrations()
+def m005_api_tokens(db):
+    """Add researchers' API tokens: only a SHA-256 hash of each, its owner, label and creation day."""
+    db.conn.execute("""CREATE TABLE api_tokens (
+                        id INTEGER PRIMARY KEY,
+                        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        token_hash TEXT NOT NULL UNIQUE, label TEXT NOT NULL, created_day TEXT NOT NULL,
+                        UNIQUE (user_id, label))""")
+
+
 def reports_table(conn: sqlite3.Connection, slug: str) -> str | None:
     """Return the name of a survey's report table as recorded, or None if the survey does not exist."""
     row = conn.execute("SELECT reports_table FROM surveys WHERE slug = ?", [slug]).fetchone()

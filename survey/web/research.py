@@ -30,7 +30,10 @@ _DUMMY_HASH = generate_password_hash("not a real password")
 
 @bp.before_app_request
 def load_user():
-    """Put the signed-in researcher (or None) on g.user."""
+    """Put the signed-in researcher (or None) on g.user; the API (``api.py``) never reads the session."""
+    if request.blueprint == "api":
+        g.user = None
+        return
     user_id = session.get("user_id")
     g.user = get_store().get_user_by_id(user_id) if user_id is not None else None
     if g.user is not None and session.get("epoch") != g.user["session_epoch"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flask import current_app, request
 from flask_wtf.csrf import CSRFProtect
 
 csrf = CSRFProtect()
@@ -13,12 +14,22 @@ CONTENT_SECURITY_POLICY = (
     "frame-ancestors 'none'; form-action 'self'"
 )
 
+# Paths whose responses must never be cached: researcher pages, exports, account pages and the API.
+NO_STORE_PREFIXES = ("/surveys", "/account", "/api/")
+HSTS_SECONDS = 31536000
+
 
 def _headers(response):
     response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
     response.headers.setdefault("Referrer-Policy", "no-referrer")
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("X-Frame-Options", "DENY")
+    if request.path.startswith(NO_STORE_PREFIXES) and "Cache-Control" not in response.headers:
+        # Researcher pages, exports and the API: no copy in any cache (chart.svg sets its own).
+        response.headers["Cache-Control"] = "no-store"
+    if current_app.config.get("HSTS"):
+        # `serve --https`: browsers use only HTTPS for this host for a year.
+        response.headers.setdefault("Strict-Transport-Security", f"max-age={HSTS_SECONDS}")
     return response
 
 

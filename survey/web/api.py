@@ -1,0 +1,171 @@
+"""The read-only JSON API for scripts and notebooks, under ``/api/``, authenticated by a researcher's API token.
+
+Every request carries ``Authorization: Bearer TOKEN`` (``ldp-survey token create``, or the
+"API tokens" page); the session cookie is never read here, so the blueprint is exempt from
+CSRF protection and answers GET only. A survey the token's researcher may not see answers
+``404`` exactly as one that does not exist (``access.survey_for_researcher``); a missing,
+unknown or revoked token answers ``401`` with ``WWW-Authenticate: Bearer``. Every error is
+JSON ``{"error": MESSAGE}``.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, g, jsonify, request
+from flask.sessions import NullSession, SessionInterface
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
+
+from ..aggregate import rows_to_json
+from ..crosstab import CrosstabError, check_pair, crosstab, crosstab_to_json
+from ..store import StoreError, SurveyNotFound
+from .access import survey_for_researcher
+from .db import get_store
+from .research import _level, _rows
+from .security import csrf
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+csrf.exempt(bp)
+
+REALM = 'Bearer realm="ldp-survey"'
+_ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+
+class NoSessionUnderApi(SessionInterface):
+    """The app's session interface, except that under /api/ the session cookie is neither read nor set.
+
+    There the session is Flask's NullSession (empty; writing to it raises), so no API
+    response refreshes, sets or varies on the cookie.
+    """
+
+    def __init__(self, inner: SessionInterface):
+        self.inner = inner
+
+    def open_session(self, app, request):
+        if request.path.startswith(bp.url_prefix + "/"):
+            return self.make_null_session(app)
+        return self.inner.open_session(app, request)
+
+    def save_session(self, app, session, response):
+        if isinstance(session, NullSession):
+            return None
+        return self.inner.save_session(app, session, response)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def init_app(app):
+    """Register the API blueprint and keep the session cookie out of it."""
+    app.session_interface = NoSessionUnderApi(app.session_interface)
+    app.register_blueprint(bp)
+
+
+def error(status: int, message: str):
+    """Return the JSON error response ``{"error": message}`` with ``status`` (401 says how to authenticate)."""
+    response = jsonify({"error": message})
+    response.status_code = status
+    if status == 401:
+        response.headers["WWW-Authenticate"] = REALM
+    return response
+
+
+def bearer_token() -> str | None:
+    """Return the token of the request's ``Authorization: Bearer`` header, or None."""
+    scheme, _, token = request.headers.get("Authorization", "").strip().partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+@bp.before_request
+def authenticate():
+    """Put the token's researcher on g.user, or answer 401 (the session cookie plays no part)."""
+    g.user = None
+    token = bearer_token()
+    if token is None:
+        return error(401, "send an API token: Authorization: Bearer TOKEN (see `ldp-survey token create`)")
+    user = get_store().user_for_token(token)
+    if user is None:
+        return error(401, "this API token is unknown or has been revoked")
+    g.user = user
+    return None
+
+
+@bp.errorhandler(HTTPException)
+def http_error(exc: HTTPException):
+    if isinstance(exc, NotFound):
+        return error(404, "not found")
+    response = error(exc.code or 500, exc.description or exc.name)
+    if isinstance(exc, MethodNotAllowed) and exc.valid_methods:
+        response.headers["Allow"] = ", ".join(exc.valid_methods)
+    return response
+
+
+@bp.errorhandler(SurveyNotFound)
+def survey_not_found(exc):
+    return error(404, "not found")
+
+
+@bp.errorhandler(StoreError)
+def store_error(exc):
+    return error(400, str(exc))
+
+
+def _survey_json(survey: dict) -> dict:
+    return {"slug": survey["slug"], "title": survey["title"], "owner": survey["owner"],
+            "responses": survey["responses"], "created_day": survey["created_day"],
+            "design_hash": survey["design_hash"]}
+
+
+@bp.get("/surveys")
+def surveys():
+    """The surveys the token's researcher owns or collaborates on."""
+    return jsonify({"surveys": [_survey_json(survey)
+                                for survey in get_store().list_surveys(user_id=g.user["id"])]})
+
+
+@bp.get("/surveys/<slug>/results")
+def results(slug):
+    """The debiased estimates with intervals at ?level= (as ``aggregate --format json``), the design hash and n."""
+    survey_for_researcher(slug)
+    level = _level()
+    design, rows = _rows(slug, level)
+    return jsonify({"slug": slug, "title": design["title"], "design_hash": design["hash"],
+                    "responses": get_store().response_count(slug), "level": level, "rows": rows_to_json(rows)})
+
+
+@bp.get("/surveys/<slug>/crosstab")
+def crosstab_view(slug):
+    """The crosstab of questions ?a= and ?b= (as ``crosstab --format json``); 400 for bad or missing questions."""
+    design = survey_for_researcher(slug)
+    level = _level()
+    questions = {question["id"]: question for question in design["questions"]}
+    a, b = request.args.get("a", "").strip(), request.args.get("b", "").strip()
+    missing = [name for name, value in (("a", a), ("b", b)) if not value]
+    if missing:
+        return error(400, f"choose two questions with ?a=Q&b=Q (missing: {' and '.join(missing)}); "
+                          f"the questions are {', '.join(questions)}")
+    for value in (a, b):
+        if value not in questions:
+            return error(400, f"{value!r} is not a question of {slug!r}; the questions are {', '.join(questions)}")
+    try:
+        check_pair(questions[a], questions[b])
+    except CrosstabError as exc:
+        return error(400, str(exc))
+    words_a, words_b, counts = get_store().joint_reports(slug, a, b)
+    table = crosstab(questions[a], questions[b], words_a, words_b, counts, level=level)
+    return jsonify({"slug": slug, "design_hash": design["hash"], **crosstab_to_json(table)})
+
+
+@bp.route("/", defaults={"rest": ""}, methods=_ALL_METHODS)
+@bp.route("/<path:rest>", methods=_ALL_METHODS)
+def unknown(rest):
+    """Any other path under /api/, or another method than GET: a JSON 404 or 405."""
+    adapter = current_app.url_map.bind_to_environ(request.environ)
+    try:
+        endpoint, _ = adapter.match(method="GET")
+    except HTTPException:
+        endpoint = None
+    if endpoint is not None and endpoint != "api.unknown":
+        response = error(405, f"the API is read-only: use GET, not {request.method}")
+        response.headers["Allow"] = "GET, HEAD"
+        return response
+    return error(404, "not found")
