@@ -142,8 +142,10 @@ def _meanings(question: dict, p: Fraction, q: Fraction) -> list[str]:
         return [f"1 if the randomized report's bit for option {label!r} is set; it is 1 with probability "
                 f"{_num(p)} when {label!r} is the true answer and {_num(q)} when it is not"
                 for label in options]
+    per_option = question.get("epsilon_per_option")
+    spent = "" if per_option is None else f" (epsilon {format(per_option, '.6g')} for this option's bit)"
     return [f"1 if the randomized report says option {label!r} was selected, else 0; the true yes/no of "
-            f"this option is kept with probability {_num(p)} and flipped with probability {_num(q)}"
+            f"this option is kept with probability {_num(p)} and flipped with probability {_num(q)}{spent}"
             for label in options]
 
 

@@ -178,6 +178,9 @@ def test_codebook_columns_and_estimands():
     assert [(e["option"], e["column"], e["simultaneous_over"]) for e in sports] == [
         ("Run", "sports__option_0", 1), ("run!", "sports__option_1", 1), ("=SUM(A1)", "sports__sum_a1", 1),
         ("Swim", "sports__swim", 1)]
+    sports_column = next(column for column in book["columns"] if column["name"] == "sports__swim")
+    assert sports_column["meaning"].startswith("1 if the randomized report says option 'Swim' was selected")
+    assert "epsilon 0.1 for this option's bit" in sports_column["meaning"]
     age = book["estimands"][-1]
     assert (age["option"], age["column"], age["scale"], age["value"]) == ("", "age", [18, 90], 1)
     assert all(e["scale"] is None for e in book["estimands"][:-1])
