@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 
 import pytest
@@ -135,6 +136,15 @@ def test_endpoints_with_a_token(app, db_path, accounts, smoking_survey):
     assert bad_level.status_code == 400 and "level" in bad_level.json["error"]
 
 
+def test_codebook_endpoint(app, db_path, accounts, smoking_survey):
+    from survey.codebook import codebook
+
+    client = app.test_client()
+    response = client.get(f"/api/surveys/{SLUG}/codebook", headers=bearer(make_token(db_path, OWNER[0])))
+    assert response.status_code == 200 and response.is_json
+    assert response.json == json.loads(json.dumps(codebook(smoking_survey)))
+
+
 def test_crosstab_endpoint(app, db_path, accounts, smoking_survey):
     client = app.test_client()
     headers = bearer(make_token(db_path, OWNER[0]))
@@ -194,6 +204,7 @@ def test_another_researchers_survey_is_404_like_a_missing_one(app, db_path, acco
     other = bearer(make_token(db_path, OTHER[0]))
     assert client.get("/api/surveys", headers=other).json == {"surveys": []}
     for path in (f"/api/surveys/{SLUG}/results", f"/api/surveys/{SLUG}/crosstab?a=smoker&b=age",
+                 f"/api/surveys/{SLUG}/codebook",
                  f"/api/surveys/{SLUG}/crosstab", f"/api/surveys/{SLUG}/results?level=7"):
         theirs, missing = client.get(path, headers=other), client.get(path.replace(SLUG, "nope"), headers=other)
         assert theirs.status_code == missing.status_code == 404, path

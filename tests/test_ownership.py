@@ -59,7 +59,8 @@ def api_headers(db_path, email) -> dict:
 
 def test_every_survey_route_is_404_for_another_researcher_and_sign_in_for_nobody(app, db_path, accounts):
     routes = list(survey_routes(app))
-    assert {rule for rule, _, _ in routes} >= {"/api/surveys/<slug>/results", "/api/surveys/<slug>/crosstab"}
+    assert {rule for rule, _, _ in routes} >= {"/api/surveys/<slug>/results", "/api/surveys/<slug>/crosstab",
+                                               "/api/surveys/<slug>/codebook"}
     # The API (/api/...) takes a token, never the session: 401 without one, 404 with another researcher's.
     mine, theirs = api_headers(db_path, OWNER[0]), api_headers(db_path, OTHER[0])
     assert {rule for rule, _, _ in routes} >= {"/surveys/<slug>/results", "/surveys/<slug>/results.csv",

@@ -155,6 +155,15 @@ def crosstab_view(slug):
     return jsonify({"slug": slug, "design_hash": design["hash"], **crosstab_to_json(table)})
 
 
+@bp.get("/surveys/<slug>/codebook")
+def codebook_view(slug):
+    """The codebook (as ``/surveys/<slug>/codebook.json``): each responses column's meaning, each estimand's p and q."""
+    from ..codebook import codebook
+
+    design = survey_for_researcher(slug)
+    return jsonify(codebook(design))
+
+
 @bp.route("/", defaults={"rest": ""}, methods=_ALL_METHODS)
 @bp.route("/<path:rest>", methods=_ALL_METHODS)
 def unknown(rest):
