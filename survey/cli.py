@@ -22,7 +22,7 @@ from .reports import ReportError
 from .resources import resource_dir
 from .simulate import (TruthError, batch_count, complete_truth, format_given, format_truth, parse_given,
                        parse_truth, simulate_column_batches)
-from .store import Store, StoreError, SurveyNotFound
+from .store import Store, StoreError, SurveyClosed, SurveyNotFound
 
 DEFAULT_DB = "ldp-survey.db"
 DEMO_SLUG = "smoking-2026"
@@ -126,17 +126,23 @@ def _print_design(design: dict):
               help="Replace the survey with this slug (only while it has no responses).")
 @click.option("--owner", metavar="EMAIL",
               help="The researcher account the survey belongs to (default: none; see `share`).")
+@click.option("--draft", is_flag=True,
+              help="Store it as a draft: invisible to respondents until `publish` (default: open at once).")
 @click.pass_obj
-def create(db, file, replace, owner):
+def create(db, file, replace, owner, draft):
     """Create a survey from a TOML definition.
 
     Prints each question's mechanism and realised epsilon, the budget spent and the
     respondent page's path. Only its owner and collaborators see its results; a survey
     created without --owner is visible to no researcher until `share` gives it one.
+    The survey is open to respondents at once, or with --draft a draft until `publish`.
+    A draft can be replaced freely; an open survey only while it has no responses; a
+    closed one not at all.
 
     \b
     Examples:
       ldp-survey create examples/smoking.toml --owner alice@example.org
+      ldp-survey create survey.toml --owner alice@example.org --draft
       ldp-survey --db study.db create survey.toml --replace
     """
     try:
@@ -146,7 +152,8 @@ def create(db, file, replace, owner):
     design = build_design(parse_definition_toml(text, source=str(file)))
     store = open_store(db)
     try:
-        store.create_survey(text, design, replace=replace, owner=owner)
+        store.create_survey(text, design, replace=replace, owner=owner, status="draft" if draft else None)
+        status = store.survey_status(design["slug"])
     except StoreError as exc:
         exists_unanswered = store.survey_exists(design["slug"]) and not store.response_count(design["slug"])
         hint = "; pass --replace to replace it" if exists_unanswered and not replace else ""
@@ -154,6 +161,8 @@ def create(db, file, replace, owner):
     finally:
         store.close()
     _print_design(design)
+    if status == "draft":
+        click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
     if owner is None:
         click.echo(f"No owner: no researcher sees its results until `ldp-survey share {design['slug']} EMAIL`")
 
@@ -179,6 +188,115 @@ def share(db, slug, email):
     finally:
         store.close()
     click.echo(f"{email.strip()} is now the {role} of {slug}")
+
+
+def _lifecycle(db: str, slug: str, action: str) -> str:
+    store = open_store(db, must_exist=True)
+    try:
+        load_design(store, slug)
+        return getattr(store, f"{action}_survey")(slug)
+    finally:
+        store.close()
+
+
+@main.command()
+@click.argument("slug")
+@click.pass_obj
+def publish(db, slug):
+    """Open a draft to respondents (draft -> open).
+
+    Its design is then frozen as soon as the first response arrives.
+
+    \b
+    Examples:
+      ldp-survey publish smoking-2026
+    """
+    _lifecycle(db, slug, "publish")
+    click.echo(f"Published {slug}: respondents can answer at /s/{slug}")
+
+
+@main.command()
+@click.argument("slug")
+@click.pass_obj
+def close(db, slug):
+    """Stop taking responses (open -> closed).
+
+    The respondent page says the survey is closed, and submissions are refused (410);
+    the results stay. `reopen` takes responses again.
+
+    \b
+    Examples:
+      ldp-survey close smoking-2026
+    """
+    _lifecycle(db, slug, "close")
+    click.echo(f"Closed {slug}: it takes no more responses")
+
+
+@main.command()
+@click.argument("slug")
+@click.pass_obj
+def reopen(db, slug):
+    """Take responses again (closed -> open).
+
+    \b
+    Examples:
+      ldp-survey reopen smoking-2026
+    """
+    _lifecycle(db, slug, "reopen")
+    click.echo(f"Reopened {slug}: it takes responses again at /s/{slug}")
+
+
+@main.command()
+@click.argument("slug")
+@click.argument("new_slug")
+@click.pass_obj
+def duplicate(db, slug, new_slug):
+    """Copy a survey into a new draft under NEW_SLUG.
+
+    The copy has the same definition (with the slug replaced), owner and collaborators,
+    no responses, and a design of its own; edit it with `create --replace`, then
+    `publish` it.
+
+    \b
+    Examples:
+      ldp-survey duplicate smoking-2026 smoking-2027
+    """
+    from .web.lifecycle import definition_with_slug
+
+    store = open_store(db, must_exist=True)
+    try:
+        load_design(store, slug)
+        text, design = definition_with_slug(store.get_definition(slug), new_slug)
+        store.duplicate_survey(slug, text, design)
+    finally:
+        store.close()
+    click.echo(f"Duplicated {slug} into the draft {new_slug}; publish it with `ldp-survey publish {new_slug}`")
+
+
+@main.command()
+@click.argument("slug")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_obj
+def delete(db, slug, yes):
+    """Delete a draft (only a draft: it has no responses).
+
+    \b
+    Examples:
+      ldp-survey delete smoking-2027
+      ldp-survey delete smoking-2027 --yes
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        load_design(store, slug)
+        status = store.survey_status(slug)
+        if status != "draft":
+            store.delete_draft(slug)  # raises the StoreError naming the status and what it allows
+        if not yes:
+            click.confirm(f"Delete the draft {slug}?", abort=True)
+        store.delete_draft(slug)
+    finally:
+        store.close()
+    click.echo(f"Deleted the draft {slug}")
 
 
 def _listen(host: str, port: int):
@@ -301,6 +419,9 @@ def simulate(db, slug, n, truths, givens, seed, batch):
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
+        if store.survey_status(slug) != "open":
+            raise SurveyClosed(f"survey {slug!r} is {store.survey_status(slug)} and takes no responses; "
+                               f"{'publish' if store.survey_status(slug) == 'draft' else 'reopen'} it first")
         given = parse_truth(design, truths)
         links = parse_given(design, givens)
         seed = _seed(seed)

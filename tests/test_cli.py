@@ -28,6 +28,8 @@ SLUG = "smoking-2026"
 HEADER = "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level"
 COMMANDS = [[], ["create"], ["serve"], ["demo"], ["simulate"], ["aggregate"], ["crosstab"], ["plan"], ["export"], ["backup"], ["share"], ["user"],
             ["user", "add"], ["user", "passwd"], ["user", "list"], ["user", "remove"]]
+LIFECYCLE = ["publish", "close", "reopen", "duplicate", "delete"]
+COMMANDS += [[command] for command in LIFECYCLE]
 
 # A survey whose choice question is large enough for OUE and which has a multi question,
 # so every report shape (index, 0/1, bit list) goes through the CLI.
@@ -109,7 +111,7 @@ def test_every_command_has_help_with_examples(cli_runner, command):
 def test_command_list_shows_untruncated_one_line_summaries(cli_runner):
     listing = ok(cli_runner.invoke(main, ["--help"])).stdout.split("Commands:")[1]
     lines = [line.strip() for line in listing.strip().splitlines()]
-    assert {line.split()[0] for line in lines} == {"aggregate", "backup", "create", "crosstab", "demo", "export", "plan", "serve", "share",
+    assert {line.split()[0] for line in lines} == set(LIFECYCLE) | {"aggregate", "backup", "create", "crosstab", "demo", "export", "plan", "serve", "share",
                                                    "simulate", "token", "user"}
     assert not [line for line in lines if line.endswith("...")]
 
@@ -176,6 +178,42 @@ def test_create_duplicate_slug_needs_replace_and_replace_needs_no_responses(run,
     ok(run("create", smoking_toml, "--replace"))
     ok(run("simulate", SLUG, "--n", 5, "--seed", 1))
     assert_user_error(run("create", smoking_toml, "--replace"), 1, "frozen")
+
+
+def test_lifecycle_draft_publish_close_reopen_duplicate_delete(run, db_path, smoking_toml):
+    created = ok(run("create", smoking_toml, "--draft")).stdout
+    assert f"ldp-survey publish {SLUG}" in created
+    assert_user_error(run("close", SLUG), 1, "cannot close", "it is a draft", "published")
+    assert_user_error(run("simulate", SLUG, "--n", 5), 1, "draft")
+    ok(run("create", smoking_toml, "--replace"))  # a draft is replaced freely, and stays a draft
+    assert "Published" in ok(run("publish", SLUG)).stdout
+    assert_user_error(run("publish", SLUG), 1, "it is open", "can be closed")
+    assert_user_error(run("create", smoking_toml, "--replace", "--draft"), 1, "cannot become a draft")
+    ok(run("simulate", SLUG, "--n", 5, "--seed", 1))
+    assert "Closed" in ok(run("close", SLUG)).stdout
+    assert_user_error(run("simulate", SLUG, "--n", 5), 1, "closed")
+    assert_user_error(run("delete", SLUG, "--yes"), 1, "only a draft can be deleted")
+    ok(run("reopen", SLUG))
+    ok(run("simulate", SLUG, "--n", 5, "--seed", 2))
+    assert_user_error(run("reopen", SLUG), 1, "cannot reopen", "it is open")
+    assert_user_error(run("publish", "nope"), 1, "no survey with slug 'nope'")
+
+    assert "draft smoking-copy" in ok(run("duplicate", SLUG, "smoking-copy")).stdout
+    assert_user_error(run("duplicate", SLUG, "smoking-copy"), 1, "already exists")
+    assert_user_error(run("duplicate", SLUG, "Bad Slug"), 1, "'slug'")
+    store = Store(db_path)
+    try:
+        copy = {s["slug"]: s for s in store.list_surveys()}["smoking-copy"]
+        assert copy["status"] == "draft" and copy["responses"] == 0
+        assert store.get_definition("smoking-copy") == store.get_definition(SLUG).replace(
+            f'slug = "{SLUG}"', 'slug = "smoking-copy"')
+        assert store.get_design("smoking-copy")["hash"] != store.get_design(SLUG)["hash"]
+    finally:
+        store.close()
+    aborted = run("delete", "smoking-copy", input="n\n")
+    assert aborted.exit_code == 1 and "Aborted" in aborted.output
+    assert "Deleted the draft smoking-copy" in ok(run("delete", "smoking-copy", input="y\n")).stdout
+    assert_user_error(run("delete", "smoking-copy", "--yes"), 1, "no survey with slug")
 
 
 # simulate and aggregate
