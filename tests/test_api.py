@@ -123,7 +123,7 @@ def test_endpoints_with_a_token(app, db_path, accounts, smoking_survey):
     assert listing.status_code == 200 and listing.is_json
     assert listing.json["surveys"] == [{"slug": SLUG, "title": smoking_survey["title"], "owner": OWNER[0],
                                         "responses": 30, "created_day": listing.json["surveys"][0]["created_day"],
-                                        "design_hash": smoking_survey["hash"]}]
+                                        "design_hash": smoking_survey["hash"], "status": "open"}]
     results = client.get(f"/api/surveys/{SLUG}/results?level=0.9", headers=headers)
     assert results.status_code == 200
     body = results.json

@@ -112,7 +112,7 @@ def store_error(exc):
 def _survey_json(survey: dict) -> dict:
     return {"slug": survey["slug"], "title": survey["title"], "owner": survey["owner"],
             "responses": survey["responses"], "created_day": survey["created_day"],
-            "design_hash": survey["design_hash"]}
+            "design_hash": survey["design_hash"], "status": survey.get("status", "open")}
 
 
 @bp.get("/surveys")
