@@ -86,6 +86,16 @@ def load_design(store: Store, slug: str) -> dict:
         raise click.ClickException(f"{exc}{known}") from exc
 
 
+def echo_formatted(fmt: str, result, *, to_csv, to_json, to_table):
+    """Print a result as CSV (no extra newline), indented JSON or an aligned table."""
+    if fmt == "csv":
+        click.echo(to_csv(result), nl=False)
+    elif fmt == "json":
+        click.echo(json.dumps(to_json(result), indent=2))
+    else:
+        click.echo(to_table(result))
+
+
 def stderr_progress(iterable, *, length: int, label: str):
     """Return a click progress bar on stderr, so stdout stays clean for data."""
     return click.progressbar(iterable, length=length, label=label, file=sys.stderr)
@@ -464,12 +474,7 @@ def aggregate(db, slug, fmt, level):
         rows = agg.aggregate_counts(design, store.question_counts(slug), level=level)
     finally:
         store.close()
-    if fmt == "csv":
-        click.echo(agg.rows_to_csv(rows), nl=False)
-    elif fmt == "json":
-        click.echo(json.dumps(agg.rows_to_json(rows), indent=2))
-    else:
-        click.echo(agg.rows_to_table(rows))
+    echo_formatted(fmt, rows, to_csv=agg.rows_to_csv, to_json=agg.rows_to_json, to_table=agg.rows_to_table)
 
 
 @main.command()
@@ -513,12 +518,7 @@ def crosstab(db, slug, a, b, fmt, level):
     finally:
         store.close()
     table = xt.crosstab(questions[a], questions[b], words_a, words_b, counts, level=level)
-    if fmt == "csv":
-        click.echo(xt.crosstab_to_csv(table), nl=False)
-    elif fmt == "json":
-        click.echo(json.dumps(xt.crosstab_to_json(table), indent=2))
-    else:
-        click.echo(xt.crosstab_to_table(table))
+    echo_formatted(fmt, table, to_csv=xt.crosstab_to_csv, to_json=xt.crosstab_to_json, to_table=xt.crosstab_to_table)
 
 
 @main.command()
