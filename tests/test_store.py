@@ -301,3 +301,24 @@ def test_a_writer_waits_for_another_connections_write_lock_then_stores(db_path, 
     finally:
         holder.close()
         store.close()
+
+
+def test_responses_per_day_are_kept_at_insert_by_every_path(db_path, mixed_design):
+    from collections import Counter
+
+    answers = simulated(mixed_design, 60, seed=12)
+    rng = np.random.default_rng(13)
+    columns = simulate_columns(mixed_design, complete_truth(mixed_design, {}, rng), 25, rng)
+    store = Store(db_path)
+    try:
+        store.create_survey("", mixed_design)
+        for index, answer in enumerate(answers[:30]):
+            store.add_response("mixed", mixed_design["hash"], answer, day=f"2026-11-{20 + index % 3}")
+        store.add_responses("mixed", mixed_design["hash"], answers[30:], day="2026-11-21")
+        store.add_report_columns("mixed", mixed_design["hash"], columns, day="2026-11-23")
+        per_day = store.responses_per_day("mixed")
+        counted = Counter(response["received_day"] for response in store.iter_responses("mixed"))
+    finally:
+        store.close()
+    assert per_day == sorted(counted.items())
+    assert per_day == [("2026-11-20", 10), ("2026-11-21", 40), ("2026-11-22", 10), ("2026-11-23", 25)]

@@ -339,3 +339,19 @@ def test_sign_in_throttle_window():
     throttle.fail("a@x.org")
     throttle.succeed("a@x.org")
     assert throttle.retry_after("a@x.org") == 0
+
+
+def test_dashboard_shows_question_text_responses_per_day_and_an_empty_state(web, db_path, researcher):
+    login(web, *researcher)
+    empty = web.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    assert "No responses yet" in empty and "Responses per day" not in empty
+    store = Store(db_path)
+    design = store.get_design(SLUG)
+    store.add_response(SLUG, design["hash"], GOOD, day="2026-11-20")
+    store.add_responses(SLUG, design["hash"], [GOOD, GOOD], day="2026-11-21")
+    store.close()
+    html = web.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    assert "No responses yet" not in html
+    assert "Do you smoke tobacco at least once a week?" in html
+    days = re.findall(r'<tr><th scope="row">(\d{4}-\d{2}-\d{2})</th><td class="num">(\d+)</td></tr>', html)
+    assert days == [("2026-11-20", "1"), ("2026-11-21", "2")]

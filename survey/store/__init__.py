@@ -261,6 +261,7 @@ class Store:
             if table:
                 conn.execute(f'DROP TABLE IF EXISTS "{table}"')
             conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
+            conn.execute("DELETE FROM daily_responses WHERE survey = ?", [slug])
             conn.execute("DELETE FROM collaborators WHERE survey = ?", [slug])
             conn.execute("DELETE FROM surveys WHERE slug = ?", [slug])
 
@@ -475,6 +476,11 @@ class Store:
             return self.response_count(slug), self.question_counts(slug)
         finally:
             self.conn.execute("COMMIT")
+
+    def responses_per_day(self, slug: str) -> list[tuple[str, int]]:
+        """Return (day, responses) for every day a survey received responses, oldest first (kept at insert)."""
+        return [tuple(row) for row in self._execute(
+            "SELECT day, responses FROM daily_responses WHERE survey = ? ORDER BY day", [slug]).fetchall()]
 
     def question_counts(self, slug: str) -> dict[str, tuple[int, list[int]]]:
         """Return per question id its number of reports and the 1s of each indicator (from the tallies)."""

@@ -5,8 +5,9 @@ by a random id, so rows sit in random-key order whatever order they arrived in. 
 question has one INTEGER column per word of its report (``survey.codec``): the column
 ``q<i>_<w>`` holds word w of question i (design order); NULL when the respondent was
 not asked it. ``tallies`` keeps, per survey and question, the number of reports (in the
-row whose option is REPORTS, -1) and the 1s of each indicator (one row per option),
-updated in the same transaction as every insert, so aggregates never scan responses.
+row whose option is REPORTS, -1) and the 1s of each indicator (one row per option), and
+``daily_responses`` the responses of each day, updated in the same transaction as every
+insert, so aggregates and the dashboard never scan responses.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ def m002_counting(db):
                         survey TEXT NOT NULL REFERENCES surveys(slug), question INTEGER NOT NULL,
                         option INTEGER NOT NULL, count INTEGER NOT NULL,
                         PRIMARY KEY (survey, question, option)) WITHOUT ROWID""")
+    conn.execute("""CREATE TABLE daily_responses (
+                        survey TEXT NOT NULL REFERENCES surveys(slug), day TEXT NOT NULL,
+                        responses INTEGER NOT NULL, PRIMARY KEY (survey, day)) WITHOUT ROWID""")
     for slug, design_text, current_hash in conn.execute(
             "SELECT slug, design, design_hash FROM surveys").fetchall():
         design = json.loads(design_text)
@@ -143,6 +147,7 @@ def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
     if old:
         conn.execute(f'DROP TABLE IF EXISTS "{old}"')
     conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
+    conn.execute("DELETE FROM daily_responses WHERE survey = ?", [slug])
     table = table_name(design)
     columns = "".join(f", {name} INTEGER" for names in report_columns(design) for name in names)
     conn.execute(f'CREATE TABLE "{table}" (id TEXT PRIMARY KEY NOT NULL, received_day TEXT NOT NULL'
@@ -184,7 +189,9 @@ def tally_trigger_sql(slug: str, design: dict) -> str:
     single response holds the write lock only for that statement.
     """
     survey = _sql_text(slug)
-    updates = [f"UPDATE surveys SET responses = responses + 1 WHERE slug = {survey};"]
+    updates = [f"UPDATE surveys SET responses = responses + 1 WHERE slug = {survey};",
+               f"INSERT INTO daily_responses (survey, day, responses) VALUES ({survey}, NEW.received_day, 1) "
+               "ON CONFLICT (survey, day) DO UPDATE SET responses = responses + 1;"]
     for index, (question, names) in enumerate(zip(design["questions"], report_columns(design))):
         updates.append(f"UPDATE tallies SET count = count + 1 WHERE survey = {survey} AND question = {index} "
                        f"AND NEW.{names[0]} IS NOT NULL AND (option = {REPORTS} OR {_indicator_sql(question, names)});")
@@ -254,6 +261,12 @@ def insert_batch(conn: sqlite3.Connection, slug: str, design: dict, batch: Batch
     conn.executemany("UPDATE tallies SET count = count + ? WHERE survey = ? AND question = ? AND option = ?",
                      increments)
     conn.execute("UPDATE surveys SET responses = responses + ? WHERE slug = ?", [len(batch.rows), slug])
+    days: dict[str, int] = {}
+    for row in batch.rows:
+        days[row[1]] = days.get(row[1], 0) + 1
+    conn.executemany("INSERT INTO daily_responses (survey, day, responses) VALUES (?, ?, ?) "
+                     "ON CONFLICT (survey, day) DO UPDATE SET responses = responses + excluded.responses",
+                     [(slug, day, count) for day, count in days.items()])
     conn.execute(tally_trigger_sql(slug, design))
 
 

@@ -149,8 +149,11 @@ def results(slug):
     """Show the debiased estimates of every question with their confidence intervals."""
     level = _level()
     design, rows = _rows(slug, level)
-    return render_template("results.html", design=design, rows=rows, level=level,
-                           n=get_store().response_count(slug), logout_form=LogoutForm())
+    store = get_store()
+    texts = {question["id"]: question["text"] for question in design["questions"]}
+    return render_template("results.html", design=design, rows=rows, level=level, texts=texts,
+                           n=store.response_count(slug), per_day=store.responses_per_day(slug),
+                           logout_form=LogoutForm())
 
 
 @bp.get("/surveys/<slug>/chart.svg")
