@@ -211,3 +211,18 @@ def test_cli_owner_share_and_accounts(cli_runner, tmp_path, smoking_toml):
         store.close()
     unknown = run("share", "nope", OTHER[0])
     assert unknown.exit_code == 1 and unknown.stderr.startswith("Error: no survey with slug 'nope'")
+
+
+def test_the_dashboard_adds_a_collaborator(app, accounts):
+    owner, other = signed_in(app, *OWNER), signed_in(app, *OTHER)
+    assert other.get(f"/surveys/{SLUG}/results").status_code == 404
+    page = owner.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    token = re.search(r'id="share-csrf" name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    missing = owner.post(f"/surveys/{SLUG}/share", data={"csrf_token": token, "email": "ghost@example.org"},
+                         follow_redirects=True)
+    assert "no researcher account" in missing.get_data(as_text=True)
+    done = owner.post(f"/surveys/{SLUG}/share", data={"csrf_token": token, "email": OTHER[0]}, follow_redirects=True)
+    assert "now sees this survey as a collaborator" in done.get_data(as_text=True)
+    assert OTHER[0] in owner.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    assert other.get(f"/surveys/{SLUG}/results").status_code == 200
+    assert owner.post(f"/surveys/{SLUG}/share", data={"email": OTHER[0]}).status_code == 400

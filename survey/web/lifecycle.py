@@ -1,4 +1,4 @@
-"""A survey's lifecycle on the dashboard: publish a draft, close, reopen, duplicate, delete a draft.
+"""A survey's lifecycle on the dashboard: publish a draft, close, reopen, duplicate, delete a draft, share.
 
 Every route is a POST (with a CSRF token) protected by ``survey_for_researcher``: to anyone
 but the survey's owner and collaborators it answers 404, exactly as for a survey that does
@@ -12,7 +12,7 @@ import re
 
 from flask import Blueprint, abort, flash, redirect, url_for
 from flask_wtf import FlaskForm
-from wtforms import HiddenField, StringField
+from wtforms import EmailField, HiddenField, StringField
 from wtforms.validators import DataRequired, Length
 
 from ..definition import DefinitionError, parse_definition_toml
@@ -41,6 +41,13 @@ class DuplicateForm(FlaskForm):
 
     new_slug = StringField("New slug", validators=[DataRequired(), Length(max=64)],
                            render_kw={"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"})
+
+
+class ShareForm(FlaskForm):
+    """Add a collaborator by the email of their researcher account."""
+
+    email = EmailField("Researcher's email", validators=[DataRequired(), Length(max=254)],
+                       render_kw={"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"})
 
 
 def definition_with_slug(text: str, new_slug: str) -> tuple[str, dict]:
@@ -145,8 +152,30 @@ def delete(slug):
     return redirect(url_for("research.surveys"))
 
 
+@bp.post("/surveys/<slug>/share")
+@login_required
+def share(slug):
+    """Let another researcher (an existing account) see and act on the survey, as a collaborator."""
+    survey_for_researcher(slug)
+    form = ShareForm()
+    _checked(form)
+    if form.errors:
+        flash("Type the email of a researcher account.", "error")
+        return _results(slug, _anchor="people")
+    email = form.email.data.strip()
+    try:
+        role = get_store().share(slug, email)
+    except StoreError as exc:
+        flash(f"Cannot share: {exc}.", "error")
+    else:
+        flash(f"{email} is the {role} of this survey." if role == "owner"
+              else f"Shared: {email} now sees this survey as a collaborator.", "success")
+    return _results(slug, _anchor="people")
+
+
 @bp.app_context_processor
 def lifecycle_context():
-    """Give the dashboard templates the survey's status and the lifecycle forms."""
+    """Give the dashboard templates the survey's status, its people and the lifecycle forms."""
     return {"survey_status": lambda slug: get_store().survey_status(slug),
-            "lifecycle_form": LifecycleForm, "duplicate_form": DuplicateForm}
+            "survey_collaborators": lambda slug: get_store().collaborators(slug),
+            "lifecycle_form": LifecycleForm, "duplicate_form": DuplicateForm, "share_form": ShareForm}
