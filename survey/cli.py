@@ -121,6 +121,20 @@ def main(ctx, db):
     ctx.obj = db
 
 
+def _print_precision(defn, design: dict):
+    """Print what the survey needs for a ±5-point margin, and warn where an answer's protection is nominal."""
+    from .planning import DEFAULT_MARGIN, NOMINAL_EPSILON, plan_allocation, posterior_bound
+
+    current = plan_allocation(defn, sample=None, respondents=1000, margin=DEFAULT_MARGIN)
+    click.echo(f"Precision: {current.respondents:,} respondents give every estimate a 95% margin of "
+               f"±{DEFAULT_MARGIN:g} or better (`ldp-survey plan FILE` compares margins and allocations)")
+    for question in design["questions"]:
+        if question["epsilon"] > NOMINAL_EPSILON:
+            click.echo(f"Warning: {question['id']!r} has epsilon {question['epsilon']:.3g}: someone who thought an "
+                       f"answer 50/50 can be {posterior_bound(question['epsilon']):.2%} sure of it after seeing "
+                       "the report, so its protection is nominal", err=True)
+
+
 def _print_design(design: dict):
     click.echo(f"Survey {design['slug']}: {design['title']}")
     width = max(len(q["id"]) for q in design["questions"])
@@ -155,11 +169,8 @@ def create(db, file, replace, owner, draft):
       ldp-survey create survey.toml --owner alice@example.org --draft
       ldp-survey --db study.db create survey.toml --replace
     """
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise click.ClickException(f"cannot read {file}: {exc}") from exc
-    design = build_design(parse_definition_toml(text, source=str(file)))
+    text, defn = _read_definition(file)
+    design = build_design(defn)
     store = open_store(db)
     try:
         store.create_survey(text, design, replace=replace, owner=owner, status="draft" if draft else None)
@@ -171,6 +182,7 @@ def create(db, file, replace, owner, draft):
     finally:
         store.close()
     _print_design(design)
+    _print_precision(defn, design)
     if status == "draft":
         click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
     if owner is None:

@@ -97,3 +97,18 @@ def test_plan_command_table_and_json(cli_runner, smoking_toml):
     assert set(first["questions"][0]) >= {"id", "mechanism", "epsilon", "half_width", "respondents"}
     both = cli_runner.invoke(main, ["plan", str(smoking_toml), "--margin", "0.03", "--respondents", "10"])
     assert both.exit_code == 2 and "not both" in both.stderr
+
+
+def test_create_prints_the_precision_and_warns_when_protection_is_nominal(cli_runner, tmp_path):
+    definition = tmp_path / "high.toml"
+    definition.write_text('slug = "high"\ntitle = "High"\nepsilon = 10\n'
+                          '[[questions]]\nid = "a"\nkind = "yes_no"\ntext = "A?"\n'
+                          '[[questions]]\nid = "b"\nkind = "yes_no"\ntext = "B?"\nweight = 0.25\n', encoding="utf-8")
+    result = cli_runner.invoke(main, ["--db", str(tmp_path / "h.db"), "create", str(definition)])
+    assert result.exit_code == 0, result.output
+    p, q = rr(8.0)
+    p_b, q_b = rr(2.0)
+    needed = max(reports_needed(p, q, 0.05), reports_needed(p_b, q_b, 0.05))
+    assert f"Precision: {needed:,} respondents give every estimate a 95% margin of ±0.05" in result.stdout
+    assert "Warning: 'a' has epsilon 8: someone who thought an answer 50/50 can be 99.97% sure" in result.stderr
+    assert "'b'" not in result.stderr
