@@ -633,6 +633,31 @@ def _read_definition(file: Path):
     return text, parse_definition_toml(text, source=str(file))
 
 
+def _plan_odds_ratio(defn, odds, shares, level) -> dict:
+    """Return what detecting an odds ratio between two yes/no questions needs, under split allocation."""
+    from .design import allocate_split, design_question
+    from .planning import respondents_for_odds_ratio
+
+    a, b, text = odds
+    try:
+        ratio = float(text)
+    except ValueError:
+        raise click.BadParameter(f"the odds ratio must be a number, got {text!r}", param_hint="--odds-ratio") from None
+    entries = {question.id: design_question(question, budget)
+               for question, budget in zip(defn.questions, allocate_split(defn))}
+    for qid in (a, b):
+        if qid not in entries:
+            raise click.BadParameter(f"{qid!r} is not a question of {defn.slug!r}; its questions are "
+                                     f"{', '.join(entries)}", param_hint="--odds-ratio")
+    try:
+        needed = respondents_for_odds_ratio(entries[a], entries[b], share_a=shares[0], share_b_without_a=shares[1],
+                                            odds_ratio=ratio, level=level)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--odds-ratio") from exc
+    return {"a": a, "b": b, "odds_ratio": ratio, "share_a": shares[0], "share_b_without_a": shares[1],
+            "power": 0.8, "respondents": needed}
+
+
 @main.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--respondents", type=click.IntRange(min=1), default=None,
@@ -643,8 +668,14 @@ def _read_definition(file: Path):
                    "(default 0.05).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
+@click.option("--odds-ratio", "odds", nargs=3, metavar="A B OR", default=None,
+              help="Also: the respondents needed to detect this odds ratio between yes/no questions A and B "
+                   "(its interval excluding 1 with 80% power), under split allocation.")
+@click.option("--shares", nargs=2, type=click.FloatRange(0, 1, min_open=True, max_open=True), default=(0.5, 0.2),
+              show_default=True, metavar="P_A P_B",
+              help="With --odds-ratio: the expected share with A, and with B among those without A.")
 @LEVEL
-def plan(file, respondents, margin, fmt, level):
+def plan(file, respondents, margin, fmt, level, odds, shares):
     """Plan margins and the respondents a survey needs.
 
     For `split` and for `sample` with every m: each question's mechanism, realised
@@ -658,6 +689,7 @@ def plan(file, respondents, margin, fmt, level):
       ldp-survey plan examples/athletes.toml
       ldp-survey plan survey.toml --respondents 5000
       ldp-survey plan survey.toml --margin 0.03 --format json
+      ldp-survey plan examples/smoking.toml --odds-ratio smoker lung_disease 3 --shares 0.22 0.06
     """
     from .planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS, plan as make_plan
 
@@ -666,6 +698,8 @@ def plan(file, respondents, margin, fmt, level):
     _, defn = _read_definition(file)
     result = make_plan(defn, respondents=respondents or DEFAULT_RESPONDENTS, margin=margin or DEFAULT_MARGIN,
                        level=level)
+    if odds is not None:
+        result["odds_ratio"] = _plan_odds_ratio(defn, odds, shares, level)
     if fmt == "json":
         click.echo(json.dumps(result, indent=2))
         return
@@ -678,6 +712,12 @@ def plan(file, respondents, margin, fmt, level):
         for question in allocation["questions"]:
             click.echo(f"  {question['id']:<{width}}  {question['mechanism']:<5}  epsilon {question['epsilon']:<8.4g}"
                        f"  ±{question['half_width']:.3f}  {question['respondents']:>12,} respondents")
+    if odds is not None:
+        detect = result["odds_ratio"]
+        click.echo(f"\nTo detect an odds ratio of {detect['odds_ratio']:g} between {detect['a']} and {detect['b']} "
+                   f"(share with {detect['a']} {detect['share_a']:g}, with {detect['b']} among the others "
+                   f"{detect['share_b_without_a']:g}) with {detect['power']:.0%} power under split: "
+                   f"{detect['respondents']:,} respondents")
     best = result["recommended"]
     chosen = "split" if best["sample"] is None else f"sample = {best['sample']}"
     click.echo(f"\nRecommended: allocation = \"{best['allocation']}\"" + ("" if best["sample"] is None

@@ -17,6 +17,7 @@ import math
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 
+import numpy as np
 from scipy.stats import norm
 
 from .definition import SurveyDefinition
@@ -141,3 +142,57 @@ def plan(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS, marg
         "allocations": [{"allocation": a.allocation, "sample": a.sample, "respondents": a.respondents,
                          "questions": [asdict(question) for question in a.questions]} for a in allocations],
     }
+
+
+def _report_matrix(question: dict) -> np.ndarray:
+    """Return P[y, x], the chance of report y given true answer x, of a yes/no question (Warner 1965)."""
+    p, q = response_probabilities(question)
+    return np.array([[1 - q, 1 - p], [q, p]])
+
+
+def log_odds_ratio_variance(question_a: dict, question_b: dict, cells) -> float:
+    """Return n·Var of the estimated log odds ratio of two yes/no questions with true cells (π00, π01, π10, π11).
+
+    The cells are estimated by inverting both randomizations, π̂ = (P_A⁻¹ ⊗ P_B⁻¹)λ̂, whose
+    covariance is M(diag λ − λλᵀ)Mᵀ/n; the delta method on log(π00π11/(π01π10)) gives the rest.
+    """
+    for question in (question_a, question_b):
+        if question["kind"] != "yes_no":
+            raise ValueError(f"odds ratios need two yes/no questions; {question['id']!r} is {question['kind']}")
+    pi = np.asarray(cells, dtype=float)
+    if pi.shape != (4,) or (pi <= 0).any() or not math.isclose(pi.sum(), 1.0, abs_tol=1e-9):
+        raise ValueError(f"the cells must be 4 positive shares summing to 1, got {list(pi)}")
+    randomize = np.kron(_report_matrix(question_a), _report_matrix(question_b))
+    reported = randomize @ pi
+    inverse = np.linalg.inv(randomize)
+    covariance = inverse @ (np.diag(reported) - np.outer(reported, reported)) @ inverse.T
+    gradient = np.array([1 / pi[0], -1 / pi[1], -1 / pi[2], 1 / pi[3]])
+    return float(gradient @ covariance @ gradient)
+
+
+def odds_ratio_cells(share_a: float, share_b_without_a: float, odds_ratio: float) -> np.ndarray:
+    """Return the cells (π00, π01, π10, π11) of a population with P(A), P(B | not A) and the odds ratio."""
+    for name, value in (("the share with A", share_a), ("the share with B among those without A", share_b_without_a)):
+        if not 0 < value < 1:
+            raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+    if not odds_ratio > 0 or odds_ratio == 1:
+        raise ValueError(f"the odds ratio to detect must be positive and not 1, got {odds_ratio!r}")
+    odds = odds_ratio * share_b_without_a / (1 - share_b_without_a)
+    share_b_with_a = odds / (1 + odds)
+    return np.array([(1 - share_a) * (1 - share_b_without_a), (1 - share_a) * share_b_without_a,
+                     share_a * (1 - share_b_with_a), share_a * share_b_with_a])
+
+
+def respondents_for_odds_ratio(question_a: dict, question_b: dict, *, share_a: float, share_b_without_a: float,
+                               odds_ratio: float, level: float = DEFAULT_LEVEL, power: float = 0.8) -> int:
+    """Return the respondents (answering both questions) for the odds ratio's interval to exclude 1 with ``power``.
+
+    Normal approximation on the log scale: n = v·(z_{1−α/2} + z_power)²/(log OR)², with v
+    from log_odds_ratio_variance at the assumed population.
+    """
+    if not 0 < power < 1:
+        raise ValueError(f"power must be in (0, 1), got {power!r}")
+    variance = log_odds_ratio_variance(question_a, question_b,
+                                       odds_ratio_cells(share_a, share_b_without_a, odds_ratio))
+    z = z_value(level) + float(norm.ppf(power))
+    return math.ceil(variance * z * z / math.log(odds_ratio) ** 2)

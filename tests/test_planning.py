@@ -112,3 +112,60 @@ def test_create_prints_the_precision_and_warns_when_protection_is_nominal(cli_ru
     assert f"Precision: {needed:,} respondents give every estimate a 95% margin of ±0.05" in result.stdout
     assert "Warning: 'a' has epsilon 8: someone who thought an answer 50/50 can be 99.97% sure" in result.stderr
     assert "'b'" not in result.stderr
+
+
+def test_respondents_for_an_odds_ratio_give_the_planned_spread_and_power():
+    """At the planned n, 400 simulated crosstabs show log-OR spread as predicted and ~80% power."""
+    from survey import codec
+    from survey.crosstab import crosstab
+    from survey.mechanisms import randomize_question
+    from survey.planning import log_odds_ratio_variance, odds_ratio_cells, respondents_for_odds_ratio
+
+    defn = parse_definition({"slug": "or", "title": "OR", "epsilon": 4, "questions": [
+        {"id": "a", "kind": "yes_no", "text": "A?"}, {"id": "b", "kind": "yes_no", "text": "B?"}]})
+    qa, qb = build_design(defn)["questions"]
+    cells = odds_ratio_cells(0.3, 0.2, 2.5)
+    n = respondents_for_odds_ratio(qa, qb, share_a=0.3, share_b_without_a=0.2, odds_ratio=2.5)
+    assert 500 < n < 20_000
+    rng = np.random.default_rng(8)
+    true = rng.choice(4, size=400 * n, p=cells)
+    words_a = codec.encode_column(qa, randomize_question(qa, true // 2, rng))
+    words_b = codec.encode_column(qb, randomize_question(qb, true % 2, rng))
+    logs, excluded = [], 0
+    for rep in range(400):
+        part = slice(rep * n, (rep + 1) * n)
+        pairs, counts = np.unique(np.hstack([words_a[part], words_b[part]]), axis=0, return_counts=True)
+        row = crosstab(qa, qb, pairs[:, :1], pairs[:, 1:], counts).get("odds_ratio", "", "")
+        if row.estimate is not None:
+            logs.append(math.log(row.estimate))
+            excluded += row.ci_low > 1
+    planned_sd = math.sqrt(log_odds_ratio_variance(qa, qb, cells) / n)
+    assert len(logs) >= 390
+    # The spread of 400 log odds ratios has a relative standard error of about 1/sqrt(800) = 3.5%.
+    assert np.std(logs) == pytest.approx(planned_sd, rel=0.15)
+    # Power 0.8 estimated from 400 runs has a standard error of 0.02.
+    assert abs(excluded / 400 - 0.8) < 0.08
+    with pytest.raises(ValueError, match="two yes/no questions"):
+        log_odds_ratio_variance(qa, {**qb, "kind": "number", "id": "x"}, cells)
+    with pytest.raises(ValueError, match="not 1"):
+        odds_ratio_cells(0.3, 0.2, 1.0)
+
+
+def test_plan_command_odds_ratio(cli_runner, smoking_toml):
+    from survey.definition import load_definition
+    from survey.planning import respondents_for_odds_ratio
+
+    args = ["plan", str(smoking_toml), "--odds-ratio", "smoker", "lung_disease", "3", "--shares", "0.22", "0.06"]
+    result = cli_runner.invoke(main, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    detect = json.loads(result.stdout)["odds_ratio"]
+    design = build_design(load_definition(smoking_toml))
+    questions = {question["id"]: question for question in design["questions"]}
+    assert detect["respondents"] == respondents_for_odds_ratio(questions["smoker"], questions["lung_disease"],
+                                                               share_a=0.22, share_b_without_a=0.06, odds_ratio=3)
+    table = cli_runner.invoke(main, args).stdout
+    assert f"{detect['respondents']:,} respondents" in table
+    wrong = cli_runner.invoke(main, ["plan", str(smoking_toml), "--odds-ratio", "smoker", "age", "3"])
+    assert wrong.exit_code == 2 and "two yes/no questions" in wrong.stderr
+    unknown = cli_runner.invoke(main, ["plan", str(smoking_toml), "--odds-ratio", "smoker", "nope", "3"])
+    assert unknown.exit_code == 2 and "'nope' is not a question" in unknown.stderr
