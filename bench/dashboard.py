@@ -170,7 +170,7 @@ def main(argv=None):
                    timeout=args.timeout)
         limits_built = time.perf_counter() - start
         common.cli(db, "user", "add", EMAIL, timeout=args.timeout, input=f"{PASSWORD}\n")
-        for slug in (SLUG, LIMITS_SLUG):
+        for slug in (common.SLUG, LIMITS_SLUG):
             common.cli(db, "share", slug, EMAIL, timeout=args.timeout)
         print(f"built {args.n:,} smoking responses in {built:.1f} s and {args.n_limits:,} responses to the "
               f"100 x 64 survey in {limits_built:.1f} s")
