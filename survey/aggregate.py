@@ -232,11 +232,12 @@ def rows_to_csv(rows: Iterable[AggregateRow]) -> str:
 
 def rows_to_json(rows: Iterable[AggregateRow]) -> list[dict]:
     """Return the rows as JSON-ready dicts: every AggregateRow field, None for a missing number."""
-    return [{field.name: _json_value(getattr(row, field.name)) for field in fields(AggregateRow)}
+    return [{field.name: json_value(getattr(row, field.name)) for field in fields(AggregateRow)}
             for row in rows]
 
 
-def _json_value(value):
+def json_value(value):
+    """Return a value ready for JSON: a plain float or int, None for a missing (nan) number."""
     if isinstance(value, (float, np.floating)):
         return None if math.isnan(value) else float(value)
     if isinstance(value, np.integer):
@@ -259,18 +260,25 @@ def rows_to_table(rows: Iterable[AggregateRow]) -> str:
     cells = [[name for name, _ in _TABLE_COLUMNS]]
     for row in rows:
         cells.append([row.question, row.option or "-", row.mechanism, f"{row.epsilon:.4f}", str(row.n)]
-                     + [_table_number(getattr(row, name)) for name, _ in _TABLE_COLUMNS[5:]])
-    widths = [max(len(line[i]) for line in cells) for i in range(len(_TABLE_COLUMNS))]
-    lines = [" ".join(f"{cell:{align}{width}}" for cell, (_, align), width in zip(line, _TABLE_COLUMNS, widths))
-             .rstrip() for line in cells]
-    lines.insert(1, " ".join("-" * width for width in widths))
+                     + [table_number(getattr(row, name)) for name, _ in _TABLE_COLUMNS[5:]])
+    lines = aligned_lines(cells, [align for _, align in _TABLE_COLUMNS])
     if rows:
         lines.insert(0, f"{format(rows[0].ci_level * 100, 'g')}% Clopper-Pearson intervals "
                         "(simultaneous over the options of a choice question)")
     return "\n".join(lines)
 
 
-def _table_number(value) -> str:
+def aligned_lines(cells: list[list[str]], aligns: list[str]) -> list[str]:
+    """Return the lines of a plain-text table: the header row, a rule of dashes, then the rows, each column padded."""
+    widths = [max(len(line[i]) for line in cells) for i in range(len(aligns))]
+    lines = [" ".join(f"{cell:{align}{width}}" for cell, align, width in zip(line, aligns, widths)).rstrip()
+             for line in cells]
+    lines.insert(1, " ".join("-" * width for width in widths))
+    return lines
+
+
+def table_number(value) -> str:
+    """Return a number for a plain-text table: 4 decimals ("0.5714", never "-0.0000"), "-" when missing."""
     if value is None or math.isnan(value):
         return "-"
     text = f"{value:.4f}"

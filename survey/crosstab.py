@@ -34,7 +34,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from . import codec
-from .aggregate import CSV_LINE_TERMINATOR, format_decimal
+from .aggregate import CSV_LINE_TERMINATOR, aligned_lines, format_decimal, json_value, table_number
 from .csvsafe import spreadsheet_safe
 from .design import response_probabilities
 
@@ -308,14 +308,8 @@ def crosstab_to_json(table: Crosstab) -> dict:
     """Return the crosstab as a JSON-ready dict: the two questions, n, the level and the rows."""
     return {"a": table.a, "b": table.b, "a_text": table.a_text, "b_text": table.b_text, "n": table.n,
             "level": table.level,
-            "rows": [{f.name: _json_value(getattr(row, f.name)) for f in fields(CrosstabRow)}
+            "rows": [{f.name: json_value(getattr(row, f.name)) for f in fields(CrosstabRow)}
                      for row in table.rows]}
-
-
-def _json_value(value):
-    if isinstance(value, (float, np.floating)):
-        return None if math.isnan(value) else float(value)
-    return value
 
 
 def crosstab_to_table(table: Crosstab) -> str:
@@ -324,20 +318,9 @@ def crosstab_to_table(table: Crosstab) -> str:
     cells = [header]
     for row in table.rows:
         cells.append([row.measure, row.a_option or "-", row.b_option or "-"]
-                     + [_number(getattr(row, name)) for name in header[3:7]] + [row.note])
-    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
-    aligns = ["<", "<", "<", ">", ">", ">", ">", "<"]
-    lines = [" ".join(f"{cell:{align}{width}}" for cell, align, width in zip(line, aligns, widths)).rstrip()
-             for line in cells]
-    lines.insert(1, " ".join("-" * width for width in widths))
+                     + [table_number(getattr(row, name)) for name in header[3:7]] + [row.note])
+    lines = aligned_lines(cells, ["<", "<", "<", ">", ">", ">", ">", "<"])
     lines.insert(0, f"{table.a} x {table.b}: n = {table.n} respondents answered both; "
                     f"{format(table.level * 100, 'g')}% normal (delta-method) intervals; "
                     "the odds ratio's std_error is that of its logarithm")
     return "\n".join(lines)
-
-
-def _number(value) -> str:
-    if value is None or math.isnan(value):
-        return "-"
-    text = f"{value:.4f}"
-    return text[1:] if text == "-0.0000" else text

@@ -76,6 +76,24 @@ def smoking_survey(db_path, smoking_toml) -> dict:
     return design
 
 
+OWNER = ("owner@example.org", "owner password")
+OTHER = ("other@example.org", "other password")
+
+
+@pytest.fixture
+def accounts(db_path, smoking_survey):
+    """Create two researchers, OWNER and OTHER; OWNER owns the smoking survey."""
+    from werkzeug.security import generate_password_hash
+
+    store = Store(db_path)
+    try:
+        for email, password in (OWNER, OTHER):
+            store.add_user(email, generate_password_hash(password))
+        assert store.share(smoking_survey["slug"], OWNER[0]) == "owner"
+    finally:
+        store.close()
+
+
 def free_port() -> int:
     """Return a TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket() as sock:

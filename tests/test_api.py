@@ -7,27 +7,22 @@ import json
 import re
 
 import pytest
-from werkzeug.security import generate_password_hash
 
 from survey.cli import main
 from survey.crosstab import crosstab, crosstab_to_json
-from tests.conftest import free_port
 from survey.store import Store, StoreError
 
+from conftest import OTHER, OWNER, free_port
+
 SLUG = "smoking-2026"
-OWNER = ("owner@example.org", "owner password")
-OTHER = ("other@example.org", "other password")
 GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": 2, "age": 1}
 
 
 @pytest.fixture
-def accounts(db_path, smoking_survey):
-    """Two researchers; the first owns the smoking survey, which has a few responses."""
+def accounts(accounts, db_path, smoking_survey):
+    """The two researchers of conftest; the smoking survey has a few responses."""
     store = Store(db_path)
     try:
-        for email, password in (OWNER, OTHER):
-            store.add_user(email, generate_password_hash(password))
-        store.share(SLUG, OWNER[0])
         store.add_responses(SLUG, smoking_survey["hash"], [GOOD] * 30)
     finally:
         store.close()

@@ -12,21 +12,9 @@ from werkzeug.security import generate_password_hash
 from survey.cli import main
 from survey.store import Store, StoreError
 
+from conftest import OTHER, OWNER
+
 SLUG = "smoking-2026"
-OWNER = ("owner@example.org", "owner password")
-OTHER = ("other@example.org", "other password")
-
-
-@pytest.fixture
-def accounts(db_path, smoking_survey):
-    """Create two researchers; the first owns the smoking survey."""
-    store = Store(db_path)
-    try:
-        for email, password in (OWNER, OTHER):
-            store.add_user(email, generate_password_hash(password))
-        assert store.share(SLUG, OWNER[0]) == "owner"
-    finally:
-        store.close()
 
 
 def signed_in(app, email, password):

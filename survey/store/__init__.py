@@ -28,7 +28,7 @@ import sqlite_utils
 
 from .. import codec
 from .schema import (REPORTS, Batch, batch_from_answers, batch_from_columns, create_reports, insert_batch,
-                     insert_one_sql, migrations, report_columns, reports_table)
+                     column_names, insert_one_sql, migrations, report_columns, reports_table, table_name)
 
 BUSY_TIMEOUT_MS = 10_000
 LOCK_FIRST_PAUSE = 20e-6
@@ -499,7 +499,7 @@ class Store:
     def recount(self, slug: str) -> dict[str, tuple[int, list[int]]]:
         """Return the same counts as question_counts, recomputed from every stored report (a full scan)."""
         design = self.get_design(slug)
-        table = reports_table(self.conn, slug)
+        table = table_name(design)
         counts = {}
         for question, names in zip(design["questions"], report_columns(design)):
             words = np.array(self._execute(
@@ -524,7 +524,7 @@ class Store:
         a, b = columns[index[first]], columns[index[second]]
         selected = ", ".join(a + b)
         rows = self._execute(
-            f'SELECT {selected}, count(*) FROM "{reports_table(self.conn, slug)}" '
+            f'SELECT {selected}, count(*) FROM "{table_name(design)}" '
             f"WHERE {a[0]} IS NOT NULL AND {b[0]} IS NOT NULL GROUP BY {selected}").fetchall()
         table = np.array(rows, dtype=np.int64).reshape(-1, len(a) + len(b) + 1)
         return table[:, :len(a)], table[:, len(a):-1], table[:, -1]
@@ -536,12 +536,12 @@ class Store:
         """
         design = self.get_design(slug)
         columns = report_columns(design)
-        names = ", ".join(name for names in columns for name in names)
+        names = ", ".join(column_names(design))
         spans, start = [], 2
         for names_of_question in columns:
             spans.append((start, start + len(names_of_question)))
             start += len(names_of_question)
-        sql = f'SELECT id, received_day, {names} FROM "{reports_table(self.conn, slug)}" ORDER BY id'
+        sql = f'SELECT id, received_day, {names} FROM "{table_name(design)}" ORDER BY id'
         for row in self._execute(sql):
             answers = {}
             for question, (lo, hi) in zip(design["questions"], spans):

@@ -128,7 +128,7 @@ def insert_sql(design: dict) -> str:
     """Return the INSERT statement of a design's report table (built once per design)."""
     sql = _INSERT_SQL.get(design["hash"])
     if sql is None:
-        names = [name for names in report_columns(design) for name in names]
+        names = column_names(design)
         sql = (f'INSERT INTO "{table_name(design)}" (id, received_day{"".join(", " + c for c in names)}) '
                f'VALUES ({", ".join("?" * (2 + len(names)))})')
         _INSERT_SQL[design["hash"]] = sql
@@ -141,6 +141,11 @@ def report_columns(design: dict) -> list[list[str]]:
             for index, question in enumerate(design["questions"])]
 
 
+def column_names(design: dict) -> list[str]:
+    """Return every word column of a design's report table, in design order."""
+    return [name for names in report_columns(design) for name in names]
+
+
 def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
     """Give a survey a new, empty report table and zeroed tallies, dropping any old ones."""
     old = reports_table(conn, slug)
@@ -149,7 +154,7 @@ def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
     conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
     conn.execute("DELETE FROM daily_responses WHERE survey = ?", [slug])
     table = table_name(design)
-    columns = "".join(f", {name} INTEGER" for names in report_columns(design) for name in names)
+    columns = "".join(f", {name} INTEGER" for name in column_names(design))
     conn.execute(f'CREATE TABLE "{table}" (id TEXT PRIMARY KEY NOT NULL, received_day TEXT NOT NULL'
                  f"{columns}) WITHOUT ROWID")
     conn.executemany("INSERT INTO tallies (survey, question, option, count) VALUES (?, ?, ?, 0)",
@@ -281,7 +286,7 @@ def insert_one_sql(design: dict) -> str:
     """
     sql = _INSERT_ONE_SQL.get(design["hash"])
     if sql is None:
-        names = [name for names in report_columns(design) for name in names]
+        names = column_names(design)
         sql = (f'INSERT INTO "{table_name(design)}" (id, received_day{"".join(", " + c for c in names)}) '
                f'SELECT {", ".join("?" * (2 + len(names)))} '
                "WHERE EXISTS (SELECT 1 FROM surveys WHERE slug = ? AND design_hash = ? AND status = 'open')")

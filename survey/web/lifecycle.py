@@ -68,9 +68,21 @@ def definition_with_slug(text: str, new_slug: str) -> tuple[str, dict]:
     return new_text, design
 
 
-def _checked(form: FlaskForm):
+def _submitted(slug: str, form_class: type[FlaskForm]) -> FlaskForm:
+    """Return the posted form of a survey's action: 404 unless the researcher may see the survey, then 400 on a bad token.
+
+    The access check comes first, so another researcher learns nothing from a missing token.
+    """
+    survey_for_researcher(slug)
+    form = form_class()
     if not form.validate_on_submit() and "csrf_token" in form.errors:
         abort(400, description="The security token is missing or invalid; reload the page.")
+    return form
+
+
+def _sentence(exc: Exception) -> str:
+    text = str(exc)
+    return f"{text[:1].upper()}{text[1:]}."
 
 
 def _results(slug: str, **args):
@@ -78,12 +90,11 @@ def _results(slug: str, **args):
 
 
 def _transition(slug: str, action: str, done: str):
-    survey_for_researcher(slug)
-    _checked(LifecycleForm())
+    _submitted(slug, LifecycleForm)
     try:
         getattr(get_store(), f"{action}_survey")(slug)
     except StoreError as exc:
-        flash(f"{str(exc)[:1].upper()}{str(exc)[1:]}.", "error")
+        flash(_sentence(exc), "error")
     else:
         flash(done, "success")
     return _results(slug)
@@ -116,9 +127,7 @@ def reopen(slug):
 @login_required
 def duplicate(slug):
     """Copy the survey's definition into a new draft under the slug given."""
-    survey_for_researcher(slug)
-    form = DuplicateForm()
-    _checked(form)
+    form = _submitted(slug, DuplicateForm)
     if form.errors:
         flash("Type a new slug for the copy.", "error")
         return _results(slug)
@@ -138,15 +147,13 @@ def duplicate(slug):
 @login_required
 def delete(slug):
     """Delete a draft; the first POST (without confirm=yes) asks for confirmation on the dashboard."""
-    survey_for_researcher(slug)
-    form = LifecycleForm()
-    _checked(form)
+    form = _submitted(slug, LifecycleForm)
     if form.confirm.data != "yes":
         return _results(slug, confirm="delete", _anchor="delete")
     try:
         get_store().delete_draft(slug)
     except StoreError as exc:
-        flash(f"{str(exc)[:1].upper()}{str(exc)[1:]}.", "error")
+        flash(_sentence(exc), "error")
         return _results(slug)
     flash(f"Deleted the draft {slug}.", "success")
     return redirect(url_for("research.surveys"))
@@ -156,9 +163,7 @@ def delete(slug):
 @login_required
 def share(slug):
     """Let another researcher (an existing account) see and act on the survey, as a collaborator."""
-    survey_for_researcher(slug)
-    form = ShareForm()
-    _checked(form)
+    form = _submitted(slug, ShareForm)
     if form.errors:
         flash("Type the email of a researcher account.", "error")
         return _results(slug, _anchor="people")
