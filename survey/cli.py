@@ -21,7 +21,7 @@ from .design import build_design
 from .reports import ReportError
 from .resources import resource_dir
 from .simulate import (TruthError, batch_count, complete_truth, format_given, format_truth, parse_given,
-                       parse_truth, simulate_column_batches)
+                       parse_truth, simulate_report_batches)
 from .store import Store, StoreError, SurveyClosed, SurveyNotFound
 
 DEFAULT_DB = "ldp-survey.db"
@@ -123,11 +123,20 @@ def main(ctx, db):
 
 def _print_precision(defn, design: dict):
     """Print what the survey needs for a ±5-point margin, and warn where an answer's protection is nominal."""
-    from .planning import DEFAULT_MARGIN, NOMINAL_EPSILON, plan_allocation, posterior_bound
+    from .planning import DEFAULT_MARGIN, NOMINAL_EPSILON, plan, plan_allocation, posterior_bound
 
-    current = plan_allocation(defn, sample=None, respondents=1000, margin=DEFAULT_MARGIN)
+    current = plan_allocation(defn, sample=defn.sample if defn.allocation == "sample" else None,
+                              respondents=1000, margin=DEFAULT_MARGIN)
     click.echo(f"Precision: {current.respondents:,} respondents give every estimate a 95% margin of "
                f"±{DEFAULT_MARGIN:g} or better (`ldp-survey plan FILE` compares margins and allocations)")
+    best = plan(defn, margin=DEFAULT_MARGIN)["recommended"]
+    if (best["allocation"], best["sample"]) == (current.allocation, current.sample):
+        click.echo("Recommended allocation: this one (no other needs fewer respondents for that margin)")
+    else:
+        better = plan_allocation(defn, sample=best["sample"], respondents=1000, margin=DEFAULT_MARGIN)
+        chosen = "" if best["sample"] is None else f", sample = {best['sample']}"
+        click.echo(f"Recommended allocation: allocation = \"{best['allocation']}\"{chosen} needs "
+                   f"{better.respondents:,} respondents for the same margin")
     for question in design["questions"]:
         if question["epsilon"] > NOMINAL_EPSILON:
             click.echo(f"Warning: {question['id']!r} has epsilon {question['epsilon']:.3g}: someone who thought an "
@@ -137,6 +146,9 @@ def _print_precision(defn, design: dict):
 
 def _print_design(design: dict):
     click.echo(f"Survey {design['slug']}: {design['title']}")
+    if design.get("allocation") == "sample":
+        click.echo(f"Each respondent answers {design['sample']} of the {len(design['questions'])} questions, "
+                   "drawn at random on their device (allocation = \"sample\")")
     width = max(len(q["id"]) for q in design["questions"])
     for q in design["questions"]:
         click.echo(f"  {q['id']:<{width}}  {q['kind']:<6}  {q['mechanism']:<5}  epsilon {q['epsilon']:.6g}")
@@ -394,10 +406,10 @@ def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int
     """Simulate n respondents into the store and return the full truth used."""
     truth_rng, answer_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     truth = complete_truth(design, truth, truth_rng)
-    batches = simulate_column_batches(design, truth, n=n, batch=batch, rng=answer_rng, given=given)
+    batches = simulate_report_batches(design, truth, n=n, batch=batch, rng=answer_rng, given=given)
     with stderr_progress(batches, length=batch_count(n, batch), label=f"Simulating {n} respondents") as bar:
-        for columns in bar:
-            store.add_report_columns(design["slug"], design["hash"], columns)
+        for columns, asked in bar:
+            store.add_report_columns(design["slug"], design["hash"], columns, asked=asked)
     return truth
 
 
@@ -500,7 +512,8 @@ def aggregate(db, slug, fmt, level):
 def crosstab(db, slug, a, b, fmt, level):
     """Cross two questions: joint and conditional shares, odds ratios.
 
-    Among the respondents who answered both A and B: the share with each pair of options
+    Among the respondents who answered both A and B (under sample allocation, those who
+    drew both; a survey with sample = 1 has no crosstabs): the share with each pair of options
     (a yes/no question also gets its "no"), the share with B's option among those with A's
     option, the odds ratio of two yes/no questions, and the mean of a number B among those
     with each option of A, each with a normal interval at --level on its delta-method
@@ -523,6 +536,7 @@ def crosstab(db, slug, a, b, fmt, level):
             raise click.ClickException(f"{unknown[0]!r} is not a question of {slug!r}; "
                                        f"its questions are {', '.join(questions)}")
         try:
+            xt.check_allocation(design)
             xt.check_pair(questions[a], questions[b])
         except xt.CrosstabError as exc:
             raise click.ClickException(str(exc)) from exc

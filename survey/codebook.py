@@ -187,15 +187,25 @@ def codebook(design: dict) -> dict:
                 "scale": [question["min"], question["max"]] if kind == "number" else None,
                 "interval": INTERVAL_METHOD, "simultaneous_over": simultaneous,
             })
+    responses = ("responses.csv: response_id, received_day, then the columns below in order; "
+                 "an empty cell is a question the respondent was not asked")
+    sampled = {}
+    if design.get("allocation") == "sample":
+        m, k = int(design["sample"]), len(design["questions"])
+        sampled = {"allocation": "sample", "sample": m}
+        responses += (f". Each respondent was asked {m} of the {k} questions, drawn uniformly at random on "
+                      f"their device, so every row has empty cells for the other {k - m}; each estimand's n "
+                      "counts only the respondents asked its question")
     return {
         "survey": design["slug"],
         "title": design.get("title", ""),
         "design_hash": design["hash"],
         "epsilon": float(design["epsilon"]),
         "epsilon_spent": float(design["epsilon_spent"]),
+        "allocation": design.get("allocation", "split"),
+        **sampled,
         "files": {
-            "responses": "responses.csv: response_id, received_day, then the columns below in order; "
-                         "an empty cell is a question the respondent was not asked",
+            "responses": responses,
             "aggregates": "the aggregates CSV: one row per estimand below, in the same order; a text cell "
                           "starting with =, +, -, @, a tab or a carriage return is prefixed with '",
         },

@@ -112,6 +112,27 @@ def check_pair(question_a: dict, question_b: dict):
                             "among each option of the first question")
 
 
+def check_allocation(design: dict):
+    """Raise CrosstabError when no respondent can have answered two questions (sample allocation, m = 1).
+
+    Under ``sample`` allocation with m ≥ 2 a pair is answered by about the fraction
+    m(m−1)/(k(k−1)) of respondents (Arcolezi et al. 2021); the crosstab uses exactly those.
+    """
+    if design.get("allocation") == "sample" and int(design["sample"]) < 2:
+        k = len(design["questions"])
+        raise CrosstabError(f"this survey has no crosstabs: each respondent answers only 1 of its {k} questions "
+                            "(allocation = \"sample\", sample = 1), so no respondent answered two questions")
+
+
+def sampled_pair_note(design: dict) -> str | None:
+    """Return the sentence saying which respondents a crosstab of a sample-allocation survey uses, or None under split."""
+    if design.get("allocation") != "sample":
+        return None
+    k, m = len(design["questions"]), int(design["sample"])
+    return (f"Each respondent answered {m} of the {k} questions, chosen at random, so a crosstab uses only the "
+            f"respondents who happened to answer both: about {m * (m - 1) / (k * (k - 1)):.0%} of them.")
+
+
 def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, *, level=0.95) -> Crosstab:
     """Return the crosstab of two design questions from their joint reports.
 

@@ -112,7 +112,8 @@ def parse_submission(body: bytes) -> Any:
 def validate_submission(design: dict, payload: Any) -> dict:
     """Return the validated answers ``{QID: REPORT}`` of a submission, or raise ReportError.
 
-    Every question must be answered exactly once, with no extra keys, under the current
+    Every question must be answered exactly once (under ``sample`` allocation: exactly
+    ``sample`` distinct questions of the survey), with no extra keys, under the current
     design hash (a stale hash is a 409).
     """
     if not isinstance(payload, dict):
@@ -133,9 +134,23 @@ def validate_submission(design: dict, payload: Any) -> dict:
     unknown = sorted(set(answers) - set(questions))
     if unknown:
         raise ReportError(f"{unknown[0]!r} is not a question of this survey", field=unknown[0])
+    if design.get("allocation") == "sample":
+        return _validate_sampled(design, questions, answers)
     validated = {}
     for qid, question in questions.items():
         if qid not in answers:
             raise ReportError(f"the report for {qid!r} is missing", field=qid)
         validated[qid] = validate_report(question, answers[qid])
     return validated
+
+
+def _validate_sampled(design: dict, questions: dict, answers: dict) -> dict:
+    """Return the validated answers of a sample-mode submission: exactly m distinct questions, each in its domain.
+
+    Object keys are already distinct (parse_submission refuses a repeated key) and known.
+    """
+    m = int(design["sample"])
+    if len(answers) != m:
+        raise ReportError(f"each respondent answers exactly {m} of the {len(questions)} questions of this survey, "
+                          f"got reports to {len(answers)}", field="answers")
+    return {qid: validate_report(question, answers[qid]) for qid, question in questions.items() if qid in answers}

@@ -413,18 +413,21 @@ class Store:
                             lambda ids: batch_from_answers(design, ids, days, answers_list))
 
     def add_report_columns(self, slug: str, design_hash: str, columns: Sequence[np.ndarray], *,
-                           day: str | None = None) -> int:
+                           asked: np.ndarray | None = None, day: str | None = None) -> int:
         """Store validated reports given per question as (n, words) arrays (``survey.codec``) in one transaction.
 
-        The fast path of simulations: every question answered by all n respondents.
-        Returns n.
+        The fast path of simulations: every question answered by all n respondents, or with
+        ``asked`` (an (n, k) boolean matrix, sample allocation) only the asked ones, the
+        others stored as NULL. Returns n.
         """
         design = self._design_with_hash(slug, design_hash)
         if len(columns) != len(design["questions"]):
             raise StoreError(f"expected reports to {len(design['questions'])} questions, got {len(columns)}")
         n = len(columns[0]) if columns else 0
+        if asked is not None and np.shape(asked) != (n, len(columns)):
+            raise StoreError(f"asked must be an ({n}, {len(columns)}) matrix, got shape {np.shape(asked)}")
         days = [day or today()] * n
-        self._insert(slug, design_hash, n, lambda ids: batch_from_columns(design, ids, days, columns))
+        self._insert(slug, design_hash, n, lambda ids: batch_from_columns(design, ids, days, columns, asked))
         return n
 
     def _design_with_hash(self, slug: str, design_hash: str) -> dict:

@@ -241,13 +241,25 @@ def batch_from_answers(design: dict, ids: Sequence[str], days: Sequence[str], an
 
 
 def batch_from_columns(design: dict, ids: Sequence[str], days: Sequence[str],
-                       columns: Sequence[np.ndarray]) -> Batch:
-    """Return the batch of reports given per question as (n, words) int64 arrays, every question answered."""
+                       columns: Sequence[np.ndarray], asked: np.ndarray | None = None) -> Batch:
+    """Return the batch of reports given per question as (n, words) int64 arrays.
+
+    ``asked`` is None when every question is answered, else the (n, k) boolean matrix of
+    the questions each respondent answered (sample allocation): the others are NULL.
+    """
     batch = Batch(design)
-    for index, (question, words) in enumerate(zip(design["questions"], columns)):
-        batch.count(index, len(words), codec.tally(question, words))
     values = [np.asarray(ids, dtype=object), np.asarray(days, dtype=object)]
-    values.extend(words[:, word] for words in columns for word in range(words.shape[1]))
+    for index, (question, words) in enumerate(zip(design["questions"], columns)):
+        if asked is None:
+            batch.count(index, len(words), codec.tally(question, words))
+            values.extend(words[:, word] for word in range(words.shape[1]))
+            continue
+        answered = asked[:, index]
+        batch.count(index, int(answered.sum()), codec.tally(question, words[answered]))
+        for word in range(words.shape[1]):
+            column = words[:, word].astype(object)
+            column[~answered] = None
+            values.append(column)
     batch.rows = list(zip(*(column.tolist() for column in values)))
     return batch
 
