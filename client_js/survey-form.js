@@ -9,6 +9,7 @@
  */
 
 import { randomizeQuestion } from './mechanisms.js';
+import { askedQuestions } from './question-sample.js';
 
 const ANSWERED_PREFIX = 'ldp-survey:answered:';
 // How long after the press of send the request leaves, whatever the randomization took:
@@ -133,6 +134,19 @@ async function serverMessage(response) {
   return { message: fallback };
 }
 
+/** Show the fieldsets of the asked questions, numbered 1..m, and hide every other one. */
+function showOnly(asked, fieldsets) {
+  const shown = new Set(asked.map((question) => question.id));
+  let number = 0;
+  fieldsets.forEach((fieldset, id) => {
+    fieldset.hidden = !shown.has(id);
+    if (fieldset.hidden) return;
+    number += 1;
+    const label = fieldset.querySelector('.question-number');
+    if (label) label.textContent = `${number}.`;
+  });
+}
+
 function setUpSurvey(form, design) {
   const slug = design.slug;
   const errorRegion = document.getElementById('form-error');
@@ -156,6 +170,9 @@ function setUpSurvey(form, design) {
     return;
   }
 
+  // Under sample allocation only the drawn questions are shown, validated and sent.
+  const asked = askedQuestions(design);
+  showOnly(asked, fieldsets);
   form.querySelectorAll('[data-radio-group]').forEach(setUpRadioGroup);
   fieldsets.forEach((fieldset) => {
     fieldset.addEventListener('input', () => clearInvalid(fieldset));
@@ -179,7 +196,7 @@ function setUpSurvey(form, design) {
   const validate = () => {
     const values = {};
     const bad = [];
-    for (const question of design.questions) {
+    for (const question of asked) {
       const fieldset = fieldsets.get(question.id);
       const result = readAnswer(question, fieldset);
       if ('message' in result) {
@@ -195,7 +212,7 @@ function setUpSurvey(form, design) {
 
   const reportBody = (values) => {
     const answers = {};
-    for (const question of design.questions) {
+    for (const question of asked) {
       const key = JSON.stringify(values[question.id]);
       const kept = reports.get(question.id);
       if (kept === undefined || kept.key !== key) {

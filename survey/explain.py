@@ -101,9 +101,30 @@ def survey_note(design: dict) -> str:
     """Return the plain-language statement of the respondent's total privacy budget."""
     budget = format_epsilon(design["epsilon"])
     spent = format_epsilon(design["epsilon_spent"])
-    count = len(design["questions"])
+    count = int(design["sample"]) if design.get("allocation") == "sample" else len(design["questions"])
     answers = "your answer" if count == 1 else f"all {count} of your answers together"
     return (f"Every answer is randomized on your device before it is sent, so the server never sees "
             f"your true answers. The privacy loss of {answers} is at most ε = {budget} "
             f"(this survey uses ε′ = {spent} of it); smaller ε means stronger protection. "
             f"Answering the survey a second time would add to this loss.")
+
+
+def sample_note(design: dict) -> str | None:
+    """Return why a respondent sees only some questions (sample allocation, m < k), or None.
+
+    Each respondent answers m of the k questions at ε/m each, rather than all k at ε/k
+    (Arcolezi et al. 2021).
+    """
+    if design.get("allocation") != "sample":
+        return None
+    k, m = len(design["questions"]), int(design["sample"])
+    if m >= k:
+        return None
+    each = format_epsilon(max(question["epsilon"] for question in design["questions"]))
+    budget = format_epsilon(design["epsilon"])
+    shown = "1 question" if m == 1 else f"{m} questions"
+    return (f"Each person answers {m} of the {k} questions, chosen at random on your device, so you see only "
+            f"{shown} below. Nothing at all is sent about the questions you are not shown. Your privacy loss "
+            f"stays at most ε = {budget} in total, shared by fewer answers (ε′ = {each} each), so each answer "
+            f"tells the researchers more on average and the survey needs fewer people for the same accuracy. "
+            f"Which questions you were given says nothing about your answers.")

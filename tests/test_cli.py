@@ -153,10 +153,17 @@ def test_create_stores_definition_and_prints_design(run, db_path, smoking_toml):
     assert Store(db_path).get_definition(SLUG) == smoking_toml.read_text(encoding="utf-8")
 
 
-def test_create_refuses_sample_allocation_naming_it(run, db_path, smoking_toml):
+def test_create_makes_a_sample_survey_and_prints_its_allocation_and_the_recommendation(run, db_path, smoking_toml):
+    from survey.planning import plan
+
     athletes = smoking_toml.parent / "athletes.toml"
-    assert_user_error(run("create", athletes), 1, "allocation", "athletes.toml", "not supported")
-    assert not Store(db_path).survey_exists("athletes-2026")
+    result = run("create", athletes)
+    assert result.exit_code == 0, result.output
+    assert "Each respondent answers 2 of the 6 questions" in result.stdout
+    best = plan(parse_definition_toml(athletes.read_text(encoding="utf-8")))["recommended"]
+    assert best == {"allocation": "sample", "sample": 1}
+    assert 'Recommended allocation: allocation = "sample", sample = 1 needs' in result.stdout
+    assert Store(db_path).get_design("athletes-2026")["sample"] == 2
 
 
 def test_create_names_file_question_and_field_of_a_bad_definition(run, tmp_path):

@@ -36,12 +36,12 @@ def test_smoking_example_loads_and_designs():
     assert nominal == pytest.approx([2 / 3.5, 2 / 3.5, 2 / 3.5, 1 / 3.5])
 
 
-def test_sample_allocation_is_refused_by_the_design():
+def test_sample_allocation_is_designed_at_epsilon_over_m():
     defn = load_definition(EXAMPLES / "athletes.toml")
     assert defn.allocation == "sample" and defn.sample == 2
-    with pytest.raises(DefinitionError, match="not supported yet") as info:
-        build_design(defn)
-    assert info.value.field == "allocation" and "athletes.toml" in str(info.value)
+    design = build_design(defn)
+    assert design["allocation"] == "sample" and design["sample"] == 2
+    assert [q["epsilon_nominal"] for q in design["questions"]] == [0.5] * 6
 
 
 BAD = [
