@@ -387,3 +387,22 @@ def test_the_respondent_page_says_why_only_some_questions_are_shown(client, athl
     assert "at most ε = 1" in page and "all 2 of your answers together" in page
     fieldsets = re.findall(r"<fieldset\b[^>]*>", page)
     assert len(fieldsets) == 6 and all(re.search(r"\shidden\b", tag) for tag in fieldsets)
+
+
+def test_the_notes_count_the_answered_questions_and_say_nothing_when_all_are_asked():
+    from survey.explain import sample_note, survey_note
+
+    design = yes_no_survey(5, 2, 1.0)
+    assert "all 2 of your answers together is at most ε = 1" in survey_note(design)
+    assert "Each person answers 2 of the 5 questions" in sample_note(design)
+    assert "ε′ = 0.5 each" in sample_note(design)
+    assert sample_note(yes_no_survey(3, 3, 1.0)) is None
+    assert sample_note(build_design(parse_definition_toml((EXAMPLES / "smoking.toml").read_text()))) is None
+
+
+def test_whole_column_simulation_refuses_a_sampled_design():
+    from survey.simulate import TruthError, simulate_columns
+
+    design = yes_no_survey(3, 1, 1.0)
+    with pytest.raises(TruthError, match="simulate_reports"):
+        simulate_columns(design, {f"q{i}": 0.5 for i in range(3)}, 10, np.random.default_rng(0))
