@@ -74,6 +74,11 @@ def build_design(defn: SurveyDefinition) -> dict:
         "threshold_bits": mech.THRESHOLD_BITS,
         "questions": questions,
     }
+    # Only when set, so that the designs (and hashes) of surveys without them are unchanged.
+    if defn.access != "open":
+        design["access"] = defn.access
+    if defn.series is not None:
+        design["series"] = defn.series
     design["hash"] = design_hash(design)
     return design
 

@@ -12,7 +12,9 @@ from ..store import SurveyNotFound
 
 def wants_json() -> bool:
     """Return whether the client expects a JSON error (the respondent API and .json URLs)."""
-    return (request.method == "POST" and request.path.startswith("/s/")) or request.path.endswith(".json")
+    path = request.path
+    return ((request.method == "POST" and path.startswith("/s/")) or path.endswith(".json")
+            or (path.startswith("/s/") and path.endswith("/responses")))
 
 
 def _error(status: int, message: str, field=None):
