@@ -261,7 +261,7 @@ def close(db, slug):
               help="The public address respondents reach the server at.")
 @click.pass_obj
 def invite(db, slug, count, base):
-    """Print COUNT single-use invitation links of an invitation-only survey, one per line.
+    """Print COUNT single-use invitation links, one per line.
 
     The survey's definition needs access = "invite". Each link admits one response; an
     unknown token is refused (403), a used one too (409), and neither stores anything.

@@ -19,12 +19,15 @@ STORED_BODY = b'{"stored": true}\n'
 def page(slug):
     """Render the survey form; the browser randomizes every answer before sending it.
 
-    A draft is not visible yet (404); a closed survey's page says so, without a form.
+    A draft is not visible yet (404); a closed survey's page says so, without a form. An
+    invitation-only survey's page needs ``?invite=TOKEN`` (checked when the answers are sent).
     """
     store = get_store()
     design = store.get_design(slug)
     status = _visible_status(store, slug)
-    response = render_template("respond.html", design=design, closed=status == "closed")
+    invite = request.args.get("invite", "")[:64] if design.get("access") == "invite" else ""
+    response = render_template("respond.html", design=design, closed=status == "closed", invite=invite,
+                               needs_invite=design.get("access") == "invite" and not invite)
     return response, 200, {"Cache-Control": "no-store"}
 
 
