@@ -94,7 +94,8 @@ def test_survey_sends_only_randomized_reports(browser, live_server):
     posts = [r for r in requests if r["method"] == "POST"]
     assert len(posts) == 1 and posts[0]["url"] == f"{origin}/s/{SLUG}/responses"
     body = json.loads(posts[0]["body"])
-    assert set(body) == {"design", "answers"}
+    assert set(body) == {"design", "answers", "submission"}
+    assert re.fullmatch(r"[0-9a-f]{32}", body["submission"])
     assert body["design"] == design["hash"]
     answers = body["answers"]
     assert set(answers) == {"smoker", "lung_disease", "cigarettes", "age"}
