@@ -162,8 +162,9 @@ def test_request_leaves_a_fixed_delay_after_send(browser, live_server):
     context.close()
 
 
-def test_retry_resends_the_same_reports_and_rerandomizes_only_changed_answers(browser, live_server):
-    """Randomizing an unchanged answer again would spend its budget twice: a retry reuses its report."""
+def test_retry_resends_the_same_reports_even_for_a_changed_answer_unless_confirmed(browser, live_server):
+    """Randomizing an answer again would spend its budget twice: a retry reuses its report (test_respondent_trust.py
+    checks the confirmed change)."""
     before = response_count(live_server["db"])
     context = browser.new_context()
     page = context.new_page()
@@ -195,6 +196,7 @@ def test_retry_resends_the_same_reports_and_rerandomizes_only_changed_answers(br
     assert bodies[0] == bodies[1], "a retry with unchanged answers resends the same reports"
     unchanged = {"smoker", "lung_disease", "cigarettes"}
     assert {q: bodies[2][q] for q in unchanged} == {q: bodies[0][q] for q in unchanged}
+    assert bodies[2]["age"] == bodies[0]["age"], "the changed answer keeps its report until a change is confirmed"
     assert response_count(live_server["db"]) == before + 1
     context.close()
 

@@ -327,3 +327,30 @@ def test_keyboard_only_completion(browser, live_server):
     checked = page.evaluate("[...document.querySelectorAll('input:checked')].length")
     assert checked == 0, "the true answers were cleared"
     context.close()
+
+
+def test_the_trust_sections_are_axe_clean_without_sideways_scroll_at_360_px(browser, live_server):
+    from axe_playwright_python.sync_playwright import Axe
+
+    rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+             "resultTypes": ["violations"]}
+    origin, db = live_server["origin"], live_server["db"]
+    create(db, WAVE_TOML.format(slug="habits-a11y", epsilon=4, options=json.dumps(OPTIONS)))
+    create(db, PANEL_TOML.replace('slug = "panel"', 'slug = "panel-a11y"'))
+    context = browser.new_context(viewport={"width": 360, "height": 800})
+    page = context.new_page()
+    page.route(f"{origin}/s/habits-a11y/responses", lambda route: route.abort("connectionrefused"))
+    page.goto(f"{origin}/s/habits-a11y")
+    page.get_by_role("group", name=re.compile("Do you smoke")).get_by_label("Yes").check()
+    page.get_by_role("group", name=re.compile("Which of these")).get_by_label(OPTIONS[3], exact=True).check()
+    send(page)
+    page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
+    page.get_by_role("group", name=re.compile("Do you smoke")).get_by_label("No").check()
+    assert page.locator("#q-smoker-changed").is_visible()
+    for url in (None, f"{origin}/s/panel-a11y"):
+        if url:
+            page.goto(url)
+        results = Axe().run(page, options=rules).response
+        assert [v["id"] for v in results["violations"]] == [], page.url
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360, page.url
+    context.close()
