@@ -113,7 +113,7 @@ def survey_note(design: dict) -> str:
 def posterior_bound(epsilon: float) -> Fraction:
     """Return e^ε/(1+e^ε): how sure someone who thought an answer 50/50 can be after seeing the reports.
 
-    The posterior bound of ε-differential privacy from even prior odds (Dimitrakakis et al.,
+    The posterior bound of ε-differential privacy from even prior odds (Dimitrakakis,
     eq. 3.6.2); computed here because the respondent's browser may not use exp.
     """
     if not math.isfinite(epsilon) or epsilon < 0:
