@@ -22,6 +22,10 @@ const ANSWERED_PREFIX = 'ldp-survey:answered:';
 // How long after the press of send the request leaves, whatever the randomization took:
 // its running time can depend on the report, a timing channel (Haeberlen, Pierce & Narayan 2011).
 const SEND_DELAY_MS = 400;
+const LOST_MESSAGE = 'Your answers could not be sent, or the server\'s reply was lost. Your answers are still '
+  + 'here; check your connection and press send again: it is safe, your answers will be counted once.';
+const EARLIER_MESSAGE = 'Your answers had already arrived from an earlier send and were counted once; this '
+  + 'send was not stored again. Your true answers never left this device.';
 const ARROW_STEPS = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
 
 function rememberAnswered(slug) {
@@ -29,6 +33,34 @@ function rememberAnswered(slug) {
     window.localStorage.setItem(ANSWERED_PREFIX + slug, 'yes');
   } catch {
     // Storage can be unavailable (private browsing); the notice is only a courtesy.
+  }
+}
+
+// The body of a send not yet acknowledged (noisy reports and the submission id only), so that
+// after a reload the very same reports are offered again rather than new ones.
+const PENDING_PREFIX = 'ldp-survey:pending:';
+
+function keepPending(slug, body) {
+  try {
+    window.localStorage.setItem(PENDING_PREFIX + slug, body);
+  } catch {
+    // Without storage a reload loses the pending send; a retry on this page still works.
+  }
+}
+
+function pendingBody(slug) {
+  try {
+    return window.localStorage.getItem(PENDING_PREFIX + slug);
+  } catch {
+    return null;
+  }
+}
+
+function forgetPending(slug) {
+  try {
+    window.localStorage.removeItem(PENDING_PREFIX + slug);
+  } catch {
+    // Nothing was kept.
   }
 }
 
@@ -232,6 +264,29 @@ function setUpSurvey(form, design) {
     return;
   }
 
+  /** Send one body; return {outcome: 'stored' | 'earlier' | 'lost' | 'refused', message, field}. */
+  const transmit = async (body) => {
+    let response;
+    try {
+      response = await fetch(action, {
+        method: 'POST',
+        credentials: 'same-origin',
+        headers: {
+          'Content-Type': 'application/json',
+          'X-CSRFToken': document.querySelector('meta[name="csrf-token"]')?.content ?? '',
+        },
+        body,
+      });
+    } catch {
+      return { outcome: 'lost', message: LOST_MESSAGE };
+    }
+    if (response.status === 201) return { outcome: 'stored' };
+    const { message, field } = await serverMessage(response);
+    if (response.status === 409 && field === 'submission') return { outcome: 'earlier' };
+    // A 429 or a server error stored nothing, but the same send may be tried again later.
+    return { outcome: response.status === 429 || response.status >= 500 ? 'lost' : 'refused', message, field };
+  };
+
   let memos = new Map();
   if (design.series) {
     const status = document.getElementById('series-status');
@@ -373,6 +428,34 @@ function setUpSurvey(form, design) {
     return JSON.stringify(body);
   };
 
+  /** Offer to send again the reports of a send from an earlier visit that was never acknowledged. */
+  function offerPending(body) {
+    const section = document.getElementById('pending');
+    const again = document.getElementById('pending-send');
+    const error = document.getElementById('pending-error');
+    form.hidden = true;
+    section.hidden = false;
+    again.addEventListener('click', async () => {
+      again.disabled = true;
+      error.textContent = '';
+      const { outcome, message } = await transmit(body);
+      again.disabled = false;
+      if (outcome === 'lost') {
+        error.textContent = message;
+        return;
+      }
+      forgetPending(slug);
+      section.hidden = true;
+      if (outcome === 'refused') {
+        form.hidden = false;
+        showError(`The earlier send was refused and nothing of it was stored (${message}); `
+          + 'you can answer below.');
+        return;
+      }
+      finish(outcome === 'earlier' ? EARLIER_MESSAGE : undefined);
+    });
+  }
+
   const finish = (text) => {
     reports.clear();
     submission = null;
@@ -391,6 +474,21 @@ function setUpSurvey(form, design) {
     thanks.focus();
   };
 
+  const pending = pendingBody(slug);
+  if (pending !== null) {
+    let kept = null;
+    try {
+      kept = JSON.parse(pending);
+    } catch {
+      kept = null;
+    }
+    if (kept && kept.design === design.hash && typeof kept.submission === 'string') {
+      offerPending(pending);
+    } else {
+      forgetPending(slug);
+    }
+  }
+
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     if (sending) return;
@@ -407,35 +505,22 @@ function setUpSurvey(form, design) {
     submission = submission ?? newSubmissionId();
     const body = reportBody();
     attempted = true;
+    keepPending(slug, body);
     await waitUntil(pressedAt + SEND_DELAY_MS);
-    let response;
-    try {
-      response = await fetch(action, {
-        method: 'POST',
-        credentials: 'same-origin',
-        headers: {
-          'Content-Type': 'application/json',
-          'X-CSRFToken': document.querySelector('meta[name="csrf-token"]')?.content ?? '',
-        },
-        body,
-      });
-    } catch {
-      setSending(false);
-      showError('Your answers could not be sent, or the server\'s reply was lost. Your answers are still here; '
-        + 'check your connection and press send again: it is safe, your answers will be counted once.');
-      button.focus();
-      return;
-    }
-    if (response.status === 201) {
-      setSending(false);
+    const { outcome, message, field } = await transmit(body);
+    setSending(false);
+    if (outcome !== 'lost') forgetPending(slug);
+    if (outcome === 'stored') {
       finish();
       return;
     }
-    const { message, field } = await serverMessage(response);
-    setSending(false);
-    if (response.status === 409 && field === 'submission') {
-      finish('Your answers had already arrived from an earlier send and were counted once; the changed '
-        + 'reports were not stored. Your true answers never left this device.');
+    if (outcome === 'earlier') {
+      finish(EARLIER_MESSAGE);
+      return;
+    }
+    if (outcome === 'lost') {
+      showError(message);
+      button.focus();
       return;
     }
     showError(message);

@@ -164,6 +164,36 @@ def test_a_lost_201_then_a_retry_stores_one_response(browser, live_server):
     context.close()
 
 
+def test_after_a_lost_201_and_a_reload_the_page_offers_the_same_reports_and_stores_them_once(browser, live_server):
+    before = response_count(live_server["db"])
+    context = browser.new_context()
+    page = context.new_page()
+    sent = posts(page)
+    delivered = []
+
+    def lose_the_answer(route):
+        delivered.append(route.fetch().status)
+        route.abort("connectionreset")
+
+    page.route(f"{live_server['origin']}/s/{SLUG}/responses", lose_the_answer)
+    page.goto(f"{live_server['origin']}/s/{SLUG}")
+    fill_smoking(page)
+    send(page)
+    page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
+    page.unroute(f"{live_server['origin']}/s/{SLUG}/responses")
+    assert delivered == [201]
+
+    page.reload()
+    page.locator("#pending").wait_for(state="visible")
+    assert page.locator("#survey-form").is_hidden(), "no new reports can be made while a send is pending"
+    page.get_by_role("button", name="Send the same reports again").click()
+    wait_thanks(page)
+    assert len(sent) == 2 and sent[1] == sent[0]
+    assert response_count(live_server["db"]) == before + 1
+    assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('ldp-survey:pending:'))") == []
+    context.close()
+
+
 def test_a_changed_answer_after_a_failed_send_keeps_its_report_unless_confirmed(browser, live_server):
     before = response_count(live_server["db"])
     context = browser.new_context()
@@ -277,7 +307,7 @@ def test_an_invitation_link_works_once_then_409_with_nothing_stored(browser, liv
     assert page.locator("#invite-needed").is_visible() and page.locator("#survey-form").is_hidden()
     sent = posts(page)
     page.goto(f"{origin}/s/panel?invite={token}")
-    page.get_by_label("Yes").check()
+    page.get_by_role("radio", name="Yes").check()
     send(page)
     wait_thanks(page)
     assert sent[0]["invite"] == token and response_count(db, "panel") == 1
@@ -288,7 +318,7 @@ def test_an_invitation_link_works_once_then_409_with_nothing_stored(browser, liv
     replies = []
     page.on("response", lambda r: replies.append(r.status) if r.request.method == "POST" else None)
     page.goto(f"{origin}/s/panel?invite={token}")
-    page.get_by_label("No").check()
+    page.get_by_role("radio", name="No").check()
     send(page)
     page.get_by_text(re.compile("already been used")).wait_for(timeout=10_000)
     assert replies == [409] and response_count(db, "panel") == 1
