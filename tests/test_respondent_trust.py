@@ -377,9 +377,11 @@ def test_the_trust_sections_are_axe_clean_without_sideways_scroll_at_360_px(brow
     page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
     page.get_by_role("group", name=re.compile("Do you smoke")).get_by_label("No").check()
     assert page.locator("#q-smoker-changed").is_visible()
-    for url in (None, f"{origin}/s/panel-a11y"):
+    for url in (None, f"{origin}/s/habits-a11y", f"{origin}/s/panel-a11y"):
         if url:
             page.goto(url)
+        if url and "habits" in url:
+            assert page.locator("#pending").is_visible(), "the unacknowledged send is offered again"
         results = Axe().run(page, options=rules).response
         assert [v["id"] for v in results["violations"]] == [], page.url
         assert page.evaluate("document.documentElement.scrollWidth") <= 360, page.url
