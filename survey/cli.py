@@ -187,6 +187,10 @@ def create(db, file, replace, owner, draft):
         click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
     if owner is None:
         click.echo(f"No owner: no researcher sees its results until `ldp-survey share {design['slug']} EMAIL`")
+    if design.get("access") == "invite":
+        click.echo(f"Invitation only: make links with `ldp-survey invite {design['slug']} --count N --base URL`")
+    if design.get("series"):
+        click.echo(f"Series {design['series']}: browsers resend their kept report of an unchanged answer in every wave")
 
 
 @main.command()

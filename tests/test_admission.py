@@ -198,6 +198,14 @@ def test_a_survey_open_to_anyone_refuses_invitations_in_the_store(db_path, smoki
         store.close()
 
 
+def test_cli_create_says_how_to_make_invitations(cli_runner, db_path, tmp_path):
+    path = tmp_path / "panel.toml"
+    path.write_text(PANEL_TOML.replace('access = "invite"', 'access = "invite"\nseries = "staff"'), encoding="utf-8")
+    result = cli_runner.invoke(main, ["--db", str(db_path), "create", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "ldp-survey invite panel --count N" in result.stdout and "Series staff" in result.stdout
+
+
 def test_cli_invite_prints_one_link_per_line(cli_runner, db_path, panel):
     result = cli_runner.invoke(main, ["--db", str(db_path), "invite", "panel", "--count", "5",
                                       "--base", "https://surveys.example.org/"])
