@@ -386,3 +386,37 @@ def test_the_trust_sections_are_axe_clean_without_sideways_scroll_at_360_px(brow
         assert [v["id"] for v in results["violations"]] == [], page.url
         assert page.evaluate("document.documentElement.scrollWidth") <= 360, page.url
     context.close()
+
+
+def test_the_dashboard_downloads_invitation_links_and_is_axe_clean_at_360_px(browser, live_server):
+    from axe_playwright_python.sync_playwright import Axe
+    from werkzeug.security import generate_password_hash
+
+    rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+             "resultTypes": ["violations"]}
+    origin, db = live_server["origin"], live_server["db"]
+    create(db, PANEL_TOML.replace('slug = "panel"', 'slug = "panel-dash"'))
+    store = Store(db)
+    store.add_user("inviter@example.org", generate_password_hash("invite people"), replace=True)
+    store.share("panel-dash", "inviter@example.org")
+    store.close()
+    context = browser.new_context(viewport={"width": 360, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    page.goto(f"{origin}/login")
+    page.get_by_label("Email").fill("inviter@example.org")
+    page.get_by_label("Password").fill("invite people")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile("/surveys$"))
+    page.goto(f"{origin}/surveys/panel-dash/results")
+    assert Axe().run(page, options=rules).response["violations"] == []
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.get_by_label("Number of links").fill("3")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Make links (CSV)").click()
+    with open(download.value.path(), encoding="utf-8") as file:
+        lines = file.read().splitlines()
+    assert lines[0] == "link" and len(lines) == 4
+    assert all(re.fullmatch(rf"{re.escape(origin)}/s/panel-dash\?invite=[A-Za-z0-9_-]{{22}}", line) for line in lines[1:])
+    page.goto(lines[1])
+    assert page.locator("#survey-form").is_visible() and page.locator("#invite-needed").count() == 0
+    context.close()
