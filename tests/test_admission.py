@@ -309,10 +309,18 @@ def test_the_limiter_refills_at_the_rate_and_keeps_clients_apart():
     assert "10.0.0.1" not in repr(limiter._buckets), "addresses are kept only as keyed hashes"
 
 
-def test_a_flood_from_one_client_gets_429_beyond_the_limit_and_stores_nothing_of_it(db_path, smoking_survey):
+@pytest.fixture
+def limited_app(db_path, smoking_survey):
+    """The app with a flood limit of 5 submissions a minute per client."""
     app = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test",
                       "MAX_SUBMISSIONS_PER_MINUTE": 5})
-    client = app.test_client()
+    yield app
+    app.extensions["ldp_stores"].close_all()
+
+
+def test_a_flood_from_one_client_gets_429_beyond_the_limit_and_stores_nothing_of_it(limited_app, db_path,
+                                                                                    smoking_survey):
+    client = limited_app.test_client()
     token = csrf_token(client)
     statuses = [post(client, {"design": smoking_survey["hash"], "answers": GOOD}, token) for _ in range(9)]
     assert [r.status_code for r in statuses] == [201] * 5 + [429] * 4
@@ -320,9 +328,8 @@ def test_a_flood_from_one_client_gets_429_beyond_the_limit_and_stores_nothing_of
     assert refused.is_json and "Nothing was stored" in refused.get_json()["error"]
     assert 1 <= int(refused.headers["Retry-After"]) <= 60
     assert count(db_path) == 5
-    other = app.test_client()
+    other = limited_app.test_client()
     response = other.post(f"/s/{SLUG}/responses", data=json.dumps({"design": smoking_survey["hash"], "answers": GOOD}),
                           headers={"X-CSRFToken": csrf_token(other)}, content_type="application/json",
                           environ_base={"REMOTE_ADDR": "192.0.2.7"})
     assert response.status_code == 201, "another client address is not limited"
-    app.extensions["ldp_stores"].close_all()
