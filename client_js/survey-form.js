@@ -283,7 +283,8 @@ function setUpSurvey(form, design) {
     if (response.status === 201) return { outcome: 'stored' };
     const { message, field } = await serverMessage(response);
     if (response.status === 409 && field === 'submission') return { outcome: 'earlier' };
-    // A 429 or a server error stored nothing, but the same send may be tried again later.
+    // A 429 stored nothing and a server error may or may not have stored it: either way the very
+    // same send (same id) can be tried again safely.
     return { outcome: response.status === 429 || response.status >= 500 ? 'lost' : 'refused', message, field };
   };
 
