@@ -22,10 +22,10 @@ function memoKey(series, questionId) {
   return `${PREFIX}${series}:${questionId}`;
 }
 
-/** Return a string that changes whenever the randomization of the question changes. */
+/** Return a string that changes whenever the question's answers or their randomization change. */
 export function fingerprint(question) {
   const { kind, mechanism } = question;
-  return JSON.stringify([kind, mechanism, question.options?.length ?? null, question.flip_threshold ?? null,
+  return JSON.stringify([kind, mechanism, question.options ?? null, question.flip_threshold ?? null,
     question.keep_threshold ?? null, question.q_threshold ?? null, question.min ?? null, question.max ?? null]);
 }
 

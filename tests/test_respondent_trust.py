@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ from survey.store import Store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
+REPO = Path(__file__).resolve().parent.parent
 SLUG = "smoking-2026"
 OPTIONS = [f"habit {i}" for i in range(16)]
 # Two questions at epsilon 2 each; the multi question's 16 options get 0.125 each (flip
@@ -109,8 +111,14 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
     design = json.loads(page.locator("#design").text_content())
     assert all(report is None for report, _ in previews(page).values()), "nothing is shown before an answer"
     assert "at most 88% sure" in page.locator("#posterior-bound").inner_text()
-    for link in ("design.json", "survey-form.js", "mechanisms.js", "random.js"):
-        assert page.get_by_role("link", name=link).count() == 1
+    for name in ("design.json", "survey-form.js", "mechanisms.js", "random.js", "series.js"):
+        link = page.get_by_role("link", name=name)
+        served = page.request.get(link.evaluate("a => a.href"))
+        assert served.ok, name
+        if name == "design.json":
+            assert served.json() == design
+        else:
+            assert served.text() == (REPO / "client_js" / name).read_text(encoding="utf-8"), name
     assert "No IP address, no time of day, no cookie" in page.inner_text("body")
 
     fill_smoking(page)

@@ -93,6 +93,8 @@ test('a kept memo is reused for the same design, replaced for another, forgotten
   assert.deepEqual(again.memo, first.memo);
   const changed = loadMemo(storage, 'waves', { ...MULTI, flip_threshold: FLIP + 1 }, rnd);
   assert.equal(changed.status, 'changed');
+  const relabelled = loadMemo(storage, 'waves', { ...MULTI, flip_threshold: FLIP + 1, options: ['a', 'c', 'b'] }, rnd);
+  assert.equal(relabelled.status, 'changed', 'reordered options are another question');
   loadMemo(storage, 'other', YES_NO, rnd);
   storage.setItem('ldp-survey:series:waves:smoker', '{not json');
   assert.equal(loadMemo(storage, 'waves', YES_NO, rnd).status, 'new');
