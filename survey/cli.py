@@ -199,6 +199,10 @@ def create(db, file, replace, owner, draft):
         click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
     if owner is None:
         click.echo(f"No owner: no researcher sees its results until `ldp-survey share {design['slug']} EMAIL`")
+    if design.get("access") == "invite":
+        click.echo(f"Invitation only: make links with `ldp-survey invite {design['slug']} --count N --base URL`")
+    if design.get("series"):
+        click.echo(f"Series {design['series']}: browsers resend their kept report of an unchanged answer in every wave")
 
 
 @main.command()
@@ -264,6 +268,40 @@ def close(db, slug):
     """
     _lifecycle(db, slug, "close")
     click.echo(f"Closed {slug}: it takes no more responses")
+
+
+@main.command()
+@click.argument("slug")
+@click.option("--count", required=True, type=click.IntRange(1, 100_000), help="How many links to make.")
+@click.option("--base", default="http://127.0.0.1:5000", show_default=True,
+              help="The public address respondents reach the server at.")
+@click.pass_obj
+def invite(db, slug, count, base):
+    """Print COUNT single-use invitation links, one per line.
+
+    The survey's definition needs access = "invite". Each link admits one response; an
+    unknown token is refused (403), a used one too (409), and neither stores anything.
+    Only a hash of each token is kept, apart from the responses: keep the printed links,
+    they cannot be shown again. Which invitee answered what can never be told.
+
+    \b
+    Examples:
+      ldp-survey invite panel-2026 --count 30 --base https://surveys.example.org > links.txt
+      ldp-survey --db study.db invite panel-2026 --count 1
+    """
+    from .invitations import check_base, invitation_links
+
+    try:
+        check_base(base)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    store = open_store(db, must_exist=True)
+    try:
+        load_design(store, slug)
+        tokens = store.create_invitations(slug, count)
+    finally:
+        store.close()
+    click.echo("\n".join(invitation_links(base, slug, tokens)))
 
 
 @main.command()
@@ -345,7 +383,7 @@ def _listen(host: str, port: int):
 
 
 def _serve(db: str, host: str, port: int, *, listener=None, workers: int | None = None,
-           threads: int | None = None, https: bool = False):
+           threads: int | None = None, https: bool = False, per_minute: int | None = None):
     """Serve the app with gunicorn until SIGTERM or Ctrl+C (see survey.web.server).
 
     ``listener`` is a socket already listening on host:port (bound first, so a busy port
@@ -358,7 +396,10 @@ def _serve(db: str, host: str, port: int, *, listener=None, workers: int | None 
         # Created once, in the master, before the workers fork: migrations run once, and
         # create_app leaves no SQLite connection open for the workers to inherit.
         # Behind an HTTPS proxy the session cookie (which carries the CSRF token) must be Secure.
-        app = create_app({"DATABASE": db, "SESSION_COOKIE_SECURE": https, "HSTS": https})
+        config = {"DATABASE": db, "SESSION_COOKIE_SECURE": https, "HSTS": https}
+        if per_minute is not None:
+            config["MAX_SUBMISSIONS_PER_MINUTE"] = per_minute
+        app = create_app(config)
     except BaseException:
         listener.close()
         raise
@@ -381,8 +422,12 @@ PORT = click.option("--port", default=5000, show_default=True, type=click.IntRan
               help="Threads per worker process.")
 @click.option("--https", is_flag=True,
               help="The public address is HTTPS (a TLS proxy in front): send cookies only over HTTPS.")
+@click.option("--max-submissions-per-minute", "per_minute", default=120, show_default=True,
+              type=click.IntRange(0, 1_000_000),
+              help="Submissions one client address may send per minute, per worker process (in memory "
+                   "only); beyond it 429. 0 turns the limit off (load tests).")
 @click.pass_obj
-def serve(db, host, port, workers, threads, https):
+def serve(db, host, port, workers, threads, https, per_minute):
     """Serve the survey pages and the dashboard (gunicorn).
 
     The app is loaded once, then --workers processes of --threads threads each answer
@@ -397,8 +442,9 @@ def serve(db, host, port, workers, threads, https):
       ldp-survey --db study.db serve --host 0.0.0.0 --port 8000
       ldp-survey --db study.db serve --workers 4 --threads 16
       ldp-survey --db study.db serve --port 8000 --https   # behind a TLS proxy
+      ldp-survey --db study.db serve --max-submissions-per-minute 0   # load tests only
     """
-    _serve(db, host, port, workers=workers, threads=threads, https=https)
+    _serve(db, host, port, workers=workers, threads=threads, https=https, per_minute=per_minute)
 
 
 def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int, batch: int,

@@ -97,6 +97,11 @@ def build_design(defn: SurveyDefinition) -> dict:
     }
     if sampled:
         design["sample"] = defn.sample
+    # Only when set, so that the designs (and hashes) of surveys without them are unchanged.
+    if defn.access != "open":
+        design["access"] = defn.access
+    if defn.series is not None:
+        design["series"] = defn.series
     design["hash"] = design_hash(design)
     return design
 

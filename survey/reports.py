@@ -1,6 +1,8 @@
 """Validate a submitted response against a survey design (DESIGN.md §1, invariant 4).
 
-A submission is ``{"design": HASH, "answers": {QID: REPORT}}``. A report must lie in its
+A submission is ``{"design": HASH, "answers": {QID: REPORT}}``, optionally with
+``"submission"`` (the browser's random id, 32 lowercase hex digits: a retry with the same
+id is stored once) and ``"invite"`` (an invitation token). A report must lie in its
 mechanism's output domain: 0/1 for ``rr`` and ``duchi``, an option index for ``grr``, a
 list of d 0/1 integers for ``oue`` and ``multi``.
 """
@@ -8,6 +10,7 @@ list of d 0/1 integers for ``oue`` and ``multi``.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import numpy as np
@@ -109,6 +112,35 @@ def parse_submission(body: bytes) -> Any:
         raise ReportError("the body nests too deeply") from exc
 
 
+SUBMISSION_KEYS = {"design", "answers", "submission", "invite"}
+SUBMISSION_ID_RE = re.compile(r"[0-9a-f]{32}")
+INVITE_RE = re.compile(r"[A-Za-z0-9_-]{22}")
+
+
+def admission_fields(design: dict, payload: dict) -> tuple[str | None, str | None]:
+    """Return the (submission id, invitation token) of a validated submission, each None when absent, or raise.
+
+    An invitation-only survey (``access = "invite"``) needs a token: 403 without one; any
+    other survey takes none (400).
+    """
+    submission = payload.get("submission")
+    if submission is not None and (not isinstance(submission, str) or not SUBMISSION_ID_RE.fullmatch(submission)):
+        raise ReportError(f"\"submission\" must be 32 lowercase hexadecimal digits, got {submission!r}",
+                          field="submission")
+    invite = payload.get("invite")
+    if design.get("access") == "invite":
+        if invite is None:
+            raise ReportError("this survey is by invitation only: open it from your invitation link; "
+                              "nothing was stored", field="invite", status=403)
+        if not isinstance(invite, str) or not INVITE_RE.fullmatch(invite):
+            raise ReportError("this invitation link is not valid for this survey; nothing was stored",
+                              field="invite", status=403)
+    elif invite is not None:
+        raise ReportError("this survey is open to anyone and takes no invitation; nothing was stored",
+                          field="invite")
+    return submission, invite
+
+
 def validate_submission(design: dict, payload: Any) -> dict:
     """Return the validated answers ``{QID: REPORT}`` of a submission, or raise ReportError.
 
@@ -118,10 +150,10 @@ def validate_submission(design: dict, payload: Any) -> dict:
     """
     if not isinstance(payload, dict):
         raise ReportError("the body must be a JSON object {\"design\": HASH, \"answers\": {...}}")
-    extra = sorted(set(payload) - {"design", "answers"})
+    extra = sorted(set(payload) - SUBMISSION_KEYS)
     if extra:
-        raise ReportError(f"unexpected key {extra[0]!r}; only \"design\" and \"answers\" are allowed",
-                          field=extra[0])
+        raise ReportError(f"unexpected key {extra[0]!r}; only \"design\", \"answers\", \"submission\" "
+                          "and \"invite\" are allowed", field=extra[0])
     if not isinstance(payload.get("design"), str):
         raise ReportError("\"design\" must be the design hash string", field="design")
     if payload["design"] != design["hash"]:

@@ -94,7 +94,8 @@ def test_survey_sends_only_randomized_reports(browser, live_server):
     posts = [r for r in requests if r["method"] == "POST"]
     assert len(posts) == 1 and posts[0]["url"] == f"{origin}/s/{SLUG}/responses"
     body = json.loads(posts[0]["body"])
-    assert set(body) == {"design", "answers"}
+    assert set(body) == {"design", "answers", "submission"}
+    assert re.fullmatch(r"[0-9a-f]{32}", body["submission"])
     assert body["design"] == design["hash"]
     answers = body["answers"]
     assert set(answers) == {"smoker", "lung_disease", "cigarettes", "age"}
@@ -161,8 +162,9 @@ def test_request_leaves_a_fixed_delay_after_send(browser, live_server):
     context.close()
 
 
-def test_retry_resends_the_same_reports_and_rerandomizes_only_changed_answers(browser, live_server):
-    """Randomizing an unchanged answer again would spend its budget twice: a retry reuses its report."""
+def test_retry_resends_the_same_reports_even_for_a_changed_answer_unless_confirmed(browser, live_server):
+    """Randomizing an answer again would spend its budget twice: a retry reuses its report (test_respondent_trust.py
+    checks the confirmed change)."""
     before = response_count(live_server["db"])
     context = browser.new_context()
     page = context.new_page()
@@ -194,6 +196,7 @@ def test_retry_resends_the_same_reports_and_rerandomizes_only_changed_answers(br
     assert bodies[0] == bodies[1], "a retry with unchanged answers resends the same reports"
     unchanged = {"smoker", "lung_disease", "cigarettes"}
     assert {q: bodies[2][q] for q in unchanged} == {q: bodies[0][q] for q in unchanged}
+    assert bodies[2]["age"] == bodies[0]["age"], "the changed answer keeps its report until a change is confirmed"
     assert response_count(live_server["db"]) == before + 1
     context.close()
 

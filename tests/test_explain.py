@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import pytest
@@ -158,3 +159,19 @@ def test_unknown_mechanism_is_rejected():
 def test_bad_threshold_is_rejected():
     with pytest.raises(ValueError, match="threshold must be an integer from 0 to 2\\^53, got -1"):
         protection_note({"id": "q", "kind": "yes_no", "mechanism": "rr", "flip_threshold": -1, "epsilon": 1.0})
+
+
+@pytest.mark.parametrize("epsilon, shown", [(0.29, "57%"), (0.57, "64%"), (1, "73%"), (2, "88%"), (4, "98%"),
+                                            (8, "99.97%")])
+def test_the_posterior_bound_from_even_odds_is_e_eps_over_1_plus_e_eps(epsilon, shown):
+    from survey.explain import percent, posterior_bound
+
+    assert float(posterior_bound(epsilon)) == pytest.approx(math.exp(epsilon) / (1 + math.exp(epsilon)), rel=1e-12)
+    assert percent(posterior_bound(epsilon)) == shown
+
+
+def test_the_respondent_page_states_the_bound_of_everything_it_sends():
+    from survey.explain import posterior_note
+
+    note = posterior_note({"epsilon_spent": 2.0, "epsilon": 2.0})
+    assert "at most 88% sure" in note and "ε′ = 2" in note

@@ -304,3 +304,23 @@ def insert_one_sql(design: dict) -> str:
                "WHERE EXISTS (SELECT 1 FROM surveys WHERE slug = ? AND design_hash = ? AND status = 'open')")
         _INSERT_ONE_SQL[design["hash"]] = sql
     return sql
+
+
+@migrations()
+def m006_admission(db):
+    """Add single-use invitations and the record of acknowledged submissions, both apart from responses.
+
+    Both tables are keyed by a SHA-256 hash (WITHOUT ROWID), so their rows sit in random
+    order whatever order they were made or used in; neither holds a response id or a time
+    finer than the day an invitation was made (DESIGN.md §1, invariants 5 and 9).
+    """
+    db.conn.execute("""CREATE TABLE invitations (
+                        token_hash TEXT PRIMARY KEY,
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                        used INTEGER NOT NULL DEFAULT 0 CHECK (used IN (0, 1)),
+                        created_day TEXT NOT NULL) WITHOUT ROWID""")
+    db.conn.execute("CREATE INDEX invitations_survey ON invitations (survey, used)")
+    db.conn.execute("""CREATE TABLE submissions (
+                        id_hash TEXT PRIMARY KEY,
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                        answers_check TEXT NOT NULL) WITHOUT ROWID""")
