@@ -98,18 +98,6 @@ def protection_note(question: dict) -> str:
     raise ValueError(f"question {question.get('id')!r} has an unsupported kind/mechanism {kind!r}/{mechanism!r}")
 
 
-def survey_note(design: dict) -> str:
-    """Return the plain-language statement of the respondent's total privacy budget."""
-    budget = format_epsilon(design["epsilon"])
-    spent = format_epsilon(design["epsilon_spent"])
-    count = int(design["sample"]) if design.get("allocation") == "sample" else len(design["questions"])
-    answers = "your answer" if count == 1 else f"all {count} of your answers together"
-    return (f"Every answer is randomized on your device before it is sent, so the server never sees "
-            f"your true answers. The privacy loss of {answers} is at most ε = {budget} "
-            f"(this survey uses ε′ = {spent} of it); smaller ε means stronger protection. "
-            f"Answering the survey a second time would add to this loss.")
-
-
 def sample_note(design: dict) -> str | None:
     """Return why a respondent sees only some questions (sample allocation, m < k), or None.
 

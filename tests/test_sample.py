@@ -384,16 +384,16 @@ def test_exports_leave_questions_not_asked_empty_and_the_codebook_says_so(db_pat
 def test_the_respondent_page_says_why_only_some_questions_are_shown(client, athletes):
     page = client.get(f"/s/{SLUG}").get_data(as_text=True)
     assert "Each person answers 2 of the 6 questions, chosen at random on your device" in page
-    assert "at most ε = 1" in page and "all 2 of your answers together" in page
+    assert "Your privacy loss stays at most ε = 1 in total" in page
+    assert "at most 73% sure after seeing everything this page sends" in page
     fieldsets = re.findall(r"<fieldset\b[^>]*>", page)
     assert len(fieldsets) == 6 and all(re.search(r"\shidden\b", tag) for tag in fieldsets)
 
 
-def test_the_notes_count_the_answered_questions_and_say_nothing_when_all_are_asked():
-    from survey.explain import sample_note, survey_note
+def test_the_sample_note_counts_the_answered_questions_and_says_nothing_when_all_are_asked():
+    from survey.explain import sample_note
 
     design = yes_no_survey(5, 2, 1.0)
-    assert "all 2 of your answers together is at most ε = 1" in survey_note(design)
     assert "Each person answers 2 of the 5 questions" in sample_note(design)
     assert "ε′ = 0.5 each" in sample_note(design)
     assert sample_note(yes_no_survey(3, 3, 1.0)) is None
