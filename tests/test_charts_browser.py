@@ -92,13 +92,16 @@ def test_svg_opened_on_its_own_renders(browser, charts_survey):
     context, page, errors = signed_in_page(browser, charts_survey)
     response = page.goto(f"{charts_survey}/surveys/{SLUG}/charts/q1.svg")
     assert response.status == 200 and response.headers["content-type"] == "image/svg+xml; charset=utf-8"
-    assert "style-src 'unsafe-inline'" in response.headers["content-security-policy"]
     text = page.evaluate("document.documentElement.textContent")
     for label in (TEX, "<script>alert(1)</script>", RTL, "a & b"):
         assert label in text, label
     assert page.evaluate("document.getElementsByTagNameNS('http://www.w3.org/2000/svg', 'script').length") == 0
-    assert_drawn(Image.open(io.BytesIO(page.screenshot())), "the SVG")
+    box = page.evaluate("(({width, height}) => ({x: 0, y: 0, width, height}))"
+                        "(document.documentElement.getBoundingClientRect())")
+    assert box["width"] == pytest.approx(720, abs=1)
+    assert_drawn(Image.open(io.BytesIO(page.screenshot(clip=box))), "the SVG")
     assert errors == [], "no CSP violation"
+    assert "style-src 'unsafe-inline'" in response.headers["content-security-policy"]
     context.close()
 
 
