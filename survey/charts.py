@@ -48,6 +48,8 @@ TITLE_LINE_IN = 0.24
 SUBTITLE_IN = 0.42
 AXIS_IN = 0.5
 GAP_IN = 0.35             # between two questions of the whole-survey chart
+TOP_AXIS_ROWS = 12        # a chart of more rows repeats its axis labels above the rows
+TOP_AXIS_IN = 0.25
 
 TITLE_CHARS = 70
 TITLE_LINES = 3
@@ -108,7 +110,8 @@ def number_ticks(low: float, high: float) -> list[float]:
 def _block_height(question: dict, rows: list) -> float:
     """Return the height in inches of one question's chart (without the outer margins)."""
     lines = len(_title_lines(question.get("text") or question["id"]))
-    return lines * TITLE_LINE_IN + SUBTITLE_IN + ROW_IN * (max(1, len(rows)) + 0.2) + AXIS_IN
+    top_axis = TOP_AXIS_IN if len(rows) > TOP_AXIS_ROWS else 0.0
+    return lines * TITLE_LINE_IN + SUBTITLE_IN + top_axis + ROW_IN * (max(1, len(rows)) + 0.2) + AXIS_IN
 
 
 def chart_size(question: dict, rows: list) -> tuple[int, int]:
@@ -144,7 +147,8 @@ def _draw_question(fig: Figure, top: float, height: float, question: dict, rows:
     fig.text(0.12 / WIDTH_IN, 1 - y / fig_h, truncate(subtitle, 110), fontsize=8.5,
              color=MUTED_COLOUR, parse_math=False, usetex=False)
 
-    plot_top = top + len(lines) * TITLE_LINE_IN + SUBTITLE_IN + 0.1
+    top_axis = len(rows) > TOP_AXIS_ROWS
+    plot_top = top + len(lines) * TITLE_LINE_IN + SUBTITLE_IN + (TOP_AXIS_IN if top_axis else 0.0) + 0.1
     plot_h = height - (plot_top - top) - AXIS_IN + 0.1
     ax = fig.add_axes((LEFT_IN / WIDTH_IN, 1 - (plot_top + plot_h) / fig_h,
                        (WIDTH_IN - LEFT_IN - RIGHT_IN) / WIDTH_IN, plot_h / fig_h))
@@ -154,8 +158,8 @@ def _draw_question(fig: Figure, top: float, height: float, question: dict, rows:
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
     ax.spines["bottom"].set_color(MUTED_COLOUR)
-    ax.tick_params(axis="y", length=0, labelsize=9, labelcolor=TEXT_COLOUR)
-    ax.tick_params(axis="x", labelsize=8.5, colors=MUTED_COLOUR)
+    ax.tick_params(axis="y", length=0, pad=9, labelsize=9, labelcolor=TEXT_COLOUR)
+    ax.tick_params(axis="x", labelsize=8.5, colors=MUTED_COLOUR, top=top_axis, labeltop=top_axis)
     ax.grid(axis="x", color=GRID_COLOUR, linewidth=0.8)
     ax.set_axisbelow(True)
     if is_number:
@@ -166,7 +170,7 @@ def _draw_question(fig: Figure, top: float, height: float, question: dict, rows:
         ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     labels = [truncate(row.option if row.option else "mean", LABEL_CHARS) for row in rows]
     ax.set_yticks(range(len(rows)), labels=labels)
-    for label in ax.get_yticklabels() + ax.get_xticklabels():
+    for label in ax.get_yticklabels() + ax.get_xticklabels(which="both"):
         label.set_parse_math(False)
     if not rows:
         ax.set_yticks([])

@@ -178,6 +178,7 @@ def test_64_options(design):
     root = parse(question_chart(design, "colour", many))
     shown = texts(root)
     assert all(option in shown for option in options)
+    assert shown.count("50%") == 2, "a long chart repeats its axis labels above its rows"
     assert sum(len(marker_xs(root, gid)) for gid in ("estimates", "below-axis", "above-axis")) == 64
     width, height = chart_size(design["questions"][1], many)
     assert height > 64 * 20 and width == chart_size(design["questions"][1], many[:2])[0]
