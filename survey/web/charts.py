@@ -78,10 +78,11 @@ def question_charts(design: dict, rows, level: float) -> list[dict]:
     for q in design["questions"]:
         width, height = chart_size(q, by_question[q["id"]])
         chart = {"id": q["id"], "text": q.get("text") or q["id"], "width": width, "height": height}
+        # One url_for per question (a survey can have 100): the PNG's address differs only in its extension.
+        svg = url_for("charts.question", slug=slug, question=q["id"], fmt="svg", level=level)
         for fmt in MIMETYPES:
-            chart[fmt] = url_for("charts.question", slug=slug, question=q["id"], fmt=fmt, level=level)
-            chart[f"{fmt}_download"] = url_for("charts.question", slug=slug, question=q["id"], fmt=fmt,
-                                               level=level, download=1)
+            chart[fmt] = svg.replace(".svg?", f".{fmt}?", 1)
+            chart[f"{fmt}_download"] = chart[fmt] + "&download=1"
             chart[f"{fmt}_name"] = f"{slug}-{q['id']}.{fmt}"
         charts.append(chart)
     return charts
