@@ -187,9 +187,9 @@ def main(argv=None):
             common.cli(db, "share", slug, EMAIL, timeout=args.timeout)
         print(f"built {args.n:,} smoking responses in {built:.1f} s and {args.n_limits:,} responses to the "
               f"100 x 64 survey in {limits_built:.1f} s")
-        smoking_bodies = iter(common.make_bodies(common.smoking_design(), 3 * args.repeat + 10, args.seed))
+        smoking_bodies = iter(common.make_bodies(common.smoking_design(), len(PAGES) * args.repeat + 10, args.seed))
         limits_design = common.design_of(toml)
-        limits_bodies = iter(common.make_bodies(limits_design, 6 * args.repeat + 10, args.seed))
+        limits_bodies = iter(common.make_bodies(limits_design, 2 * len(PAGES) * args.repeat + 10, args.seed))
         load_bodies = common.make_bodies(common.smoking_design(), 500, args.seed + 1)
 
         with common.Server(db, workers=args.workers, threads=args.threads, log=tmp / "server.log",
