@@ -440,3 +440,33 @@ def test_web_chart_routes_are_404_for_another_researcher_and_unknown_questions(a
     for path in (f"/surveys/{SLUG}/charts/nope.svg", f"/surveys/{SLUG}/charts/smoker.gif",
                  f"/surveys/{SLUG}/charts/smoker%0A.svg", "/surveys/nope/charts/smoker.svg"):
         assert owner.get(path).status_code == 404, path
+
+
+def test_web_draws_one_whole_survey_chart_at_a_time(signed_in, monkeypatch):
+    import survey.web.charts as web_charts
+
+    active, most, real = [0], [0], web_charts.survey_chart
+
+    def slow(design, rows, *, fmt):
+        active[0] += 1
+        most[0] = max(most[0], active[0])
+        time.sleep(0.2)
+        active[0] -= 1
+        return real(design, rows, fmt=fmt)
+
+    monkeypatch.setattr(web_charts, "survey_chart", slow)
+    levels = ["0.9", "0.95", "0.99"]
+    clients = [signed_in() for _ in levels]
+    barrier = threading.Barrier(len(levels))
+    statuses = []
+
+    def fetch(client, level):
+        barrier.wait()
+        statuses.append(client.get(f"/surveys/{SLUG}/chart.svg?level={level}").status_code)
+
+    threads = [threading.Thread(target=fetch, args=pair) for pair in zip(clients, levels)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert statuses == [200] * len(levels) and most[0] == 1

@@ -11,6 +11,8 @@ opened on its own.
 
 from __future__ import annotations
 
+import threading
+
 from flask import Blueprint, Response, abort, current_app, request, url_for
 
 from ..charts import chart_size, question_chart, survey_chart
@@ -24,6 +26,9 @@ bp = Blueprint("charts", __name__)
 # A chart is an image: inline style (matplotlib's), no script, no fetch, no frame.
 CHART_CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 MIMETYPES = {"svg": "image/svg+xml", "png": "image/png"}
+# The whole survey in one figure can take seconds (about 9 s at 100 x 64): one such drawing at a
+# time per process, so requests for it (at several levels, say) cannot hold every worker thread.
+_WHOLE_SURVEY = threading.Lock()
 
 
 def _send(key: tuple, draw, fmt: str, filename: str) -> Response:
@@ -64,7 +69,12 @@ def survey(slug):
     """Send every question's chart stacked in one SVG (slow for very large surveys: the dashboard never loads it)."""
     level = _level()
     design, rows, key = _data(slug, level)
-    return _send(key + ("", "svg"), lambda: survey_chart(design, rows, fmt="svg"), "svg", f"{slug}-charts.svg")
+
+    def draw():
+        with _WHOLE_SURVEY:
+            return survey_chart(design, rows, fmt="svg")
+
+    return _send(key + ("", "svg"), draw, "svg", f"{slug}-charts.svg")
 
 
 @bp.app_template_global()
