@@ -186,7 +186,7 @@ def test_security_headers(web, smoking_survey):
 
 RESEARCHER_ROUTES = ["/surveys", f"/surveys/{SLUG}/results", f"/surveys/{SLUG}/results.csv",
                      f"/surveys/{SLUG}/responses.csv", f"/surveys/{SLUG}/chart.svg",
-                     f"/surveys/{SLUG}/codebook.json"]
+                     f"/surveys/{SLUG}/charts/smoker.svg", f"/surveys/{SLUG}/codebook.json"]
 
 
 @pytest.mark.parametrize("path", RESEARCHER_ROUTES)

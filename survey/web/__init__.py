@@ -53,6 +53,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     from . import invitations; app.register_blueprint(invitations.bp)  # noqa: E702
     from .crosstab import bp as crosstab_bp
     app.register_blueprint(crosstab_bp)
+    from .charts import bp as charts_bp
+    app.register_blueprint(charts_bp)
     from . import account, api
 
     app.register_blueprint(account.bp)
