@@ -47,14 +47,16 @@ export function extremeGroups({ ratioA: a, ratioB: b }) {
 
 /**
  * Draw n reports of `value` and return {stat, critical, df} of Pearson's chi-square against the
- * exact distribution, levels merged into `groups` contiguous groups (alpha 1e-4 per value).
+ * exact distribution, levels merged into at most `groups` contiguous groups of equal size
+ * (alpha 1e-4 per value).
  */
 export function piecewiseFit(draw, value, parameters, { n, groups }) {
   const probabilities = piecewiseLevelProbabilities(value, parameters);
   const size = Math.ceil(probabilities.length / groups);
-  const expected = groupProbabilities(probabilities, (k) => Math.floor(k / size), groups);
-  const counts = new Array(groups).fill(0);
+  const used = Math.ceil(probabilities.length / size);
+  const expected = groupProbabilities(probabilities, (k) => Math.floor(k / size), used);
+  const counts = new Array(used).fill(0);
   for (let i = 0; i < n; i += 1) counts[Math.floor(draw(value) / size)] += 1;
-  const df = groups - 1;
+  const df = used - 1;
   return { stat: chiSquare(counts, expected), critical: chiSquareCritical(df), df };
 }
