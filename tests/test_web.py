@@ -412,3 +412,21 @@ def test_piecewise_report_outside_the_levels_is_refused_and_nothing_stored(piece
         assert store.question_counts("income")["income"] == (0, [0, 0])
     finally:
         store.close()
+
+
+def test_results_and_exports_of_a_piecewise_number(piecewise_client, client, db_path):
+    _, design = piecewise_client
+    store = Store(db_path)
+    store.add_user("pw@example.org", generate_password_hash("correct horse battery"))
+    store.share("income", "pw@example.org")
+    store.add_responses("income", design["hash"], [{"smoker": 1, "income": level} for level in (3, 900, 2000)])
+    store.close()
+    login(client, "pw@example.org", "correct horse battery")
+    html = client.get("/surveys/income/results").get_data(as_text=True)
+    assert "piecewise" in html and "Student’s t" in html
+    rows = list(csv.DictReader(io.StringIO(client.get("/surveys/income/results.csv").get_data(as_text=True))))
+    income = rows[-1]
+    assert (income["question"], income["mechanism"], income["n"]) == ("income", "piecewise", "3")
+    assert 0 <= float(income["ci_low"]) <= float(income["ci_high"]) <= 250
+    responses = list(csv.reader(io.StringIO(client.get("/surveys/income/responses.csv").get_data(as_text=True))))
+    assert sorted(int(row[3]) for row in responses[1:]) == [3, 900, 2000]
