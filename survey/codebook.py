@@ -172,7 +172,8 @@ def _level_estimator(question: dict) -> str:
     """Return how a piecewise number's mean follows from its column of output levels k."""
     levels = question["bins"]
     return (f"not one indicator: with k the n non-empty cells of the column, R = (k + 1/2)/{levels}, "
-            "r = mean(R) and s² = the sample variance of R (divisor n - 1): estimate = (r - q)/(p - q); "
+            "r = mean(R) and s² = the sample variance of R (divisor n - 1): noisy_share = r; "
+            "estimate = (r - q)/(p - q); "
             "std_error = s/(sqrt(n)(p - q)); the interval is estimate ± t(n - 1, 1 - (1 - ci_level)/2)·std_error "
             "(Student's t quantile), clipped to [0, 1]; then mapped by min + (max - min)x "
             "and std_error multiplied by max - min (Wang et al. 2019)")

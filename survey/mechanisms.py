@@ -11,6 +11,7 @@ server never randomizes on a respondent's behalf.
 
 from __future__ import annotations
 
+import functools
 import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from fractions import Fraction
@@ -124,11 +125,17 @@ def piecewise_ratio(*, epsilon, max_bins: int = MAX_PIECEWISE_BINS) -> tuple[int
     eps = _as_decimal(epsilon)
     if isinstance(max_bins, bool) or not isinstance(max_bins, int) or max_bins < 3:
         raise ValueError(f"max_bins must be an integer >= 3, got {max_bins!r}")
-    root = _CTX.exp(_CTX.divide(eps, Decimal(2)))
+    return _piecewise_ratio(eps, max_bins, epsilon)
+
+
+@functools.lru_cache(maxsize=1024)
+def _piecewise_ratio(eps: Decimal, max_bins: int, epsilon) -> tuple[int, int]:
+    """Search every b for a = floor(b e^(eps/2)) (capped by max_bins - b); cached, as the planner asks often."""
+    numerator, denominator = _CTX.exp(_CTX.divide(eps, Decimal(2))).as_integer_ratio()
     best = None
     for b in range(1, max_bins // 2 + 1):
-        a = min(int(_CTX.multiply(root, Decimal(b)).to_integral_value(rounding=ROUND_FLOOR)), max_bins - b)
-        if a > b and (best is None or Fraction(a, b) > Fraction(*best)):
+        a = min(b * numerator // denominator, max_bins - b)
+        if a > b and (best is None or a * best[1] > best[0] * b):
             best = (a, b)
     if best is None:
         raise ValueError(f"epsilon = {epsilon!r} is too small for the piecewise mechanism with at most "
