@@ -191,3 +191,16 @@ def test_primitive_arguments_are_validated(call, args, message):
 def test_unknown_mechanism_is_rejected():
     with pytest.raises(ValueError, match="unsupported kind/mechanism 'choice'/'laplace'"):
         randomize_question_stream({"id": "x", "kind": "choice", "mechanism": "laplace"}, 0, U32Stream([]))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"epsilon": 0}, r"epsilon must be a finite number in \(0, 50\], got 0"),
+    ({"epsilon": float("nan")}, r"got nan"),
+    ({"epsilon": "1"}, r"got '1'"),
+    ({"epsilon": 51}, r"got 51"),
+    ({"epsilon": 1, "max_bins": 2}, r"max_bins must be an integer >= 3, got 2"),
+    ({"epsilon": 0.0001}, r"epsilon = 0.0001 is too small for the piecewise mechanism with at most 4096 bins"),
+])
+def test_piecewise_ratio_names_the_bad_value(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        mech.piecewise_ratio(**kwargs)
