@@ -1,8 +1,9 @@
 """Encode noisy reports as the integers the store keeps, and count their indicators.
 
 Every report is one or more non-negative integers ("words"): 0/1 for ``rr`` and
-``duchi``, the option index for ``grr``, the output level for ``piecewise``, and for a bit-vector report (``oue`` choice,
-``multi``) a bitmask with bit i for option i, WORD_BITS options per word. Integers are
+``duchi``, the option index for ``grr``, the output level for ``piecewise``, and for a
+bit-vector report (``oue`` choice, ``multi``) a bitmask with bit i for option i, WORD_BITS
+options per word. Integers are
 what SQLite counts and indexes without decoding anything.
 
 Every estimand is an indicator (DESIGN.md §3): option i of a question "is 1" in a report
