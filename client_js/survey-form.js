@@ -201,6 +201,9 @@ export function describeReport(question, report) {
   if (kind === 'number' && mechanism === 'duchi') {
     return report === 1 ? `the high end (${question.max})` : `the low end (${question.min})`;
   }
+  if (kind === 'number' && mechanism === 'piecewise') {
+    return `noisy level ${report} of 0–${question.bins - 1} (low levels lean to ${question.min}, high to ${question.max})`;
+  }
   return JSON.stringify(report);
 }
 

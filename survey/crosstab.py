@@ -3,7 +3,9 @@
 Every estimand of a question is an indicator I whose report bit R is 1 with probability
 q + Δ·[I], Δ = p − q (Warner 1965 randomized response: the answer; generalized RR, Wang et
 al. 2017: [report = option]; unary encodings and ``multi``: the option's bit; Duchi, Jordan &
-Wainwright 2013: the randomized-rounding bit, whose mean is the scaled mean). Two questions A
+Wainwright 2013: the randomized-rounding bit, whose mean is the scaled mean; the piecewise
+mechanism, Wang et al. 2019: the reported level R = (k + 1/2)/levels in (0, 1), not a bit, whose
+mean is q + Δ·(the scaled number), so second moments of R_B are kept apart). Two questions A
 and B are randomized independently, so for one respondent
 
     E[R_A R_B] = q_A q_B + q_A Δ_B P(I_B) + q_B Δ_A P(I_A) + Δ_A Δ_B P(I_A ∧ I_B)
@@ -165,6 +167,9 @@ def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, 
     mean_a = weights @ ind_a / total
     mean_b = weights @ ind_b / total
     mean_ab = (ind_a * weights[:, None]).T @ ind_b / total
+    # Second moments of R_B: equal to the first for 0/1 indicators, not for a piecewise level in (0, 1).
+    mean_b2 = weights @ (ind_b * ind_b) / total
+    mean_ab2 = (ind_a * weights[:, None]).T @ (ind_b * ind_b) / total
     # (f_A, f_B, π) = J·(x̄, ȳ, z̄) + c with x̄ = mean(R_A R_B), ȳ = mean(R_A), z̄ = mean(R_B).
     jacobian = np.array([[0.0, 1 / delta_a, 0.0],
                          [0.0, 0.0, 1 / delta_b],
@@ -176,11 +181,12 @@ def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, 
     for i, label_a in enumerate(labels_a):
         for j, label_b in enumerate(labels_b):
             x, y, zb = float(mean_ab[i, j]), float(mean_a[i]), float(mean_b[j])
+            xb2, zb2 = float(mean_ab2[i, j]), float(mean_b2[j])
             theta = jacobian @ np.array([x, y, zb]) + offset
             if n >= 2:
-                moments = np.array([[x * (1 - x), x * (1 - y), x * (1 - zb)],
+                moments = np.array([[xb2 - x * x, x * (1 - y), xb2 - x * zb],
                                     [x * (1 - y), y * (1 - y), x - y * zb],
-                                    [x * (1 - zb), x - y * zb, zb * (1 - zb)]]) / (n - 1)
+                                    [xb2 - x * zb, x - y * zb, zb2 - zb * zb]]) / (n - 1)
                 cov = jacobian @ moments @ jacobian.T
             else:
                 cov = None

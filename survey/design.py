@@ -149,15 +149,33 @@ def _design_question(question, share: Decimal) -> tuple[dict, Decimal]:
         entry.update(mechanism="rr", options=list(question.options), flip_threshold=threshold,
                      epsilon_per_option=float(option_realised))
     elif question.kind == "number":
-        threshold = mech.rr_flip_threshold(epsilon=share)
-        realised = mech.rr_epsilon(threshold)
-        entry.update(mechanism="duchi", min=question.min, max=question.max, flip_threshold=threshold)
+        entry.update(min=question.min, max=question.max)
+        realised = _design_number(entry, share)
     else:
         raise DefinitionError(f"unknown kind {question.kind!r}", question=question.id, field="kind")
     if realised > share:
         raise AssertionError(f"realised epsilon {realised} above nominal {share} for {question.id}")
     entry["epsilon"] = float(realised)
     return entry, realised
+
+
+def _design_number(entry: dict, share: Decimal) -> Decimal:
+    """Give a number question the mechanism of lower worst-case variance at its realised epsilon; return it.
+
+    Duchi et al. (2013) or the discretised piecewise mechanism (Wang et al. 2019), whose
+    worst-case variances cross near eps = 1.29.
+    """
+    threshold = mech.rr_flip_threshold(epsilon=share)
+    duchi = mech.duchi_worst_variance(threshold)
+    try:
+        ratio_a, ratio_b = mech.piecewise_ratio(epsilon=share)
+    except ValueError:
+        ratio_a = ratio_b = None
+    if ratio_a is not None and mech.piecewise_worst_variance(ratio_a, ratio_b) < duchi:
+        entry.update(mechanism="piecewise", ratio_a=ratio_a, ratio_b=ratio_b, bins=ratio_a + ratio_b)
+        return mech.piecewise_epsilon(ratio_a, ratio_b)
+    entry.update(mechanism="duchi", flip_threshold=threshold)
+    return mech.rr_epsilon(threshold)
 
 
 def design_hash(design: dict) -> str:
@@ -176,7 +194,8 @@ def response_probabilities(question: dict) -> tuple[float, float]:
     """Return (p, q): the chance a report says 1/keeps an option when true, and when false.
 
     rr/duchi/multi: p = 1 - T/2^53, q = T/2^53. grr: p = T/2^53, q = (1-p)/(d-1).
-    oue: p = 1/2, q = T/2^53.
+    oue: p = 1/2, q = T/2^53. piecewise: p = a/(a+b), q = b/(a+b), for the report's level
+    (k + 1/2)/(a+b) in [0, 1] rather than a bit.
     """
     mechanism = question["mechanism"]
     if mechanism in ("rr", "duchi"):
@@ -187,4 +206,7 @@ def response_probabilities(question: dict) -> tuple[float, float]:
         return float(p), float((1 - p) / (len(question["options"]) - 1))
     if mechanism == "oue":
         return 0.5, float(Fraction(question["q_threshold"], mech.TWO53))
+    if mechanism == "piecewise":
+        p, q = mech.piecewise_probabilities(question["ratio_a"], question["ratio_b"])
+        return float(p), float(q)
     raise ValueError(f"unknown mechanism {mechanism!r}")

@@ -95,6 +95,12 @@ def protection_note(question: dict) -> str:
         return (f"Your number is first rounded at random to the low or high end of {low}–{high} "
                 f"(the closer end being more likely), then kept with probability {percent(keep)} "
                 f"and flipped to the other end otherwise (ε′ = {eps}).")
+    if kind == "number" and mechanism == "piecewise":
+        a, b = question["ratio_a"], question["ratio_b"]
+        low, high = question["min"], question["max"]
+        return (f"Your number is replaced by one of {a + b} points spread over a range a little wider than "
+                f"{low}–{high}: with probability {percent(Fraction(a, a + b))} a point in a narrow band around "
+                f"your number, otherwise a point anywhere else (ε′ = {eps}).")
     raise ValueError(f"question {question.get('id')!r} has an unsupported kind/mechanism {kind!r}/{mechanism!r}")
 
 

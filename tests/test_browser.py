@@ -218,3 +218,46 @@ def test_the_form_sends_the_randomized_report_not_the_answer(browser, live_serve
     [post] = [r for r in requests if r["method"] == "POST"]
     assert json.loads(post["body"])["answers"] == {"smoker": 0, "lung_disease": 1, "cigarettes": 2, "age": 0}
     context.close()
+
+
+def test_a_piecewise_number_is_sent_as_one_output_level(browser, live_server):
+    """A number above the crossover leaves the page as one level of the piecewise mechanism, never the answer."""
+    from survey.definition import parse_definition
+    from survey.design import build_design
+
+    design = build_design(parse_definition({
+        "slug": "income-browser", "title": "Income", "epsilon": 6.0,
+        "questions": [{"id": "income", "kind": "number", "text": "Yearly income in euros?",
+                       "min": 100000, "max": 100250}]}))
+    question = design["questions"][0]
+    assert question["mechanism"] == "piecewise"
+    store = Store(live_server["db"])
+    try:
+        store.create_survey("", design)
+    finally:
+        store.close()
+    origin = live_server["origin"]
+    context = browser.new_context()
+    context.add_init_script(INSTRUMENT)
+    page = context.new_page()
+    requests = capture(page)
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{origin}/s/income-browser")
+    page.get_by_role("spinbutton").fill("100123")
+    send_and_wait_for_thanks(page)
+    posts = [r for r in requests if r["method"] == "POST"]
+    assert len(posts) == 1
+    body = json.loads(posts[0]["body"])
+    level = body["answers"]["income"]
+    assert set(body["answers"]) == {"income"} and isinstance(level, int) and 0 <= level < question["bins"]
+    assert "100123" not in posts[0]["body"]
+    assert page.evaluate("window.__randomCalls") > 0 and page.evaluate("window.__mathRandomCalls") == 0
+    assert not errors
+    store = Store(live_server["db"])
+    try:
+        assert list(store.iter_answers("income-browser")) == [{"income": level}]
+        assert store.question_counts("income-browser")["income"] == (1, [level, level * level])
+    finally:
+        store.close()
+    context.close()

@@ -278,7 +278,19 @@ def test_simulate_prints_a_truth_that_truth_accepts_back(run, smoking_survey):
 
 
 def expected_standard_error(question: dict, theta: float, n: int) -> float:
-    """Return the SE of one estimate at the design's epsilon: Var = λ(1−λ)/(n(p−q)²), λ = q + θ(p−q)."""
+    """Return the SE of one estimate at the design's epsilon: Var = λ(1−λ)/(n(p−q)²), λ = q + θ(p−q).
+
+    A piecewise number (answers lo + Binomial(hi − lo, θ), as simulate draws them) has on t = 2x − 1
+    Var = E[t²]·r/(r−1) + (r+3)/(3(r−1)²) − w²/12 − (E t)², r = a/b, w = 2/(a − b) (Wang et al. 2019),
+    divided by 4 for the [0, 1] scale (the grid rounding adds under 1/(4a²)).
+    """
+    if question["mechanism"] == "piecewise":
+        r = question["ratio_a"] / question["ratio_b"]
+        width = 2 / (question["ratio_a"] - question["ratio_b"])
+        mean_t = 2 * theta - 1
+        square_t = 4 * (theta * (1 - theta) / (question["max"] - question["min"]) + theta ** 2) - 4 * theta + 1
+        variance = square_t * r / (r - 1) + (r + 3) / (3 * (r - 1) ** 2) - width ** 2 / 12 - mean_t ** 2
+        return math.sqrt(variance / 4 / n)
     if question["kind"] == "multi":
         flip = question["flip_threshold"] / 2**53
         p, q = 1 - flip, flip
@@ -324,7 +336,7 @@ TRUTHS = {
     "mixed": ["pet=0.3,0.3,0.1,0.1,0.05,0.05,0.05,0.05", "sports=0.6,0.2,0.05", "owner=0.7"],
     "sharp": ["yes=0.35", "pick=0.1,0.2,0.3,0.4", "tick=0.9,0.5,0.15", "score=61.5"],
 }
-MECHANISMS = {"smoking": {"rr", "grr", "duchi"}, "mixed": {"rr", "oue"}, "sharp": {"rr", "grr", "duchi"}}
+MECHANISMS = {"smoking": {"rr", "grr", "duchi"}, "mixed": {"rr", "oue"}, "sharp": {"rr", "grr", "piecewise"}}
 
 
 @pytest.mark.parametrize("survey", ["smoking", "mixed", "sharp"])

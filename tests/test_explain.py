@@ -131,6 +131,17 @@ def test_number_note_names_the_range(design):
     assert f"then kept with probability {keep}" in note
 
 
+def test_piecewise_number_note_gives_the_band_probability():
+    a, b = mech.piecewise_ratio(epsilon=4)
+    question = {"id": "income", "kind": "number", "mechanism": "piecewise", "min": 0, "max": 250,
+                "ratio_a": a, "ratio_b": b, "bins": a + b, "epsilon": float(mech.piecewise_epsilon(a, b))}
+    note = protection_note(question)
+    assert note == (f"Your number is replaced by one of {a + b} points spread over a range a little wider than "
+                    f"0–250: with probability {percent(Fraction(a, a + b))} a point in a narrow band around "
+                    "your number, otherwise a point anywhere else (ε′ = 4).")
+    assert "88%" in note
+
+
 def test_every_note_has_no_false_certainty(design):
     for question in design["questions"]:
         note = protection_note(question)

@@ -550,7 +550,7 @@ class Store:
         """Return per question id its number of reports and the 1s of each indicator (from the tallies)."""
         design = self.get_design(slug)
         reports = [0] * len(design["questions"])
-        ones = [[0] * codec.option_count(question) for question in design["questions"]]
+        ones = [[0] * codec.tally_count(question) for question in design["questions"]]
         for index, option, count in self._execute(
                 "SELECT question, option, count FROM tallies WHERE survey = ?", [slug]):
             if option == REPORTS:

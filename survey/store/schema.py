@@ -5,7 +5,8 @@ by a random id, so rows sit in random-key order whatever order they arrived in. 
 question has one INTEGER column per word of its report (``survey.codec``): the column
 ``q<i>_<w>`` holds word w of question i (design order); NULL when the respondent was
 not asked it. ``tallies`` keeps, per survey and question, the number of reports (in the
-row whose option is REPORTS, -1) and the 1s of each indicator (one row per option), and
+row whose option is REPORTS, -1) and the 1s of each indicator (one row per option; for a
+piecewise number the sum of its levels in row 0 and of their squares in row 1), and
 ``daily_responses`` the responses of each day, updated in the same transaction as every
 insert, so aggregates and the dashboard never scan responses.
 """
@@ -159,7 +160,7 @@ def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
                  f"{columns}) WITHOUT ROWID")
     conn.executemany("INSERT INTO tallies (survey, question, option, count) VALUES (?, ?, ?, 0)",
                      [(slug, index, option) for index, question in enumerate(design["questions"])
-                      for option in range(REPORTS, codec.option_count(question))])
+                      for option in range(REPORTS, codec.tally_count(question))])
     conn.execute("UPDATE surveys SET reports_table = ?, responses = 0 WHERE slug = ?", [table, slug])
     conn.execute(tally_trigger_sql(slug, design))
 
@@ -198,6 +199,13 @@ def tally_trigger_sql(slug: str, design: dict) -> str:
                f"INSERT INTO daily_responses (survey, day, responses) VALUES ({survey}, NEW.received_day, 1) "
                "ON CONFLICT (survey, day) DO UPDATE SET responses = responses + 1;"]
     for index, (question, names) in enumerate(zip(design["questions"], report_columns(design))):
+        if codec.is_level(question):
+            # A level report k adds 1 to the reports, k to tally 0 and k² to tally 1.
+            level = f"NEW.{names[0]}"
+            updates.append(f"UPDATE tallies SET count = count + CASE option WHEN {REPORTS} THEN 1 "
+                           f"WHEN 0 THEN {level} ELSE {level} * {level} END WHERE survey = {survey} "
+                           f"AND question = {index} AND {level} IS NOT NULL;")
+            continue
         updates.append(f"UPDATE tallies SET count = count + 1 WHERE survey = {survey} AND question = {index} "
                        f"AND NEW.{names[0]} IS NOT NULL AND (option = {REPORTS} OR {_indicator_sql(question, names)});")
     body = "\n  ".join(updates)
@@ -234,8 +242,8 @@ def batch_from_answers(design: dict, ids: Sequence[str], days: Sequence[str], an
                 continue
             row.extend(codec.encode_report(question, report))
             batch.reports[index] += 1
-            for option in codec.indicator_options(question, report):
-                batch.ones[index, option] = batch.ones.get((index, option), 0) + 1
+            for option, increment in codec.tally_increments(question, report):
+                batch.ones[index, option] = batch.ones.get((index, option), 0) + increment
         batch.rows.append(tuple(row))
     return batch
 
