@@ -32,7 +32,7 @@ import unicodedata
 from fractions import Fraction
 
 from .codec import is_bit_vector
-from .mechanisms import TWO53
+from .mechanisms import TWO53, multi_sampled_probabilities, ss_probabilities
 
 INTERVAL_METHOD = "clopper-pearson"
 _FALLBACK_RE = re.compile(r"option_[0-9]+")
@@ -99,6 +99,10 @@ def exact_probabilities(question: dict) -> list[tuple[Fraction, Fraction]]:
         pair = (keep, (1 - keep) / (len(question["options"]) - 1))
     elif mechanism == "oue":
         pair = (Fraction(1, 2), Fraction(question["q_threshold"], TWO53))
+    elif mechanism == "ss":
+        pair = ss_probabilities(question["keep_threshold"], len(question["options"]), question["subset_size"])
+    elif mechanism == "sampled":
+        pair = multi_sampled_probabilities(question["flip_threshold"], len(question["options"]))
     else:
         raise ValueError(f"unknown mechanism {mechanism!r}")
     count = len(question["options"]) if question["kind"] in ("choice", "multi") else 1
@@ -113,10 +117,13 @@ def _exact(value: Fraction, denominator: int) -> str:
 
 
 def _fraction_text(question: dict, value: Fraction) -> str:
-    """Return a probability as the browser's integer threshold over 2^53 (GRR's q over (d − 1)·2^53)."""
+    """Return a probability as the browser's integer threshold over 2^53 (GRR's and SS's q over (d − 1)·2^53,
+    a sampled multi report's p and q over d·2^53)."""
     if value.denominator <= TWO53 and TWO53 % value.denominator == 0:
         return _exact(value, TWO53)
-    return _exact(value, (len(question["options"]) - 1) * TWO53)
+    d = len(question["options"])
+    denominator = d * TWO53 if question["mechanism"] == "sampled" else (d - 1) * TWO53
+    return _exact(value, denominator)
 
 
 def _num(value: Fraction) -> str:
@@ -142,6 +149,14 @@ def _meanings(question: dict, p: Fraction, q: Fraction) -> list[str]:
         return [f"1 if the randomized report's bit for option {label!r} is set; it is 1 with probability "
                 f"{_num(p)} when {label!r} is the true answer and {_num(q)} when it is not"
                 for label in options]
+    if mechanism == "ss":
+        return [f"1 if option {label!r} is in the randomized report's subset of {question['subset_size']} "
+                f"options; it is 1 with probability {_num(p)} when {label!r} is the true answer and {_num(q)} "
+                f"when it is not" for label in options]
+    if mechanism == "sampled":
+        return [f"1 if the report drew option {label!r} (each with probability 1/{len(options)}) and its "
+                f"randomized selected bit is 1; it is 1 with probability {_num(p)} when {label!r} was selected "
+                f"and {_num(q)} when it was not" for label in options]
     per_option = question.get("epsilon_per_option")
     spent = "" if per_option is None else f" (epsilon {format(per_option, '.6g')} for this option's bit)"
     return [f"1 if the randomized report says option {label!r} was selected, else 0; the true yes/no of "
@@ -171,7 +186,7 @@ def codebook(design: dict) -> dict:
             labels = [""]
         else:
             labels = list(question["options"])
-        simultaneous = len(labels) if kind == "choice" else 1
+        simultaneous = len(labels) if kind in ("choice", "multi") else 1
         for index, label in enumerate(labels):
             if is_bit_vector(question):
                 column, value = own[index]["name"], 1
