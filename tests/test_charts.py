@@ -20,7 +20,7 @@ from survey.web.chart_cache import ChartCache
 
 SVG = "{http://www.w3.org/2000/svg}"
 SLUG = "smoking-2026"
-GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": 2, "age": 1}
+GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
 HOSTILE = '<script>alert("x")</script> & \'q\''
 ROOT = Path(__file__).resolve().parent.parent
 
