@@ -9,6 +9,7 @@
  */
 
 import { randomizeQuestion } from './mechanisms.js';
+import { addOptionFilter } from './option-filter.js';
 
 const ANSWERED_PREFIX = 'ldp-survey:answered:';
 // How long after the press of send the request leaves, whatever the randomization took:
@@ -43,13 +44,16 @@ function setUpRadioGroup(group) {
     radios.forEach((radio) => { radio.checked = radio === chosen; });
     updateTabStops();
   };
-  radios.forEach((radio, index) => {
+  radios.forEach((radio) => {
     radio.addEventListener('change', () => { if (radio.checked) select(radio); });
     radio.addEventListener('keydown', (event) => {
       const step = ARROW_STEPS[event.key];
       if (step === undefined) return;
       event.preventDefault();
-      const next = radios[(index + step + radios.length) % radios.length];
+      // Arrows move among the options the filter shows (all of them when there is none).
+      const shown = radios.filter((other) => other === radio || !other.closest('.option')?.hidden);
+      const at = shown.indexOf(radio);
+      const next = shown[(at + step + shown.length) % shown.length];
       select(next);
       next.focus();
       next.dispatchEvent(new Event('change', { bubbles: true }));
@@ -98,7 +102,20 @@ function waitUntil(deadline) {
 }
 
 function answerInputs(fieldset) {
-  return [...fieldset.querySelectorAll('input')];
+  return [...fieldset.querySelectorAll('input:not([type="search"])')];
+}
+
+/** Make "Prefer not to say" (a multi question's last option when it has decline) exclusive of the others. */
+function setUpDecline(fieldset) {
+  const boxes = [...fieldset.querySelectorAll('input[type="checkbox"]')];
+  const decline = boxes[boxes.length - 1];
+  boxes.forEach((box) => {
+    box.addEventListener('change', () => {
+      if (!box.checked) return;
+      if (box === decline) boxes.forEach((other) => { if (other !== decline) other.checked = false; });
+      else decline.checked = false;
+    });
+  });
 }
 
 function markInvalid(fieldset, message) {
@@ -157,6 +174,10 @@ function setUpSurvey(form, design) {
   }
 
   form.querySelectorAll('[data-radio-group]').forEach(setUpRadioGroup);
+  fieldsets.forEach((fieldset) => addOptionFilter(fieldset));
+  design.questions
+    .filter((question) => question.kind === 'multi' && question.decline)
+    .forEach((question) => setUpDecline(fieldsets.get(question.id)));
   fieldsets.forEach((fieldset) => {
     fieldset.addEventListener('input', () => clearInvalid(fieldset));
     fieldset.addEventListener('change', () => clearInvalid(fieldset));
