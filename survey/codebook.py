@@ -212,7 +212,9 @@ def codebook(design: dict) -> dict:
             "responses": "responses.csv: response_id, received_day, then the columns below in order; "
                          "an empty cell is a question the respondent was not asked",
             "aggregates": "the aggregates CSV: one row per estimand below, in the same order; a text cell "
-                          "starting with =, +, -, @, a tab or a carriage return is prefixed with '",
+                          "starting with =, +, -, @, a tab or a carriage return is prefixed with '. The "
+                          "intervals of a choice or multi question's options are simultaneous: all of them "
+                          "hold together with probability ci_level (Bonferroni over simultaneous_over)",
         },
         "method": ("For each estimand, with n the non-empty cells of its column and a the share of them "
                    "equal to value: estimate = (a - q)/(p - q); std_error = sqrt(a(1 - a)/(n - 1))/(p - q); "
