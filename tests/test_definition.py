@@ -157,9 +157,9 @@ def test_thresholds_reproduce_the_realised_epsilon():
     questions = {q["id"]: q for q in build_design(parse_definition(data))["questions"]}
     assert questions["y"]["epsilon"] == float(mech.rr_epsilon(questions["y"]["flip_threshold"]))
     assert questions["c"]["epsilon"] == float(mech.grr_epsilon(questions["c"]["keep_threshold"], 3))
-    # Two options at 0.75: one sampled option's bit at the full 0.75 beats both bits at 0.375.
-    assert questions["m"]["mechanism"] == "sampled"
-    assert questions["m"]["epsilon"] == float(mech.rr_epsilon(questions["m"]["flip_threshold"]))
+    # Two options at 0.75: a sampled option gains under 5% over both bits at 0.375, so per-bit RR.
+    assert questions["m"]["mechanism"] == "rr"
+    assert questions["m"]["epsilon"] == pytest.approx(2 * float(mech.rr_epsilon(questions["m"]["flip_threshold"])))
     assert questions["n"]["epsilon"] == float(mech.rr_epsilon(questions["n"]["flip_threshold"]))
 
 
