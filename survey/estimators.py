@@ -153,18 +153,6 @@ def debias_indicators(counts: Sequence[int], n, *, p, q, level) -> list[Estimate
             for count in counts]
 
 
-def debias_multi(counts: Sequence[int], n, *, flip, level) -> list[Estimate]:
-    """Estimate each option's share of a multi-select question, one Warner estimate per bit.
-
-    ``counts[v]`` is how many of the n reports have bit v set, each bit sent through RR
-    with flip probability ``flip``. The options' shares need not sum to 1, and the
-    intervals are per option at ``level`` (not adjusted for multiplicity).
-    """
-    n = _check_count(n, "n")
-    counts = _check_counts(counts, n, least=1)
-    return [debias_rr(count, n, flip=flip, level=level) for count in counts]
-
-
 def debias_duchi_mean(ones, n, *, flip, lo, hi, level) -> Estimate:
     """Estimate the mean of numbers in [lo, hi] from Duchi et al. (2013) reports.
 
