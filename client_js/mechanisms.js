@@ -85,6 +85,59 @@ export function randomizeMulti(bits, { flipThreshold } = {}, rnd = cryptoRandom)
 }
 
 /**
+ * Return the positions of a uniform m-subset of {0..n-1}, by Floyd's algorithm over below().
+ *
+ * For j = n-m .. n-1: t = below(j+1); add t, or j when t is already in (Bentley & Floyd 1987).
+ */
+function floydSubset(n, m, rnd) {
+  const chosen = new Set();
+  for (let j = n - m; j < n; j += 1) {
+    const t = rnd.below(j + 1);
+    chosen.add(chosen.has(t) ? j : t);
+  }
+  return chosen;
+}
+
+/**
+ * Return d bits marking a random k-subset: it holds `index` w.p. keepThreshold/2^53, and
+ * its other members are a uniform subset of the d-1 other options.
+ *
+ * Subset selection (Wang et al. 2016; Ye & Barg 2018): bern53 first, then Floyd's
+ * algorithm picks k-1 (or k) of the others, position o standing for option o + (o >= index).
+ */
+export function randomizeSubset(index, { d, k, keepThreshold } = {}, rnd = cryptoRandom) {
+  checkInteger('d', d, 3, MAX_OPTIONS);
+  checkInteger('k', k, 1, d - 1);
+  checkInteger('index', index, 0, d - 1);
+  checkThreshold('keepThreshold', keepThreshold);
+  const kept = rnd.bern53(keepThreshold);
+  const bits = new Array(d).fill(0);
+  if (kept) bits[index] = 1;
+  for (const other of floydSubset(d - 1, kept ? k - 1 : k, rnd)) {
+    bits[other + (other >= index ? 1 : 0)] = 1;
+  }
+  return bits;
+}
+
+/**
+ * Return d bits, all 0 but for one option j = below(d) whose bit is sent through RR at the full epsilon.
+ *
+ * The multi-select alternative to spending epsilon/d on every bit: j is drawn independently
+ * of the answer, so a report (j, RR(bit j)) costs only the RR's epsilon; a 0 at j is sent as all zeros.
+ */
+export function randomizeMultiSampled(bits, { flipThreshold } = {}, rnd = cryptoRandom) {
+  if (!Array.isArray(bits) || bits.length === 0) {
+    throw new TypeError(`bits must be a non-empty array of 0/1 values, got ${String(bits)}`);
+  }
+  bits.forEach((bit, i) => checkBit(`bits[${i}]`, bit));
+  checkThreshold('flipThreshold', flipThreshold);
+  const drawn = rnd.below(bits.length);
+  const report = new Array(bits.length).fill(0);
+  report[drawn] = bits[drawn] ^ flip(rnd, flipThreshold);
+  return report;
+}
+
+/**
  * Return a 0/1 report of an integer in min..max: round it at random, then apply RR.
  *
  * Duchi, Jordan & Wainwright (2013): b = 1 w.p. (value-min)/(max-min) exactly, report b XOR flip.
@@ -155,12 +208,17 @@ export function randomizeQuestion(question, trueValue, rnd = cryptoRandom) {
   if (kind === 'choice' && mechanism === 'oue') {
     return randomizeOUE(trueValue, { d: optionCount(question), qThreshold: question.q_threshold }, rnd);
   }
-  if (kind === 'multi' && mechanism === 'rr') {
+  if (kind === 'choice' && mechanism === 'ss') {
+    return randomizeSubset(trueValue,
+      { d: optionCount(question), k: question.subset_size, keepThreshold: question.keep_threshold }, rnd);
+  }
+  if (kind === 'multi' && (mechanism === 'rr' || mechanism === 'sampled')) {
     const d = optionCount(question);
     if (!Array.isArray(trueValue) || trueValue.length !== d) {
       throw new RangeError(`question ${question.id} needs an array of ${d} bits, got ${String(trueValue)}`);
     }
-    return randomizeMulti(trueValue, { flipThreshold: question.flip_threshold }, rnd);
+    const randomize = mechanism === 'rr' ? randomizeMulti : randomizeMultiSampled;
+    return randomize(trueValue, { flipThreshold: question.flip_threshold }, rnd);
   }
   if (kind === 'number' && mechanism === 'piecewise') {
     return randomizePiecewise(trueValue,
@@ -172,5 +230,5 @@ export function randomizeQuestion(question, trueValue, rnd = cryptoRandom) {
   }
   throw new RangeError(
     `question ${String(question.id)} has an unsupported kind/mechanism ${String(kind)}/${String(mechanism)}; `
-    + 'expected yes_no/rr, choice/grr, choice/oue, multi/rr, number/duchi or number/piecewise');
+    + 'expected yes_no/rr, choice/grr, choice/oue, choice/ss, multi/rr, multi/sampled, number/duchi or number/piecewise');
 }

@@ -18,6 +18,7 @@ import { randomizeQuestion } from './mechanisms.js';
 import { askedQuestions } from './question-sample.js';
 import { u32 } from './random.js';
 import { canMemoize, forgetSeries, loadMemo, memoReport } from './series.js';
+import { addOptionFilter } from './option-filter.js';
 
 const ANSWERED_PREFIX = 'ldp-survey:answered:';
 // How long after the press of send the request leaves, whatever the randomization took:
@@ -84,13 +85,16 @@ function setUpRadioGroup(group) {
     radios.forEach((radio) => { radio.checked = radio === chosen; });
     updateTabStops();
   };
-  radios.forEach((radio, index) => {
+  radios.forEach((radio) => {
     radio.addEventListener('change', () => { if (radio.checked) select(radio); });
     radio.addEventListener('keydown', (event) => {
       const step = ARROW_STEPS[event.key];
       if (step === undefined) return;
       event.preventDefault();
-      const next = radios[(index + step + radios.length) % radios.length];
+      // Arrows move among the options the filter shows (all of them when there is none).
+      const shown = radios.filter((other) => other === radio || !other.closest('.option')?.hidden);
+      const at = shown.indexOf(radio);
+      const next = shown[(at + step + shown.length) % shown.length];
       select(next);
       next.focus();
       next.dispatchEvent(new Event('change', { bubbles: true }));
@@ -139,7 +143,20 @@ function waitUntil(deadline) {
 }
 
 function answerInputs(fieldset) {
-  return [...fieldset.querySelectorAll('input')];
+  return [...fieldset.querySelectorAll('input:not([type="search"])')];
+}
+
+/** Make "Prefer not to say" (a multi question's last option when it has decline) exclusive of the others. */
+function setUpDecline(fieldset) {
+  const boxes = [...fieldset.querySelectorAll('input[type="checkbox"]')];
+  const decline = boxes[boxes.length - 1];
+  boxes.forEach((box) => {
+    box.addEventListener('change', () => {
+      if (!box.checked) return;
+      if (box === decline) boxes.forEach((other) => { if (other !== decline) other.checked = false; });
+      else decline.checked = false;
+    });
+  });
 }
 
 function markInvalid(fieldset, message) {
@@ -196,6 +213,7 @@ export function describeReport(question, report) {
   const { kind, mechanism } = question;
   if (kind === 'yes_no') return report === 1 ? 'Yes' : 'No';
   if (kind === 'choice' && mechanism === 'grr') return question.options[report];
+  if (kind === 'choice' && mechanism === 'ss') return `one of ${optionList(question, report, 'no option')}`;
   if (kind === 'choice' && mechanism === 'oue') return `marks on ${optionList(question, report, 'no option')}`;
   if (kind === 'multi') return `ticked: ${optionList(question, report, 'nothing')}`;
   if (kind === 'number' && mechanism === 'duchi') {
@@ -284,6 +302,10 @@ function setUpSurvey(form, design) {
   // Under sample allocation only the drawn questions are shown, validated and sent.
   const asked = askedQuestions(design);
   showOnly(asked, fieldsets);
+  fieldsets.forEach((fieldset) => addOptionFilter(fieldset));
+  design.questions
+    .filter((question) => question.kind === 'multi' && question.decline)
+    .forEach((question) => setUpDecline(fieldsets.get(question.id)));
 
   /** Send one body; return {outcome: 'stored' | 'earlier' | 'lost' | 'refused', message, field}. */
   const transmit = async (body) => {
@@ -410,7 +432,8 @@ function setUpSurvey(form, design) {
     const box = changed(question);
     box.querySelector('button').addEventListener('click', () => confirmNewReport(question));
     const onAnswer = (event) => {
-      if (box.contains(event.target)) return;
+      // The option filter's search box holds no answer.
+      if (box.contains(event.target) || event.target.type === 'search') return;
       clearInvalid(fieldset);
       answerGiven(question);
     };

@@ -21,7 +21,7 @@ import numpy as np
 
 from .csvsafe import spreadsheet_safe
 from .design import flip_probability, response_probabilities
-from .estimators import (Estimate, debias_duchi_mean, debias_grr, debias_multi, debias_oue,
+from .estimators import (Estimate, debias_duchi_mean, debias_grr, debias_indicators, debias_oue,
                          debias_piecewise_mean, debias_rr, project_simplex)
 
 CSV_HEADER = ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
@@ -117,7 +117,7 @@ def _count_question(question: dict, reports: list) -> QuestionCounts:
         values = _report_array(qid, reports, width=None, highest=d - 1,
                                domain=f"an option index from 0 to {d - 1}")
         return QuestionCounts(n=len(reports), ones=np.bincount(values, minlength=d))
-    if (kind == "choice" and mechanism == "oue") or kind == "multi":
+    if (kind == "choice" and mechanism in ("oue", "ss")) or kind == "multi":
         d = len(question["options"])
         values = _report_array(qid, reports, width=d, highest=1, domain=f"a list of {d} values, each 0 or 1")
         return QuestionCounts(n=len(reports), ones=values.sum(axis=0))
@@ -188,12 +188,15 @@ def question_rows(question: dict, counts: QuestionCounts, *, level) -> list[Aggr
                                        hi=question["max"], level=level)]
     elif kind == "multi":
         labels = list(question["options"])
-        estimates = debias_multi(ones, n, flip=flip_probability(question), level=level)
+        p, q = response_probabilities(question)
+        estimates = debias_indicators(ones, n, p=p, q=q, level=level)
     elif kind == "choice":
         labels = list(question["options"])
         p, q = response_probabilities(question)
         if mechanism == "grr":
             estimates = debias_grr(ones, n, p=p, q=q, level=level)
+        elif mechanism == "ss":
+            estimates = debias_indicators(ones, n, p=p, q=q, level=level)
         else:
             estimates = debias_oue(ones, n, q=q, level=level)
         if n > 0:
@@ -277,7 +280,7 @@ def rows_to_table(rows: Iterable[AggregateRow]) -> str:
     lines = aligned_lines(cells, [align for _, align in _TABLE_COLUMNS])
     if rows:
         lines.insert(0, f"{format(rows[0].ci_level * 100, 'g')}% Clopper-Pearson intervals "
-                        "(simultaneous over the options of a choice question)")
+                        "(simultaneous over the options of a choice or multi question)")
     return "\n".join(lines)
 
 

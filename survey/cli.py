@@ -741,8 +741,8 @@ def plan(file, respondents, margin, fmt, level, odds, shares):
     For `split` and for `sample` with every m: each question's mechanism, realised
     epsilon, expected worst-case margin (interval half-width, a share; for a number, a
     share of its range) at --respondents, and the respondents the survey needs for
-    --margin; then the allocation that needs the fewest. Choice questions use
-    simultaneous intervals.
+    --margin; then the allocation that needs the fewest. Choice and multi questions
+    use intervals simultaneous over their options.
 
     \b
     Examples:

@@ -37,7 +37,7 @@ import unicodedata
 from fractions import Fraction
 
 from .codec import is_bit_vector
-from .mechanisms import TWO53, piecewise_probabilities
+from .mechanisms import TWO53, multi_sampled_probabilities, piecewise_probabilities, ss_probabilities
 
 INTERVAL_METHOD = "clopper-pearson"
 LEVEL_INTERVAL_METHOD = "student-t"
@@ -105,6 +105,10 @@ def exact_probabilities(question: dict) -> list[tuple[Fraction, Fraction]]:
         pair = (keep, (1 - keep) / (len(question["options"]) - 1))
     elif mechanism == "oue":
         pair = (Fraction(1, 2), Fraction(question["q_threshold"], TWO53))
+    elif mechanism == "ss":
+        pair = ss_probabilities(question["keep_threshold"], len(question["options"]), question["subset_size"])
+    elif mechanism == "sampled":
+        pair = multi_sampled_probabilities(question["flip_threshold"], len(question["options"]))
     elif mechanism == "piecewise":
         pair = piecewise_probabilities(question["ratio_a"], question["ratio_b"])
     else:
@@ -121,7 +125,8 @@ def _exact(value: Fraction, denominator: int) -> str:
 
 
 def _fraction_text(question: dict, value: Fraction) -> str:
-    """Return a probability as the browser's integer threshold over 2^53 (GRR's q over (d − 1)·2^53).
+    """Return a probability as the browser's integer threshold over 2^53 (GRR's and SS's q over (d − 1)·2^53,
+    a sampled multi report's p and q over d·2^53).
 
     A piecewise number's p and q are a/(a + b) and b/(a + b), over the number of output levels.
     """
@@ -129,7 +134,9 @@ def _fraction_text(question: dict, value: Fraction) -> str:
         return _exact(value, question["bins"])
     if value.denominator <= TWO53 and TWO53 % value.denominator == 0:
         return _exact(value, TWO53)
-    return _exact(value, (len(question["options"]) - 1) * TWO53)
+    d = len(question["options"])
+    denominator = d * TWO53 if question["mechanism"] == "sampled" else (d - 1) * TWO53
+    return _exact(value, denominator)
 
 
 def _num(value: Fraction) -> str:
@@ -161,6 +168,14 @@ def _meanings(question: dict, p: Fraction, q: Fraction) -> list[str]:
         return [f"1 if the randomized report's bit for option {label!r} is set; it is 1 with probability "
                 f"{_num(p)} when {label!r} is the true answer and {_num(q)} when it is not"
                 for label in options]
+    if mechanism == "ss":
+        return [f"1 if option {label!r} is in the randomized report's subset of {question['subset_size']} "
+                f"options; it is 1 with probability {_num(p)} when {label!r} is the true answer and {_num(q)} "
+                f"when it is not" for label in options]
+    if mechanism == "sampled":
+        return [f"1 if the report drew option {label!r} (each with probability 1/{len(options)}) and its "
+                f"randomized selected bit is 1; it is 1 with probability {_num(p)} when {label!r} was selected "
+                f"and {_num(q)} when it was not" for label in options]
     per_option = question.get("epsilon_per_option")
     spent = "" if per_option is None else f" (epsilon {format(per_option, '.6g')} for this option's bit)"
     return [f"1 if the randomized report says option {label!r} was selected, else 0; the true yes/no of "
@@ -201,7 +216,7 @@ def codebook(design: dict) -> dict:
             labels = [""]
         else:
             labels = list(question["options"])
-        simultaneous = len(labels) if kind == "choice" else 1
+        simultaneous = len(labels) if kind in ("choice", "multi") else 1
         for index, label in enumerate(labels):
             if is_bit_vector(question):
                 column, value = own[index]["name"], 1
@@ -241,7 +256,9 @@ def codebook(design: dict) -> dict:
         "files": {
             "responses": responses,
             "aggregates": "the aggregates CSV: one row per estimand below, in the same order; a text cell "
-                          "starting with =, +, -, @, a tab or a carriage return is prefixed with '",
+                          "starting with =, +, -, @, a tab or a carriage return is prefixed with '. The "
+                          "intervals of a choice or multi question's options are simultaneous: all of them "
+                          "hold together with probability ci_level (Bonferroni over simultaneous_over)",
         },
         "method": ("For each estimand, with n the non-empty cells of its column and a the share of them "
                    "equal to value: estimate = (a - q)/(p - q); std_error = sqrt(a(1 - a)/(n - 1))/(p - q); "

@@ -2,8 +2,8 @@
 
 Every report is one or more non-negative integers ("words"): 0/1 for ``rr`` and
 ``duchi``, the option index for ``grr``, the output level for ``piecewise``, and for a
-bit-vector report (``oue`` choice, ``multi``) a bitmask with bit i for option i, WORD_BITS
-options per word. Integers are
+bit-vector report (``oue`` and ``ss`` choice, ``multi``) a bitmask with bit i for option i,
+WORD_BITS options per word. Integers are
 what SQLite counts and indexes without decoding anything.
 
 Every estimand is an indicator (DESIGN.md §3): option i of a question "is 1" in a report
@@ -25,8 +25,8 @@ WORD_BITS = 63
 
 
 def is_bit_vector(question: dict) -> bool:
-    """Return whether the question's report is a list of d bits (OUE choice, multi)."""
-    return question["kind"] == "multi" or question["mechanism"] == "oue"
+    """Return whether the question's report is a list of d bits (OUE or subset-selection choice, multi)."""
+    return question["kind"] == "multi" or question["mechanism"] in ("oue", "ss")
 
 
 def option_count(question: dict) -> int:

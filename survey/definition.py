@@ -24,7 +24,8 @@ SLUG_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
 QUESTION_ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 MAX_EPSILON = 20.0
 MAX_QUESTIONS = 100
-MAX_OPTIONS = 64
+MAX_OPTIONS = 256
+DECLINE_LABEL = "Prefer not to say"
 MAX_NUMBER_RANGE = 10**9
 MAX_TEXT = 2000
 
@@ -32,8 +33,8 @@ SURVEY_FIELDS = {"slug", "title", "description", "epsilon", "allocation", "sampl
                  "series"}
 QUESTION_FIELDS = {
     "yes_no": {"id", "kind", "text", "weight"},
-    "choice": {"id", "kind", "text", "weight", "options"},
-    "multi": {"id", "kind", "text", "weight", "options"},
+    "choice": {"id", "kind", "text", "weight", "options", "decline"},
+    "multi": {"id", "kind", "text", "weight", "options", "decline"},
     "number": {"id", "kind", "text", "weight", "min", "max"},
 }
 
@@ -64,6 +65,7 @@ class Question:
     options: tuple[str, ...] | None = None
     min: int | None = None
     max: int | None = None
+    decline: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,18 @@ def _parse_question(qdata, index, fail):
                       "options")
         if len(set(options)) != len(options):
             qfail("option labels must be distinct", "options")
+        decline = qdata.get("decline", False)
+        if not isinstance(decline, bool):
+            qfail(f"must be true or false, got {decline!r}", "decline")
+        if decline:
+            # "Prefer not to say" is an ordinary randomized option, never a skip: a skip would
+            # depend on the answer and leak it (MATH.md §3).
+            if DECLINE_LABEL in options:
+                qfail(f"{DECLINE_LABEL!r} is added by decline = true; remove it from the options", "options")
+            if len(options) + 1 > MAX_OPTIONS:
+                qfail(f"decline = true adds an option, so at most {MAX_OPTIONS - 1} options are allowed",
+                      "options")
+            options = [*options, DECLINE_LABEL]
         options = tuple(options)
     if kind == "number":
         lo, hi = qdata.get("min"), qdata.get("max")
@@ -209,7 +223,8 @@ def _parse_question(qdata, index, fail):
             qfail(f"must be greater than min ({lo}), got {hi}", "max")
         if hi - lo > MAX_NUMBER_RANGE:
             qfail(f"the range max - min must be at most {MAX_NUMBER_RANGE}, got {hi - lo}", "max")
-    return Question(id=qid, kind=kind, text=text, weight=weight, options=options, min=lo, max=hi)
+    return Question(id=qid, kind=kind, text=text, weight=weight, options=options, min=lo, max=hi,
+                    decline=bool(kind in ("choice", "multi") and qdata.get("decline", False)))
 
 
 def _text(value, fail, name, *, required):

@@ -131,7 +131,13 @@ def _design_question(question, share: Decimal) -> tuple[dict, Decimal]:
     elif question.kind == "choice":
         d = len(question.options)
         entry["options"] = list(question.options)
-        if mech.use_oue(epsilon=share, d=d):
+        if question.decline:
+            entry["decline"] = True
+        if mech.use_ss(epsilon=share, d=d):
+            k, threshold, _ = mech.best_subset_size(epsilon=share, d=d)
+            realised = mech.ss_epsilon(threshold, d, k)
+            entry.update(mechanism="ss", subset_size=k, keep_threshold=threshold)
+        elif mech.use_oue(epsilon=share, d=d):
             threshold = mech.oue_q_threshold(epsilon=share)
             realised = mech.oue_epsilon(threshold)
             entry.update(mechanism="oue", q_threshold=threshold)
@@ -141,13 +147,22 @@ def _design_question(question, share: Decimal) -> tuple[dict, Decimal]:
             entry.update(mechanism="grr", keep_threshold=threshold)
     elif question.kind == "multi":
         d = len(question.options)
-        per_option = mech.per_option_epsilon(share, d)
-        threshold = mech.rr_flip_threshold(epsilon=per_option)
-        option_realised = mech.rr_epsilon(threshold)
-        # A change of answer can change all d bits, so the question costs d * eps'_option.
-        realised = _CTX.multiply(option_realised, Decimal(d))
-        entry.update(mechanism="rr", options=list(question.options), flip_threshold=threshold,
-                     epsilon_per_option=float(option_realised))
+        entry["options"] = list(question.options)
+        if question.decline:
+            entry["decline"] = True
+        if mech.use_multi_sampled(epsilon=share, d=d):
+            # One option j drawn uniformly (independently of the answer), its bit through RR at
+            # the full share: P(j, b | A)/P(j, b | A') = P(b | x_j)/P(b | x'_j) <= e^eps'.
+            threshold = mech.rr_flip_threshold(epsilon=share)
+            realised = mech.rr_epsilon(threshold)
+            entry.update(mechanism="sampled", flip_threshold=threshold)
+        else:
+            per_option = mech.per_option_epsilon(share, d)
+            threshold = mech.rr_flip_threshold(epsilon=per_option)
+            option_realised = mech.rr_epsilon(threshold)
+            # A change of answer can change all d bits, so the question costs d * eps'_option.
+            realised = _CTX.multiply(option_realised, Decimal(d))
+            entry.update(mechanism="rr", flip_threshold=threshold, epsilon_per_option=float(option_realised))
     elif question.kind == "number":
         entry.update(min=question.min, max=question.max)
         realised = _design_number(entry, share)
@@ -194,8 +209,9 @@ def response_probabilities(question: dict) -> tuple[float, float]:
     """Return (p, q): the chance a report says 1/keeps an option when true, and when false.
 
     rr/duchi/multi: p = 1 - T/2^53, q = T/2^53. grr: p = T/2^53, q = (1-p)/(d-1).
-    oue: p = 1/2, q = T/2^53. piecewise: p = a/(a+b), q = b/(a+b), for the report's level
-    (k + 1/2)/(a+b) in [0, 1] rather than a bit.
+    oue: p = 1/2, q = T/2^53. ss (a subset of size k): p = T/2^53, q = (p(k−1) + (1−p)k)/(d−1).
+    sampled (multi, one drawn option's bit at full ε): p = (1 − f)/d, q = f/d.
+    piecewise: p = a/(a+b), q = b/(a+b), for the report's level (k + 1/2)/(a+b) in [0, 1] rather than a bit.
     """
     mechanism = question["mechanism"]
     if mechanism in ("rr", "duchi"):
@@ -206,6 +222,12 @@ def response_probabilities(question: dict) -> tuple[float, float]:
         return float(p), float((1 - p) / (len(question["options"]) - 1))
     if mechanism == "oue":
         return 0.5, float(Fraction(question["q_threshold"], mech.TWO53))
+    if mechanism == "ss":
+        p, q = mech.ss_probabilities(question["keep_threshold"], len(question["options"]), question["subset_size"])
+        return float(p), float(q)
+    if mechanism == "sampled":
+        p, q = mech.multi_sampled_probabilities(question["flip_threshold"], len(question["options"]))
+        return float(p), float(q)
     if mechanism == "piecewise":
         p, q = mech.piecewise_probabilities(question["ratio_a"], question["ratio_b"])
         return float(p), float(q)

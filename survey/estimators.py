@@ -138,16 +138,19 @@ def debias_oue(counts: Sequence[int], n, *, q, level) -> list[Estimate]:
             for count in counts]
 
 
-def debias_multi(counts: Sequence[int], n, *, flip, level) -> list[Estimate]:
-    """Estimate each option's share of a multi-select question, one Warner estimate per bit.
+def debias_indicators(counts: Sequence[int], n, *, p, q, level) -> list[Estimate]:
+    """Estimate each option's share from counts of its indicator, with intervals simultaneous over the options.
 
-    ``counts[v]`` is how many of the n reports have bit v set, each bit sent through RR
-    with flip probability ``flip``. The options' shares need not sum to 1, and the
-    intervals are per option at ``level`` (not adjusted for multiplicity).
+    ``counts[v]`` is how many of the n reports have option v's indicator set, which is 1 with
+    probability p when v is (among) the true answer(s) and q otherwise: subset selection
+    (Wang et al. 2016; Ye & Barg 2018) or a multi-select encoding. Bonferroni: each option's
+    Clopper-Pearson interval is at level 1 − α/d, so all d hold together with probability
+    at least ``level``.
     """
     n = _check_count(n, "n")
     counts = _check_counts(counts, n, least=1)
-    return [debias_rr(count, n, flip=flip, level=level) for count in counts]
+    return [debias_binary(count, n, p_one_if_true=p, p_one_if_false=q, level=level, alpha_divisor=len(counts))
+            for count in counts]
 
 
 def debias_duchi_mean(ones, n, *, flip, lo, hi, level) -> Estimate:

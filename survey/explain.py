@@ -81,6 +81,17 @@ def protection_note(question: dict) -> str:
         return (f"Your answer is sent as {count} separate marks, one per option: the mark of your "
                 f"choice is set with probability 50%, and every other option is marked with probability "
                 f"{percent(q)} (ε′ = {eps}).")
+    if kind == "choice" and mechanism == "ss":
+        count, size = len(_options(question)), question["subset_size"]
+        keep = _fraction(question["keep_threshold"])
+        return (f"Your answer is sent as a random group of {size} of the {count} options: your choice is in "
+                f"the group with probability {percent(keep)}, and the rest of the group is drawn at random "
+                f"from the other options (ε′ = {eps}).")
+    if kind == "multi" and mechanism == "sampled":
+        count = len(_options(question))
+        keep = 1 - _fraction(question["flip_threshold"])
+        return (f"One of the {count} options is drawn at random, whatever you ticked, and only its tick or "
+                f"blank is sent, kept with probability {percent(keep)} and flipped otherwise (ε′ = {eps}).")
     if kind == "multi" and mechanism == "rr":
         count = len(_options(question))
         keep = 1 - _fraction(question["flip_threshold"])

@@ -263,6 +263,11 @@ def randomize_question(question: dict, true_values, rng=None):
     if kind == "choice" and mechanism == "oue":
         return randomize_oue(true_values, d=len(question["options"]),
                              q_threshold=question["q_threshold"], rng=rng)
+    if kind == "choice" and mechanism == "ss":
+        return randomize_ss(true_values, d=len(question["options"]), k=question["subset_size"],
+                            keep_threshold=question["keep_threshold"], rng=rng)
+    if kind == "multi" and mechanism == "sampled":
+        return randomize_multi_sampled(true_values, flip_threshold=question["flip_threshold"], rng=rng)
     if kind == "multi":
         return randomize_multi(true_values, flip_threshold=question["flip_threshold"], rng=rng)
     if kind == "number":
@@ -272,3 +277,164 @@ def randomize_question(question: dict, true_values, rng=None):
         return randomize_duchi(true_values, lo=question["min"], hi=question["max"],
                                flip_threshold=question["flip_threshold"], rng=rng)
     raise ValueError(f"unknown question kind/mechanism {kind!r}/{mechanism!r}")
+
+
+# --- Subset selection and multi-select alternatives (MATH.md §2b; Wang et al. 2016; Ye & Barg 2018) ---
+
+def worst_case_variance(p, q) -> float:
+    """Return n·Var of an indicator's estimate at its worst true share: max λ(1 − λ)/(p − q)², λ between q and p."""
+    low, high = min(p, q), max(p, q)
+    nearest = min(max(Fraction(1, 2), Fraction(low)), Fraction(high))
+    return float(nearest * (1 - nearest) / (Fraction(p) - Fraction(q)) ** 2)
+
+
+def _check_k(k, d):
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= d - 1:
+        raise ValueError(f"k must be an integer from 1 to d - 1 = {d - 1}, got {k!r}")
+
+
+def ss_keep_threshold(*, epsilon, d: int, k: int) -> int:
+    """Return T with P(true option in the subset) = T/2^53, T = floor(2^53·k·e^eps/(k·e^eps + d − k)).
+
+    Subset selection reports a k-subset S: P(S | x ∈ S)/P(S | x ∉ S) = p/(1 − p)·(d − k)/k,
+    so e^eps' = T(d − k)/((2^53 − T)k) <= e^eps (Wang et al. 2016; Ye & Barg 2018).
+    """
+    eps = _as_decimal(epsilon)
+    _check_d(d)
+    _check_k(k, d)
+    e = _CTX.exp(eps)
+    ke = _CTX.multiply(Decimal(k), e)
+    ratio = _CTX.divide(_CTX.multiply(Decimal(TWO53), ke), _CTX.add(ke, Decimal(d - k)))
+    threshold = int(ratio.to_integral_value(rounding=ROUND_FLOOR))
+    while ss_epsilon(threshold, d, k) > eps:
+        threshold -= 1
+    return threshold
+
+
+def ss_epsilon(keep_threshold: int, d: int, k: int) -> Decimal:
+    """Return the realised epsilon ln(T(d − k)/((2^53 − T)k)) of a subset-selection threshold."""
+    t = keep_threshold
+    return _CTX.ln(_CTX.divide(Decimal(t * (d - k)), Decimal((TWO53 - t) * k)))
+
+
+def ss_probabilities(keep_threshold: int, d: int, k: int) -> tuple[Fraction, Fraction]:
+    """Return the exact (p, q) of an option's indicator [v ∈ S]: p = T/2^53, q = (p(k − 1) + (1 − p)k)/(d − 1)."""
+    p = Fraction(keep_threshold, TWO53)
+    return p, (p * (k - 1) + (1 - p) * k) / (d - 1)
+
+
+def grr_probabilities(keep_threshold: int, d: int) -> tuple[Fraction, Fraction]:
+    """Return the exact (p, q) of GRR: p = T/2^53, q = (1 − p)/(d − 1)."""
+    p = Fraction(keep_threshold, TWO53)
+    return p, (1 - p) / (d - 1)
+
+
+def uniform_variance(p, q, d: int) -> float:
+    """Return n·Var of one option's estimate when the answers are uniform (f = 1/d): λ(1 − λ)/(p − q)².
+
+    The measure by which choice mechanisms are compared (Wang et al. 2017 compare at f → 0;
+    MATH.md §2b at f = 1/d): the worst case over f (one option at 1/2) would pick subsets
+    far larger than a survey's usual shares need, e.g. k = 15 instead of 2 at d = 128, ε = 4,
+    which multiplies the variance of an option near 0 by 2.9 and at a 1% share by 2.2.
+    """
+    p, q = Fraction(p), Fraction(q)
+    lam = q + (p - q) / d
+    return float(lam * (1 - lam) / (p - q) ** 2)
+
+
+def best_subset_size(*, epsilon, d: int) -> tuple[int, int, float]:
+    """Return (k, keep threshold, n·Var at f = 1/d) of the subset size k in 2..d−1 of least variance.
+
+    k = 1 is GRR itself, so it is left out; d = 2 has no proper subset size and raises.
+    """
+    _check_d(d)
+    if d < 3:
+        raise ValueError(f"subset selection needs d >= 3 options, got {d}")
+    best = None
+    for k in range(2, d):
+        threshold = ss_keep_threshold(epsilon=epsilon, d=d, k=k)
+        variance = uniform_variance(*ss_probabilities(threshold, d, k), d)
+        if best is None or variance < best[2]:
+            best = (k, threshold, variance)
+    return best
+
+
+def choice_variances(*, epsilon, d: int) -> dict[str, float]:
+    """Return n·Var of one option's estimate at f = 1/d for GRR, OUE and the best subset selection (d >= 3)."""
+    grr = uniform_variance(*grr_probabilities(grr_keep_threshold(epsilon=epsilon, d=d), d), d)
+    oue = uniform_variance(Fraction(1, 2), Fraction(oue_q_threshold(epsilon=epsilon), TWO53), d)
+    out = {"grr": grr, "oue": oue}
+    if d >= 3:
+        out["ss"] = best_subset_size(epsilon=epsilon, d=d)[2]
+    return out
+
+
+# A new encoding replaces the classic one only where it saves at least this share of the
+# variance: below that the gain is noise next to the cost of d-bit reports (storage, CSV
+# columns) and of changing a mechanism researchers already know.
+MIN_VARIANCE_GAIN = 0.05
+
+
+def use_ss(*, epsilon, d: int) -> bool:
+    """Return whether subset selection's variance at f = 1/d is at least 5% below both GRR's and OUE's."""
+    variances = choice_variances(epsilon=epsilon, d=d)
+    best_classic = min(variances["grr"], variances["oue"])
+    return "ss" in variances and variances["ss"] <= best_classic * (1 - MIN_VARIANCE_GAIN)
+
+
+def multi_sampled_probabilities(flip_threshold: int, d: int) -> tuple[Fraction, Fraction]:
+    """Return the exact (p, q) of option v's indicator in the sampled multi report.
+
+    One option j is drawn uniformly and its bit sent through RR; the report's bit v is 1 when
+    j = v and the randomized bit is 1: p = (1 − f)/d, q = f/d with f = T/2^53.
+    """
+    flip = Fraction(flip_threshold, TWO53)
+    return (1 - flip) / d, flip / d
+
+
+def multi_worst_variances(*, epsilon, d: int) -> dict[str, float]:
+    """Return the worst-case n·Var of one option's estimate for per-bit RR at eps/d and one sampled option at eps."""
+    flip = Fraction(rr_flip_threshold(epsilon=per_option_epsilon(epsilon, d)), TWO53)
+    sampled = multi_sampled_probabilities(rr_flip_threshold(epsilon=epsilon), d)
+    return {"rr": worst_case_variance(1 - flip, flip), "sampled": worst_case_variance(*sampled)}
+
+
+def use_multi_sampled(*, epsilon, d: int) -> bool:
+    """Return whether one sampled option at full eps has at least 5% less worst-case variance than every bit at eps/d."""
+    variances = multi_worst_variances(epsilon=epsilon, d=d)
+    return variances["sampled"] <= variances["rr"] * (1 - MIN_VARIANCE_GAIN)
+
+
+def randomize_ss(indices, *, d: int, k: int, keep_threshold: int, rng=None) -> np.ndarray:
+    """Return n rows of d bits, each the indicator of a random k-subset holding the true index w.p. T/2^53.
+
+    The other members are a uniform subset of the d − 1 other options (Wang et al. 2016).
+    """
+    rng = _rng(rng)
+    x = np.asarray(indices, dtype=np.int64)
+    n = x.shape[0]
+    keep = _bern53(keep_threshold, n, rng)
+    out = np.zeros((n, d), dtype=np.int64)
+    out[np.arange(n)[keep], x[keep]] = 1
+    step = max(1, 2**22 // d)
+    for start in range(0, n, step):
+        rows = slice(start, min(n, start + step))
+        # A uniform ordering of the d - 1 others per row; the first k - [x in S] of them join S.
+        order = np.argsort(rng.random((rows.stop - start, d - 1)), axis=1)
+        others = order + (order >= x[rows, None])
+        take = np.arange(d - 1)[None, :] < (k - keep[rows].astype(np.int64))[:, None]
+        chunk = out[rows]
+        chunk[np.nonzero(take)[0], others[take]] = 1
+    return out
+
+
+def randomize_multi_sampled(bit_matrix, *, flip_threshold: int, rng=None) -> np.ndarray:
+    """Return n rows of d bits: one option j drawn uniformly, RR of its bit kept at j, every other bit 0."""
+    rng = _rng(rng)
+    bits = np.asarray(bit_matrix, dtype=np.int64)
+    n, d = bits.shape
+    j = rng.integers(0, d, size=n, dtype=np.int64)
+    sent = bits[np.arange(n), j] ^ _bern53(flip_threshold, n, rng).astype(np.int64)
+    out = np.zeros((n, d), dtype=np.int64)
+    out[np.arange(n), j] = sent
+    return out

@@ -4,7 +4,7 @@ Every estimand is an indicator whose report is 1 with probability q + (p − q)�
 its unbiased estimate has variance λ(1 − λ)/(n(p − q)²) with λ = q + θ(p − q). The plan
 uses the worst case over the unknown θ (λ as close to 1/2 as its range allows) and the
 normal approximation to the Clopper–Pearson interval, at ``z`` for one estimand or at
-``z`` Bonferroni-corrected over the d options of a choice question (simultaneous
+``z`` Bonferroni-corrected over the d options of a choice or multi question (simultaneous
 intervals, as the aggregates report them). For a number the half-width is a share of
 its range [min, max]. Under ``sample`` allocation each respondent answers m of the k
 questions at ε/m each, so a question gets about n·m/k reports (Warner 1965; Wang et
@@ -110,7 +110,7 @@ def worst_report_variance(question: dict) -> float:
 def plan_question(question: dict, *, respondents: int, margin: float, share: float = 1.0,
                   level: float = DEFAULT_LEVEL) -> QuestionPlan:
     """Return the plan of one design question when a ``share`` of the respondents answer it."""
-    simultaneous = len(question["options"]) if question["kind"] == "choice" else 1
+    simultaneous = len(question["options"]) if question["kind"] in ("choice", "multi") else 1
     if not 0 < margin < 1:
         raise ValueError(f"the margin must be a share in (0, 1), e.g. 0.05, got {margin!r}")
     variance = worst_report_variance(question)

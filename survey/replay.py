@@ -121,6 +121,43 @@ def randomize_multi(bits: list[int], *, flip_threshold: int, stream: U32Stream) 
     return [bit ^ int(stream.bern53(flip_threshold)) for bit in bits]
 
 
+def _floyd_subset(n: int, m: int, stream: U32Stream) -> set[int]:
+    """Return a uniform m-subset of {0..n-1}: for j = n-m..n-1, t = below(j+1), add t or j if t is taken."""
+    chosen: set[int] = set()
+    for j in range(n - m, n):
+        t = stream.below(j + 1)
+        chosen.add(j if t in chosen else t)
+    return chosen
+
+
+def randomize_subset(index: int, *, d: int, k: int, keep_threshold: int, stream: U32Stream) -> list[int]:
+    """Return d bits of a k-subset: index kept if bern53(keep_threshold), the rest by Floyd over the d-1 others."""
+    _check_integer("d", d, 3, MAX_OPTIONS)
+    _check_integer("k", k, 1, d - 1)
+    _check_integer("index", index, 0, d - 1)
+    _check_integer("keep_threshold", keep_threshold, 0, TWO53)
+    kept = stream.bern53(keep_threshold)
+    bits = [0] * d
+    if kept:
+        bits[index] = 1
+    for other in _floyd_subset(d - 1, k - 1 if kept else k, stream):
+        bits[other + (1 if other >= index else 0)] = 1
+    return bits
+
+
+def randomize_multi_sampled(bits: list[int], *, flip_threshold: int, stream: U32Stream) -> list[int]:
+    """Return d bits, all 0 but j = below(d), which carries bit j XOR bern53(flip_threshold)."""
+    if not isinstance(bits, list) or not bits:
+        raise TypeError(f"bits must be a non-empty list of 0/1 values, got {bits!r}")
+    for i, bit in enumerate(bits):
+        _check_bit(f"bits[{i}]", bit)
+    _check_integer("flip_threshold", flip_threshold, 0, TWO53)
+    drawn = stream.below(len(bits))
+    report = [0] * len(bits)
+    report[drawn] = bits[drawn] ^ int(stream.bern53(flip_threshold))
+    return report
+
+
 def randomize_duchi(value: int, *, lo: int, hi: int, flip_threshold: int, stream: U32Stream) -> int:
     """Return RR(b) with b = bern(value-lo, hi-lo) (Duchi, Jordan & Wainwright 2013)."""
     _check_integer("min", lo, -MAX_SAFE, MAX_SAFE)
@@ -164,11 +201,15 @@ def randomize_question_stream(question: dict, true_value, stream: U32Stream):
     if kind == "choice" and mechanism == "oue":
         return randomize_oue(true_value, d=len(question["options"]),
                              q_threshold=question["q_threshold"], stream=stream)
-    if kind == "multi" and mechanism == "rr":
+    if kind == "choice" and mechanism == "ss":
+        return randomize_subset(true_value, d=len(question["options"]), k=question["subset_size"],
+                                keep_threshold=question["keep_threshold"], stream=stream)
+    if kind == "multi" and mechanism in ("rr", "sampled"):
         d = len(question["options"])
         if not isinstance(true_value, list) or len(true_value) != d:
             raise ValueError(f"question {question.get('id')!r} needs a list of {d} bits, got {true_value!r}")
-        return randomize_multi(true_value, flip_threshold=question["flip_threshold"], stream=stream)
+        randomize = randomize_multi if mechanism == "rr" else randomize_multi_sampled
+        return randomize(true_value, flip_threshold=question["flip_threshold"], stream=stream)
     if kind == "number" and mechanism == "duchi":
         return randomize_duchi(true_value, lo=question["min"], hi=question["max"],
                                flip_threshold=question["flip_threshold"], stream=stream)
@@ -176,4 +217,5 @@ def randomize_question_stream(question: dict, true_value, stream: U32Stream):
         return randomize_piecewise(true_value, lo=question["min"], hi=question["max"],
                                    ratio_a=question["ratio_a"], ratio_b=question["ratio_b"], stream=stream)
     raise ValueError(f"question {question.get('id')!r} has an unsupported kind/mechanism {kind!r}/{mechanism!r}; "
-                     "expected yes_no/rr, choice/grr, choice/oue, multi/rr, number/duchi or number/piecewise")
+                     "expected yes_no/rr, choice/grr, choice/oue, choice/ss, multi/rr, multi/sampled, number/duchi "
+                     "or number/piecewise")

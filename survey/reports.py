@@ -4,7 +4,9 @@ A submission is ``{"design": HASH, "answers": {QID: REPORT}}``, optionally with
 ``"submission"`` (the browser's random id, 32 lowercase hex digits: a retry with the same
 id is stored once) and ``"invite"`` (an invitation token). A report must lie in its
 mechanism's output domain: 0/1 for ``rr`` and ``duchi``, an option index for ``grr``,
-an output level 0..bins-1 for ``piecewise``, a list of d 0/1 integers for ``oue`` and ``multi``.
+an output level 0..bins-1 for ``piecewise``, a list of d 0/1 integers for ``oue`` and
+``multi`` (``rr``), with exactly k ones for ``ss`` (a k-subset) and at most one for
+``sampled`` multi (one drawn option's randomized bit).
 """
 
 from __future__ import annotations
@@ -53,12 +55,19 @@ def validate_report(question: dict, report: Any):
             raise ReportError(f"the report for {qid!r} must be an option index from 0 to {d - 1}, "
                               f"got {report!r}", field=qid)
         return report
-    if mechanism in ("oue", "rr"):
+    if mechanism in ("oue", "rr", "ss", "sampled"):
         d = len(question["options"])
         if (not isinstance(report, list) or len(report) != d
                 or not all(_is_int(bit) and bit in (0, 1) for bit in report)):
             raise ReportError(f"the report for {qid!r} must be a list of {d} values, each 0 or 1, "
                               f"got {report!r}", field=qid)
+        ones = sum(report)
+        if mechanism == "ss" and ones != question["subset_size"]:
+            raise ReportError(f"the report for {qid!r} must have exactly {question['subset_size']} values "
+                              f"equal to 1 (a subset of that size), got {ones}", field=qid)
+        if mechanism == "sampled" and ones > 1:
+            raise ReportError(f"the report for {qid!r} must have at most one value equal to 1, got {ones}",
+                              field=qid)
         return list(report)
     raise ReportError(f"question {qid!r} has an unknown mechanism {mechanism!r}", field=qid)
 
@@ -75,7 +84,7 @@ def check_report_array(question: dict, reports) -> np.ndarray:
         raise ReportError(f"the reports for {qid!r} must be integers, got an array of {values.dtype}", field=qid)
     if mechanism == "grr":
         shape, highest = (values.shape[0],), len(question["options"]) - 1
-    elif mechanism == "oue" or question["kind"] == "multi":
+    elif mechanism in ("oue", "ss") or question["kind"] == "multi":
         shape, highest = (values.shape[0], len(question["options"])), 1
     elif mechanism in ("rr", "duchi"):
         shape, highest = (values.shape[0],), 1
@@ -87,6 +96,10 @@ def check_report_array(question: dict, reports) -> np.ndarray:
         raise ReportError(f"the reports for {qid!r} must have shape {shape}, got {values.shape}", field=qid)
     if values.size and (values.min() < 0 or values.max() > highest):
         raise ReportError(f"the reports for {qid!r} must lie in 0..{highest}", field=qid)
+    if values.size and mechanism == "ss" and np.any(values.sum(axis=1) != question["subset_size"]):
+        raise ReportError(f"every report for {qid!r} must have exactly {question['subset_size']} ones", field=qid)
+    if values.size and mechanism == "sampled" and np.any(values.sum(axis=1) > 1):
+        raise ReportError(f"every report for {qid!r} must have at most one 1", field=qid)
     return values.astype(np.int64, copy=False)
 
 

@@ -52,7 +52,27 @@ def threshold_row(epsilon, d: int) -> dict:
         "oue_q_threshold": q_oue, "oue_epsilon": _digits30(oue_eps), "oue_epsilon_float": float(oue_eps),
         "oue_p": 0.5, "oue_q": float(Fraction(q_oue, TWO53)),
         "use_oue": mech.use_oue(epsilon=epsilon, d=d),
+        **subset_fields(epsilon, d),
+        **multi_fields(epsilon, d),
     }
+
+
+def subset_fields(epsilon, d: int) -> dict:
+    """Return the subset-selection size, threshold, realised epsilon and (p, q) of one (epsilon, d >= 3)."""
+    if d < 3:
+        return {"use_ss": False}
+    k, keep, _ = mech.best_subset_size(epsilon=epsilon, d=d)
+    p, q = mech.ss_probabilities(keep, d, k)
+    eps = mech.ss_epsilon(keep, d, k)
+    return {"ss_k": k, "ss_keep_threshold": keep, "ss_epsilon": _digits30(eps), "ss_epsilon_float": float(eps),
+            "ss_p": float(p), "ss_q": float(q), "use_ss": mech.use_ss(epsilon=epsilon, d=d)}
+
+
+def multi_fields(epsilon, d: int) -> dict:
+    """Return the (p, q) of the sampled multi report at full epsilon and whether it beats per-bit RR."""
+    p, q = mech.multi_sampled_probabilities(mech.rr_flip_threshold(epsilon=epsilon), d)
+    return {"multi_sampled_p": float(p), "multi_sampled_q": float(q),
+            "use_multi_sampled": mech.use_multi_sampled(epsilon=epsilon, d=d)}
 
 
 def words_for_u53(value: int, rng: random.Random) -> list[int]:
@@ -226,6 +246,50 @@ def question_cases(rng: random.Random) -> list[dict]:
         else:
             true = rng.randint(question["min"], question["max"])
         cases.append(_case(f"random {i}: {question['kind']}/{question['mechanism']} {question['id']}",
+                           "question", rng, question=question, true=true))
+    return cases + subset_cases(rng)
+
+
+def subset_cases(rng: random.Random) -> list[dict]:
+    """Return cases of subset selection (choice/ss) and the sampled multi report (multi/sampled)."""
+    ss8 = _question("eight", "choice", "ss", options=[f"o{i}" for i in range(8)], subset_size=3,
+                    keep_threshold=mech.ss_keep_threshold(epsilon=0.5, d=8, k=3))
+    ss256 = _question("wide", "choice", "ss", options=[f"o{i}" for i in range(256)], subset_size=69,
+                      keep_threshold=mech.ss_keep_threshold(epsilon=1, d=256, k=69))
+    ss3 = _question("three", "choice", "ss", options=["x", "y", "z"], subset_size=2,
+                    keep_threshold=mech.ss_keep_threshold(epsilon=1, d=3, k=2))
+    sampled5 = _question("ticks5", "multi", "sampled", options=list("abcde"),
+                         flip_threshold=mech.rr_flip_threshold(epsilon=1))
+    keep8 = ss8["keep_threshold"]
+    cases = [
+        # Kept: Floyd picks 2 of the 7 others: j=5: below(6)=1 -> {1}; j=6: below(7)=1 taken -> {1, 6};
+        # positions 1 and 6 stand for options 1 and 7 when x = 4 (o + [o >= 4]).
+        _case("ss d=8 k=3 x=4 kept, Floyd collision adds j", "question", rng,
+              prefix=words_for_u53(keep8 - 1, rng) + word_for_below(1, 6, rng) + word_for_below(1, 7, rng),
+              question=ss8, true=4),
+        # Not kept: 3 of the 7 others: j=4: below(5)=4; j=5: below(6)=0; j=6: below(7)=5 -> {4, 0, 5}
+        # mapped past x = 0 to options 5, 1, 6.
+        _case("ss d=8 k=3 x=0 not kept, rejection in below(5)", "question", rng,
+              prefix=words_for_u53(keep8, rng) + word_for_below(7, 5, rng) + word_for_below(4, 5, rng)
+              + word_for_below(0, 6, rng) + word_for_below(5, 7, rng),
+              question=ss8, true=0),
+        _case("ss d=3 k=2 x=2 kept takes one other", "question", rng,
+              prefix=words_for_u53(ss3["keep_threshold"] - 1, rng), question=ss3, true=2),
+        _case("multi sampled d=5 draws option 3, kept", "question", rng,
+              prefix=word_for_below(3, 5, rng) + words_for_u53(sampled5["flip_threshold"], rng),
+              question=sampled5, true=[0, 0, 0, 1, 0]),
+        _case("multi sampled d=5 draws option 1, flipped 0 -> 1", "question", rng,
+              prefix=word_for_below(1, 5, rng) + words_for_u53(sampled5["flip_threshold"] - 1, rng),
+              question=sampled5, true=[1, 0, 0, 1, 0]),
+        _case("multi sampled d=5 draws option 0, true 1 flipped to an all-zero report", "question", rng,
+              prefix=word_for_below(0, 5, rng) + words_for_u53(sampled5["flip_threshold"] - 1, rng),
+              question=sampled5, true=[1, 1, 1, 1, 1]),
+    ]
+    for i in range(8):
+        question = rng.choice([ss8, ss256, ss3, sampled5])
+        true = (rng.randrange(len(question["options"])) if question["kind"] == "choice"
+                else [rng.randrange(2) for _ in question["options"]])
+        cases.append(_case(f"random ss/sampled {i}: {question['mechanism']} {question['id']}",
                            "question", rng, question=question, true=true))
     return cases
 

@@ -14,7 +14,7 @@ from survey.aggregate import (CSV_HEADER, AggregateRow, aggregate, count_reports
                               rows_to_json, rows_to_table)
 from survey.definition import load_definition
 from survey.design import build_design, response_probabilities
-from survey.estimators import debias_duchi_mean, debias_grr, debias_rr, project_simplex
+from survey.estimators import debias_duchi_mean, debias_indicators, debias_rr, project_simplex
 from survey.resources import resource_dir
 
 TWO53 = 2**53
@@ -127,7 +127,7 @@ def test_aggregate_intervals_are_mapped_clopper_pearson():
     for r in rows:
         question = questions[r.question]
         p, q = response_probabilities(question)
-        d = len(question["options"]) if r.kind == "choice" else 1
+        d = len(question["options"]) if r.kind in ("choice", "multi") else 1
         width = question["max"] - question["min"] if r.kind == "number" else 1
         ones = round(r.noisy_share * r.n)
         ci = binomtest(ones, r.n).proportion_ci(confidence_level=1 - 0.1 / d, method="exact")
@@ -253,8 +253,9 @@ def test_aggregate_smoking_survey_end_to_end():
         n=n, noisy_share=smoker.noisy_share, estimate=smoker.estimate, std_error=smoker.std_error,
         ci_low=smoker.ci_low, ci_high=smoker.ci_high, ci_level=0.95, text=questions["smoker"]["text"])
     p, q = response_probabilities(questions["cigarettes"])
-    counts = np.bincount(reports["cigarettes"], minlength=5).tolist()
-    choice = debias_grr(counts, n, p=p, q=q, level=0.95)
+    assert questions["cigarettes"]["mechanism"] == "ss"
+    counts = reports["cigarettes"].sum(axis=0).tolist()
+    choice = debias_indicators(counts, n, p=p, q=q, level=0.95)
     assert [r.estimate for r in rows[2:7]] == [e.estimate for e in choice]
     assert [(r.ci_low, r.ci_high) for r in rows[2:7]] == [(e.ci_low, e.ci_high) for e in choice]
     assert [r.consistent for r in rows[2:7]] == pytest.approx(project_simplex([e.estimate for e in choice]).tolist())

@@ -15,7 +15,7 @@ from survey.store import Store, StoreError
 from conftest import OTHER, OWNER, free_port
 
 SLUG = "smoking-2026"
-GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": 2, "age": 1}
+GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
 
 
 @pytest.fixture

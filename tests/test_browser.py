@@ -101,7 +101,10 @@ def test_survey_sends_only_randomized_reports(browser, live_server):
     assert set(answers) == {"smoker", "lung_disease", "cigarettes", "age"}
     assert answers["smoker"] in (0, 1) and answers["lung_disease"] in (0, 1)
     assert answers["age"] in (0, 1), "the number is sent as one randomized bit, never as 42"
-    assert isinstance(answers["cigarettes"], int) and 0 <= answers["cigarettes"] < 5
+    cigarettes = next(q for q in design["questions"] if q["id"] == "cigarettes")
+    assert cigarettes["mechanism"] == "ss", "five options at this budget: subset selection"
+    assert len(answers["cigarettes"]) == 5 and set(answers["cigarettes"]) <= {0, 1}
+    assert sum(answers["cigarettes"]) == cigarettes["subset_size"]
     assert "42" not in json.dumps(answers)
 
     assert {urlsplit(r["url"]).netloc for r in requests} == {urlsplit(origin).netloc}
@@ -201,8 +204,9 @@ def test_retry_resends_the_same_reports_even_for_a_changed_answer_unless_confirm
     context.close()
 
 
-# Every random word is 0, so u53() = 0 is below every threshold: RR always flips, GRR always
-# keeps, and Duchi rounds 42 in 18..90 up (below(72) = 0 < 24) before flipping it to 0.
+# Every random word is 0, so u53() = 0 is below every threshold: RR always flips, subset
+# selection keeps "6-10" (index 2) in the subset and Floyd's below(4) = 0 adds "none" (index 0),
+# and Duchi rounds 42 in 18..90 up (below(72) = 0 < 24) before flipping it to 0.
 ZERO_WORDS = "crypto.getRandomValues = (array) => { array.fill(0); return array; };"
 
 
@@ -216,7 +220,7 @@ def test_the_form_sends_the_randomized_report_not_the_answer(browser, live_serve
     fill_survey(page)
     send_and_wait_for_thanks(page)
     [post] = [r for r in requests if r["method"] == "POST"]
-    assert json.loads(post["body"])["answers"] == {"smoker": 0, "lung_disease": 1, "cigarettes": 2, "age": 0}
+    assert json.loads(post["body"])["answers"] == {"smoker": 0, "lung_disease": 1, "cigarettes": [1, 0, 1, 0, 0], "age": 0}
     context.close()
 
 

@@ -24,7 +24,7 @@ from conftest import OTHER, OWNER
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK = "{http://www.w3.org/1999/xlink}"
 SLUG = "smoking-2026"
-GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": 2, "age": 1}
+GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
 TEX = "$\\undefinedcommand$"
 HOSTILE = '<script>alert(1)</script> & "q"'
 RTL = "שלום עולם"

@@ -291,11 +291,7 @@ def expected_standard_error(question: dict, theta: float, n: int) -> float:
         square_t = 4 * (theta * (1 - theta) / (question["max"] - question["min"]) + theta ** 2) - 4 * theta + 1
         variance = square_t * r / (r - 1) + (r + 3) / (3 * (r - 1) ** 2) - width ** 2 / 12 - mean_t ** 2
         return math.sqrt(variance / 4 / n)
-    if question["kind"] == "multi":
-        flip = question["flip_threshold"] / 2**53
-        p, q = 1 - flip, flip
-    else:
-        p, q = response_probabilities(question)
+    p, q = response_probabilities(question)
     lam = q + theta * (p - q)
     return math.sqrt(lam * (1 - lam) / n) / (p - q)
 
@@ -336,7 +332,7 @@ TRUTHS = {
     "mixed": ["pet=0.3,0.3,0.1,0.1,0.05,0.05,0.05,0.05", "sports=0.6,0.2,0.05", "owner=0.7"],
     "sharp": ["yes=0.35", "pick=0.1,0.2,0.3,0.4", "tick=0.9,0.5,0.15", "score=61.5"],
 }
-MECHANISMS = {"smoking": {"rr", "grr", "duchi"}, "mixed": {"rr", "oue"}, "sharp": {"rr", "grr", "piecewise"}}
+MECHANISMS = {"smoking": {"rr", "ss", "duchi"}, "mixed": {"rr", "ss", "sampled"}, "sharp": {"rr", "grr", "piecewise"}}
 
 
 @pytest.mark.parametrize("survey", ["smoking", "mixed", "sharp"])
@@ -467,7 +463,8 @@ def test_export_to_a_file_and_aggregates_match_aggregate(run, db_path, smoking_s
     assert out.read_bytes() == expected
     scalar = ok(run("export", SLUG, "--responses")).stdout
     rows = list(csv.DictReader(io.StringIO(scalar)))
-    assert len(rows) == 300 and {row["cigarettes"] for row in rows} <= set("01234")
+    subset = ["cigarettes__none", "cigarettes__1_5", "cigarettes__6_10", "cigarettes__11_20", "cigarettes__more_than_20"]
+    assert len(rows) == 300 and all(sum(int(row[name]) for name in subset) == 2 for row in rows)
 
 
 def test_export_needs_a_choice(run, smoking_survey):
@@ -486,7 +483,9 @@ def test_export_refuses_options_that_cannot_go_together(run, smoking_survey, tmp
 def test_export_codebook_to_stdout_and_a_file(run, smoking_survey, tmp_path):
     book = json.loads(ok(run("export", SLUG, "--codebook")).stdout)
     assert book["survey"] == SLUG and book["design_hash"] == smoking_survey["hash"]
-    assert [column["name"] for column in book["columns"]] == ["smoker", "lung_disease", "cigarettes", "age"]
+    assert [column["name"] for column in book["columns"]] == [
+        "smoker", "lung_disease", "cigarettes__none", "cigarettes__1_5", "cigarettes__6_10", "cigarettes__11_20",
+        "cigarettes__more_than_20", "age"]
     assert len(book["estimands"]) == 1 + 1 + 5 + 1
     out = tmp_path / "codebook.json"
     result = ok(run("export", SLUG, "--codebook", "-o", out))
@@ -626,7 +625,7 @@ def test_created_designs_spend_at_most_the_budget(run, db_path, tmp_path, smokin
     assert math.isclose(design["epsilon_spent"], spent, rel_tol=1e-12)
     assert all(q["epsilon"] <= q["epsilon_nominal"] for q in design["questions"])
     for q in design["questions"]:
-        if q["kind"] == "multi":
+        if q["kind"] == "multi" and q["mechanism"] == "rr":
             assert q["epsilon"] == pytest.approx(len(q["options"]) * q["epsilon_per_option"], rel=1e-12)
 
 

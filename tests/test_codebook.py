@@ -18,6 +18,7 @@ import pytest
 
 from survey.aggregate import CSV_HEADER
 from survey.cli import main
+from survey import mechanisms as mech
 from survey.codebook import codebook, response_columns, slugify
 from survey.definition import parse_definition
 from survey.design import build_design, response_probabilities
@@ -156,7 +157,7 @@ def test_every_aggregate_follows_from_responses_and_codebook_alone(run, tmp_path
     run("export", "every-kind", "--codebook", "-o", files["codebook.json"])
     run("export", "every-kind", "--aggregates", "--level", "0.9", "-o", files["aggregates.csv"])
     mechanisms = {e["mechanism"] for e in json.loads(files["codebook.json"].read_text())["columns"]}
-    assert mechanisms == {"rr", "grr", "oue", "duchi"}
+    assert mechanisms == {"rr", "grr", "ss", "sampled", "duchi"}
     script = tmp_path / "recompute.py"
     script.write_text(RECOMPUTE, encoding="utf-8")
     result = subprocess.run([sys.executable, "-I", str(script), *map(str, files.values())], cwd=tmp_path,
@@ -232,15 +233,21 @@ def test_codebook_columns_and_estimands():
     assert Fraction(colour[0]["q_exact"]) == (1 - Fraction(grr["keep_threshold"], 2**53)) / 2
     assert float(Fraction(colour[0]["q_exact"])) == colour[0]["q"]
     pet = [e for e in book["estimands"] if e["question"] == "pet"]
+    subset = design["questions"][2]
+    assert subset["mechanism"] == "ss"
     assert {e["simultaneous_over"] for e in pet} == {8} and {e["p_exact"] for e in pet} == {
-        "4503599627370496/9007199254740992"}
+        f"{subset['keep_threshold']}/9007199254740992"}
+    p, q = mech.ss_probabilities(subset["keep_threshold"], 8, subset["subset_size"])
+    assert {Fraction(e["q_exact"]) for e in pet} == {q} and q.denominator % 2**53 == 0
     sports = [e for e in book["estimands"] if e["question"] == "sports"]
     assert [(e["option"], e["column"], e["simultaneous_over"]) for e in sports] == [
-        ("Run", "sports__option_0", 1), ("run!", "sports__option_1", 1), ("=SUM(A1)", "sports__sum_a1", 1),
-        ("Swim", "sports__swim", 1)]
+        ("Run", "sports__option_0", 4), ("run!", "sports__option_1", 4), ("=SUM(A1)", "sports__sum_a1", 4),
+        ("Swim", "sports__swim", 4)]
     sports_column = next(column for column in book["columns"] if column["name"] == "sports__swim")
-    assert sports_column["meaning"].startswith("1 if the randomized report says option 'Swim' was selected")
-    assert "epsilon 0.1 for this option's bit" in sports_column["meaning"]
+    assert design["questions"][3]["mechanism"] == "sampled"
+    assert sports_column["meaning"].startswith("1 if the report drew option 'Swim' (each with probability 1/4)")
+    p, q = mech.multi_sampled_probabilities(design["questions"][3]["flip_threshold"], 4)
+    assert {(Fraction(e["p_exact"]), Fraction(e["q_exact"])) for e in sports} == {(p, q)}
     age = book["estimands"][-1]
     assert (age["option"], age["column"], age["scale"], age["value"]) == ("", "age", [18, 90], 1)
     assert all(e["scale"] is None for e in book["estimands"][:-1])

@@ -135,11 +135,11 @@ def test_yes_no_by_yes_no_cells_conditionals_and_odds_ratio():
     assert all(t.n == n for t in tables)
 
 
-@pytest.mark.parametrize("d", [3, 12])  # generalized RR, then unary encoding
+@pytest.mark.parametrize("d", [3, 12])  # generalized RR, then subset selection
 def test_choice_by_yes_no(d):
     rng = np.random.default_rng(d)
     design = make_design(choice_yes_no(d), 4.0 if d == 3 else 2.2)
-    assert design["questions"][0]["mechanism"] == ("grr" if d == 3 else "oue")
+    assert design["questions"][0]["mechanism"] == ("grr" if d == 3 else "ss")
     margin = rng.dirichlet(np.ones(d) * 3)
     disease = np.linspace(0.1, 0.6, d)
     joint = np.column_stack([margin * (1 - disease), margin * disease])

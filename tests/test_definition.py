@@ -31,7 +31,8 @@ def test_smoking_example_loads_and_designs():
     defn = load_definition(EXAMPLES / "smoking.toml")
     assert [q.kind for q in defn.questions] == ["yes_no", "yes_no", "choice", "number"]
     design = build_design(defn)
-    assert [q["mechanism"] for q in design["questions"]] == ["rr", "rr", "grr", "duchi"]
+    # Five options at 2/3.5: subset selection of 2 beats GRR (MATH.md §2b).
+    assert [q["mechanism"] for q in design["questions"]] == ["rr", "rr", "ss", "duchi"]
     nominal = [q["epsilon_nominal"] for q in design["questions"]]
     assert nominal == pytest.approx([2 / 3.5, 2 / 3.5, 2 / 3.5, 1 / 3.5])
 
@@ -99,6 +100,13 @@ def test_tiny_share_of_the_budget_is_refused():
     assert (info.value.question, info.value.field) == ("b", "weight")
 
 
+def test_choice_keeps_grr_where_no_subset_beats_it():
+    for epsilon, d in ((1.0, 2), (1.0, 3), (4.0, 3), (8.0, 5)):
+        data = definition(epsilon=epsilon, questions=[{"id": "c", "kind": "choice", "text": "C",
+                                                       "options": [f"o{i}" for i in range(d)]}])
+        assert build_design(parse_definition(data))["questions"][0]["mechanism"] == "grr", (epsilon, d)
+
+
 def test_choice_switches_to_oue_exactly_at_d_3e_eps_plus_2():
     for epsilon in (0.5, 1.0, 2.0):
         boundary = 3 * math.exp(epsilon) + 2
@@ -107,7 +115,9 @@ def test_choice_switches_to_oue_exactly_at_d_3e_eps_plus_2():
             data = definition(epsilon=epsilon, questions=[{"id": "c", "kind": "choice", "text": "C",
                                                            "options": options}])
             mechanism = build_design(parse_definition(data))["questions"][0]["mechanism"]
-            assert mechanism == ("oue" if d >= boundary else "grr"), (epsilon, d)
+            assert mech.use_oue(epsilon=epsilon, d=d) is (d >= boundary), (epsilon, d)
+            # Around the GRR/OUE boundary subset selection has the least variance of the three.
+            assert mechanism == "ss", (epsilon, d)
 
 
 def random_definition(rng) -> dict:
@@ -170,6 +180,8 @@ def test_thresholds_reproduce_the_realised_epsilon():
     questions = {q["id"]: q for q in build_design(parse_definition(data))["questions"]}
     assert questions["y"]["epsilon"] == float(mech.rr_epsilon(questions["y"]["flip_threshold"]))
     assert questions["c"]["epsilon"] == float(mech.grr_epsilon(questions["c"]["keep_threshold"], 3))
+    # Two options at 0.75: a sampled option gains under 5% over both bits at 0.375, so per-bit RR.
+    assert questions["m"]["mechanism"] == "rr"
     assert questions["m"]["epsilon"] == pytest.approx(2 * float(mech.rr_epsilon(questions["m"]["flip_threshold"])))
     assert questions["n"]["epsilon"] == float(mech.rr_epsilon(questions["n"]["flip_threshold"]))
 

@@ -21,7 +21,7 @@ from scipy.stats import binomtest
 
 from survey import mechanisms as mech
 from survey.estimators import (Estimate, clopper_pearson, debias_binary, debias_duchi_mean, debias_grr,
-                               debias_multi, debias_oue, debias_piecewise_mean, debias_rr, project_simplex)
+                               debias_indicators, debias_oue, debias_piecewise_mean, debias_rr, project_simplex)
 
 REPETITIONS = 1000
 MIN_COVERAGE = 0.93
@@ -154,8 +154,9 @@ def test_debias_grr_oue_multi_are_per_option_binary_estimates():
     oue = debias_oue([3, 1, 1, 0], 4, q=0.25, level=0.95)
     assert [e.estimate for e in oue] == pytest.approx([2.0, 0.0, 0.0, -1.0])
     assert oue[3] == debias_binary(0, 4, p_one_if_true=0.5, p_one_if_false=0.25, level=0.95, alpha_divisor=4)
-    multi = debias_multi([3, 1], 4, flip=0.25, level=0.95)
-    assert multi == [debias_rr(3, 4, flip=0.25, level=0.95), debias_rr(1, 4, flip=0.25, level=0.95)]
+    multi = debias_indicators([3, 1], 4, p=0.75, q=0.25, level=0.95)
+    assert multi == [debias_binary(count, 4, p_one_if_true=0.75, p_one_if_false=0.25, level=0.95, alpha_divisor=2)
+                     for count in (3, 1)]
 
 
 def test_debias_duchi_mean_scales_to_the_range():
@@ -189,8 +190,9 @@ def test_debias_duchi_mean_scales_to_the_range():
      r"p \+ \(d-1\)q = 1 for d = 2, got p=0\.6, q=0\.3"),
     (lambda: debias_oue([1, 5], 4, q=0.25, level=0.95), r"counts\[1\] must be an integer from 0 to 4, got 5"),
     (lambda: debias_oue([1, 2], 4, q=0.5, level=0.95), r"q must be a probability below 1/2 for OUE, got 0\.5"),
-    (lambda: debias_multi("11", 4, flip=0.1, level=0.95), r"counts must be a sequence of at least 1 integers"),
-    (lambda: debias_multi([1, 2.0], 4, flip=0.1, level=0.95), r"counts\[1\] must be an integer from 0 to 4, got 2\.0"),
+    (lambda: debias_indicators("11", 4, p=0.9, q=0.1, level=0.95), r"counts must be a sequence of at least 1 integers"),
+    (lambda: debias_indicators([1, 2.0], 4, p=0.9, q=0.1, level=0.95),
+     r"counts\[1\] must be an integer from 0 to 4, got 2\.0"),
     (lambda: debias_duchi_mean(1, 4, flip=0.1, lo=5, hi=5, level=0.95), r"hi must be greater than lo = 5\.0, got 5\.0"),
     (lambda: debias_duchi_mean(1, 4, flip=0.1, lo=float("inf"), hi=5, level=0.95),
      r"lo must be a finite number, got inf"),
@@ -317,13 +319,13 @@ def test_oue_is_unbiased_and_covers_simultaneously(epsilon, n, shares, repetitio
     (4.0, 30, (0.0, 0.4, 1.0)),
     (4.0, 1000, (0.1, 0.5, 0.9, 0.0)),
 ])
-def test_multi_is_unbiased_and_covers_per_option(epsilon, n, shares):
+def test_multi_per_bit_is_unbiased_and_covers(epsilon, n, shares):
     d = len(shares)
     rng = np.random.default_rng([4, n, d, int(epsilon * 10)])
     threshold, flip = rr_flip(mech.per_option_epsilon(epsilon, d))
     truth = (rng.random((REPETITIONS, n, d)) < np.array(shares)).astype(np.int64)
     counts = mech.randomize_multi(truth, flip_threshold=threshold, rng=rng).sum(axis=1)
-    estimates = [debias_multi([int(c) for c in row], n, flip=flip, level=0.95) for row in counts]
+    estimates = [debias_indicators([int(c) for c in row], n, p=1 - flip, q=flip, level=0.95) for row in counts]
     for option, share in enumerate(shares):
         report_prob = flip + share * (1 - 2 * flip)
         variance = report_prob * (1 - report_prob) / (n * (1 - 2 * flip) ** 2)

@@ -106,16 +106,37 @@ def test_grr_note_with_two_options():
     assert "replaced by the other option (ε′ = 1)" in protection_note(question)
 
 
-def test_oue_note_describes_the_marks(design):
-    question = _question(design, "country")
-    assert question["mechanism"] == "oue"
+def test_oue_note_describes_the_marks():
+    question = {"id": "country", "kind": "choice", "mechanism": "oue", "options": [f"c{i}" for i in range(40)],
+                "q_threshold": mech.oue_q_threshold(epsilon=1), "epsilon": 1.0}
     q = percent(Fraction(question["q_threshold"], TWO53))
     note = protection_note(question)
     assert "40 separate marks" in note and "50%" in note and f"with probability {q} " in note
 
 
-def test_multi_note_gives_per_option_and_total_epsilon(design):
+def test_subset_note_names_the_group_size(design):
+    question = _question(design, "country")
+    assert question["mechanism"] == "ss"
+    keep = percent(Fraction(question["keep_threshold"], TWO53))
+    note = protection_note(question)
+    assert f"a random group of {question['subset_size']} of the 40 options" in note
+    assert f"in the group with probability {keep}," in note
+
+
+def test_sampled_multi_note_says_one_option_is_sent(design):
     question = _question(design, "sports")
+    assert question["mechanism"] == "sampled"
+    keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
+    note = protection_note(question)
+    assert note.startswith("One of the 3 options is drawn at random, whatever you ticked")
+    assert f"kept with probability {keep} and flipped otherwise (ε′ = {format_epsilon(question['epsilon'])})" in note
+
+
+def test_multi_note_gives_per_option_and_total_epsilon():
+    epsilon = mech.per_option_epsilon(6, 3)
+    question = {"id": "sports", "kind": "multi", "mechanism": "rr", "options": ["a", "b", "c"],
+                "flip_threshold": mech.rr_flip_threshold(epsilon=epsilon), "epsilon": 6.0,
+                "epsilon_per_option": float(epsilon)}
     keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
     note = protection_note(question)
     assert note.startswith(f"Each of the 3 options' tick or blank is kept with probability {keep}")

@@ -15,7 +15,7 @@ from survey.store import Store, StoreError, SurveyClosed
 from survey.web.lifecycle import definition_with_slug
 
 SLUG = "smoking-2026"
-GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": 2, "age": 1}
+GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
 TOKEN_RE = re.compile(r'name="csrf_token" type="hidden" value="([^"]+)"')
 
 

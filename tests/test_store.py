@@ -19,20 +19,23 @@ from survey.simulate import complete_truth, simulate_answers, simulate_columns
 from survey.store import Store, StoreError
 from survey.store.schema import migrations
 
-WIDE = [f"option {i}" for i in range(64)]
+WIDE = [f"option {i}" for i in range(256)]
 
 
 @pytest.fixture
 def mixed_design() -> dict:
-    """A survey with every kind of report: rr, grr, OUE (bits), a 64-option multi (two words) and duchi."""
+    """A survey with every kind of report: rr, grr, subset selection (bits), OUE over 256 options (five
+    words), a sampled 64-option multi (two words), a per-bit multi and duchi."""
     return build_design(parse_definition({
-        "slug": "mixed", "title": "Mixed", "epsilon": 6.0,
+        "slug": "mixed", "title": "Mixed", "epsilon": 7.0,
         "questions": [
             {"id": "smoker", "kind": "yes_no", "text": "Smoke?"},
             {"id": "colour", "kind": "choice", "text": "Colour?", "options": ["red", "green", "blue"]},
             {"id": "pick", "kind": "choice", "text": "Pick", "options": WIDE[:40]},
-            {"id": "sports", "kind": "multi", "text": "Sports?", "options": WIDE},
+            {"id": "sports", "kind": "multi", "text": "Sports?", "options": WIDE[:64]},
             {"id": "age", "kind": "number", "text": "Age?", "min": 18, "max": 90},
+            {"id": "wide", "kind": "choice", "text": "Wide", "options": WIDE},
+            {"id": "pair", "kind": "multi", "text": "Pair?", "options": ["tea", "coffee"]},
         ]}))
 
 
@@ -43,8 +46,8 @@ def simulated(design: dict, n: int, seed: int) -> list[dict]:
 
 def test_the_mixed_design_covers_every_encoding(mixed_design):
     mechanisms = [(q["kind"], q["mechanism"], codec.word_count(q)) for q in mixed_design["questions"]]
-    assert mechanisms == [("yes_no", "rr", 1), ("choice", "grr", 1), ("choice", "oue", 1), ("multi", "rr", 2),
-                          ("number", "duchi", 1)]
+    assert mechanisms == [("yes_no", "rr", 1), ("choice", "grr", 1), ("choice", "ss", 1), ("multi", "sampled", 2),
+                          ("number", "duchi", 1), ("choice", "oue", 5), ("multi", "rr", 1)]
 
 
 def test_reports_round_trip_through_their_words(mixed_design):
@@ -279,7 +282,8 @@ def test_the_responses_csv_streams_in_chunks_that_join_to_the_whole(db_path, mix
     assert len(chunks) == 4 and "".join(chunks) == whole
     lines = whole.split("\r\n")
     header = ["response_id", "received_day", "smoker", "colour", *(f"pick__option_{i}" for i in range(40)),
-              *(f"sports__option_{i}" for i in range(64)), "age"]
+              *(f"sports__option_{i}" for i in range(64)), "age", *(f"wide__option_{i}" for i in range(256)),
+              "pair__tea", "pair__coffee"]
     assert lines[0] == ",".join(header) and len(lines) == 27
     assert all(len(line.split(",")) == len(header) and set(line.split(",")[44:108]) <= {"0", "1"}
                for line in lines[1:-1])

@@ -50,8 +50,8 @@ def test_vectors_cover_the_grid_and_enough_streams():
     assert calls == {"u32", "u53", "bern53", "below", "bern", "question"}
     mechanisms = {(case["question"]["kind"], case["question"]["mechanism"])
                   for case in STREAMS if case["call"] == "question"}
-    assert mechanisms == {("yes_no", "rr"), ("choice", "grr"), ("choice", "oue"), ("multi", "rr"),
-                          ("number", "duchi"), ("number", "piecewise")}
+    assert mechanisms == {("yes_no", "rr"), ("choice", "grr"), ("choice", "oue"), ("choice", "ss"),
+                          ("multi", "rr"), ("multi", "sampled"), ("number", "duchi"), ("number", "piecewise")}
     assert len(STREAMS) >= 60
 
 
@@ -108,6 +108,22 @@ def test_piecewise_ratio_is_the_closest_safe_rational(row):
     best = max(Fraction(min(int(root * c), mech.MAX_PIECEWISE_BINS - c), c)
                for c in range(1, mech.MAX_PIECEWISE_BINS // 2 + 1))
     assert Fraction(a, b) == best
+
+
+@pytest.mark.parametrize("row", [row for row in THRESHOLDS if row["d"] >= 3], ids=_row_id)
+def test_subset_selection_vectors_follow_from_the_integer_threshold(row):
+    eps, d = row["epsilon"], row["d"]
+    k, keep = row["ss_k"], row["ss_keep_threshold"]
+    assert mech.best_subset_size(epsilon=eps, d=d)[:2] == (k, keep)
+    assert mech.use_ss(epsilon=eps, d=d) is row["use_ss"]
+    assert mech.ss_epsilon(keep, d, k) <= Decimal(eps) < mech.ss_epsilon(keep + 1, d, k)
+    assert row["ss_epsilon"] == str(DIGITS30.plus(mech.ss_epsilon(keep, d, k)))
+    p = Fraction(keep, TWO53)
+    question = {"mechanism": "ss", "keep_threshold": keep, "subset_size": k, "options": list(range(d))}
+    assert response_probabilities(question) == (row["ss_p"], row["ss_q"]) == \
+        (float(p), float((p * (k - 1) + (1 - p) * k) / (d - 1)))
+    flip = Fraction(mech.rr_flip_threshold(epsilon=eps), TWO53)
+    assert (row["multi_sampled_p"], row["multi_sampled_q"]) == (float((1 - flip) / d), float(flip / d))
 
 
 def test_naive_float_thresholds_would_overspend_epsilon():

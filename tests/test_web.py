@@ -14,7 +14,7 @@ from survey.aggregate import CSV_HEADER
 from survey.store import Store
 
 SLUG = "smoking-2026"
-GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": 2, "age": 1}
+GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
 
 
 def csrf_token(client) -> str:
@@ -32,10 +32,10 @@ def post(client, body, token=None, **kwargs):
                        content_type=kwargs.pop("content_type", "application/json"), **kwargs)
 
 
-def count(db_path) -> int:
+def count(db_path, slug=SLUG) -> int:
     store = Store(db_path)
     try:
-        return store.response_count(SLUG)
+        return store.response_count(slug)
     finally:
         store.close()
 
@@ -73,25 +73,33 @@ def test_multi_and_oue_reports_are_lists(db_path, tmp_path):
         "questions": [{"id": "pick", "kind": "choice", "text": "Pick",
                        "options": [f"o{i}" for i in range(12)]},
                       {"id": "tick", "kind": "multi", "text": "Tick", "options": ["a", "b", "c"]}]}))
-    assert design["questions"][0]["mechanism"] == "oue"
+    pick, tick = design["questions"]
+    assert (pick["mechanism"], pick["subset_size"], tick["mechanism"]) == ("ss", 5, "sampled")
     store = Store(db_path)
     store.create_survey("", design)
     store.close()
     client = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "t",
                          "WTF_CSRF_ENABLED": False}).test_client()
-    good = {"design": design["hash"], "answers": {"pick": [0] * 11 + [1], "tick": [1, 0, 1]}}
-    assert client.post("/s/wide/responses", json=good).status_code == 201
-    bad = {"design": design["hash"], "answers": {"pick": [0] * 11, "tick": [1, 0, 1]}}
-    response = client.post("/s/wide/responses", json=bad)
-    assert response.status_code == 400 and response.json["field"] == "pick"
-    bad = {"design": design["hash"], "answers": {"pick": [0] * 12, "tick": [1, 2, 1]}}
-    assert client.post("/s/wide/responses", json=bad).json["field"] == "tick"
+    subset = [0] * 7 + [1] * 5
+    for report in ([0, 0, 0], [0, 1, 0]):
+        good = {"design": design["hash"], "answers": {"pick": subset, "tick": report}}
+        assert client.post("/s/wide/responses", json=good).status_code == 201
+    assert count(db_path, "wide") == 2
+    for pick_report, tick_report, field in (([0] * 11, [1, 0, 0], "pick"), ([0] * 10 + [1, 1], [1, 0, 0], "pick"),
+                                            (subset, [1, 2, 1], "tick"), (subset, [1, 0, 1], "tick")):
+        bad = {"design": design["hash"], "answers": {"pick": pick_report, "tick": tick_report}}
+        response = client.post("/s/wide/responses", json=bad)
+        assert response.status_code == 400 and response.json["field"] == field
+    assert count(db_path, "wide") == 2
 
 
 BAD_BODIES = [
     ("out of domain yes_no", {"answers": {**GOOD, "smoker": 2}}, 400, "smoker"),
-    ("negative option", {"answers": {**GOOD, "cigarettes": -1}}, 400, "cigarettes"),
-    ("option past the end", {"answers": {**GOOD, "cigarettes": 5}}, 400, "cigarettes"),
+    ("option index for a subset", {"answers": {**GOOD, "cigarettes": 2}}, 400, "cigarettes"),
+    ("subset of the wrong size", {"answers": {**GOOD, "cigarettes": [0, 1, 1, 1, 0]}}, 400, "cigarettes"),
+    ("empty subset", {"answers": {**GOOD, "cigarettes": [0, 0, 0, 0, 0]}}, 400, "cigarettes"),
+    ("subset bit out of domain", {"answers": {**GOOD, "cigarettes": [0, 2, 0, 0, 0]}}, 400, "cigarettes"),
+    ("subset too short", {"answers": {**GOOD, "cigarettes": [1, 1]}}, 400, "cigarettes"),
     ("true number sent", {"answers": {**GOOD, "age": 42}}, 400, "age"),
     ("missing answer", {"answers": {k: v for k, v in GOOD.items() if k != "age"}}, 400, "age"),
     ("extra answer", {"answers": {**GOOD, "income": 1}}, 400, "income"),
@@ -125,7 +133,7 @@ def test_malformed_bodies_are_rejected(web, db_path, smoking_survey, raw):
 
 def test_duplicate_answer_keys_are_rejected(web, db_path, smoking_survey):
     raw = ('{"design": "%s", "answers": {"smoker": 1, "smoker": 0, "lung_disease": 0, '
-           '"cigarettes": 2, "age": 1}}' % smoking_survey["hash"])
+           '"cigarettes": [0, 0, 1, 1, 0], "age": 1}}' % smoking_survey["hash"])
     response = post(web, raw, csrf_token(web))
     assert response.status_code == 400 and response.json["field"] == "smoker"
     assert count(db_path) == 0
@@ -165,7 +173,7 @@ def test_design_json_is_public_and_complete(web, smoking_survey):
     assert design == smoking_survey
     assert set(design) >= {"hash", "epsilon", "allocation", "questions"}
     mechanisms = {q["id"]: q["mechanism"] for q in design["questions"]}
-    assert mechanisms == {"smoker": "rr", "lung_disease": "rr", "cigarettes": "grr", "age": "duchi"}
+    assert mechanisms == {"smoker": "rr", "lung_disease": "rr", "cigarettes": "ss", "age": "duchi"}
     assert sum(q["epsilon"] for q in design["questions"]) <= design["epsilon"]
 
 
@@ -251,7 +259,7 @@ def test_dashboard_and_exports_after_login(web, researcher, db_path, smoking_sur
     assert responses.is_streamed
     rows = list(csv.reader(io.StringIO(responses.get_data(as_text=True))))
     assert len(rows) == 3
-    assert sorted(row[2:] for row in rows[1:]) == [["0", "0", "2", "1"], ["1", "0", "2", "1"]]
+    assert sorted(row[2:] for row in rows[1:]) == [["0", "0", "0", "0", "1", "1", "0", "1"], ["1", "0", "0", "0", "1", "1", "0", "1"]]
     assert rows[0][:2] == ["response_id", "received_day"]
 
     assert web.get(f"/surveys/{SLUG}/results?level=2").status_code == 400

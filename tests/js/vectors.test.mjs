@@ -40,6 +40,14 @@ for (const row of VECTORS.thresholds) {
     assert.ok(Math.abs(Number(row.rr_epsilon) - row.rr_epsilon_float) < 1e-15);
     assert.ok(row.rr_epsilon_float <= row.epsilon && row.grr_epsilon_float <= row.epsilon);
     assert.equal(row.use_oue, d >= 3 * Math.exp(row.epsilon) + 2);
+    if (d >= 3) {
+      const { ss_k: k, ss_keep_threshold: keep } = row;
+      assert.ok(Number.isSafeInteger(keep) && keep > 0 && keep < TWO_53 && k >= 2 && k < d);
+      assert.equal(keep / TWO_53, row.ss_p);
+      const ssEps = Math.log((keep * (d - k)) / ((TWO_53 - keep) * k));
+      assert.ok(Math.abs(ssEps - row.ss_epsilon_float) < 1e-12, `ss eps' ${ssEps} vs ${row.ss_epsilon_float}`);
+      assert.ok(row.ss_epsilon_float <= row.epsilon);
+    }
   });
 }
 
