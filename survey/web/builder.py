@@ -13,8 +13,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 
-from flask import (Blueprint, Response, flash, g, get_template_attribute, jsonify, redirect, render_template,
-                   request, url_for)
+from flask import Blueprint, Response, flash, g, jsonify, redirect, render_template, request, url_for
 from werkzeug.datastructures import MultiDict
 
 from ..definition import KINDS, SurveyDefinition, parse_definition
@@ -82,6 +81,50 @@ def _planning_inputs(form: BuilderForm, evaluation: Evaluation) -> tuple[int, fl
     return None if respondents is None or margin is None else (respondents, margin / 100)
 
 
+MECHANISM_NAMES = {"rr": "randomized response", "grr": "generalized randomized response",
+                   "oue": "optimized unary encoding", "duchi": "Duchi rounding + randomized response"}
+
+
+def preview_terms(p: dict) -> list[tuple[str, str]]:
+    """Return the preview of one question (a question_previews entry) as (term, sentence) pairs."""
+    mechanism = f"{MECHANISM_NAMES.get(p['mechanism'], p['mechanism'])} ({p['mechanism']})"
+    if p["kind"] == "multi":
+        mechanism += ", one bit per option"
+    keep = f"{p['keep']:.1%}"
+    if p["mechanism"] == "oue":
+        kept = f"The chosen option's bit is reported as 1 with probability {keep}."
+    elif p["kind"] == "multi":
+        kept = f"Each option's bit is reported as it is with probability {keep}."
+    else:
+        kept = f"A true answer is reported as itself with probability {keep}."
+    if p["scale"] is not None:
+        margin = (f"±{p['half_width']:.1%} of the answer's range, i.e. ±{p['half_width'] * p['scale']:.3g} "
+                  "on the mean")
+    else:
+        margin = f"±{p['half_width'] * 100:.1f} percentage points"
+    margin += f" ({p['level']:.0%} interval, worst case"
+    margin += f", all {p['simultaneous_over']} options at once)" if p["simultaneous_over"] > 1 else ")"
+    return [("Mechanism", f"{mechanism}, ε′ = {p['epsilon']:.3g}"),
+            ("Kept", kept),
+            ("What someone can learn", f"Someone who thought an answer 50/50 can be at most {p['posterior']:.1%} "
+                                       "sure of it after seeing the report."),
+            (f"Margin with {p['respondents']:,} respondents", margin),
+            (f"Respondents for ±{p['margin'] * 100:g} points", f"{p['respondents_needed']:,}")]
+
+
+def summary(evaluation: "Evaluation") -> dict:
+    """Return the survey-wide lines of the preview and its warning (ε so large that protection is nominal)."""
+    if evaluation.design is not None and evaluation.previews is not None:
+        lines = [f"Budget ε = {evaluation.design['epsilon']:g} per respondent; the questions together spend "
+                 f"ε′ = {evaluation.design['epsilon_spent']:.6g}. Each question's numbers are beside it."]
+    elif evaluation.errors:
+        count = len(evaluation.errors)
+        lines = [f"Fix the {count} marked field{'' if count == 1 else 's'} to see the preview."]
+    else:
+        lines = ["Press Preview to see each question's privacy and precision."]
+    return {"lines": lines, "warning": evaluation.warning}
+
+
 def evaluate(form: BuilderForm) -> Evaluation:
     """Validate the whole form at once and, when it is valid, build the design and the precision preview."""
     evaluation = Evaluation()
@@ -97,6 +140,7 @@ def evaluate(form: BuilderForm) -> Evaluation:
         respondents, margin = inputs
         evaluation.previews = question_previews(evaluation.defn, respondents=respondents, margin=margin)
         for numbers in evaluation.previews:
+            numbers["terms"] = preview_terms(numbers)
             numbers["warning"] = nominal_warning("This question", numbers["epsilon"]) if numbers["nominal"] else None
         if evaluation.defn.epsilon > NOMINAL_EPSILON:
             evaluation.warning = nominal_warning("Each respondent's set of answers", evaluation.defn.epsilon)
@@ -144,7 +188,7 @@ def _render(form: BuilderForm, evaluation: Evaluation | None = None, *, focus: s
         template = QuestionForm(prefix="questions-__index__")
         template.kind.data = kind
         question_templates[kind] = template
-    return render_template("builder.html", form=form, evaluation=evaluation, focus=focus,
+    return render_template("builder.html", form=form, evaluation=evaluation, summary=summary(evaluation), focus=focus,
                            import_form=import_form or ImportForm(), kinds=KINDS, kind_names=KIND_NAMES,
                            question_templates=question_templates, editing=editing,
                            logout_form=LogoutForm()), status
@@ -244,11 +288,5 @@ def preview_json():
     if g.user is None:
         return jsonify({"error": "sign in first"}), 401
     evaluation = evaluate(BuilderForm())
-    preview_block = get_template_attribute("_builder_preview.html", "preview_block")
-    summary_block = get_template_attribute("_builder_preview.html", "summary_block")
-    questions = None
-    if evaluation.previews is not None:
-        questions = [{"index": index, "numbers": numbers, "html": str(preview_block(numbers))}
-                     for index, numbers in enumerate(evaluation.previews)]
-    return jsonify({"ok": not evaluation.errors, "errors": evaluation.errors, "questions": questions,
-                    "summary_html": str(summary_block(evaluation))})
+    return jsonify({"ok": not evaluation.errors, "errors": evaluation.errors, "questions": evaluation.previews,
+                    "summary": summary(evaluation)})
