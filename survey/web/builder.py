@@ -256,15 +256,19 @@ def import_toml():
     import_form = ImportForm()
     import_form.validate()
     text = None
-    if import_form.upload.data and not import_form.upload.errors:
+    if import_form.upload.errors or import_form.toml.errors:
+        pass
+    elif import_form.upload.data:
         try:
             text = import_form.upload.data.read().decode("utf-8-sig")
         except UnicodeDecodeError:
             import_form.upload.errors.append("The file must be UTF-8 text.")
-    elif not import_form.toml.errors:
+    else:
         text = import_form.toml.data or ""
     data = None
-    if text is not None:
+    if text is not None and not text.strip():
+        import_form.toml.errors.append("Paste a TOML definition or choose a .toml file.")
+    elif text is not None:
         try:
             data = tomllib.loads(text.replace("\r\n", "\n"))
         except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
@@ -276,7 +280,7 @@ def import_toml():
     unknown = sorted(set(data) - {*SURVEY_FIELDS, "questions"})
     if unknown:
         evaluation.add("questions", f"Fields the builder does not know were left out: {', '.join(unknown)}.")
-    return _render(form, evaluation, status=422 if evaluation.errors else 200)
+    return _render(form, evaluation, import_form=import_form, status=422 if evaluation.errors else 200)
 
 
 @bp.post("/surveys/build/preview.json")

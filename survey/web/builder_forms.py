@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileAllowed, FileField, FileSize
 from wtforms import FieldList, Form, FormField, HiddenField, SelectField, StringField, TextAreaField
+from wtforms.fields.choices import SelectChoice
 from wtforms.validators import Length
 
 from ..definition import KINDS, MAX_QUESTIONS
@@ -42,8 +43,9 @@ class BuilderForm(FlaskForm):
     epsilon = StringField("Privacy budget ε per respondent", default="2",
                           render_kw={"inputmode": "decimal", **NO_AUTOFILL})
     allocation = SelectField("How questions share the budget", default="split",
-                             choices=[("split", "Split: everyone answers every question"),
-                                      ("sample", "Sample: everyone answers a few questions, chosen at random")])
+                             choices=[SelectChoice("split", "Split: everyone answers every question"),
+                                      SelectChoice("sample", "Sample: everyone answers a few questions, "
+                                                             "chosen at random")])
     sample = StringField("Questions per respondent (sample only)", render_kw={"inputmode": "numeric", **NO_AUTOFILL})
     questions = FieldList(FormField(QuestionForm), min_entries=0, max_entries=MAX_QUESTIONS)
     respondents = StringField("Respondents you expect", default=str(DEFAULT_RESPONDENTS),
