@@ -185,7 +185,7 @@ def _render(form: BuilderForm, evaluation: Evaluation | None = None, *, focus: s
     evaluation = evaluation or Evaluation()
     question_templates = {}
     for kind in KINDS:
-        template = QuestionForm(prefix="questions-__index__")
+        template = QuestionForm(prefix="questions-__index__-")
         template.kind.data = kind
         question_templates[kind] = template
     return render_template("builder.html", form=form, evaluation=evaluation, summary=summary(evaluation), focus=focus,
