@@ -59,7 +59,8 @@ function removeQuestion(index) {
   const fieldset = questions()[index];
   fieldset.remove();
   renumber();
-  const next = questions()[Math.min(index, questions().length - 1)];
+  const rest = questions();
+  const next = index < rest.length ? rest[index] : rest.at(-1);
   (next ? firstInput(next) : document.getElementById('add-yes_no')).focus();
   announce(`Question ${index + 1} removed.`);
 }
@@ -143,7 +144,7 @@ async function refresh() {
   }
   if (mine !== sequence) return;
   const shown = showErrors(data.errors);
-  if (data.questions) {
+  if (data.questions && data.questions.length === questions().length) {
     questions().forEach((fieldset, index) => {
       showPreview(document.getElementById(`questions-${index}-preview`), data.questions[index]);
     });
@@ -156,6 +157,7 @@ async function refresh() {
 }
 
 function schedule() {
+  sequence += 1; // an answer already on its way describes an older form: drop it
   window.clearTimeout(timer);
   timer = window.setTimeout(refresh, DEBOUNCE_MS);
 }

@@ -219,6 +219,12 @@ def test_add_remove_and_move_questions(owner, db_path):
     assert order(response)[-1] == ("d", "number"), "last stays last"
     response = press(owner, response, "remove:1")
     assert order(response) == [("c", "multi"), ("b", "choice"), ("d", "number")]
+    empty = response
+    for index in range(3):
+        empty = press(owner, empty, "remove:0")
+    saved = press(owner, empty, "save", title="T", slug="t")
+    assert saved.status_code == 422 and "Add at least one question." in page(saved)
+    assert 'href="#questions"' in saved.get_data(as_text=True)
     for bad in ("remove:9", "add:essay", "up:x"):
         assert order(press(owner, response, bad)) == order(response), bad
     legends = re.findall(r"<legend>Question <span data-number>(\d+)</span>: ([^<]+)</legend>", page(response))

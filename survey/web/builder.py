@@ -135,6 +135,9 @@ def evaluate(form: BuilderForm) -> Evaluation:
         evaluation.defn = parse_definition(mapping, source="the builder")
         evaluation.design, errors = design_errors(evaluation.defn)
     for error in errors:
+        if error.question is None and error.field == "questions" and not form.questions.entries:
+            evaluation.add("questions", "Add at least one question.")
+            continue
         evaluation.add(_field_name(error), _message(error.message))
     if evaluation.design is not None and inputs is not None:
         respondents, margin = inputs
