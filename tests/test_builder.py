@@ -192,7 +192,9 @@ def test_build_every_kind_preview_and_save_a_draft(owner, db_path):
         assert store.get_design("habits") == build_design(defn)
     finally:
         store.close()
-    assert "Draft created" in page(owner.get("/surveys/habits/results"))
+    dashboard = owner.get("/surveys/habits/results").get_data(as_text=True)
+    assert "Draft created" in html.unescape(dashboard)
+    assert re.search(r'<a class="button secondary" href="/surveys/build\?edit=habits">Edit the draft</a>', dashboard)
 
 
 def test_add_remove_and_move_questions(owner, db_path):
