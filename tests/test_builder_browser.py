@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 from werkzeug.security import generate_password_hash
 
-from survey.definition import parse_definition
+from survey.definition import parse_definition, parse_definition_toml
 from survey.planning import question_previews
 from survey.store import Store
 
@@ -142,4 +142,46 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     assert count(db_path) == 1, "a submission to a closed survey stores nothing"
     assert errors == []
     respondent.close()
+    context.close()
+
+
+def test_the_builder_works_without_javascript(browser, live_server):
+    """Every step is a submit button the server applies: add, move, preview, export; nothing happens in place."""
+    origin = live_server["origin"]
+    store = Store(live_server["db"])
+    store.add_user(EMAIL, generate_password_hash(PASSWORD), replace=True)
+    store.close()
+    context = browser.new_context(java_script_enabled=False, accept_downloads=True)
+    page = context.new_page()
+    page.goto(f"{origin}/login")
+    page.get_by_label("Email").fill(EMAIL)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.goto(f"{origin}/surveys/build")
+    page.get_by_label("Title").fill("Plain form")
+    page.get_by_label("Address (slug)").fill("plain-form")
+    page.fill("#questions-0-id", "first")
+    page.fill("#questions-0-text", "First?")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Add number question").click()
+    assert legends(page) == ["Question 1: yes/no", "Question 2: number"]
+    assert page.evaluate("document.activeElement.id") == "questions-1-id", "the new question has the focus"
+    page.fill("#questions-1-id", "second")
+    page.fill("#questions-1-text", "How many?")
+    page.fill("#questions-1-min", "0")
+    page.fill("#questions-1-max", "10")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Move up question 2").click()
+    assert legends(page) == ["Question 1: number", "Question 2: yes/no"]
+    page.fill("#questions-1-text", "First, now second?")
+    with page.expect_navigation():
+        page.locator("#questions-1-text").press("Tab")
+        page.get_by_label("Respondents you expect").press("Enter")  # Enter previews
+    assert page.locator("#questions-0-preview").get_by_text("Respondents for ±5 points").is_visible()
+    assert legends(page) == ["Question 1: number", "Question 2: yes/no"], "Enter changed no question"
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Export TOML").click()
+    assert download.value.suggested_filename == "plain-form.toml"
+    text = download.value.path().read_text(encoding="utf-8")
+    assert [q.id for q in parse_definition_toml(text).questions] == ["second", "first"]
     context.close()
