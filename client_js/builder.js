@@ -180,6 +180,15 @@ form.addEventListener('input', (event) => {
 });
 form.addEventListener('change', schedule);
 
+// The number of questions per respondent matters only when questions are sampled.
+const allocation = document.getElementById('allocation');
+const sampleField = document.getElementById('sample').closest('.form-field');
+function showSampleField() {
+  sampleField.hidden = allocation.value !== 'sample';
+}
+allocation.addEventListener('change', showSampleField);
+showSampleField();
+
 for (const control of form.querySelectorAll('[aria-invalid="true"]')) control.dataset.touched = 'yes';
 form.dataset.enhanced = 'yes';
 refresh();

@@ -348,6 +348,11 @@ def test_import_fills_the_form_and_marks_every_error(owner, smoking_toml):
     assert "greater than min (18)" in field_error(response, "questions-3-max")
     assert "start with a letter" in field_error(response, "questions-0-id")
 
+    extra = 'colour = "red"\n' + text.replace('kind = "yes_no"', 'kind = "yes_no"\nhint = "x"', 1)
+    response = owner.post("/surveys/build/import", data={"csrf_token": token, "toml": extra})
+    assert response.status_code == 422
+    assert "does not know were left out: colour, questions.hint." in page(response)
+
     response = owner.post("/surveys/build/import", data={"csrf_token": token, "toml": "  "})
     assert response.status_code == 422 and "Paste a TOML definition" in page(response)
     response = owner.post("/surveys/build/import", data={"csrf_token": token, "toml": 'slug = "x\n'})

@@ -52,6 +52,11 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     page.locator("#builder[data-enhanced=yes]").wait_for(state="attached")
     page.evaluate("window.__sameDocument = true")
 
+    sample = page.get_by_label("Questions per respondent (sample only)")
+    assert not sample.is_visible(), "the sample size shows only for the sample allocation"
+    page.get_by_label("How questions share the budget").select_option("sample")
+    assert sample.is_visible()
+    page.get_by_label("How questions share the budget").select_option("split")
     page.get_by_label("Title").fill("Gym habits")
     page.get_by_label("Address (slug)").fill(SLUG)
     page.get_by_label("Privacy budget ε per respondent").fill("3")

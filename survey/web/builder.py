@@ -238,6 +238,9 @@ def import_toml():
     form = BuilderForm(formdata=MultiDict({**mapping_to_formdata(data), "respondents": "1000", "margin": "5"}))
     evaluation = evaluate(form)
     unknown = sorted(set(data) - {*SURVEY_FIELDS, "questions"})
+    questions = data.get("questions") if isinstance(data.get("questions"), list) else []
+    unknown += sorted({f"questions.{name}" for question in questions if isinstance(question, dict)
+                       for name in set(question) - set(QUESTION_FIELDS)})
     if unknown:
         evaluation.add("questions", f"Fields the builder does not know were left out: {', '.join(unknown)}.")
     return _render(form, evaluation, import_form=import_form, status=422 if evaluation.errors else 200)
