@@ -43,9 +43,8 @@ class BuilderForm(FlaskForm):
     epsilon = StringField("Privacy budget ε per respondent", default="2",
                           render_kw={"inputmode": "decimal", **NO_AUTOFILL})
     allocation = SelectField("How questions share the budget", default="split",
-                             choices=[SelectChoice("split", "Split: everyone answers every question"),
-                                      SelectChoice("sample", "Sample: everyone answers a few questions, "
-                                                             "chosen at random")])
+                             choices=[SelectChoice("split", "Split: every question"),
+                                      SelectChoice("sample", "Sample: a few questions each")])
     sample = StringField("Questions per respondent (sample only)", render_kw={"inputmode": "numeric", **NO_AUTOFILL})
     questions = FieldList(FormField(QuestionForm), min_entries=0, max_entries=MAX_QUESTIONS)
     respondents = StringField("Respondents you expect", default=str(DEFAULT_RESPONDENTS),
