@@ -123,7 +123,7 @@ def main(ctx, db):
 
 def _print_precision(defn, design: dict):
     """Print what the survey needs for a ±5-point margin, and warn where an answer's protection is nominal."""
-    from .planning import DEFAULT_MARGIN, NOMINAL_EPSILON, plan, plan_allocation, posterior_bound
+    from .planning import DEFAULT_MARGIN, NOMINAL_EPSILON, nominal_warning, plan, plan_allocation
 
     current = plan_allocation(defn, sample=defn.sample if defn.allocation == "sample" else None,
                               respondents=1000, margin=DEFAULT_MARGIN)
@@ -139,9 +139,7 @@ def _print_precision(defn, design: dict):
                    f"{better.respondents:,} respondents for the same margin")
     for question in design["questions"]:
         if question["epsilon"] > NOMINAL_EPSILON:
-            click.echo(f"Warning: {question['id']!r} has epsilon {question['epsilon']:.3g}: someone who thought an "
-                       f"answer 50/50 can be {posterior_bound(question['epsilon']):.2%} sure of it after seeing "
-                       "the report, so its protection is nominal", err=True)
+            click.echo(f"Warning: {nominal_warning(repr(question['id']), question['epsilon'])}", err=True)
 
 
 def _print_design(design: dict):

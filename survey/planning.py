@@ -123,18 +123,20 @@ def plan_question(question: dict, *, respondents: int, margin: float, share: flo
         simultaneous_over=simultaneous)
 
 
+def allocation_budgets(defn: SurveyDefinition, sample: int | None) -> tuple[list[Fraction], float]:
+    """Return each question's exact budget and the share of respondents answering it, under split or sample m."""
+    k = len(defn.questions)
+    if sample is None:
+        return allocate_split(defn), 1.0
+    if not 1 <= sample <= k:
+        raise ValueError(f"sample must be from 1 to {k}, got {sample!r}")
+    return [Fraction(defn.epsilon) / sample] * k, sample / k
+
+
 def plan_allocation(defn: SurveyDefinition, *, sample: int | None, respondents: int, margin: float,
                     level: float = DEFAULT_LEVEL) -> AllocationPlan:
     """Return the plan of a definition under ``split`` (sample None) or ``sample`` of m questions."""
-    k = len(defn.questions)
-    if sample is None:
-        budgets = allocate_split(defn)
-        share = 1.0
-    else:
-        if not 1 <= sample <= k:
-            raise ValueError(f"sample must be from 1 to {k}, got {sample!r}")
-        budgets = [Fraction(defn.epsilon) / sample] * k
-        share = sample / k
+    budgets, share = allocation_budgets(defn, sample)
     questions = tuple(
         plan_question(design_question(question, budget), respondents=respondents,
                       margin=margin, share=share, level=level)
@@ -160,6 +162,40 @@ def plan(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS, marg
         "allocations": [{"allocation": a.allocation, "sample": a.sample, "respondents": a.respondents,
                          "questions": [asdict(question) for question in a.questions]} for a in allocations],
     }
+
+
+def nominal_warning(subject: str, epsilon: float) -> str:
+    """Return the warning that ``subject``'s ε is so large that its protection is nominal (CLI and builder)."""
+    return (f"{subject} has epsilon {epsilon:.3g}: someone who thought an answer 50/50 can be "
+            f"{posterior_bound(epsilon):.2%} sure of it after seeing the report, so its protection is nominal")
+
+
+def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS,
+                      margin: float = DEFAULT_MARGIN, level: float = DEFAULT_LEVEL) -> list[dict]:
+    """Return, per question under the definition's own allocation, what the survey builder previews.
+
+    Each entry: the mechanism and realised ε′, ``keep`` (the chance a true answer, or under
+    OUE and multi the true option's bit, is reported as itself: p), ``posterior`` (how sure
+    someone who thought an answer 50/50 can be after its report, e^ε′/(1 + e^ε′)), the
+    expected worst-case ``half_width`` at ``respondents`` (a share of [min, max] for a
+    number, whose range is ``scale``), the ``respondents_needed`` for ``margin``, and
+    whether the protection is ``nominal`` (ε′ above NOMINAL_EPSILON). The definition
+    must be one build_design accepts.
+    """
+    sample = defn.sample if defn.allocation == "sample" else None
+    budgets, share = allocation_budgets(defn, sample)
+    previews = []
+    for question, budget in zip(defn.questions, budgets):
+        entry = design_question(question, budget)
+        planned = plan_question(entry, respondents=respondents, margin=margin, share=share, level=level)
+        previews.append({
+            "id": question.id, "kind": question.kind, "mechanism": entry["mechanism"], "epsilon": entry["epsilon"],
+            "keep": response_probabilities(entry)[0], "posterior": posterior_bound(entry["epsilon"]),
+            "respondents": respondents, "margin": margin, "level": level, "half_width": planned.half_width,
+            "respondents_needed": planned.respondents, "simultaneous_over": planned.simultaneous_over,
+            "scale": None if question.kind != "number" else question.max - question.min,
+            "nominal": entry["epsilon"] > NOMINAL_EPSILON})
+    return previews
 
 
 def _report_matrix(question: dict) -> np.ndarray:

@@ -74,7 +74,7 @@ def test_researcher_pages(browser, live_server, axe, researcher, width):
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(re.compile("/surveys$"))
-    for path in ("/surveys", f"/surveys/{SLUG}/results", "/account/tokens", "/surveys/new"):
+    for path in ("/surveys", f"/surveys/{SLUG}/results", "/account/tokens", "/surveys/build", "/surveys/new"):
         page.goto(origin + path)
         assert violations(axe, page) == [], path
         # Wide tables scroll inside their own box; the page itself never scrolls sideways.
@@ -83,5 +83,26 @@ def test_researcher_pages(browser, live_server, axe, researcher, width):
     page.wait_for_load_state()
     assert violations(axe, page) == [], "/surveys/new with a preview"
     assert page.get_by_role("heading", name=re.compile("Preview")).is_visible()
+    page.goto(origin + "/surveys/build")
+    page.get_by_role("button", name="Add number question").click()
+    assert errors == [], "no console error: no CSP violation, no failed load"
+    page.get_by_role("button", name="Save draft").click()
+    page.get_by_role("alert").get_by_text("fields to fix").wait_for()
+    # The page with the errors comes with status 422, which Chromium logs; nothing else may be logged.
+    assert [line for line in errors if "status of 422" not in line] == []
+    errors.clear()
+    assert violations(axe, page) == [], "/surveys/build with every error"
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), ("/surveys/build", width)
+    page.get_by_label("Title").fill("A title")
+    page.get_by_label("Address (slug)").fill("a11y-check")
+    page.fill("#questions-0-id", "first")
+    page.fill("#questions-0-text", "A question?")
+    page.fill("#questions-1-id", "second")
+    page.fill("#questions-1-text", "A number?")
+    page.fill("#questions-1-min", "0")
+    page.fill("#questions-1-max", "9")
+    page.locator("#questions-1-preview").get_by_text("Respondents for").wait_for()
+    assert violations(axe, page) == [], "/surveys/build with the live preview"
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), ("/surveys/build", width)
     assert errors == [], "no console error: no CSP violation, no failed load"
     context.close()

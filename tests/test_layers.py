@@ -13,6 +13,7 @@ CORE = ["survey.definition", "survey.design", "survey.mechanisms", "survey.estim
         "survey.aggregate", "survey.reports", "survey.replay", "survey.explain", "survey.charts",
         "survey.crosstab", "survey.planning"]
 CORE += ["survey.codebook", "survey.csvsafe", "survey.export", "survey.invitations"]
+CORE += ["survey.definition_toml", "survey.definition_check"]
 FORBIDDEN = ["flask", "flask_wtf", "werkzeug", "sqlite3", "sqlite_utils", "survey.store", "survey.web"]
 
 

@@ -219,3 +219,21 @@ def test_the_dashboard_adds_a_collaborator(app, accounts):
     assert OTHER[0] in owner.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
     assert other.get(f"/surveys/{SLUG}/results").status_code == 200
     assert owner.post(f"/surveys/{SLUG}/share", data={"email": OTHER[0]}).status_code == 400
+
+
+def test_every_researcher_route_without_a_slug_requires_sign_in(app, accounts):
+    """Routes such as /surveys/new and /surveys/build name no survey, yet still need a signed-in researcher."""
+    nobody = app.test_client()
+    rules = [rule for rule in app.url_map.iter_rules()
+             if rule.rule.startswith(("/surveys", "/account")) and not rule.arguments]
+    assert {rule.rule for rule in rules} >= {"/surveys", "/surveys/new", "/surveys/build",
+                                            "/surveys/build/import", "/surveys/build/preview.json"}
+    app.config["WTF_CSRF_ENABLED"] = False  # reach the view: the CSRF check would answer 400 first
+    for rule in rules:
+        for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
+            response = nobody.open(rule.rule, method=method)
+            if rule.rule.endswith(".json"):
+                assert response.status_code == 401 and response.is_json, (rule.rule, method)
+            else:
+                assert response.status_code == 302 and response.headers["Location"].startswith("/login"), (
+                    rule.rule, method, response.status_code)

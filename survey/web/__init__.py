@@ -51,6 +51,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(editor.bp)
     from . import lifecycle; app.register_blueprint(lifecycle.bp)  # noqa: E702
     from . import invitations; app.register_blueprint(invitations.bp)  # noqa: E702
+    from . import builder; app.register_blueprint(builder.bp)  # noqa: E702
     from .crosstab import bp as crosstab_bp
     app.register_blueprint(crosstab_bp)
     from .charts import bp as charts_bp

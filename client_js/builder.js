@@ -1,0 +1,194 @@
+/**
+ * Survey builder (templates/builder.html): add, remove and reorder questions in place, and keep
+ * the precision preview beside each question current, from the server's preview endpoint.
+ *
+ * Without this module the page works through its submit buttons, which the server applies.
+ * Every number and sentence of the preview comes from the server (survey/planning.py); this
+ * file computes none and builds its elements with textContent only.
+ */
+
+const DEBOUNCE_MS = 400;
+const ACTION = /^(add|remove|up|down):(.+)$/;
+// "questions-3" or "questions-__index__" as a whole word or before "-": a question's prefix.
+const PREFIX = /questions-(?:\d+|__index__)(?=-|\s|$)/g;
+
+const form = document.getElementById('builder');
+const list = document.getElementById('questions');
+const summary = document.getElementById('builder-summary');
+const status = document.getElementById('builder-status');
+
+function questions() {
+  return [...list.querySelectorAll(':scope > fieldset.question')];
+}
+
+function announce(message) {
+  status.textContent = '';
+  window.setTimeout(() => { status.textContent = message; }, 50);
+}
+
+/** Give every question's fields, labels, errors and buttons the names of its position. */
+function renumber() {
+  questions().forEach((fieldset, index) => {
+    fieldset.dataset.index = String(index);
+    for (const element of [fieldset, ...fieldset.querySelectorAll('*')]) {
+      for (const attribute of ['id', 'name', 'for', 'aria-describedby']) {
+        const value = element.getAttribute(attribute);
+        if (value !== null) element.setAttribute(attribute, value.replace(PREFIX, `questions-${index}`));
+      }
+      if (element.tagName === 'BUTTON') element.value = element.value.replace(/:(?:\d+|__index__)$/, `:${index}`);
+    }
+    for (const number of fieldset.querySelectorAll('[data-number]')) number.textContent = String(index + 1);
+  });
+}
+
+function firstInput(fieldset) {
+  return fieldset.querySelector('input:not([type=hidden]), textarea');
+}
+
+function addQuestion(kind) {
+  const template = document.getElementById(`question-template-${kind}`);
+  if (template === null) return;
+  list.append(template.content.cloneNode(true));
+  renumber();
+  const added = questions().at(-1);
+  firstInput(added).focus();
+  announce(`Question ${questions().length} added.`);
+}
+
+function removeQuestion(index) {
+  const fieldset = questions()[index];
+  fieldset.remove();
+  renumber();
+  const rest = questions();
+  const next = index < rest.length ? rest[index] : rest.at(-1);
+  (next ? firstInput(next) : document.getElementById('add-yes_no')).focus();
+  announce(`Question ${index + 1} removed.`);
+}
+
+function moveQuestion(index, step) {
+  const all = questions();
+  const target = index + step;
+  if (target < 0 || target >= all.length) {
+    announce(`Question ${index + 1} is already ${step < 0 ? 'first' : 'last'}.`);
+    return;
+  }
+  if (step < 0) all[target].before(all[index]);
+  else all[target].after(all[index]);
+  renumber();
+  document.getElementById(`questions-${target}-${step < 0 ? 'up' : 'down'}`).focus();
+  announce(`Question moved to position ${target + 1}.`);
+}
+
+function element(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+function warning(text) {
+  const paragraph = element('p', undefined, 'warning');
+  paragraph.append(element('strong', 'Warning:'), ` ${text}.`);
+  return paragraph;
+}
+
+function showPreview(container, numbers) {
+  const terms = element('dl', undefined, 'preview-numbers');
+  for (const [term, text] of numbers.terms) terms.append(element('dt', term), element('dd', text));
+  container.replaceChildren(terms);
+  if (numbers.warning) container.append(warning(numbers.warning));
+}
+
+function showSummary(lines, warningText) {
+  summary.replaceChildren(...lines.map((line) => element('p', line)));
+  if (warningText) summary.append(warning(warningText));
+}
+
+/** Show the server's errors beside their fields, except on empty fields the researcher has not reached yet. */
+function showErrors(errors) {
+  let shown = 0;
+  for (const holder of form.querySelectorAll('.field-error[id$="-error"]')) {
+    const name = holder.id.slice(0, -'-error'.length);
+    const control = document.getElementById(name);
+    const messages = errors[name] || [];
+    const pending = control !== null && 'value' in control && control.type !== 'hidden'
+      && control.value.trim() === '' && control.dataset.touched !== 'yes';
+    const show = messages.length > 0 && !pending;
+    holder.textContent = show ? messages.join(' ') : '';
+    if (control !== null && control.tagName !== 'FIELDSET' && control.tagName !== 'DIV') {
+      if (show) control.setAttribute('aria-invalid', 'true');
+      else control.removeAttribute('aria-invalid');
+    }
+    if (show) shown += 1;
+  }
+  return shown;
+}
+
+let timer = null;
+let sequence = 0;
+
+async function refresh() {
+  sequence += 1;
+  const mine = sequence;
+  let data;
+  try {
+    const response = await fetch(form.dataset.previewUrl, {
+      method: 'POST', body: new URLSearchParams(new FormData(form)), credentials: 'same-origin',
+      headers: { Accept: 'application/json' },
+    });
+    data = await response.json();
+    if (!response.ok) throw new Error(data.error || `status ${response.status}`);
+  } catch (error) {
+    if (mine === sequence) showSummary([`The preview could not be updated (${error.message}).`]);
+    return;
+  }
+  if (mine !== sequence) return;
+  const shown = showErrors(data.errors);
+  if (data.questions && data.questions.length === questions().length) {
+    questions().forEach((fieldset, index) => {
+      showPreview(document.getElementById(`questions-${index}-preview`), data.questions[index]);
+    });
+    showSummary(data.summary.lines, data.summary.warning);
+  } else {
+    for (const container of list.querySelectorAll('.question-preview')) container.replaceChildren();
+    showSummary([shown > 0 ? `Fix the ${shown} marked field${shown === 1 ? '' : 's'} to see the preview.`
+      : 'Fill in the empty fields to see the preview.']);
+  }
+}
+
+function schedule() {
+  sequence += 1; // an answer already on its way describes an older form: drop it
+  window.clearTimeout(timer);
+  timer = window.setTimeout(refresh, DEBOUNCE_MS);
+}
+
+form.addEventListener('click', (event) => {
+  const button = event.target.closest('button[name="action"]');
+  const match = button && ACTION.exec(button.value);
+  if (!match) return;
+  event.preventDefault();
+  const [, verb, argument] = match;
+  if (verb === 'add') addQuestion(argument);
+  else if (verb === 'remove') removeQuestion(Number(argument));
+  else moveQuestion(Number(argument), verb === 'up' ? -1 : 1);
+  schedule();
+});
+
+form.addEventListener('input', (event) => {
+  event.target.dataset.touched = 'yes';
+  schedule();
+});
+form.addEventListener('change', schedule);
+
+// The number of questions per respondent matters only when questions are sampled.
+const allocation = document.getElementById('allocation');
+const sampleField = document.getElementById('sample').closest('.form-field');
+function showSampleField() {
+  sampleField.hidden = allocation.value !== 'sample';
+}
+allocation.addEventListener('change', showSampleField);
+showSampleField();
+
+for (const control of form.querySelectorAll('[aria-invalid="true"]')) control.dataset.touched = 'yes';
+form.dataset.enhanced = 'yes';
+refresh();

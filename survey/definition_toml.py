@@ -1,0 +1,68 @@
+"""Write a survey definition as TOML that parse_definition_toml (and `ldp-survey create`) reads back equal.
+
+Strings are TOML basic strings with every control character escaped; floats use
+Python's shortest round-trip repr, which is valid TOML (e.g. 0.1, 1e-05, 1e+20).
+Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+
+from .definition import SurveyDefinition
+
+# Not definition fields: the questions are written as tables, the source is where it was read.
+_NOT_WRITTEN = {"questions", "source"}
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def toml_string(value: str) -> str:
+    """Return ``value`` as a TOML basic string ("..."), escaping quotes, backslashes and control characters."""
+    out = []
+    for char in value:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def toml_float(value: float) -> str:
+    """Return a finite float as a TOML float that reads back as the same float."""
+    if not math.isfinite(value):
+        raise ValueError(f"a definition holds only finite numbers, got {value!r}")
+    text = repr(float(value))
+    return text if any(c in text for c in ".en") else text + ".0"
+
+
+def toml_value(value) -> str:
+    """Return a string, bool, int, float or list/tuple of them as a TOML value."""
+    if isinstance(value, str):
+        return toml_string(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return toml_float(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    raise TypeError(f"no TOML form for {type(value).__name__} {value!r}")
+
+
+def dump_definition(defn: SurveyDefinition) -> str:
+    """Return the TOML text of a definition; parse_definition_toml of it equals ``defn``.
+
+    Every dataclass field that is set (not None) is written, in declaration order, so a
+    field added to SurveyDefinition or Question is carried over without changing this.
+    """
+    lines = [f"{f.name} = {toml_value(getattr(defn, f.name))}" for f in fields(defn)
+             if f.name not in _NOT_WRITTEN and getattr(defn, f.name) is not None]
+    for question in defn.questions:
+        lines += ["", "[[questions]]"]
+        lines += [f"{f.name} = {toml_value(getattr(question, f.name))}" for f in fields(question)
+                  if getattr(question, f.name) is not None]
+    return "\n".join(lines) + "\n"

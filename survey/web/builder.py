@@ -1,0 +1,259 @@
+"""The survey builder: a form of questions with a live precision preview, TOML import and export.
+
+Without JavaScript every step is a submit button whose ``action`` the server applies
+and re-renders (``add:KIND``, ``remove:I``, ``up:I``, ``down:I``, ``preview``, ``save``,
+``export``); with JavaScript (client_js/builder.js) adding, removing and moving happen in
+place and the preview comes from ``/surveys/build/preview.json``. Every number comes from
+survey/planning.py, the module behind `ldp-survey plan`. Saving makes a draft owned by
+its maker; re-saving one's own draft replaces it; publishing is the dashboard's button.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+
+from flask import Blueprint, Response, flash, g, jsonify, redirect, render_template, request, url_for
+from werkzeug.datastructures import MultiDict
+
+from ..definition import KINDS, SurveyDefinition, parse_definition
+from ..definition_check import FieldError, definition_errors, design_errors
+from ..definition_toml import dump_definition
+from ..planning import NOMINAL_EPSILON, nominal_warning, question_previews
+from ..store import StoreError
+from .access import survey_for_researcher
+from .builder_forms import KIND_NAMES, BuilderForm, ImportForm, QuestionForm, form_to_mapping, mapping_to_formdata
+from .builder_text import preview_terms, summary
+from .db import get_store
+from .forms import LogoutForm
+from .research import login_required
+
+bp = Blueprint("builder", __name__)
+
+QUESTION_FIELDS = ("kind", "id", "text", "options", "min", "max", "weight")
+SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample")
+MAX_RESPONDENTS = 10**9
+
+
+@dataclass
+class Evaluation:
+    """What the builder makes of a filled form: errors by field name, and the design and previews when valid."""
+
+    errors: dict[str, list[str]] = field(default_factory=dict)
+    defn: SurveyDefinition | None = None
+    design: dict | None = None
+    previews: list[dict] | None = None
+    warning: str | None = None
+
+    def add(self, name: str, message: str):
+        self.errors.setdefault(name, []).append(message)
+
+
+def _field_name(error: FieldError) -> str:
+    """Return the form field an error belongs beside (a question's fieldset for its kind or a whole-question error)."""
+    if error.question is None:
+        return error.field if error.field in SURVEY_FIELDS else "questions"
+    prefix = f"questions-{error.question}"
+    if error.field in QUESTION_FIELDS and error.field != "kind":
+        return f"{prefix}-{error.field}"
+    return prefix
+
+
+def _message(message: str) -> str:
+    return message[:1].upper() + message[1:] + ("" if message.endswith(".") else ".")
+
+
+def _planning_inputs(form: BuilderForm, evaluation: Evaluation) -> tuple[int, float] | None:
+    respondents = margin = None
+    try:
+        respondents = int((form.respondents.data or "").strip())
+    except ValueError:
+        pass
+    if respondents is None or not 1 <= respondents <= MAX_RESPONDENTS:
+        evaluation.add("respondents", f"Type a whole number of respondents from 1 to {MAX_RESPONDENTS:,}.")
+        respondents = None
+    try:
+        margin = float((form.margin.data or "").strip().rstrip("%"))
+    except ValueError:
+        pass
+    if margin is None or not 0 < margin < 100:
+        evaluation.add("margin", "Type a margin in percentage points above 0 and below 100, e.g. 5 for ±5 points.")
+        margin = None
+    return None if respondents is None or margin is None else (respondents, margin / 100)
+
+
+def evaluate(form: BuilderForm) -> Evaluation:
+    """Validate the whole form at once and, when it is valid, build the design and the precision preview."""
+    evaluation = Evaluation()
+    inputs = _planning_inputs(form, evaluation)
+    mapping = form_to_mapping(form)
+    errors = definition_errors(mapping)
+    if not errors:
+        evaluation.defn = parse_definition(mapping, source="the builder")
+        evaluation.design, errors = design_errors(evaluation.defn)
+    for error in errors:
+        if error.question is None and error.field == "questions" and not form.questions.entries:
+            evaluation.add("questions", "Add at least one question.")
+            continue
+        evaluation.add(_field_name(error), _message(error.message))
+    if evaluation.design is not None and inputs is not None:
+        respondents, margin = inputs
+        evaluation.previews = question_previews(evaluation.defn, respondents=respondents, margin=margin)
+        for numbers in evaluation.previews:
+            numbers["terms"] = preview_terms(numbers)
+            numbers["warning"] = nominal_warning("This question", numbers["epsilon"]) if numbers["nominal"] else None
+        if evaluation.defn.epsilon > NOMINAL_EPSILON:
+            evaluation.warning = nominal_warning("Each respondent's set of answers", evaluation.defn.epsilon)
+    return evaluation
+
+
+def _questions(form: BuilderForm) -> list[dict]:
+    return [{name: entry.form[name].data or "" for name in QUESTION_FIELDS} for entry in form.questions]
+
+
+def _rebuild(form: BuilderForm, questions: list[dict]) -> BuilderForm:
+    """Return a fresh form with the survey's fields of ``form`` and these questions, in this order."""
+    data = MultiDict({name: form[name].data or "" for name in (*SURVEY_FIELDS, "respondents", "margin")})
+    for index, question in enumerate(questions):
+        for name, value in question.items():
+            data[f"questions-{index}-{name}"] = value
+    return BuilderForm(formdata=data)
+
+
+def _apply(form: BuilderForm, action: str) -> tuple[BuilderForm, str | None] | None:
+    """Apply add/remove/up/down to the form; return (new form, field to focus), or None for another action."""
+    verb, _, argument = action.partition(":")
+    questions = _questions(form)
+    if verb == "add" and argument in KINDS and len(questions) < form.questions.max_entries:
+        questions.append({"kind": argument, "weight": "1"})
+        return _rebuild(form, questions), f"questions-{len(questions) - 1}-id"
+    if verb in ("remove", "up", "down") and argument.isdigit() and int(argument) < len(questions):
+        index = int(argument)
+        if verb == "remove":
+            del questions[index]
+            return _rebuild(form, questions), f"add-{KINDS[0]}"
+        other = index - 1 if verb == "up" else index + 1
+        if 0 <= other < len(questions):
+            questions[index], questions[other] = questions[other], questions[index]
+            index = other
+        return _rebuild(form, questions), f"questions-{index}-{verb}"
+    return None
+
+
+def _render(form: BuilderForm, evaluation: Evaluation | None = None, *, focus: str | None = None,
+            import_form: ImportForm | None = None, status: int = 200, editing: str | None = None):
+    evaluation = evaluation or Evaluation()
+    question_templates = {}
+    for kind in KINDS:
+        template = QuestionForm(prefix="questions-__index__-")
+        template.kind.data = kind
+        question_templates[kind] = template
+    return render_template("builder.html", form=form, evaluation=evaluation, summary=summary(evaluation), focus=focus,
+                           import_form=import_form or ImportForm(), kinds=KINDS, kind_names=KIND_NAMES,
+                           question_templates=question_templates, editing=editing,
+                           logout_form=LogoutForm()), status
+
+
+def _blank_form() -> BuilderForm:
+    """Return the builder's first state: the default budget and one empty yes/no question."""
+    return BuilderForm(formdata=MultiDict({"epsilon": "2", "allocation": "split", "respondents": "1000",
+                                           "margin": "5", "questions-0-kind": "yes_no", "questions-0-weight": "1"}))
+
+
+def _starting_form() -> BuilderForm:
+    edit = request.args.get("edit")
+    if not edit:
+        return _blank_form()
+    survey_for_researcher(edit)  # 404 unless the researcher may see it
+    data = tomllib.loads(get_store().get_definition(edit))
+    return BuilderForm(formdata=MultiDict({**mapping_to_formdata(data), "respondents": "1000", "margin": "5"}))
+
+
+def _save(evaluation: Evaluation):
+    """Store the evaluated definition as a draft of the researcher; return a redirect, or None with a slug error."""
+    store = get_store()
+    slug = evaluation.design["slug"]
+    resave = (store.survey_exists(slug) and store.can_access(slug, g.user["id"])
+              and store.survey_status(slug) == "draft")
+    try:
+        store.create_survey(dump_definition(evaluation.defn), evaluation.design,
+                            owner=None if resave else g.user["email"], status="draft", replace=resave)
+    except StoreError as exc:
+        evaluation.add("slug", f"{_message(str(exc))} Choose another slug.")
+        return None
+    flash(f"Draft {'saved' if resave else 'created'}: respondents cannot see it until you publish it here; "
+          f"then share {url_for('respond.page', slug=slug)}", "success")
+    return redirect(url_for("research.results", slug=slug))
+
+
+@bp.route("/surveys/build", methods=("GET", "POST"))
+@login_required
+def build():
+    """Show the builder (``?edit=SLUG`` starts from one's own survey) or apply the button pressed."""
+    if request.method == "GET":
+        return _render(_starting_form(), editing=request.args.get("edit"))
+    form = BuilderForm()
+    action = request.form.get("action", "preview")
+    applied = _apply(form, action)
+    if applied is not None:
+        return _render(applied[0], focus=applied[1])
+    evaluation = evaluate(form)
+    if evaluation.design is not None and not evaluation.errors:
+        if action == "save":
+            saved = _save(evaluation)
+            if saved is not None:
+                return saved
+        elif action == "export":
+            return Response(dump_definition(evaluation.defn), mimetype="application/toml", headers={
+                "Content-Disposition": f'attachment; filename="{evaluation.defn.slug}.toml"'})
+    return _render(form, evaluation, status=422 if evaluation.errors else 200)
+
+
+@bp.post("/surveys/build/import")
+@login_required
+def import_toml():
+    """Load a pasted or uploaded TOML definition into the builder, with every error it has beside its field."""
+    import_form = ImportForm()
+    import_form.validate()
+    text = None
+    if import_form.upload.errors or import_form.toml.errors:
+        pass
+    elif import_form.upload.data:
+        try:
+            text = import_form.upload.data.read().decode("utf-8-sig")
+        except UnicodeDecodeError:
+            import_form.upload.errors.append("The file must be UTF-8 text.")
+    else:
+        text = import_form.toml.data or ""
+    data = None
+    if text is not None and not text.strip():
+        import_form.toml.errors.append("Paste a TOML definition or choose a .toml file.")
+    elif text is not None:
+        try:
+            data = tomllib.loads(text.replace("\r\n", "\n"))
+        except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
+            import_form.toml.errors.append(f"This is not valid TOML ({exc}).")
+    if data is None:
+        return _render(_blank_form(), import_form=import_form, status=422)
+    form = BuilderForm(formdata=MultiDict({**mapping_to_formdata(data), "respondents": "1000", "margin": "5"}))
+    evaluation = evaluate(form)
+    unknown = sorted(set(data) - {*SURVEY_FIELDS, "questions"})
+    questions = data.get("questions") if isinstance(data.get("questions"), list) else []
+    unknown += sorted({f"questions.{name}" for question in questions if isinstance(question, dict)
+                       for name in set(question) - set(QUESTION_FIELDS)})
+    if unknown:
+        evaluation.add("questions", f"Fields the builder does not know were left out: {', '.join(unknown)}.")
+    return _render(form, evaluation, import_form=import_form, status=422 if evaluation.errors else 200)
+
+
+@bp.post("/surveys/build/preview.json")
+def preview_json():
+    """Return the live preview of the posted builder form: errors by field, and per question its numbers and HTML.
+
+    Requires a signed-in researcher (401 otherwise) and the form's CSRF token (400 otherwise).
+    """
+    if g.user is None:
+        return jsonify({"error": "sign in first"}), 401
+    evaluation = evaluate(BuilderForm())
+    return jsonify({"ok": not evaluation.errors, "errors": evaluation.errors, "questions": evaluation.previews,
+                    "summary": summary(evaluation)})

@@ -1,0 +1,139 @@
+"""Flask-WTF forms of the survey builder, and their conversion to and from a definition mapping.
+
+Every field is taken as text and converted here, so that a bad value reaches
+definition_errors as typed (e.g. epsilon "two") and its message says what was wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from flask_wtf import FlaskForm
+from flask_wtf.file import FileAllowed, FileField, FileSize
+from wtforms import FieldList, Form, FormField, HiddenField, SelectField, StringField, TextAreaField
+from wtforms.fields.choices import SelectChoice
+from wtforms.validators import Length
+
+from ..definition import KINDS, MAX_QUESTIONS
+from ..planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS
+from .forms import MAX_DEFINITION_SIZE
+
+KIND_NAMES = {"yes_no": "yes/no", "choice": "single choice", "multi": "multiple choice", "number": "number"}
+NO_AUTOFILL = {"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"}
+
+
+class QuestionForm(Form):
+    """One question; which fields apply depends on its kind (fixed when the question is added)."""
+
+    kind = HiddenField()
+    id = StringField("Question id", render_kw=NO_AUTOFILL)
+    text = TextAreaField("Question text", render_kw={"rows": 2})
+    options = TextAreaField("Options, one per line", render_kw={"rows": 4})
+    min = StringField("Smallest answer", render_kw={"inputmode": "numeric", **NO_AUTOFILL})
+    max = StringField("Largest answer", render_kw={"inputmode": "numeric", **NO_AUTOFILL})
+    weight = StringField("Weight", default="1", render_kw={"inputmode": "decimal", **NO_AUTOFILL})
+
+
+class BuilderForm(FlaskForm):
+    """A whole survey: its fields, its questions and the numbers the precision preview is computed for."""
+
+    title = StringField("Title")
+    slug = StringField("Address (slug)", render_kw=NO_AUTOFILL)
+    description = TextAreaField("Description shown to respondents", render_kw={"rows": 3})
+    epsilon = StringField("Privacy budget ε per respondent", default="2",
+                          render_kw={"inputmode": "decimal", **NO_AUTOFILL})
+    allocation = SelectField("How questions share the budget", default="split",
+                             choices=[SelectChoice("split", "Split: every question"),
+                                      SelectChoice("sample", "Sample: a few questions each")])
+    sample = StringField("Questions per respondent (sample only)", render_kw={"inputmode": "numeric", **NO_AUTOFILL})
+    questions = FieldList(FormField(QuestionForm), min_entries=0, max_entries=MAX_QUESTIONS)
+    respondents = StringField("Respondents you expect", default=str(DEFAULT_RESPONDENTS),
+                              render_kw={"inputmode": "numeric", **NO_AUTOFILL})
+    margin = StringField("Margin of error you want (± percentage points)", default=f"{DEFAULT_MARGIN * 100:g}",
+                         render_kw={"inputmode": "decimal", **NO_AUTOFILL})
+
+
+class ImportForm(FlaskForm):
+    """Load a TOML definition into the builder, pasted or uploaded (the upload wins)."""
+
+    toml = TextAreaField("TOML definition", validators=[Length(max=MAX_DEFINITION_SIZE)],
+                         render_kw={"rows": 8, **NO_AUTOFILL})
+    upload = FileField("Or a .toml file",
+                       validators=[FileAllowed(["toml"], "The file must be a .toml file."),
+                                   FileSize(max_size=MAX_DEFINITION_SIZE,
+                                            message=f"The file must be at most {MAX_DEFINITION_SIZE} bytes.")],
+                       render_kw={"accept": ".toml"})
+
+
+def _number(text: str | None, kind=float):
+    """Return ``text`` as a number of ``kind`` if it reads as one, else the text itself (None when blank)."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        if kind is int:
+            try:
+                value = float(text)
+            except ValueError:
+                return text
+            return int(value) if value.is_integer() else value
+        return text
+
+
+def form_to_mapping(form: BuilderForm) -> dict:
+    """Return the definition mapping the form describes (blank optional fields left out)."""
+    data = {"slug": (form.slug.data or "").strip(), "title": form.title.data or "",
+            "description": form.description.data or "", "epsilon": _number(form.epsilon.data),
+            "allocation": form.allocation.data or "split"}
+    if data["allocation"] == "sample":
+        data["sample"] = _number(form.sample.data, int)
+    questions = []
+    for entry in form.questions:
+        sub = entry.form
+        kind = sub.kind.data
+        question = {"id": (sub.id.data or "").strip(), "kind": kind, "text": sub.text.data or ""}
+        if kind in ("choice", "multi"):
+            question["options"] = [line.strip() for line in (sub.options.data or "").splitlines() if line.strip()]
+        if kind == "number":
+            question["min"] = _number(sub.min.data, int)
+            question["max"] = _number(sub.max.data, int)
+        weight = _number(sub.weight.data)
+        if weight is not None:
+            question["weight"] = weight
+        questions.append(question)
+    data["questions"] = questions
+    return {name: value for name, value in data.items() if value is not None}
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def mapping_to_formdata(data: Mapping) -> dict:
+    """Return the builder's form fields (name → text) for a definition mapping, e.g. one read from TOML.
+
+    Values of the wrong type are kept as text, so the form shows them with their errors.
+    """
+    fields = {"title": _text(data.get("title")), "slug": _text(data.get("slug")),
+              "description": _text(data.get("description")), "epsilon": _text(data.get("epsilon")),
+              "allocation": _text(data.get("allocation", "split")), "sample": _text(data.get("sample"))}
+    questions = data.get("questions")
+    for index, question in enumerate(questions if isinstance(questions, list) else []):
+        if not isinstance(question, Mapping):
+            question = {}
+        prefix = f"questions-{index}-"
+        kind = question.get("kind")
+        options = question.get("options")
+        fields.update({
+            prefix + "kind": kind if kind in KINDS else "yes_no", prefix + "id": _text(question.get("id")),
+            prefix + "text": _text(question.get("text")),
+            prefix + "options": "\n".join(map(str, options)) if isinstance(options, list) else _text(options),
+            prefix + "min": _text(question.get("min")), prefix + "max": _text(question.get("max")),
+            prefix + "weight": _text(question.get("weight", 1))})
+    return fields

@@ -1,0 +1,450 @@
+"""The survey builder without JavaScript (Flask test client): every step is a submit button the server applies.
+
+Each test reads the form's fields back from the page, as a browser would, and posts them with the button pressed.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import math
+from html.parser import HTMLParser
+
+import pytest
+
+from survey.cli import main
+from survey.definition import parse_definition, parse_definition_toml
+from survey.definition_check import definition_errors
+from survey.design import build_design
+from survey.planning import posterior_bound, question_previews, reports_needed
+from survey.store import Store
+
+from conftest import OTHER, OWNER
+
+TOKEN_RE = re.compile(r'name="csrf_token" type="hidden" value="([^"]+)"')
+
+
+class FormFields(HTMLParser):
+    """Collect the named fields of one form (by id) and its action buttons, as a browser would submit them."""
+
+    def __init__(self, form_id: str):
+        super().__init__(convert_charrefs=True)
+        self.form_id, self.inside, self.fields, self.buttons = form_id, False, {}, []
+        self._textarea = self._select = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form":
+            self.inside = attrs.get("id") == self.form_id
+        if not self.inside:
+            return
+        if tag == "input" and "name" in attrs:
+            self.fields[attrs["name"]] = attrs.get("value", "")
+        elif tag == "textarea":
+            self._textarea = attrs["name"]
+            self.fields[self._textarea] = ""
+        elif tag == "select":
+            self._select = attrs["name"]
+        elif tag == "option" and self._select and ("selected" in attrs or self._select not in self.fields):
+            self.fields[self._select] = attrs["value"]
+        elif tag == "button" and attrs.get("name") == "action":
+            self.buttons.append(attrs["value"])
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self.inside = False
+        elif tag == "textarea":
+            self._textarea = None
+        elif tag == "select":
+            self._select = None
+
+    def handle_data(self, data):
+        if self._textarea:
+            # An HTML parser drops one newline right after <textarea>, as browsers do.
+            text = data if self.fields[self._textarea] else data.removeprefix("\r\n").removeprefix("\n")
+            self.fields[self._textarea] += text
+
+
+def fields(response, form_id="builder") -> dict:
+    parser = FormFields(form_id)
+    parser.feed(response.get_data(as_text=True))
+    return parser.fields
+
+
+def buttons(response) -> list[str]:
+    parser = FormFields("builder")
+    parser.feed(response.get_data(as_text=True))
+    return parser.buttons
+
+
+def press(client, response, action, **changes):
+    """Post the page's builder form with ``changes`` applied and the button ``action`` pressed."""
+    data = {**fields(response), **changes, "action": action}
+    return client.post("/surveys/build", data=data)
+
+
+def page(response) -> str:
+    return html.unescape(response.get_data(as_text=True))
+
+
+def field_error(response, name) -> str:
+    """Return the error beside a field, checking the field is marked invalid and points at it."""
+    body = response.get_data(as_text=True)
+    control = re.search(rf'<(?:input|textarea|select)\b[^>]*\bid="{re.escape(name)}"[^>]*>', body).group(0)
+    assert 'aria-invalid="true"' in control, control
+    assert re.search(rf'aria-describedby="[^"]*\b{re.escape(name)}-error\b', control), control
+    error = re.search(rf'<p class="field-error" id="{re.escape(name)}-error">(.*?)</p>', body, re.S).group(1)
+    assert error.strip(), f"no error beside {name}"
+    assert f'href="#{name}"' in body, "the error summary links to the field"
+    return html.unescape(error)
+
+
+def stored(db_path) -> dict:
+    store = Store(db_path)
+    try:
+        return {s["slug"]: s for s in store.list_surveys()}
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def owner(app, accounts):
+    from test_ownership import signed_in
+
+    return signed_in(app, *OWNER)
+
+
+def build_every_kind(client):
+    """Build, through the no-JS buttons, a survey with one question of every kind; return the last page."""
+    response = client.get("/surveys/build")
+    assert response.status_code == 200
+    assert [name for name in fields(response) if name.startswith("questions-")] == ["questions-0-kind",
+                                                                                    "questions-0-id",
+                                                                                    "questions-0-text",
+                                                                                    "questions-0-weight"]
+    response = press(client, response, "add:choice", **{
+        "title": "Habits", "slug": "habits", "description": 'A "quoted" \\ description\nover two lines',
+        "epsilon": "2", "questions-0-id": "smoker", "questions-0-text": "Do you smoke?"})
+    assert response.status_code == 200
+    assert 'autofocus' in re.search(r'<input\b[^>]*id="questions-1-id"[^>]*>', response.get_data(as_text=True)).group(0)
+    response = press(client, response, "add:multi", **{
+        "questions-1-id": "transport", "questions-1-text": "How do you travel?",
+        "questions-1-options": "walk\r\n  bicycle \r\n\r\ncar", "questions-1-weight": "0.5"})
+    response = press(client, response, "add:number", **{
+        "questions-2-id": "pets", "questions-2-text": "Which pets?", "questions-2-options": "dog\ncat"})
+    response = press(client, response, "preview", **{
+        "questions-3-id": "age", "questions-3-text": "How old are you?", "questions-3-min": "18",
+        "questions-3-max": "90"})
+    assert response.status_code == 200, field_errors_of(response)
+    return response
+
+
+def field_errors_of(response) -> list[str]:
+    return re.findall(r'<p class="field-error" id="([^"]+)-error">([^<]+)</p>', response.get_data(as_text=True))
+
+
+EXPECTED = {"slug": "habits", "title": "Habits", "description": 'A "quoted" \\ description\nover two lines',
+            "epsilon": 2.0, "allocation": "split",
+            "questions": [{"id": "smoker", "kind": "yes_no", "text": "Do you smoke?", "weight": 1.0},
+                          {"id": "transport", "kind": "choice", "text": "How do you travel?", "weight": 0.5,
+                           "options": ["walk", "bicycle", "car"]},
+                          {"id": "pets", "kind": "multi", "text": "Which pets?", "weight": 1.0,
+                           "options": ["dog", "cat"]},
+                          {"id": "age", "kind": "number", "text": "How old are you?", "weight": 1.0,
+                           "min": 18, "max": 90}]}
+
+
+def test_the_builder_requires_sign_in(client, db_path, accounts):
+    for path in ("/surveys/build", "/surveys/build?edit=smoking-2026"):
+        response = client.get(path)
+        assert response.status_code == 302 and response.headers["Location"].startswith("/login")
+    token = TOKEN_RE.search(client.get("/login").get_data(as_text=True)).group(1)
+    for path in ("/surveys/build", "/surveys/build/import"):
+        response = client.post(path, data={"csrf_token": token, "action": "save"})
+        assert response.status_code == 302 and response.headers["Location"].startswith("/login")
+    response = client.post("/surveys/build/preview.json", data={"csrf_token": token})
+    assert response.status_code == 401 and response.json == {"error": "sign in first"}
+
+
+def test_build_every_kind_preview_and_save_a_draft(owner, db_path):
+    response = build_every_kind(owner)
+    defn = parse_definition(EXPECTED)
+    previews = question_previews(defn, respondents=1000, margin=0.05)
+    body = page(response)
+    for index, numbers in enumerate(previews):
+        block = re.search(rf'id="questions-{index}-preview"[^>]*>(.*?)</div>', body, re.S).group(1)
+        assert f"ε′ = {numbers['epsilon']:.3g}" in block
+        assert f"{numbers['respondents_needed']:,}" in block
+        assert f"at most {numbers['posterior']:.1%} sure" in block
+    assert "reported as itself with probability" in body and "Each option's bit" in body
+    assert "of the answer's range" in body, "a number's margin is a share of its range"
+    assert stored(db_path).keys() == {"smoking-2026"}, "a preview stores nothing"
+
+    saved = press(owner, response, "save")
+    assert saved.status_code == 302 and saved.headers["Location"] == "/surveys/habits/results"
+    survey = stored(db_path)["habits"]
+    assert survey["status"] == "draft" and survey["owner"] == OWNER[0]
+    store = Store(db_path)
+    try:
+        text = store.get_definition("habits")
+        assert parse_definition_toml(text) == defn, "the stored definition is the form's"
+        assert store.get_design("habits") == build_design(defn)
+    finally:
+        store.close()
+    dashboard = owner.get("/surveys/habits/results").get_data(as_text=True)
+    assert "Draft created" in html.unescape(dashboard)
+    assert re.search(r'<a class="button secondary" href="/surveys/build\?edit=habits">Edit the draft</a>', dashboard)
+
+
+def test_add_remove_and_move_questions(owner, db_path):
+    response = owner.get("/surveys/build")
+    for kind in ("choice", "multi", "number"):
+        response = press(owner, response, f"add:{kind}")
+    response = press(owner, response, "preview", **{f"questions-{i}-id": name
+                                                    for i, name in enumerate(["a", "b", "c", "d"])})
+
+    def order(response):
+        values = fields(response)
+        return [(values[f"questions-{i}-id"], values[f"questions-{i}-kind"])
+                for i in range(sum(1 for name in values if name.endswith("-kind")))]
+
+    assert order(response) == [("a", "yes_no"), ("b", "choice"), ("c", "multi"), ("d", "number")]
+    response = press(owner, response, "up:2")
+    assert order(response) == [("a", "yes_no"), ("c", "multi"), ("b", "choice"), ("d", "number")]
+    assert "autofocus" in re.search(r'<button\b[^>]*id="questions-1-up"[^>]*>', response.get_data(as_text=True)).group(0)
+    response = press(owner, response, "down:0")
+    assert order(response) == [("c", "multi"), ("a", "yes_no"), ("b", "choice"), ("d", "number")]
+    response = press(owner, response, "up:0")
+    assert order(response) == [("c", "multi"), ("a", "yes_no"), ("b", "choice"), ("d", "number")], "first stays first"
+    response = press(owner, response, "down:3")
+    assert order(response)[-1] == ("d", "number"), "last stays last"
+    response = press(owner, response, "remove:1")
+    assert order(response) == [("c", "multi"), ("b", "choice"), ("d", "number")]
+    empty = response
+    for index in range(3):
+        empty = press(owner, empty, "remove:0")
+    saved = press(owner, empty, "save", title="T", slug="t")
+    assert saved.status_code == 422 and "Add at least one question." in page(saved)
+    assert 'href="#questions"' in saved.get_data(as_text=True)
+    for bad in ("remove:9", "add:essay", "up:x"):
+        assert order(press(owner, response, bad)) == order(response), bad
+    legends = re.findall(r"<legend>Question <span data-number>(\d+)</span>: ([^<]+)</legend>", page(response))
+    assert legends == [("1", "multiple choice"), ("2", "single choice"), ("3", "number")]
+    assert stored(db_path).keys() == {"smoking-2026"}
+
+
+def test_the_first_submit_button_is_preview(owner):
+    """Enter in a text field presses the form's first submit button: Preview, never a question's Remove."""
+    assert buttons(owner.get("/surveys/build"))[0] == "preview"
+
+
+def test_every_error_at_once_beside_its_field(owner, db_path):
+    response = build_every_kind(owner)
+    response = press(owner, response, "save", **{
+        "slug": "Bad slug", "title": "", "epsilon": "lots", "questions-0-id": "1st", "questions-1-options": "only",
+        "questions-2-text": " ", "questions-3-min": "90", "questions-3-max": "eighteen", "questions-3-weight": "-2",
+        "respondents": "0", "margin": "150"})
+    assert response.status_code == 422
+    assert "lowercase letters" in field_error(response, "slug")
+    assert "non-empty" in field_error(response, "title")
+    assert "got 'lots'" in field_error(response, "epsilon")
+    assert "start with a letter" in field_error(response, "questions-0-id")
+    assert "2 to" in field_error(response, "questions-1-options")
+    assert "non-empty" in field_error(response, "questions-2-text")
+    assert "Must be an integer, got 'eighteen'" in field_error(response, "questions-3-max")
+    assert "got -2" in field_error(response, "questions-3-weight")
+    assert "whole number of respondents" in field_error(response, "respondents")
+    assert "percentage points" in field_error(response, "margin")
+    summary = re.search(r'<div class="error-summary" role="alert"[^>]*>(.*?)</div>', page(response), re.S).group(1)
+    assert "10 fields to fix" in summary and "Question 4, largest answer" in summary
+    assert fields(response)["questions-3-max"] == "eighteen", "the form keeps what was typed"
+    assert stored(db_path).keys() == {"smoking-2026"}
+
+
+def test_a_refused_allocation_is_shown_beside_the_allocation_field(owner, db_path):
+    response = build_every_kind(owner)
+    response = press(owner, response, "preview", allocation="sample", sample="2")
+    mapping = {**EXPECTED, "allocation": "sample", "sample": 2}
+    assert definition_errors(mapping) == []
+    try:
+        build_design(parse_definition(mapping))
+    except ValueError as exc:
+        assert response.status_code == 422
+        assert field_error(response, "allocation").lower().rstrip(".") == exc.reason.lower().rstrip(".")
+    else:  # sample allocation is supported: the preview shows each question at ε/m for m/k of the respondents
+        assert response.status_code == 200
+        numbers = question_previews(parse_definition(mapping), respondents=1000, margin=0.05)
+        assert f"{numbers[0]['respondents_needed']:,}" in page(response)
+    response = press(owner, response, "preview", allocation="sample", sample="9")
+    assert response.status_code == 422 and "from 1 to the number of questions (4)" in field_error(response, "sample")
+
+
+def test_a_large_epsilon_is_warned_about(owner):
+    response = owner.get("/surveys/build")
+    response = press(owner, response, "preview", title="T", slug="t", epsilon="20", **{
+        "questions-0-id": "a", "questions-0-text": "A?"})
+    assert response.status_code == 200
+    body = re.sub(r"<[^>]+>", "", page(response))
+    assert "Warning: This question has epsilon 20" in body and "protection is nominal" in body
+    assert f"{posterior_bound(20.0):.2%} sure" in body
+    assert "Warning: Each respondent's set of answers has epsilon 20" in body
+    quiet = page(press(owner, response, "preview", epsilon="2"))
+    assert "Respondents for ±5 points" in quiet and "Warning" not in quiet
+
+
+@pytest.mark.parametrize("token", [None, "forged"])
+def test_posts_without_a_valid_csrf_token_are_refused(owner, db_path, token):
+    response = build_every_kind(owner)
+    data = {**fields(response), "action": "save"}
+    data.pop("csrf_token")
+    if token:
+        data["csrf_token"] = token
+    refused = owner.post("/surveys/build", data=data)
+    assert refused.status_code == 400 and "security token" in page(refused)
+    preview = owner.post("/surveys/build/preview.json", data=data)
+    assert preview.status_code == 400 and preview.json["field"] == "csrf_token"
+    imported = owner.post("/surveys/build/import", data={"toml": 'slug = "x"'} | ({"csrf_token": token} if token else {}))
+    assert imported.status_code == 400
+    assert stored(db_path).keys() == {"smoking-2026"}
+
+
+def test_export_downloads_toml_that_create_accepts(owner, db_path, tmp_path, cli_runner):
+    response = build_every_kind(owner)
+    exported = press(owner, response, "export")
+    assert exported.status_code == 200
+    assert exported.headers["Content-Disposition"] == 'attachment; filename="habits.toml"'
+    assert exported.mimetype == "application/toml"
+    text = exported.get_data(as_text=True)
+    assert parse_definition_toml(text) == parse_definition(EXPECTED)
+    path = tmp_path / "habits.toml"
+    path.write_text(text, encoding="utf-8")
+    result = cli_runner.invoke(main, ["--db", str(tmp_path / "cli.db"), "create", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "Survey habits: Habits" in result.stdout
+    invalid = press(owner, response, "export", epsilon="0")
+    assert invalid.status_code == 422 and "Content-Disposition" not in invalid.headers
+    assert stored(db_path).keys() == {"smoking-2026"}
+
+
+def test_import_fills_the_form_and_marks_every_error(owner, smoking_toml):
+    builder = owner.get("/surveys/build")
+    token = fields(builder, "import")["csrf_token"]
+    text = smoking_toml.read_text(encoding="utf-8")
+    response = owner.post("/surveys/build/import", data={"csrf_token": token, "toml": text})
+    assert response.status_code == 200
+    values = fields(response)
+    defn = parse_definition_toml(text)
+    assert values["slug"] == defn.slug and values["title"] == defn.title
+    assert [values[f"questions-{i}-id"] for i in range(len(defn.questions))] == [q.id for q in defn.questions]
+    assert values["questions-2-options"].splitlines() == list(defn.questions[2].options)
+    assert values["questions-3-weight"] == "0.5" and values["questions-3-min"] == "18"
+    assert "Respondents for ±5 points" in page(response), "an imported definition is previewed at once"
+    # The imported form saves the same definition.
+    assert parse_definition_toml(press(owner, response, "export").get_data(as_text=True)) == defn
+
+    broken = text.replace("max = 90", "max = 10").replace('id = "smoker"', 'id = "smoker!"')
+    response = owner.post("/surveys/build/import", data={"csrf_token": token, "toml": broken})
+    assert response.status_code == 422
+    assert "greater than min (18)" in field_error(response, "questions-3-max")
+    assert "start with a letter" in field_error(response, "questions-0-id")
+
+    extra = 'colour = "red"\n' + text.replace('kind = "yes_no"', 'kind = "yes_no"\nhint = "x"', 1)
+    response = owner.post("/surveys/build/import", data={"csrf_token": token, "toml": extra})
+    assert response.status_code == 422
+    assert "does not know were left out: colour, questions.hint." in page(response)
+
+    response = owner.post("/surveys/build/import", data={"csrf_token": token, "toml": "  "})
+    assert response.status_code == 422 and "Paste a TOML definition" in page(response)
+    response = owner.post("/surveys/build/import", data={"csrf_token": token, "toml": 'slug = "x\n'})
+    assert response.status_code == 422
+    error = re.search(r'<p class="field-error" id="toml-error">(.*?)</p>', page(response), re.S).group(1)
+    assert error.startswith("This is not valid TOML")
+
+
+def test_import_an_uploaded_file(owner, smoking_toml):
+    import io
+
+    token = fields(owner.get("/surveys/build"), "import")["csrf_token"]
+    response = owner.post("/surveys/build/import", content_type="multipart/form-data", data={
+        "csrf_token": token, "toml": "", "upload": (io.BytesIO(smoking_toml.read_bytes()), "smoking.toml")})
+    assert response.status_code == 200 and fields(response)["slug"] == "smoking-2026"
+    response = owner.post("/surveys/build/import", content_type="multipart/form-data", data={
+        "csrf_token": token, "upload": (io.BytesIO(b"x"), "smoking.txt")})
+    assert response.status_code == 422, page(response)[-3000:]
+    assert "must be a .toml file" in page(response)
+
+
+def test_edit_loads_ones_own_draft_and_404_for_others(app, owner, db_path):
+    response = build_every_kind(owner)
+    assert press(owner, response, "save").status_code == 302
+    edit = owner.get("/surveys/build?edit=habits")
+    assert edit.status_code == 200 and "Edit survey habits" in page(edit)
+    values = fields(edit)
+    assert values["title"] == "Habits" and values["description"] == EXPECTED["description"]
+    assert values["questions-1-options"].splitlines() == ["walk", "bicycle", "car"]
+    # Re-saving one's own draft replaces it.
+    again = press(owner, edit, "save", title="Habits, revised")
+    assert again.status_code == 302 and stored(db_path)["habits"]["title"] == "Habits, revised"
+    assert "Draft saved" in page(owner.get("/surveys/habits/results"))
+
+    from test_ownership import signed_in
+
+    other = signed_in(app, *OTHER)
+    for slug in ("habits", "smoking-2026", "no-such-survey"):
+        assert other.get(f"/surveys/build?edit={slug}").status_code == 404, slug
+    assert owner.get("/surveys/build?edit=no-such-survey").status_code == 404
+    # Another researcher cannot overwrite the draft by saving its slug.
+    taken = press(other, other.get("/surveys/build"), "save", title="Mine", slug="habits", **{
+        "questions-0-id": "a", "questions-0-text": "A?"})
+    assert taken.status_code == 422 and "already exists" in field_error(taken, "slug")
+    assert stored(db_path)["habits"]["title"] == "Habits, revised"
+
+
+def test_an_open_survey_is_not_replaced_by_saving(owner, db_path):
+    edit = owner.get("/surveys/build?edit=smoking-2026")
+    assert edit.status_code == 200
+    response = press(owner, edit, "save", title="Changed")
+    assert response.status_code == 422 and "already exists" in field_error(response, "slug")
+    assert stored(db_path)["smoking-2026"]["title"] == "Smoking and lung health"
+
+
+def test_the_preview_endpoint_gives_the_planning_numbers(owner):
+    response = build_every_kind(owner)
+    data = {**fields(response), "respondents": "2500", "margin": "3"}
+    preview = owner.post("/surveys/build/preview.json", data=data)
+    assert preview.status_code == 200 and preview.is_json
+    body = preview.json
+    assert body["ok"] is True and body["errors"] == {}
+    expected = question_previews(parse_definition(EXPECTED), respondents=2500, margin=0.03)
+    for got, want in zip(body["questions"], expected, strict=True):
+        assert {k: got[k] for k in want} == want
+        assert got["terms"][-1] == ["Respondents for ±3 points", f"{want['respondents_needed']:,}"]
+    assert body["summary"]["lines"][0].startswith("Budget ε = 2 per respondent")
+
+    bad = owner.post("/surveys/build/preview.json", data={**data, "questions-0-text": "", "epsilon": "x"})
+    assert bad.status_code == 200 and bad.json["ok"] is False and bad.json["questions"] is None
+    assert set(bad.json["errors"]) == {"questions-0-text", "epsilon"}
+
+
+@pytest.mark.parametrize("epsilon,margin,needed", [(0.5, 5, 6405), (1, 5, 1799), (2, 5, 663), (4, 5, 414),
+                                                   (1, 10, 450), (2, 1, 16558)])
+def test_a_yes_no_question_needs_the_respondents_of_the_planning_table(owner, epsilon, margin, needed):
+    """MATH §8: worst case n = z²/(4h²tanh²(ε/2)); §9: e^ε/(1 + e^ε) from 50/50."""
+    response = owner.get("/surveys/build")
+    data = {**fields(response), "title": "T", "slug": "t", "epsilon": str(epsilon), "questions-0-id": "a",
+            "questions-0-text": "A?", "respondents": "1000", "margin": str(margin)}
+    [numbers] = owner.post("/surveys/build/preview.json", data=data).json["questions"]
+    assert numbers["respondents_needed"] == needed
+    z = 1.959963984540054
+    assert numbers["half_width"] == pytest.approx(z / (2 * 1000 ** 0.5 * math.tanh(epsilon / 2)),
+                                                  rel=1e-9)
+    assert numbers["posterior"] == pytest.approx(1 / (1 + math.exp(-epsilon)), rel=1e-12)
+    assert numbers["keep"] == pytest.approx(numbers["posterior"], rel=1e-12), "RR keeps with e^ε/(1 + e^ε)"
+    p, q = numbers["keep"], 1 - numbers["keep"]
+    assert reports_needed(p, q, margin / 100) == needed
+
+
+def test_the_header_and_the_survey_list_lead_to_the_builder(owner):
+    body = owner.get("/surveys").get_data(as_text=True)
+    assert 'href="/surveys/build"' in body
+    assert 'href="/surveys/new"' in owner.get("/surveys/build").get_data(as_text=True), "the TOML page stays linked"
