@@ -176,6 +176,38 @@ def create_smoking_db(db_path: Path):
                     str(REPO / "examples" / "smoking.toml")], check=True, env=env, capture_output=True)
 
 
+def domain_report(question: dict, pick: int = 0):
+    """Return a report in a design question's output domain, chosen by ``pick``, for requests made by hand.
+
+    Built from the design, so it stays valid when a question gets another mechanism: the
+    integer ``pick`` (modulo the domain) for rr and duchi (a bit), grr (an option index) and
+    piecewise (an output level); for the list reports, d bits with bit ``pick`` mod d set
+    (oue, multi rr; sampled multi, which has at most one 1) or, for ss, ``subset_size``
+    consecutive ones from there (wrapping). Not a randomization of any answer.
+    """
+    mechanism = question["mechanism"]
+    if question["kind"] == "multi" or mechanism in ("oue", "ss"):
+        d = len(question["options"])
+        ones = question["subset_size"] if mechanism == "ss" else 1
+        report = [0] * d
+        for offset in range(ones):
+            report[(pick + offset) % d] = 1
+        return report
+    size = {"rr": 2, "duchi": 2, "grr": len(question.get("options", ())), "piecewise": question.get("bins")}[mechanism]
+    return pick % size
+
+
+def domain_answers(design: dict, **picks: int) -> dict:
+    """Return ``{QID: domain_report(question, pick)}`` for every question of the design (pick 0 unless given)."""
+    return {q["id"]: domain_report(q, picks.get(q["id"], 0)) for q in design["questions"]}
+
+
+def smoking_design() -> dict:
+    """Return the design of examples/smoking.toml."""
+    path = REPO / "examples" / "smoking.toml"
+    return build_design(parse_definition_toml(path.read_text(encoding="utf-8"), source=str(path)))
+
+
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory):
     """Start `ldp-survey serve` (gunicorn, 2 workers) on 127.0.0.1 with the smoking survey; yield {"origin", "db"}.

@@ -17,9 +17,12 @@ from survey.store import Store
 from survey.web import create_app
 from survey.web.flood import SubmissionLimiter
 
+from conftest import domain_answers, smoking_design
+
 SLUG = "smoking-2026"
-GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": 2, "age": 1}
-OTHER = {"smoker": 0, "lung_disease": 0, "cigarettes": 2, "age": 1}
+# Reports in each question's output domain (cigarettes is a subset selection: a list of bits).
+GOOD = domain_answers(smoking_design(), smoker=1, lung_disease=0, cigarettes=2, age=1)
+OTHER = {**GOOD, "smoker": 0}
 ID = "0123456789abcdef0123456789abcdef"
 
 PANEL_TOML = """

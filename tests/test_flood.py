@@ -12,14 +12,14 @@ import pytest
 
 from survey.store import Store
 
-from conftest import create_smoking_db, start_server
+from conftest import create_smoking_db, domain_answers, smoking_design, start_server
 
 pytestmark = pytest.mark.slow
 
 SLUG = "smoking-2026"
 LIMIT = 6
 SENT = 15
-GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": 2, "age": 1}
+GOOD = domain_answers(smoking_design(), smoker=1, lung_disease=0, cigarettes=2, age=1)
 
 
 def test_a_flood_beyond_the_limit_gets_429_and_stores_nothing_of_it(tmp_path):
