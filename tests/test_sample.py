@@ -23,13 +23,16 @@ from werkzeug.security import generate_password_hash
 from survey import codec
 from survey.aggregate import aggregate_counts
 from survey.cli import main
-from survey.codebook import codebook
+from survey.codebook import codebook, response_columns
 from survey.crosstab import crosstab
 from survey.definition import DefinitionError, parse_definition, parse_definition_toml
 from survey.design import build_design, design_hash
+from survey.mechanisms import rr_epsilon
 from survey.planning import plan_allocation
 from survey.simulate import complete_truth, parse_given, parse_truth, simulate_answers, simulate_reports
 from survey.store import Store
+
+from conftest import domain_report
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 ATHLETES = EXAMPLES / "athletes.toml"
@@ -46,6 +49,14 @@ def yes_no_survey(k: int, m: int, epsilon: float, slug: str = "sampled") -> dict
 
 def athletes_design() -> dict:
     return build_design(parse_definition_toml(ATHLETES.read_text(encoding="utf-8"), source=str(ATHLETES)))
+
+
+ATHLETES_QUESTIONS = {q["id"]: q for q in athletes_design()["questions"]}
+
+
+def report(qid: str, pick: int):
+    """Return a report to an athletes question in its output domain (source is a subset selection: bits)."""
+    return domain_report(ATHLETES_QUESTIONS[qid], pick)
 
 
 def counts_of(design: dict, columns, asked) -> dict:
@@ -66,9 +77,15 @@ def test_each_question_is_randomized_at_epsilon_over_m_and_the_m_costliest_fit_t
     realised = sorted((question["epsilon"] for question in design["questions"]), reverse=True)
     assert design["epsilon_spent"] == pytest.approx(realised[0] + realised[1], abs=1e-12)
     assert design["epsilon_spent"] <= design["epsilon"]
-    # The multi question pays d per-option epsilons, the planner sees the same budgets.
+    # The multi question pays one RR's epsilon when it sends one drawn option's bit (sampled), else d
+    # per-option epsilons (rr); the planner sees the same budgets.
     multi = next(q for q in design["questions"] if q["kind"] == "multi")
-    assert multi["epsilon_per_option"] * 5 == pytest.approx(multi["epsilon"], rel=1e-12)
+    if multi["mechanism"] == "sampled":
+        assert "epsilon_per_option" not in multi
+        assert multi["epsilon"] == pytest.approx(float(rr_epsilon(multi["flip_threshold"])), rel=1e-12)
+    else:
+        assert multi["mechanism"] == "rr"
+        assert multi["epsilon_per_option"] * len(multi["options"]) == pytest.approx(multi["epsilon"], rel=1e-12)
     plan = plan_allocation(parse_definition_toml(ATHLETES.read_text(encoding="utf-8")), sample=2,
                            respondents=1000, margin=0.05)
     assert [(q.id, q.mechanism, q.epsilon) for q in plan.questions] == [
@@ -140,7 +157,8 @@ def stored(db_path, slug=SLUG) -> int:
         store.close()
 
 
-REPORTS = {"doping": 1, "missed_test": 0, "supplements": [0, 1, 0, 0, 1], "source": 3, "hours": 1, "pressure": 0}
+REPORTS = {"doping": 1, "missed_test": 0, "supplements": report("supplements", 1), "source": report("source", 3),
+           "hours": 1, "pressure": 0}
 
 
 @pytest.mark.parametrize("answers, field, fragment", [
@@ -150,7 +168,9 @@ REPORTS = {"doping": 1, "missed_test": 0, "supplements": [0, 1, 0, 0, 1], "sourc
     (REPORTS, "answers", "got reports to 6"),
     ({"doping": 1, "nope": 0}, "nope", "'nope' is not a question of this survey"),
     ({"doping": 1, "smoker": 0}, "smoker", "'smoker' is not a question of this survey"),
-    ({"doping": 1, "source": 5}, "source", "option index from 0 to 4"),
+    ({"doping": 1, "source": [1, 1, 1, 0, 0]}, "source", "exactly 2 values equal to 1 (a subset of that size)"),
+    ({"doping": 1, "source": 3}, "source", "a list of 5 values"),
+    ({"doping": 1, "supplements": [1, 0, 1, 0, 0]}, "supplements", "at most one value equal to 1"),
     ({"doping": 1, "supplements": [1, 0]}, "supplements", "a list of 5 values"),
 ])
 def test_the_server_refuses_any_other_set_of_questions_and_stores_nothing(client, db_path, athletes, answers,
@@ -170,8 +190,8 @@ def test_a_repeated_question_is_refused(client, db_path, athletes):
 
 
 def test_a_sampled_response_stores_null_for_the_others_and_counts_per_question(client, db_path, athletes):
-    for answers in ({"doping": 1, "supplements": [1, 0, 1, 0, 0]}, {"doping": 0, "hours": 1},
-                    {"source": 2, "pressure": 1}):
+    for answers in ({"doping": 1, "supplements": report("supplements", 2)}, {"doping": 0, "hours": 1},
+                    {"source": report("source", 2), "pressure": 1}):
         assert post(client, {"design": athletes["hash"], "answers": answers}).status_code == 201
     store = Store(db_path)
     try:
@@ -182,7 +202,8 @@ def test_a_sampled_response_stores_null_for_the_others_and_counts_per_question(c
         store.close()
     assert {qid: n for qid, (n, _) in counts.items()} == {
         "doping": 2, "missed_test": 0, "supplements": 1, "source": 1, "hours": 1, "pressure": 1}
-    assert counts["doping"][1] == [1] and counts["supplements"][1] == [1, 0, 1, 0, 0] and counts["source"][1][2] == 1
+    assert counts["doping"][1] == [1] and counts["supplements"][1] == report("supplements", 2)
+    assert counts["source"][1] == report("source", 2)
     assert sorted(map(sorted, responses)) == [["doping", "hours"], ["doping", "supplements"], ["pressure", "source"]]
 
 
@@ -366,15 +387,18 @@ def test_with_m_1_the_cli_api_and_page_say_no_crosstab_can_exist(cli_runner, cli
 def test_exports_leave_questions_not_asked_empty_and_the_codebook_says_so(db_path, athletes):
     store = Store(db_path)
     try:
-        store.add_responses(SLUG, athletes["hash"], [{"doping": 1, "hours": 0}, {"source": 4, "pressure": 1}])
+        store.add_responses(SLUG, athletes["hash"], [{"doping": 1, "hours": 0},
+                                                  {"source": report("source", 4), "pressure": 1}])
         responses = list(store.iter_responses(SLUG))
     finally:
         store.close()
     from survey.export import responses_csv
 
     rows = list(csv.DictReader(io.StringIO(responses_csv(athletes, responses))))
+    # A bit-list report (source, a subset selection) fills one column per option.
+    question_of = {column["name"]: column["question"] for column in response_columns(athletes)}
     for row in rows:
-        filled = {name for name, value in row.items() if value != "" and name not in ("response_id", "received_day")}
+        filled = {question_of[name] for name, value in row.items() if value != "" and name in question_of}
         assert filled in ({"doping", "hours"}, {"source", "pressure"})
     book = codebook(athletes)
     assert book["allocation"] == "sample" and book["sample"] == 2
