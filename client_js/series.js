@@ -8,11 +8,14 @@
  * nothing new (post-processing), so later waves add no ε. The memo is made when the page
  * loads, before any answer is given, so what the device keeps does not depend on, and does
  * not reveal, the true answer. A question whose design changed (mechanism, options or
- * thresholds) gets a new memo, and the page says so.
+ * thresholds) gets a new memo, and the page says so. A multi question that sends one drawn
+ * option's bit (mechanism "sampled") keeps that option too, drawn independently of the answer,
+ * with the reports of its blank and its tick. Number questions under the piecewise mechanism
+ * are not memoized: they are randomized afresh every wave, and the page names them.
  */
 
 import { u32, u53, bern53, below, bern } from './random.js';
-import { randomizeGRR, randomizeOUE, randomizeRR } from './mechanisms.js';
+import { randomizeGRR, randomizeOUE, randomizeRR, randomizeSubset } from './mechanisms.js';
 
 const PREFIX = 'ldp-survey:series:';
 const cryptoRandom = { u32, u53, bern53, below, bern };
@@ -25,24 +28,30 @@ function memoKey(series, questionId) {
 /** Return a string that changes whenever the question's answers or their randomization change. */
 export function fingerprint(question) {
   const { kind, mechanism } = question;
-  return JSON.stringify([kind, mechanism, question.options ?? null, question.flip_threshold ?? null,
-    question.keep_threshold ?? null, question.q_threshold ?? null, question.min ?? null, question.max ?? null]);
+  const parts = [kind, mechanism, question.options ?? null, question.flip_threshold ?? null,
+    question.keep_threshold ?? null, question.q_threshold ?? null, question.min ?? null, question.max ?? null];
+  // Appended only when present, so that the fingerprints of the other mechanisms are unchanged.
+  if (question.subset_size !== undefined) parts.push(question.subset_size);
+  return JSON.stringify(parts);
 }
 
 /** Return whether a question's mechanism can be memoized (the others are randomized afresh every wave). */
 export function canMemoize(question) {
   const { kind, mechanism } = question;
   return (kind === 'yes_no' && mechanism === 'rr') || (kind === 'choice' && mechanism === 'grr')
-    || (kind === 'choice' && mechanism === 'oue') || (kind === 'multi' && mechanism === 'rr')
+    || (kind === 'choice' && mechanism === 'oue') || (kind === 'choice' && mechanism === 'ss')
+    || (kind === 'multi' && mechanism === 'rr') || (kind === 'multi' && mechanism === 'sampled')
     || (kind === 'number' && mechanism === 'duchi');
 }
 
 /**
  * Return a new memo: a report for every possible answer of the question.
  *
- * yes_no: the reports of No and Yes; choice: one report per option; multi: for every
- * option, the reports of its blank and its tick (each bit is randomized on its own);
- * number: a uniform cut in [0, max-min) that rounds every value the way Duchi's
+ * yes_no: the reports of No and Yes; choice: one report per option (grr, oue, ss); multi
+ * (rr): for every option, the reports of its blank and its tick (each bit is randomized on
+ * its own); multi (sampled): the drawn option, uniform over the d options like the
+ * mechanism's own draw and independent of the answer, and the reports of its blank and its
+ * tick (the report of an answer is all zeros but that option's report); number: a uniform cut in [0, max-min) that rounds every value the way Duchi's
  * randomized rounding does (value-min > cut means the high end), and the reports of
  * the low and the high end.
  */
@@ -54,15 +63,23 @@ export function makeMemo(question, rnd = cryptoRandom) {
     const reports = [0, 1].map((bit) => randomizeRR(bit, { flipThreshold }, rnd));
     return kind === 'number' ? { cut, reports } : { reports };
   }
-  if (kind === 'multi') {
+  if (kind === 'multi' && mechanism === 'sampled') {
+    const drawn = rnd.below(question.options.length);
+    return { drawn, reports: [0, 1].map((bit) => randomizeRR(bit, { flipThreshold }, rnd)) };
+  }
+  if (kind === 'multi' && mechanism === 'rr') {
     return { bits: question.options.map(() => [0, 1].map((bit) => randomizeRR(bit, { flipThreshold }, rnd))) };
   }
   const d = question.options.length;
-  if (mechanism === 'grr') {
+  if (kind === 'choice' && mechanism === 'grr') {
     return { reports: question.options.map((_, i) => randomizeGRR(i, { d, keepThreshold: question.keep_threshold }, rnd)) };
   }
-  if (mechanism === 'oue') {
+  if (kind === 'choice' && mechanism === 'oue') {
     return { reports: question.options.map((_, i) => randomizeOUE(i, { d, qThreshold: question.q_threshold }, rnd)) };
+  }
+  if (kind === 'choice' && mechanism === 'ss') {
+    const options = { d, k: question.subset_size, keepThreshold: question.keep_threshold };
+    return { reports: question.options.map((_, i) => randomizeSubset(i, options, rnd)) };
   }
   throw new RangeError(`question ${String(question.id)} cannot be memoized (${String(kind)}/${String(mechanism)})`);
 }
@@ -79,18 +96,29 @@ export function memoFits(question, memo) {
     return Number.isInteger(memo.cut) && memo.cut >= 0 && memo.cut < question.max - question.min
       && Array.isArray(memo.reports) && memo.reports.length === 2 && memo.reports.every(isBit);
   }
+  if (kind === 'multi' && mechanism === 'sampled') {
+    return Number.isInteger(memo.drawn) && memo.drawn >= 0 && memo.drawn < d
+      && Array.isArray(memo.reports) && memo.reports.length === 2 && memo.reports.every(isBit);
+  }
   if (kind === 'multi') {
     return Array.isArray(memo.bits) && memo.bits.length === d
       && memo.bits.every((pair) => Array.isArray(pair) && pair.length === 2 && pair.every(isBit));
   }
   if (!Array.isArray(memo.reports) || memo.reports.length !== d) return false;
   if (mechanism === 'grr') return memo.reports.every((r) => Number.isInteger(r) && r >= 0 && r < d);
-  return memo.reports.every((r) => Array.isArray(r) && r.length === d && r.every(isBit));
+  const bitsOk = memo.reports.every((r) => Array.isArray(r) && r.length === d && r.every(isBit));
+  if (!bitsOk || mechanism !== 'ss') return bitsOk;
+  return memo.reports.every((r) => r.reduce((sum, bit) => sum + bit, 0) === question.subset_size);
 }
 
 /** Return the memoized report of a true answer (same wire format as randomizeQuestion). */
 export function memoReport(question, memo, value) {
-  const { kind } = question;
+  const { kind, mechanism } = question;
+  if (kind === 'multi' && mechanism === 'sampled') {
+    const report = value.map(() => 0);
+    report[memo.drawn] = memo.reports[value[memo.drawn]];
+    return report;
+  }
   if (kind === 'multi') return value.map((bit, j) => memo.bits[j][bit]);
   if (kind === 'number') return memo.reports[value - question.min > memo.cut ? 1 : 0];
   const report = memo.reports[value];

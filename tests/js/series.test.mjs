@@ -16,6 +16,9 @@ const YES_NO = { id: 'smoker', kind: 'yes_no', mechanism: 'rr', flip_threshold: 
 const GRR = { id: 'team', kind: 'choice', mechanism: 'grr', options: ['a', 'b', 'c', 'd'], keep_threshold: TWO_53 / 2 };
 const OUE = { id: 'pet', kind: 'choice', mechanism: 'oue', options: ['a', 'b', 'c'], q_threshold: TWO_53 / 4 };
 const MULTI = { id: 'habits', kind: 'multi', mechanism: 'rr', options: ['a', 'b', 'c'], flip_threshold: FLIP };
+const SS = { id: 'sport', kind: 'choice', mechanism: 'ss', options: ['a', 'b', 'c', 'd', 'e'], subset_size: 2,
+  keep_threshold: TWO_53 / 2 };
+const SAMPLED = { id: 'tools', kind: 'multi', mechanism: 'sampled', options: ['a', 'b', 'c'], flip_threshold: FLIP };
 const DUCHI = { id: 'age', kind: 'number', mechanism: 'duchi', min: 0, max: 10, flip_threshold: FLIP };
 
 function assertFits(counts, probabilities, label) {
@@ -41,6 +44,10 @@ test('a memo holds a report for every possible answer', () => {
   assert.equal(makeMemo(GRR, rnd).reports.length, 4);
   assert.deepEqual(makeMemo(OUE, rnd).reports.map((r) => r.length), [3, 3, 3]);
   assert.deepEqual(makeMemo(MULTI, rnd).bits.map((pair) => pair.length), [2, 2, 2]);
+  assert.deepEqual(makeMemo(SS, rnd).reports.map((r) => [r.length, r.reduce((a, b) => a + b, 0)]),
+    [[5, 2], [5, 2], [5, 2], [5, 2], [5, 2]], 'one 2-subset of the 5 options per possible answer');
+  const sampled = makeMemo(SAMPLED, rnd);
+  assert.ok(Number.isInteger(sampled.drawn) && sampled.drawn >= 0 && sampled.drawn < 3 && sampled.reports.length === 2);
   const duchi = makeMemo(DUCHI, rnd);
   assert.ok(Number.isInteger(duchi.cut) && duchi.cut >= 0 && duchi.cut < 10 && duchi.reports.length === 2);
 });
@@ -64,6 +71,46 @@ test('memoized OUE and multi reports have each bit with its probability', () => 
   const bitsOf = (counts, i) => [...counts].reduce((sum, [key, n]) => sum + JSON.parse(key)[i] * n, 0);
   [0.25, 0.5, 0.25].forEach((p, i) => assertFits([N - bitsOf(oue, i), bitsOf(oue, i)], [1 - p, p], `OUE bit ${i}`));
   [1 - F, F, 1 - F].forEach((p, i) => assertFits([N - bitsOf(multi, i), bitsOf(multi, i)], [1 - p, p], `multi bit ${i}`));
+});
+
+test('memoized subset selection reports hold the answer with its probability, the rest uniformly', () => {
+  // d = 5, k = 2, keep 1/2: a subset holding the answer 2 has probability (1/2)/C(4,1), any other (1/2)/C(4,2).
+  const counts = tally(SS, 2, 32);
+  const subsets = [];
+  for (let i = 0; i < 5; i += 1) {
+    for (let j = i + 1; j < 5; j += 1) subsets.push([i, j]);
+  }
+  const observed = subsets.map(([i, j]) => counts.get(JSON.stringify([0, 1, 2, 3, 4].map((o) => (o === i || o === j ? 1 : 0)))) ?? 0);
+  assert.equal(observed.reduce((a, b) => a + b, 0), N, 'every report is a 2-subset');
+  assertFits(observed, subsets.map((pair) => (pair.includes(2) ? 1 / 8 : 1 / 12)), 'SS(2)');
+});
+
+test('memoized sampled multi reports draw one option uniformly and send its bit through RR', () => {
+  // Report e_j w.p. (1/3)(1 - F) for a ticked option j, (1/3)F for a blank one; else all zeros.
+  const value = [1, 0, 1];
+  const counts = tally(SAMPLED, value, 33);
+  const units = [0, 1, 2].map((j) => JSON.stringify([0, 1, 2].map((o) => (o === j ? 1 : 0))));
+  const zeros = JSON.stringify([0, 0, 0]);
+  const observed = [...units, zeros].map((key) => counts.get(key) ?? 0);
+  assert.equal(observed.reduce((a, b) => a + b, 0), N, 'at most one 1 in every report');
+  const probabilities = value.map((bit) => (bit ? 1 - F : F) / 3);
+  probabilities.push(1 - probabilities.reduce((a, b) => a + b, 0));
+  assertFits(observed, probabilities, 'sampled([1, 0, 1])');
+});
+
+test('a sampled multi memo keeps the drawn option whatever the answer', () => {
+  const rnd = makeRandom(seededFill(34));
+  const drawn = [0, 0, 0];
+  for (let i = 0; i < N; i += 1) {
+    const memo = makeMemo(SAMPLED, rnd);
+    drawn[memo.drawn] += 1;
+    for (const value of [[0, 0, 0], [1, 1, 1], [1, 0, 1], [0, 1, 0]]) {
+      const report = memoReport(SAMPLED, memo, value);
+      assert.ok(report.every((bit, j) => j === memo.drawn || bit === 0), 'only the drawn option can be 1');
+      assert.equal(report[memo.drawn], memo.reports[value[memo.drawn]]);
+    }
+  }
+  assertFits(drawn, [1 / 3, 1 / 3, 1 / 3], 'drawn option');
 });
 
 test('memoized Duchi reports round at random like the mechanism, then flip', () => {
@@ -93,6 +140,10 @@ test('a kept memo is reused for the same design, replaced for another, forgotten
   assert.deepEqual(again.memo, first.memo);
   const changed = loadMemo(storage, 'waves', { ...MULTI, flip_threshold: FLIP + 1 }, rnd);
   assert.equal(changed.status, 'changed');
+  const resized = loadMemo(storage, 'sport', SS, rnd);
+  assert.equal(resized.status, 'new');
+  assert.equal(loadMemo(storage, 'sport', { ...SS, subset_size: 3 }, rnd).status, 'changed', 'another subset size');
+  storage.removeItem('ldp-survey:series:sport:sport');
   const relabelled = loadMemo(storage, 'waves', { ...MULTI, flip_threshold: FLIP + 1, options: ['a', 'c', 'b'] }, rnd);
   assert.equal(relabelled.status, 'changed', 'reordered options are another question');
   loadMemo(storage, 'other', YES_NO, rnd);
