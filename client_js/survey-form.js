@@ -237,10 +237,12 @@ function storage() {
 function seriesMemos(design) {
   const memos = new Map();
   const counts = { reused: 0, new: 0, changed: 0, fresh: 0 };
+  const fresh = [];
   const store = storage();
   for (const question of design.questions) {
     if (!store || !canMemoize(question)) {
       counts.fresh += 1;
+      fresh.push(question.text);
       continue;
     }
     try {
@@ -249,6 +251,7 @@ function seriesMemos(design) {
       counts[status] += 1;
     } catch {
       counts.fresh += 1;
+      fresh.push(question.text);
     }
   }
   const parts = [];
@@ -258,7 +261,10 @@ function seriesMemos(design) {
     parts.push(`${counts.changed} question(s) changed since an earlier wave (another randomization), so they were `
       + 'randomized again: their answers cost their ε′ again');
   }
-  if (counts.fresh) parts.push(`${counts.fresh} question(s) cannot be kept on this device and are randomized afresh`);
+  if (counts.fresh) {
+    parts.push(`${counts.fresh} question(s) cannot be kept on this device and are randomized afresh in every wave, `
+      + `each answer costing its ε′ again: ${fresh.map((text) => `“${text}”`).join(', ')}`);
+  }
   return { memos, status: `${parts.join('; ')}.` };
 }
 

@@ -23,9 +23,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 REPO = Path(__file__).resolve().parent.parent
 SLUG = "smoking-2026"
 OPTIONS = [f"habit {i}" for i in range(16)]
-# Two questions at epsilon 2 each; the multi question's 16 options get 0.125 each (flip
-# probability 0.47), so two independent randomizations of one answer agree on all 16 bits
-# with probability about 0.5^16: a repeated report is the memo, not chance.
+# Two questions at epsilon 2 each; the multi question's 16 options are reported by one option
+# drawn at random (mechanism "sampled"), so its memo keeps the drawn option and the reports of
+# its blank and its tick. Each wave must send exactly what the kept memos give for the answer.
 WAVE_TOML = """
 slug = "{slug}"
 title = "Habits, {slug}"
@@ -269,28 +269,46 @@ def answer_wave(page, origin, slug, ticks) -> dict:
     return body["answers"]
 
 
+def kept_memo(page, qid: str) -> dict:
+    """Return the {fingerprint, memo} this browser keeps for a question of the series "habits"."""
+    return json.loads(page.evaluate(f"localStorage.getItem('ldp-survey:series:habits:{qid}')"))
+
+
+def sampled_report(memo: dict, ticked: list[int]) -> list[int]:
+    """Return the report a sampled multi memo gives for the ticked options: zeros but the drawn option's report."""
+    report = [0] * len(ticked)
+    report[memo["drawn"]] = memo["reports"][ticked[memo["drawn"]]]
+    return report
+
+
 def test_a_later_wave_of_a_series_sends_the_same_report_for_an_unchanged_answer(browser, live_server):
     origin, db = live_server["origin"], live_server["db"]
     for slug, epsilon in (("habits-1", 4), ("habits-2", 4), ("habits-3", 3)):
         create(db, WAVE_TOML.format(slug=slug, epsilon=epsilon, options=json.dumps(OPTIONS)))
     context = browser.new_context()
     page = context.new_page()
-    first = answer_wave(page, origin, "habits-1", [1, 5, 9])
+    ticks = [1, 5, 9]
+    ticked = [1 if i in ticks else 0 for i in range(len(OPTIONS))]
+    first = answer_wave(page, origin, "habits-1", ticks)
     assert "have new reports" in page.locator("#series-status").inner_text()
     kept = page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('ldp-survey:series:habits:'))")
     assert sorted(kept) == ["ldp-survey:series:habits:habits", "ldp-survey:series:habits:smoker"]
-    memo = json.loads(page.evaluate("localStorage.getItem('ldp-survey:series:habits:habits')"))["memo"]
-    assert len(memo["bits"]) == 16 and all(len(pair) == 2 for pair in memo["bits"]), \
-        "a report is kept for every possible answer of every option"
+    smoker, habits = kept_memo(page, "smoker"), kept_memo(page, "habits")
+    assert sorted(habits["memo"]) == ["drawn", "reports"] and 0 <= habits["memo"]["drawn"] < len(OPTIONS)
+    assert len(habits["memo"]["reports"]) == 2, "the drawn option's report is kept for a blank and a tick"
+    assert len(smoker["memo"]["reports"]) == 2, "a report is kept for No and for Yes"
+    assert first == {"smoker": smoker["memo"]["reports"][1], "habits": sampled_report(habits["memo"], ticked)}, \
+        "the reports sent are the kept memos' reports of the answers"
 
-    second = answer_wave(page, origin, "habits-2", [1, 5, 9])
+    second = answer_wave(page, origin, "habits-2", ticks)
     assert "reuse the reports" in page.locator("#series-status").inner_text()
+    assert (kept_memo(page, "smoker"), kept_memo(page, "habits")) == (smoker, habits), "the memos are kept as they were"
     assert second == first, "an unchanged answer to an unchanged design sends the same report"
 
-    answer_wave(page, origin, "habits-3", [1, 5, 9])
+    answer_wave(page, origin, "habits-3", ticks)
     assert "2 question(s) changed" in page.locator("#series-status").inner_text()
-    replaced = json.loads(page.evaluate("localStorage.getItem('ldp-survey:series:habits:habits')"))["memo"]
-    assert replaced != memo, "another design of the question gets a new memo"
+    replaced = kept_memo(page, "habits")
+    assert replaced["fingerprint"] != habits["fingerprint"], "another design of the question gets a new memo"
     context.close()
 
     context = browser.new_context()
