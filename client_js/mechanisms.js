@@ -176,6 +176,19 @@ export function randomizePiecewise(value, { min, max, ratioA, ratioB } = {}, rnd
   const scaled = (value - min) * ratioA;
   const remainder = scaled % range;
   const grid = (scaled - remainder) / range + (rnd.below(range) < remainder ? 1 : 0);
+  return piecewiseLevel(grid, { ratioA, ratioB }, rnd);
+}
+
+/**
+ * Return the output level in 0..a+b-1 of grid point `grid` in 0..a, the second step of randomizePiecewise.
+ *
+ * W.p. a/(a+b) uniform on grid..grid+b-1, else uniform on the other a levels. Exported for
+ * the series memo (series.js), which keeps one level per grid point.
+ */
+export function piecewiseLevel(grid, { ratioA, ratioB } = {}, rnd = cryptoRandom) {
+  checkInteger('ratioB', ratioB, 1, MAX_LEVELS);
+  checkInteger('ratioA', ratioA, ratioB + 1, MAX_LEVELS - ratioB);
+  checkInteger('grid', grid, 0, ratioA);
   if (rnd.below(ratioA + ratioB) < ratioA) return grid + rnd.below(ratioB);
   const other = rnd.below(ratioA);
   return other < grid ? other : other + ratioB;

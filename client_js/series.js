@@ -10,12 +10,12 @@
  * not reveal, the true answer. A question whose design changed (mechanism, options or
  * thresholds) gets a new memo, and the page says so. A multi question that sends one drawn
  * option's bit (mechanism "sampled") keeps that option too, drawn independently of the answer,
- * with the reports of its blank and its tick. Number questions under the piecewise mechanism
- * are not memoized: they are randomized afresh every wave, and the page names them.
+ * with the reports of its blank and its tick. A question that cannot be memoized is randomized
+ * afresh every wave, and the page names it.
  */
 
 import { u32, u53, bern53, below, bern } from './random.js';
-import { randomizeGRR, randomizeOUE, randomizeRR, randomizeSubset } from './mechanisms.js';
+import { piecewiseLevel, randomizeGRR, randomizeOUE, randomizeRR, randomizeSubset } from './mechanisms.js';
 
 const PREFIX = 'ldp-survey:series:';
 const cryptoRandom = { u32, u53, bern53, below, bern };
@@ -32,6 +32,7 @@ export function fingerprint(question) {
     question.keep_threshold ?? null, question.q_threshold ?? null, question.min ?? null, question.max ?? null];
   // Appended only when present, so that the fingerprints of the other mechanisms are unchanged.
   if (question.subset_size !== undefined) parts.push(question.subset_size);
+  if (question.ratio_a !== undefined) parts.push(question.ratio_a, question.ratio_b ?? null);
   return JSON.stringify(parts);
 }
 
@@ -41,7 +42,7 @@ export function canMemoize(question) {
   return (kind === 'yes_no' && mechanism === 'rr') || (kind === 'choice' && mechanism === 'grr')
     || (kind === 'choice' && mechanism === 'oue') || (kind === 'choice' && mechanism === 'ss')
     || (kind === 'multi' && mechanism === 'rr') || (kind === 'multi' && mechanism === 'sampled')
-    || (kind === 'number' && mechanism === 'duchi');
+    || (kind === 'number' && mechanism === 'duchi') || (kind === 'number' && mechanism === 'piecewise');
 }
 
 /**
@@ -51,14 +52,23 @@ export function canMemoize(question) {
  * (rr): for every option, the reports of its blank and its tick (each bit is randomized on
  * its own); multi (sampled): the drawn option, uniform over the d options like the
  * mechanism's own draw and independent of the answer, and the reports of its blank and its
- * tick (the report of an answer is all zeros but that option's report); number: a uniform cut in [0, max-min) that rounds every value the way Duchi's
- * randomized rounding does (value-min > cut means the high end), and the reports of
- * the low and the high end.
+ * tick (the report of an answer is all zeros but that option's report); number: a uniform
+ * cut in [0, max-min) that rounds every value the way the mechanism's randomized rounding
+ * does, and either (duchi: value-min > cut means the high end) the reports of the low and
+ * the high end, or (piecewise: the grid point floor(a(value-min)/(max-min)) goes up by one
+ * when cut < a(value-min) mod (max-min)) the output level of every grid point 0..a.
  */
 export function makeMemo(question, rnd = cryptoRandom) {
   const { kind, mechanism } = question;
   const flipThreshold = question.flip_threshold;
-  if (kind === 'yes_no' || kind === 'number') {
+  if (kind === 'number' && mechanism === 'piecewise') {
+    const cut = rnd.below(question.max - question.min);
+    const parameters = { ratioA: question.ratio_a, ratioB: question.ratio_b };
+    const levels = [];
+    for (let grid = 0; grid <= question.ratio_a; grid += 1) levels.push(piecewiseLevel(grid, parameters, rnd));
+    return { cut, levels };
+  }
+  if (kind === 'yes_no' || (kind === 'number' && mechanism === 'duchi')) {
     const cut = kind === 'number' ? rnd.below(question.max - question.min) : undefined;
     const reports = [0, 1].map((bit) => randomizeRR(bit, { flipThreshold }, rnd));
     return kind === 'number' ? { cut, reports } : { reports };
@@ -70,7 +80,7 @@ export function makeMemo(question, rnd = cryptoRandom) {
   if (kind === 'multi' && mechanism === 'rr') {
     return { bits: question.options.map(() => [0, 1].map((bit) => randomizeRR(bit, { flipThreshold }, rnd))) };
   }
-  const d = question.options.length;
+  const d = question.options?.length;
   if (kind === 'choice' && mechanism === 'grr') {
     return { reports: question.options.map((_, i) => randomizeGRR(i, { d, keepThreshold: question.keep_threshold }, rnd)) };
   }
@@ -92,6 +102,12 @@ export function memoFits(question, memo) {
   const { kind, mechanism } = question;
   const d = question.options?.length;
   if (kind === 'yes_no') return Array.isArray(memo.reports) && memo.reports.length === 2 && memo.reports.every(isBit);
+  if (kind === 'number' && mechanism === 'piecewise') {
+    const bins = question.ratio_a + question.ratio_b;
+    return Number.isInteger(memo.cut) && memo.cut >= 0 && memo.cut < question.max - question.min
+      && Array.isArray(memo.levels) && memo.levels.length === question.ratio_a + 1
+      && memo.levels.every((level) => Number.isInteger(level) && level >= 0 && level < bins);
+  }
   if (kind === 'number') {
     return Number.isInteger(memo.cut) && memo.cut >= 0 && memo.cut < question.max - question.min
       && Array.isArray(memo.reports) && memo.reports.length === 2 && memo.reports.every(isBit);
@@ -120,6 +136,12 @@ export function memoReport(question, memo, value) {
     return report;
   }
   if (kind === 'multi') return value.map((bit, j) => memo.bits[j][bit]);
+  if (kind === 'number' && mechanism === 'piecewise') {
+    const range = question.max - question.min;
+    const scaled = (value - question.min) * question.ratio_a;
+    const remainder = scaled % range;
+    return memo.levels[(scaled - remainder) / range + (memo.cut < remainder ? 1 : 0)];
+  }
   if (kind === 'number') return memo.reports[value - question.min > memo.cut ? 1 : 0];
   const report = memo.reports[value];
   return Array.isArray(report) ? [...report] : report;

@@ -6,8 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { makeRandom } from '../../client_js/random.js';
-import { forgetSeries, loadMemo, makeMemo, memoReport } from '../../client_js/series.js';
+import { fingerprint, forgetSeries, loadMemo, makeMemo, memoReport } from '../../client_js/series.js';
 import { chiSquare, chiSquareCritical, seededFill, TWO_53 } from './helpers.mjs';
+import { piecewiseLevelProbabilities } from './piecewise.mjs';
 
 const N = 40000;
 const F = 0.25;
@@ -19,6 +20,7 @@ const MULTI = { id: 'habits', kind: 'multi', mechanism: 'rr', options: ['a', 'b'
 const SS = { id: 'sport', kind: 'choice', mechanism: 'ss', options: ['a', 'b', 'c', 'd', 'e'], subset_size: 2,
   keep_threshold: TWO_53 / 2 };
 const SAMPLED = { id: 'tools', kind: 'multi', mechanism: 'sampled', options: ['a', 'b', 'c'], flip_threshold: FLIP };
+const PIECEWISE = { id: 'hours', kind: 'number', mechanism: 'piecewise', min: 0, max: 10, ratio_a: 3, ratio_b: 1, bins: 4 };
 const DUCHI = { id: 'age', kind: 'number', mechanism: 'duchi', min: 0, max: 10, flip_threshold: FLIP };
 
 function assertFits(counts, probabilities, label) {
@@ -48,6 +50,9 @@ test('a memo holds a report for every possible answer', () => {
     [[5, 2], [5, 2], [5, 2], [5, 2], [5, 2]], 'one 2-subset of the 5 options per possible answer');
   const sampled = makeMemo(SAMPLED, rnd);
   assert.ok(Number.isInteger(sampled.drawn) && sampled.drawn >= 0 && sampled.drawn < 3 && sampled.reports.length === 2);
+  const piecewise = makeMemo(PIECEWISE, rnd);
+  assert.ok(Number.isInteger(piecewise.cut) && piecewise.cut >= 0 && piecewise.cut < 10);
+  assert.equal(piecewise.levels.length, 4, 'one output level per grid point 0..a');
   const duchi = makeMemo(DUCHI, rnd);
   assert.ok(Number.isInteger(duchi.cut) && duchi.cut >= 0 && duchi.cut < 10 && duchi.reports.length === 2);
 });
@@ -119,6 +124,15 @@ test('memoized Duchi reports round at random like the mechanism, then flip', () 
   assertFits([counts.get('0') ?? 0, counts.get('1') ?? 0], [1 - one, one], 'Duchi(3 in 0..10)');
 });
 
+test('memoized piecewise reports round at random like the mechanism, then draw the level', () => {
+  const parameters = { min: 0, max: 10, ratioA: 3, ratioB: 1 };
+  for (const [value, seed] of [[3, 41], [7, 42], [0, 43], [10, 44]]) {
+    const counts = tally(PIECEWISE, value, seed);
+    assertFits([0, 1, 2, 3].map((k) => counts.get(String(k)) ?? 0), piecewiseLevelProbabilities(value, parameters),
+      `piecewise(${value} in 0..10)`);
+  }
+});
+
 function memoryStorage() {
   const items = new Map();
   return {
@@ -143,7 +157,14 @@ test('a kept memo is reused for the same design, replaced for another, forgotten
   const resized = loadMemo(storage, 'sport', SS, rnd);
   assert.equal(resized.status, 'new');
   assert.equal(loadMemo(storage, 'sport', { ...SS, subset_size: 3 }, rnd).status, 'changed', 'another subset size');
+  const tooBig = SS.options.map(() => [1, 1, 1, 0, 0]);
+  storage.setItem('ldp-survey:series:sport:sport', JSON.stringify({ fingerprint: fingerprint(SS), memo: { reports: tooBig } }));
+  assert.equal(loadMemo(storage, 'sport', SS, rnd).status, 'changed', 'a kept subset of the wrong size is not used');
   storage.removeItem('ldp-survey:series:sport:sport');
+  assert.equal(loadMemo(storage, 'hours', PIECEWISE, rnd).status, 'new');
+  assert.equal(loadMemo(storage, 'hours', PIECEWISE, rnd).status, 'reused');
+  assert.equal(loadMemo(storage, 'hours', { ...PIECEWISE, ratio_a: 5, bins: 6 }, rnd).status, 'changed', 'another ratio');
+  storage.removeItem('ldp-survey:series:hours:hours');
   const relabelled = loadMemo(storage, 'waves', { ...MULTI, flip_threshold: FLIP + 1, options: ['a', 'c', 'b'] }, rnd);
   assert.equal(relabelled.status, 'changed', 'reordered options are another question');
   loadMemo(storage, 'other', YES_NO, rnd);
