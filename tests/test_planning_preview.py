@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from survey.definition import parse_definition
-from survey.design import response_probabilities
+from survey.design import build_design, response_probabilities
 from survey.estimators import clopper_pearson, debias_binary
 from survey.planning import (NOMINAL_EPSILON, nominal_warning, plan_allocation, posterior_bound,
                              question_previews)
@@ -52,15 +52,32 @@ def test_sample_allocation_scales_respondents_by_k_over_m():
     assert sampled[0]["half_width"] == pytest.approx(2 * split[0]["half_width"], rel=1e-12)
 
 
+def one_preview(epsilon: float, question: dict) -> dict:
+    [preview] = question_previews(definition(epsilon=epsilon, questions=[question]), respondents=1000, margin=0.05)
+    return preview
+
+
+def choice(d: int) -> dict:
+    return {"id": "many", "kind": "choice", "text": "?", "options": [f"o{i}" for i in range(d)]}
+
+
 def test_keep_is_the_chance_a_report_says_the_truth():
-    previews = question_previews(definition(epsilon=0.3, questions=[
-        QUESTIONS[0], {"id": "many", "kind": "choice", "text": "?", "options": [f"o{i}" for i in range(30)]},
-        QUESTIONS[2]]), respondents=1000, margin=0.05)
-    rr, oue, multi = previews
-    assert rr["keep"] == pytest.approx(1 / (1 + math.exp(-rr["epsilon"])), rel=1e-12)
+    rr = one_preview(0.1, QUESTIONS[0])
+    assert rr["mechanism"] == "rr" and rr["keep"] == pytest.approx(1 / (1 + math.exp(-rr["epsilon"])), rel=1e-12)
+    oue = one_preview(0.1, choice(100))
     assert oue["mechanism"] == "oue" and oue["keep"] == 0.5
-    per_option = multi["epsilon"] / 3
-    assert multi["keep"] == pytest.approx(1 / (1 + math.exp(-per_option)), rel=1e-9)
+    # Subset selection: the k-subset holds the true answer w.p. k e^ε′/(k e^ε′ + d − k).
+    ss = one_preview(0.1, choice(30))
+    k = build_design(definition(epsilon=0.1, questions=[choice(30)]))["questions"][0]["subset_size"]
+    assert ss["mechanism"] == "ss" and 1 < k < 29
+    assert ss["keep"] == pytest.approx(k * math.exp(ss["epsilon"]) / (k * math.exp(ss["epsilon"]) + 30 - k), rel=1e-9)
+    # Multi: every option's bit at ε′/d, or (sampled) one option drawn w.p. 1/d and its bit at the full ε′.
+    multi = one_preview(2.0, QUESTIONS[2])
+    assert multi["mechanism"] == "rr"
+    assert multi["keep"] == pytest.approx(1 / (1 + math.exp(-multi["epsilon"] / 3)), rel=1e-9)
+    sampled = one_preview(0.1, QUESTIONS[2])
+    assert sampled["mechanism"] == "sampled"
+    assert sampled["keep"] == pytest.approx(1 / (1 + math.exp(-sampled["epsilon"])) / 3, rel=1e-9)
 
 
 def test_the_nominal_warning_is_the_one_create_prints():
