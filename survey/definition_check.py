@@ -3,8 +3,9 @@
 parse_definition stops at the first error. Here each field is checked on its own by
 putting it into an otherwise valid probe definition and asking parse_definition, so
 the rules stay in one place (survey/definition.py) and a rule added there is found
-here too. Fields checked together (a number's min and max; allocation and sample
-against the number of questions; distinct question ids) are probed together.
+here too. Fields checked together (a number's min and max; options and decline;
+allocation and sample against the number of questions; distinct question ids) are
+probed together.
 Pure: no I/O.
 """
 
@@ -118,7 +119,10 @@ def _question_errors(questions: list) -> list[FieldError]:
         for name, value in checked.items():
             if name in ("min", "max"):
                 continue
-            exc = _question_probe({**base, name: value})
+            probe = {**base, name: value}
+            if name == "options" and isinstance(checked.get("decline"), bool):
+                probe["decline"] = checked["decline"]  # decline adds an option: checked with the options
+            exc = _question_probe(probe)
             if exc is not None:
                 errors.append(FieldError(index, exc.field or name, exc.reason))
         qid = question.get("id")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import fields
 
-from .definition import SurveyDefinition
+from .definition import DECLINE_LABEL, Question, SurveyDefinition
 
 # Not definition fields: the questions are written as tables, the source is where it was read.
 _NOT_WRITTEN = {"questions", "source"}
@@ -58,11 +58,23 @@ def dump_definition(defn: SurveyDefinition) -> str:
 
     Every dataclass field that is set (not None) is written, in declaration order, so a
     field added to SurveyDefinition or Question is carried over without changing this.
+    The one exception is ``decline``: written only when true (a yes/no or number question
+    may not have it), and then the "Prefer not to say" option it added is left out of
+    ``options``, since parsing adds it again.
     """
     lines = [f"{f.name} = {toml_value(getattr(defn, f.name))}" for f in fields(defn)
              if f.name not in _NOT_WRITTEN and getattr(defn, f.name) is not None]
     for question in defn.questions:
         lines += ["", "[[questions]]"]
-        lines += [f"{f.name} = {toml_value(getattr(question, f.name))}" for f in fields(question)
-                  if getattr(question, f.name) is not None]
+        lines += [f"{name} = {toml_value(value)}" for name, value in _question_fields(question)]
     return "\n".join(lines) + "\n"
+
+
+def _question_fields(question: Question):
+    for f in fields(question):
+        value = getattr(question, f.name)
+        if value is None or (f.name == "decline" and not value):
+            continue
+        if f.name == "options" and question.decline and value and value[-1] == DECLINE_LABEL:
+            value = value[:-1]
+        yield f.name, value

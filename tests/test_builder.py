@@ -13,11 +13,13 @@ from html.parser import HTMLParser
 import pytest
 
 from survey.cli import main
-from survey.definition import parse_definition, parse_definition_toml
-from survey.definition_check import definition_errors
+from survey.definition import (DECLINE_LABEL, MAX_OPTIONS, QUESTION_FIELDS, SURVEY_FIELDS, parse_definition,
+                               parse_definition_toml)
+from survey.definition_toml import dump_definition
 from survey.design import build_design
-from survey.planning import posterior_bound, question_previews, reports_needed
+from survey.planning import plan, posterior_bound, question_previews, reports_needed
 from survey.store import Store
+from survey.web.builder import recommendation
 
 from conftest import OTHER, OWNER
 
@@ -39,6 +41,8 @@ class FormFields(HTMLParser):
         if not self.inside:
             return
         if tag == "input" and "name" in attrs:
+            if attrs.get("type") == "checkbox" and "checked" not in attrs:
+                return  # an unticked box is not submitted
             self.fields[attrs["name"]] = attrs.get("value", "")
         elif tag == "textarea":
             self._textarea = attrs["name"]
@@ -176,7 +180,9 @@ def test_build_every_kind_preview_and_save_a_draft(owner, db_path):
         assert f"ε′ = {numbers['epsilon']:.3g}" in block
         assert f"{numbers['respondents_needed']:,}" in block
         assert f"at most {numbers['posterior']:.1%} sure" in block
-    assert "reported as itself with probability" in body and "Each option's bit" in body
+    assert "reported as itself with probability" in body
+    assert "one option drawn at random, its bit at full ε′ (sampled)" in body, "a multi question's mechanism"
+    assert "rounded at random to the smallest or the largest value" in body
     assert "of the answer's range" in body, "a number's margin is a share of its range"
     assert stored(db_path).keys() == {"smoking-2026"}, "a preview stores nothing"
 
@@ -261,22 +267,51 @@ def test_every_error_at_once_beside_its_field(owner, db_path):
     assert stored(db_path).keys() == {"smoking-2026"}
 
 
-def test_a_refused_allocation_is_shown_beside_the_allocation_field(owner, db_path):
+def test_sample_allocation_previews_each_question_at_epsilon_over_m_and_the_recommendation(owner, db_path):
     response = build_every_kind(owner)
-    response = press(owner, response, "preview", allocation="sample", sample="2")
-    mapping = {**EXPECTED, "allocation": "sample", "sample": 2}
-    assert definition_errors(mapping) == []
-    try:
-        build_design(parse_definition(mapping))
-    except ValueError as exc:
-        assert response.status_code == 422
-        assert field_error(response, "allocation").lower().rstrip(".") == exc.reason.lower().rstrip(".")
-    else:  # sample allocation is supported: the preview shows each question at ε/m for m/k of the respondents
-        assert response.status_code == 200
-        numbers = question_previews(parse_definition(mapping), respondents=1000, margin=0.05)
-        assert f"{numbers[0]['respondents_needed']:,}" in page(response)
+    refused = press(owner, response, "preview", allocation="sample", sample="2")
+    assert refused.status_code == 422
+    assert "make them all equal" in field_error(refused, "questions-1-weight"), "weights mean nothing under sample"
+    response = press(owner, refused, "preview", **{"questions-1-weight": "1"})
+    assert response.status_code == 200, field_errors_of(response)
+    mapping = {**EXPECTED, "allocation": "sample", "sample": 2,
+               "questions": [{**q, "weight": 1.0} for q in EXPECTED["questions"]]}
+    defn = parse_definition(mapping)
+    body = page(response)
+    for index, numbers in enumerate(question_previews(defn, respondents=1000, margin=0.05)):
+        block = re.search(rf'id="questions-{index}-preview"[^>]*>(.*?)</div>', body, re.S).group(1)
+        assert f"ε′ = {numbers['epsilon']:.3g}" in block and f"{numbers['respondents_needed']:,}" in block
+        assert "about 50% of respondents: each answers 2 of the 4 questions" in block and "at ε/2 = 1" in block
+    recommended = plan(defn, respondents=1000, margin=0.05)
+    best = recommended["recommended"]
+    found = recommendation(defn, respondents=1000, margin=0.05)
+    assert (found["allocation"], found["sample"]) == (best["allocation"], best["sample"])
+    assert found["respondents"] == min(a["respondents"] for a in recommended["allocations"])
+    summary = re.search(r'id="builder-summary"[^>]*>(.*?)</div>', body, re.S).group(1)
+    assert f"{found['respondents']:,} respondents for ±5 points" in summary
+    assert "ldp-survey plan" in summary
+    exported = parse_definition_toml(press(owner, response, "export").get_data(as_text=True))
+    assert exported == defn and exported.sample == 2
+
     response = press(owner, response, "preview", allocation="sample", sample="9")
     assert response.status_code == 422 and "from 1 to the number of questions (4)" in field_error(response, "sample")
+    tiny = press(owner, response, "preview", allocation="sample", sample="4", epsilon="0.002")
+    assert tiny.status_code == 422 and "below the minimum" in field_error(tiny, "sample")
+
+
+def test_the_recommendation_is_the_planners():
+    for epsilon, weights, allocation, sample in [(2.0, [1, 1, 1], "split", None), (0.5, [1, 2, 1], "split", None),
+                                                 (8.0, [1, 1, 1], "sample", 3), (1.0, [1, 1, 1], "sample", 1)]:
+        questions = [{"id": "a", "kind": "yes_no", "text": "A?"},
+                     {"id": "b", "kind": "choice", "text": "B?", "options": [str(i) for i in range(12)]},
+                     {"id": "c", "kind": "number", "text": "C?", "min": 0, "max": 9}]
+        defn = parse_definition({"slug": "s", "title": "t", "epsilon": epsilon, "allocation": allocation,
+                                 **({"sample": sample} if sample else {}),
+                                 "questions": [{**q, "weight": w} for q, w in zip(questions, weights)]})
+        planned = plan(defn, respondents=500, margin=0.03)
+        found = recommendation(defn, respondents=500, margin=0.03)
+        assert (found["allocation"], found["sample"]) == tuple(planned["recommended"].values()), epsilon
+        assert found["respondents"] == min(a["respondents"] for a in planned["allocations"])
 
 
 def test_a_large_epsilon_is_warned_about(owner):
@@ -448,3 +483,207 @@ def test_the_header_and_the_survey_list_lead_to_the_builder(owner):
     body = owner.get("/surveys").get_data(as_text=True)
     assert 'href="/surveys/build"' in body
     assert 'href="/surveys/new"' in owner.get("/surveys/build").get_data(as_text=True), "the TOML page stays linked"
+
+
+def names_in(response) -> set[str]:
+    """Every named control of the builder form, ticked or not."""
+    form = re.search(r'<form [^>]*id="builder".*?</form>', response.get_data(as_text=True), re.S).group(0)
+    return set(re.findall(r'<(?:input|textarea|select)\b[^>]*\bname="([^"]+)"', form))
+
+
+def tag_of(response, name) -> str:
+    return re.search(rf'<(?:input|textarea|select)\b[^>]*\bid="{re.escape(name)}"[^>]*>',
+                     response.get_data(as_text=True)).group(0)
+
+
+def test_the_builder_offers_every_definition_field(owner):
+    response = build_every_kind(owner)
+    names = names_in(response)
+    assert SURVEY_FIELDS - {"questions"} <= names
+    for index, kind in enumerate(["yes_no", "choice", "multi", "number"]):
+        offered = {name.removeprefix(f"questions-{index}-") for name in names
+                   if name.startswith(f"questions-{index}-")}
+        assert offered == QUESTION_FIELDS[kind], kind
+    body = page(response)
+    for hint in ("single-use invitation link", "waves of one study", f"at most {MAX_OPTIONS}",
+                 f"Adds “{DECLINE_LABEL}” as the last option"):
+        assert hint in body, hint
+    for kind in ("choice", "multi"):
+        template = re.search(rf'<template id="question-template-{kind}">(.*?)</template>', body, re.S).group(1)
+        assert 'id="questions-__index__-decline"' in template, "the JS path adds the box too"
+
+
+def test_access_series_and_decline_through_the_buttons(owner, db_path):
+    response = build_every_kind(owner)
+    assert fields(response)["access"] == "open" and fields(response)["series"] == ""
+    response = press(owner, response, "preview", access="invite", series="health-panel.2026",
+                     **{"questions-1-decline": "y", "questions-2-decline": "y"})
+    assert response.status_code == 200, field_errors_of(response)
+    assert "checked" in tag_of(response, "questions-1-decline")
+    # Adding and moving questions keeps every field, ticked boxes included.
+    response = press(owner, response, "up:2")
+    response = press(owner, response, "add:yes_no")
+    values = fields(response)
+    assert values["access"] == "invite" and values["series"] == "health-panel.2026"
+    assert values["questions-1-id"] == "pets" and values["questions-1-decline"] == "y"
+    assert values["questions-2-id"] == "transport" and values["questions-2-decline"] == "y"
+    response = press(owner, press(owner, response, "remove:4"), "preview")
+    body = page(response)
+    block = re.search(r'id="questions-2-preview"[^>]*>(.*?)</div>', body, re.S).group(1)
+    assert "all 4 options at once" in block, "the declined option counts as an option"
+
+    exported = press(owner, response, "export").get_data(as_text=True)
+    defn = parse_definition_toml(exported)
+    assert defn.access == "invite" and defn.series == "health-panel.2026"
+    assert [q.decline for q in defn.questions] == [False, True, True, False]
+    assert defn.questions[2].options == ("walk", "bicycle", "car", DECLINE_LABEL)
+    assert exported.count("decline = true") == 2 and DECLINE_LABEL not in exported
+
+    saved = press(owner, response, "save")
+    assert saved.status_code == 302
+    store = Store(db_path)
+    try:
+        design = store.get_design("habits")
+        assert design["access"] == "invite" and design["series"] == "health-panel.2026"
+        assert parse_definition_toml(store.get_definition("habits")) == defn
+    finally:
+        store.close()
+    edit = owner.get("/surveys/build?edit=habits")
+    assert fields(edit)["access"] == "invite" and fields(edit)["questions-2-decline"] == "y"
+
+
+def test_errors_of_the_new_fields_are_beside_them(owner):
+    response = build_every_kind(owner)
+    response = press(owner, response, "preview", access="public", series="-bad name", **{
+        "questions-1-decline": "y", "questions-1-options": f"walk\ncar\n{DECLINE_LABEL}"})
+    assert response.status_code == 422
+    assert "must be one of open, invite" in field_error(response, "access").lower()
+    assert "letters, digits" in field_error(response, "series")
+    assert "added by decline = true" in field_error(response, "questions-1-options")
+    many = "\n".join(f"option {i}" for i in range(MAX_OPTIONS))
+    response = press(owner, response, "preview", access="open", series="", **{
+        "questions-1-options": many, "questions-1-decline": "y"})
+    assert f"at most {MAX_OPTIONS - 1} options" in field_error(response, "questions-1-options")
+    changes = {"questions-1-options": many}
+    response = press(owner, response, "preview", **changes)  # 256 options without the box ticked
+    data = fields(response)
+    data.pop("questions-1-decline", None)
+    response = owner.post("/surveys/build", data={**data, **changes, "action": "preview"})
+    assert response.status_code == 200, field_errors_of(response)
+    assert f"all {MAX_OPTIONS} options at once" in page(response)
+
+
+ALL_FIELDS = f"""slug = "panel-2"
+title = "Panel, wave 2"
+description = "The second wave."
+epsilon = 3.0
+allocation = "sample"
+sample = 2
+access = "invite"
+series = "health-panel"
+
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+weight = 2.0
+
+[[questions]]
+id = "party"
+kind = "choice"
+text = "Which party?"
+weight = 2.0
+options = [{", ".join(f'"p{i}"' for i in range(MAX_OPTIONS - 1))}]
+decline = true
+
+[[questions]]
+id = "pets"
+kind = "multi"
+text = "Which pets?"
+weight = 2.0
+options = ["dog", "cat"]
+decline = true
+
+[[questions]]
+id = "age"
+kind = "number"
+text = "How old are you?"
+weight = 2.0
+min = 18
+max = 90
+"""
+
+
+def test_import_a_definition_with_every_field_and_export_it_back(owner):
+    token = fields(owner.get("/surveys/build"), "import")["csrf_token"]
+    defn = parse_definition_toml(ALL_FIELDS)
+    used = {name for name in SURVEY_FIELDS if name in ALL_FIELDS.split("[[questions]]")[0]}
+    assert used == SURVEY_FIELDS - {"questions"}, "the example holds every survey field"
+    response = owner.post("/surveys/build/import", data={"csrf_token": token, "toml": ALL_FIELDS})
+    assert response.status_code == 200, field_errors_of(response)
+    assert "left out" not in page(response)
+    values = fields(response)
+    assert (values["allocation"], values["sample"], values["access"], values["series"]) == (
+        "sample", "2", "invite", "health-panel")
+    assert values["questions-1-decline"] == "y" and values["questions-2-decline"] == "y"
+    assert "questions-0-decline" not in values and "questions-3-decline" not in values
+    assert len(values["questions-1-options"].splitlines()) == MAX_OPTIONS - 1
+    assert "about 50% of respondents: each answers 2 of the 4 questions" in page(response)
+    exported = press(owner, response, "export")
+    assert exported.status_code == 200
+    text = exported.get_data(as_text=True)
+    assert parse_definition_toml(text) == defn
+    assert text == dump_definition(defn), "the builder exports what the TOML writer writes"
+    again = owner.post("/surveys/build/import", data={"csrf_token": token, "toml": text})
+    without_token = lambda form: {k: v for k, v in form.items() if k != "csrf_token"}  # noqa: E731
+    assert without_token(fields(again)) == without_token(values), "import, export, import: the same form"
+
+
+def test_import_reports_what_the_form_cannot_hold(owner):
+    token = fields(owner.get("/surveys/build"), "import")["csrf_token"]
+    text = ALL_FIELDS.replace("allocation = \"sample\"\n", "").replace("decline = true", 'decline = "yes"', 1)
+    text = text.replace('kind = "yes_no"', 'kind = "yes_no"\ndecline = true')
+    response = owner.post("/surveys/build/import", data={"csrf_token": token, "toml": text})
+    assert response.status_code == 422
+    assert "true or false, got 'yes'" in field_error(response, "questions-1-decline")
+    assert ('left out: sample (used only with allocation = "sample"), questions.decline.'
+            in page(response))
+
+
+def test_the_new_mechanisms_are_named_in_plain_words(owner):
+    response = owner.get("/surveys/build")
+    for kind in ("choice", "multi", "number"):
+        response = press(owner, response, f"add:{kind}")
+    ten = "\n".join(str(i) for i in range(10))
+    response = press(owner, response, "preview", title="T", slug="t", epsilon="5.4", **{
+        "questions-0-id": "a", "questions-0-text": "A?", "questions-1-id": "b", "questions-1-text": "B?",
+        "questions-1-options": ten, "questions-2-id": "c", "questions-2-text": "C?", "questions-2-options": ten,
+        "questions-3-id": "d", "questions-3-text": "D?", "questions-3-min": "0", "questions-3-max": "100"})
+    assert response.status_code == 200, field_errors_of(response)
+    body = page(response)
+    options = [str(i) for i in range(10)]
+    design = build_design(parse_definition({"slug": "t", "title": "T", "epsilon": 5.4, "questions": [
+        {"id": "a", "kind": "yes_no", "text": "A?"}, {"id": "b", "kind": "choice", "text": "B?", "options": options},
+        {"id": "c", "kind": "multi", "text": "C?", "options": options},
+        {"id": "d", "kind": "number", "text": "D?", "min": 0, "max": 100}]}))
+    assert [q["mechanism"] for q in design["questions"]] == ["rr", "ss", "sampled", "piecewise"]
+    blocks = [re.search(rf'id="questions-{i}-preview"[^>]*>(.*?)</div>', body, re.S).group(1) for i in range(4)]
+    assert "subset selection (ss)" in blocks[1]
+    assert f"a set of {design['questions'][1]['subset_size']} of the 10 options" in blocks[1]
+    assert "one option drawn at random, its bit at full ε′ (sampled)" in blocks[2]
+    assert "only its bit is sent" in blocks[2]
+    assert "piecewise mechanism (piecewise)" in blocks[3]
+    assert f"one of {design['questions'][3]['bins']} levels" in blocks[3]
+
+
+
+def test_a_survey_too_large_for_a_quick_recommendation_points_to_the_cli(monkeypatch):
+    from survey.web import builder
+    from survey.web.builder_text import recommendation_lines
+
+    defn = parse_definition({"slug": "s", "title": "t", "epsilon": 2, "questions": [
+        {"id": f"q{i}", "kind": "yes_no", "text": "?"} for i in range(5)]})
+    assert recommendation(defn, respondents=100, margin=0.05) is not None
+    monkeypatch.setattr(builder, "MAX_RECOMMENDATION_DESIGNS", 5)
+    assert recommendation(defn, respondents=100, margin=0.05) is None
+    assert "run ldp-survey plan" in recommendation_lines(None)[0]

@@ -60,6 +60,7 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     page.get_by_label("Title").fill("Gym habits")
     page.get_by_label("Address (slug)").fill(SLUG)
     page.get_by_label("Privacy budget ε per respondent").fill("3")
+    page.get_by_label("Series (optional)").fill("gym-panel")
     page.fill("#questions-0-id", "member")
     page.fill("#questions-0-text", "Are you a gym member?")
     page.get_by_role("button", name="Add single choice question").click()
@@ -67,6 +68,7 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     page.fill("#questions-1-id", "visits")
     page.fill("#questions-1-text", "How often do you go?")
     page.fill("#questions-1-options", "never\nmonthly\nweekly\ndaily")
+    page.locator("#questions-1-decline").check()
     page.get_by_role("button", name="Add multiple choice question").click()
     page.fill("#questions-2-id", "sports")
     page.fill("#questions-2-text", "Which sports do you do?")
@@ -88,11 +90,13 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     assert page.input_value("#questions-2-id") == "age" and page.input_value("#questions-2-min") == "16"
     page.get_by_role("button", name="Move down question 3").click()
     assert [page.input_value(f"#questions-{i}-id") for i in range(4)] == ["member", "visits", "sports", "age"]
+    assert page.locator("#questions-1-decline").is_checked() and not page.locator("#questions-2-decline").is_checked()
 
-    definition = parse_definition({"slug": SLUG, "title": "Gym habits", "epsilon": 3.0, "questions": [
+    definition = parse_definition({"slug": SLUG, "title": "Gym habits", "epsilon": 3.0, "series": "gym-panel",
+                                   "questions": [
         {"id": "member", "kind": "yes_no", "text": "Are you a gym member?"},
         {"id": "visits", "kind": "choice", "text": "How often do you go?",
-         "options": ["never", "monthly", "weekly", "daily"]},
+         "options": ["never", "monthly", "weekly", "daily"], "decline": True},
         {"id": "sports", "kind": "multi", "text": "Which sports do you do?",
          "options": ["running", "swimming", "cycling"]},
         {"id": "age", "kind": "number", "text": "How old are you?", "min": 16, "max": 99, "weight": 0.5}]})
@@ -104,6 +108,21 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
         text = preview.inner_text()
         assert f"{numbers['respondents_needed']:,}" in text and f"ε′ = {numbers['epsilon']:.3g}" in text
         assert f"at most {numbers['posterior']:.1%} sure" in text
+    assert "all 5 options at once" in page.locator("#questions-1-preview").inner_text(), "the declined option counts"
+    summary = page.locator("#builder-summary").inner_text()
+    assert "ldp-survey plan" in summary and ("Allocation: yours" in summary or "Recommended allocation" in summary)
+
+    # Sample allocation, live: a differing weight is marked beside it; once equal, each question is at ε/m.
+    page.get_by_label("How questions share the budget").select_option("sample")
+    page.get_by_label("Questions per respondent (sample only)").fill("2")
+    page.locator("#questions-3-weight-error").get_by_text("make them all equal").wait_for(timeout=10_000)
+    page.fill("#questions-3-weight", "1")
+    page.locator("#questions-3-preview").get_by_text("each answers 2 of the 4 questions").wait_for(timeout=10_000)
+    assert "at ε/2 = 1.5" in page.locator("#questions-0-preview").inner_text()
+    page.get_by_label("How questions share the budget").select_option("split")
+    page.fill("#questions-3-weight", "0.5")
+    page.locator("#questions-3-preview").get_by_text("Margin with 4,000 respondents").wait_for(timeout=10_000)
+    expect(page.locator("#questions-3-preview")).not_to_contain_text("each answers", timeout=10_000)
 
     # A live error appears beside its field, and goes once fixed.
     page.get_by_label("Privacy budget ε per respondent").fill("lots")
@@ -127,6 +146,7 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     answer.on("request", lambda request: posts.append(request.post_data) if request.method == "POST" else None)
     answer.goto(f"{origin}/s/{SLUG}")
     answer.get_by_role("group", name=re.compile("gym member")).get_by_label("Yes").check()
+    expect(answer.get_by_role("group", name=re.compile("How often")).get_by_label("Prefer not to say")).to_be_visible()
     answer.get_by_role("group", name=re.compile("How often")).get_by_label("weekly").check()
     answer.get_by_role("group", name=re.compile("Which sports")).get_by_label("swimming").check()
     answer.get_by_role("group", name=re.compile("How old")).get_by_role("spinbutton").fill("40")
@@ -139,11 +159,16 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     page.get_by_role("button", name="Close survey").click()
     page.get_by_text(re.compile("^Closed")).first.wait_for()
 
-    # The same request as the browser's (its CSRF token included), sent again after the close.
+    # The browser's request (its CSRF token included) as a new submission after the close: 410. The
+    # very same request again is a repeat of a stored submission id, confirmed (201) and not stored again.
     token = answer.get_attribute('meta[name="csrf-token"]', "content")
-    late = answer.request.post(f"{origin}/s/{SLUG}/responses", data=json.loads(posts[0]),
-                               headers={"Content-Type": "application/json", "X-CSRFToken": token})
+    sent = json.loads(posts[0])
+    headers = {"Content-Type": "application/json", "X-CSRFToken": token}
+    late = answer.request.post(f"{origin}/s/{SLUG}/responses", headers=headers,
+                               data={**sent, **({"submission": "0" * 32} if "submission" in sent else {})})
     assert late.status == 410, late.text()
+    repeat = answer.request.post(f"{origin}/s/{SLUG}/responses", data=sent, headers=headers)
+    assert repeat.status in (201, 410), repeat.text()
     assert count(db_path) == 1, "a submission to a closed survey stores nothing"
     assert errors == []
     respondent.close()
@@ -165,6 +190,7 @@ def test_the_builder_works_without_javascript(browser, live_server):
     page.goto(f"{origin}/surveys/build")
     page.get_by_label("Title").fill("Plain form")
     page.get_by_label("Address (slug)").fill("plain-form")
+    page.get_by_label("Who may answer").select_option("invite")
     page.fill("#questions-0-id", "first")
     page.fill("#questions-0-text", "First?")
     with page.expect_navigation():
@@ -189,4 +215,5 @@ def test_the_builder_works_without_javascript(browser, live_server):
     assert download.value.suggested_filename == "plain-form.toml"
     text = download.value.path().read_text(encoding="utf-8")
     assert [q.id for q in parse_definition_toml(text).questions] == ["second", "first"]
+    assert parse_definition_toml(text).access == "invite"
     context.close()

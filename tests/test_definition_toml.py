@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from survey.definition import DefinitionError, parse_definition, parse_definition_toml
+from survey.definition import DECLINE_LABEL, MAX_OPTIONS, DefinitionError, parse_definition, parse_definition_toml
 from survey.definition_check import FieldError, definition_errors, design_errors
 from survey.definition_toml import dump_definition, toml_float, toml_string
 
@@ -33,12 +33,21 @@ def random_definition(rng: random.Random) -> dict:
         if kind in ("choice", "multi"):
             options = {tricky_text(rng) for _ in range(rng.randint(2, 6))}
             question["options"] = sorted(options)
+            if rng.random() < 0.5:
+                question["decline"] = rng.random() < 0.7
         if kind == "number":
             low = rng.randint(-10**6, 10**6)
             question.update(min=low, max=low + rng.randint(1, 10**6))
         questions.append(question)
-    return {"slug": f"s-{rng.randint(0, 10**6)}", "title": tricky_text(rng), "description": tricky_text(rng),
+    data = {"slug": f"s-{rng.randint(0, 10**6)}", "title": tricky_text(rng), "description": tricky_text(rng),
             "epsilon": rng.choice([0.1, 0.3, 1.0, 2.0, 1 / 7, 19.999999999999996, 20.0]), "questions": questions}
+    if rng.random() < 0.5:
+        data["access"] = rng.choice(["open", "invite"])
+    if rng.random() < 0.5:
+        data["series"] = rng.choice(["a", "wave.2026_b-1", "Z" * 64])
+    if rng.random() < 0.3:
+        data.update(allocation="sample", sample=rng.randint(1, len(questions)))
+    return data
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.name)
@@ -65,6 +74,20 @@ def test_strings_and_floats_are_valid_toml():
         assert isinstance(tomllib.loads(f"v = {toml_float(value)}")["v"], float)
     with pytest.raises(ValueError, match="finite"):
         toml_float(float("inf"))
+
+
+def test_access_series_and_decline_are_written_and_the_declined_option_is_not():
+    defn = parse_definition({"slug": "s", "title": "t", "epsilon": 1, "access": "invite", "series": "panel.1",
+                             "questions": [{"id": "a", "kind": "yes_no", "text": "A?"},
+                                           {"id": "b", "kind": "choice", "text": "B?", "options": ["x", "y"],
+                                            "decline": True},
+                                           {"id": "c", "kind": "multi", "text": "C?", "options": ["x"]}]})
+    assert defn.questions[1].options == ("x", "y", DECLINE_LABEL)
+    text = dump_definition(defn)
+    assert 'access = "invite"' in text and 'series = "panel.1"' in text
+    assert text.count("decline") == 1 and 'options = ["x", "y"]\ndecline = true' in text
+    assert DECLINE_LABEL not in text
+    assert parse_definition_toml(text) == defn
 
 
 def test_the_sample_allocation_is_written():
@@ -102,6 +125,20 @@ def test_every_error_is_found_at_once_each_at_its_field():
     assert messages[(1, "max")] == "must be greater than min (5), got 1"
 
 
+def test_options_are_checked_with_decline():
+    options = [f"o{i}" for i in range(MAX_OPTIONS)]
+    data = {**VALID, "questions": [{**VALID["questions"][1], "options": options}]}
+    assert definition_errors(data) == []
+    errors = definition_errors({**data, "questions": [{**data["questions"][0], "decline": True}]})
+    assert [(e.question, e.field) for e in errors] == [(0, "options")]
+    assert f"at most {MAX_OPTIONS - 1} options" in errors[0].message
+    errors = definition_errors({**VALID, "access": "public", "series": " x", "questions": [
+        {**VALID["questions"][2], "options": ["x", DECLINE_LABEL], "decline": True},
+        {**VALID["questions"][1], "decline": "yes"}]})
+    assert {(e.question, e.field) for e in errors} == {(None, "access"), (None, "series"), (0, "options"),
+                                                       (1, "decline")}
+
+
 def test_the_allocation_is_checked_against_the_number_of_questions():
     data = {**VALID, "allocation": "sample", "sample": 5}
     assert definition_errors(data) == [FieldError(None, "sample", "must be an integer from 1 to the number of "
@@ -115,14 +152,15 @@ def mutate(rng: random.Random, data: dict) -> dict:
     """Return a copy of a valid definition with a few fields set to random good or bad values."""
     data = {**data, "questions": [dict(q) for q in data["questions"]]}
     values = [None, "", " ", "x", "Bad Id", "a\n", 0, -1, 1, 3, 2.5, 1e9, True, [], ["x"], ["x", "x"], ["x", "y"],
-              "choice", "number", "essay", "sample", "split"]
+              "choice", "number", "essay", "sample", "split", "open", "invite", False, ["x", "Prefer not to say"]]
     for _ in range(rng.randint(1, 4)):
         if rng.random() < 0.3:
-            name = rng.choice(["slug", "title", "epsilon", "allocation", "sample", "description"])
+            name = rng.choice(["slug", "title", "epsilon", "allocation", "sample", "description", "access",
+                               "series"])
             target = data
         else:
             target = rng.choice(data["questions"])
-            name = rng.choice(["id", "kind", "text", "options", "min", "max", "weight"])
+            name = rng.choice(["id", "kind", "text", "options", "min", "max", "weight", "decline"])
         value = rng.choice(values)
         if value is None:
             target.pop(name, None)

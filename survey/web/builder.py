@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from flask import Blueprint, Response, flash, g, jsonify, redirect, render_template, request, url_for
 from werkzeug.datastructures import MultiDict
 
-from ..definition import KINDS, SurveyDefinition, parse_definition
+from ..definition import DECLINE_LABEL, KINDS, MAX_OPTIONS, SurveyDefinition, parse_definition
+from ..definition import QUESTION_FIELDS as DEFINITION_QUESTION_FIELDS
+from ..definition import SURVEY_FIELDS as DEFINITION_SURVEY_FIELDS
 from ..definition_check import FieldError, definition_errors, design_errors
 from ..definition_toml import dump_definition
-from ..planning import NOMINAL_EPSILON, nominal_warning, question_previews
+from ..design import MIN_QUESTION_EPSILON, allocate_split, design_question, flip_probability
+from ..planning import NOMINAL_EPSILON, nominal_warning, plan_question, question_previews
 from ..store import StoreError
 from .access import survey_for_researcher
 from .builder_forms import KIND_NAMES, BuilderForm, ImportForm, QuestionForm, form_to_mapping, mapping_to_formdata
@@ -30,9 +34,12 @@ from .research import login_required
 
 bp = Blueprint("builder", __name__)
 
-QUESTION_FIELDS = ("kind", "id", "text", "options", "min", "max", "weight")
-SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample")
+QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "weight")
+SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample", "access", "series")
 MAX_RESPONDENTS = 10**9
+# The recommendation tries every allocation (split, and sample m = k..1): at most this many
+# question designs, each computed once per shape (kind, options) and budget.
+MAX_RECOMMENDATION_DESIGNS = 300
 
 
 @dataclass
@@ -44,6 +51,7 @@ class Evaluation:
     design: dict | None = None
     previews: list[dict] | None = None
     warning: str | None = None
+    recommendation: dict | None = None
 
     def add(self, name: str, message: str):
         self.errors.setdefault(name, []).append(message)
@@ -51,7 +59,8 @@ class Evaluation:
 
 def _field_name(error: FieldError) -> str:
     """Return the form field an error belongs beside (a question's fieldset for its kind or a whole-question error)."""
-    if error.question is None:
+    if error.question is None or (error.field in SURVEY_FIELDS and error.field not in QUESTION_FIELDS):
+        # A question's share under sample allocation (field "sample") is fixed by the survey's fields.
         return error.field if error.field in SURVEY_FIELDS else "questions"
     prefix = f"questions-{error.question}"
     if error.field in QUESTION_FIELDS and error.field != "kind":
@@ -99,16 +108,70 @@ def evaluate(form: BuilderForm) -> Evaluation:
     if evaluation.design is not None and inputs is not None:
         respondents, margin = inputs
         evaluation.previews = question_previews(evaluation.defn, respondents=respondents, margin=margin)
-        for numbers in evaluation.previews:
+        sample = evaluation.defn.sample if evaluation.defn.allocation == "sample" else None
+        for numbers, entry in zip(evaluation.previews, evaluation.design["questions"]):
+            if entry["mechanism"] == "ss":
+                numbers["subset_size"] = entry["subset_size"]
+            elif entry["mechanism"] == "sampled":
+                numbers["bit_keep"] = 1 - flip_probability(entry)
+            elif entry["mechanism"] == "piecewise":
+                numbers["bins"] = entry["bins"]
+            if sample is not None:
+                numbers.update(sample=sample, questions=len(evaluation.defn.questions),
+                               budget=evaluation.defn.epsilon / sample)
             numbers["terms"] = preview_terms(numbers)
             numbers["warning"] = nominal_warning("This question", numbers["epsilon"]) if numbers["nominal"] else None
         if evaluation.defn.epsilon > NOMINAL_EPSILON:
             evaluation.warning = nominal_warning("Each respondent's set of answers", evaluation.defn.epsilon)
+        evaluation.recommendation = recommendation(evaluation.defn, respondents=respondents, margin=margin)
+        if evaluation.recommendation is not None:
+            evaluation.recommendation["current"] = max(numbers["respondents_needed"]
+                                                       for numbers in evaluation.previews)
     return evaluation
 
 
+def recommendation(defn: SurveyDefinition, *, respondents: int, margin: float) -> dict | None:
+    """Return the allocation ``ldp-survey plan`` recommends for a definition, and the respondents it needs.
+
+    The same choice as survey.planning.plan: of split and sample m = k..1, the allocation
+    whose least precise question needs the fewest respondents (ties to split, then larger m).
+    Allocations build_design would refuse (a question's budget below the minimum) are left
+    out. Each question design is computed once per shape and budget; None when even so it
+    would take more than MAX_RECOMMENDATION_DESIGNS of them (the page points to the CLI).
+    """
+    count = len(defn.questions)
+    shapes = {(question.kind, len(question.options or ())) for question in defn.questions}
+    if len(shapes) * (count + 1) > MAX_RECOMMENDATION_DESIGNS:
+        return None
+    cache: dict = {}
+
+    def needed(question, budget: Fraction, share: float) -> int:
+        key = (question.kind, len(question.options or ()), budget, share)
+        if key not in cache:
+            cache[key] = plan_question(design_question(question, budget), respondents=respondents,
+                                       margin=margin, share=share).respondents
+        return cache[key]
+
+    allocations = [(None, allocate_split(defn), 1.0)]
+    allocations += [(m, [Fraction(defn.epsilon) / m] * count, m / count) for m in range(count, 0, -1)]
+    best = None
+    for sample, budgets, share in allocations:
+        if min(budgets) < MIN_QUESTION_EPSILON:
+            continue
+        worst = max(needed(question, budget, share) for question, budget in zip(defn.questions, budgets))
+        if best is None or worst < best["respondents"]:
+            best = {"allocation": "split" if sample is None else "sample", "sample": sample, "respondents": worst}
+    if best is not None:
+        best.update(margin=margin, equal_weights=len({question.weight for question in defn.questions}) == 1,
+                    chosen=best["allocation"] == defn.allocation and best["sample"] == (
+                        defn.sample if defn.allocation == "sample" else None))
+    return best
+
+
 def _questions(form: BuilderForm) -> list[dict]:
-    return [{name: entry.form[name].data or "" for name in QUESTION_FIELDS} for entry in form.questions]
+    """Return each question's fields as form text (a ticked box as "y")."""
+    return [{name: ("y" if entry.form[name].data is True else entry.form[name].data or "") for name in QUESTION_FIELDS}
+            for entry in form.questions]
 
 
 def _rebuild(form: BuilderForm, questions: list[dict]) -> BuilderForm:
@@ -151,13 +214,15 @@ def _render(form: BuilderForm, evaluation: Evaluation | None = None, *, focus: s
     return render_template("builder.html", form=form, evaluation=evaluation, summary=summary(evaluation), focus=focus,
                            import_form=import_form or ImportForm(), kinds=KINDS, kind_names=KIND_NAMES,
                            question_templates=question_templates, editing=editing,
+                           max_options=MAX_OPTIONS, decline_label=DECLINE_LABEL,
                            logout_form=LogoutForm()), status
 
 
 def _blank_form() -> BuilderForm:
     """Return the builder's first state: the default budget and one empty yes/no question."""
-    return BuilderForm(formdata=MultiDict({"epsilon": "2", "allocation": "split", "respondents": "1000",
-                                           "margin": "5", "questions-0-kind": "yes_no", "questions-0-weight": "1"}))
+    return BuilderForm(formdata=MultiDict({"epsilon": "2", "allocation": "split", "access": "open",
+                                           "respondents": "1000", "margin": "5", "questions-0-kind": "yes_no",
+                                           "questions-0-weight": "1"}))
 
 
 def _starting_form() -> BuilderForm:
@@ -237,10 +302,21 @@ def import_toml():
         return _render(_blank_form(), import_form=import_form, status=422)
     form = BuilderForm(formdata=MultiDict({**mapping_to_formdata(data), "respondents": "1000", "margin": "5"}))
     evaluation = evaluate(form)
-    unknown = sorted(set(data) - {*SURVEY_FIELDS, "questions"})
+    unknown = sorted(set(data) - DEFINITION_SURVEY_FIELDS)
+    if "sample" in data and data.get("allocation") != "sample":
+        unknown.append('sample (used only with allocation = "sample")')
     questions = data.get("questions") if isinstance(data.get("questions"), list) else []
-    unknown += sorted({f"questions.{name}" for question in questions if isinstance(question, dict)
-                       for name in set(question) - set(QUESTION_FIELDS)})
+    unknown_in_questions = set()
+    for index, question in enumerate(questions):
+        if not isinstance(question, dict):
+            continue
+        known = DEFINITION_QUESTION_FIELDS.get(question.get("kind"), DEFINITION_QUESTION_FIELDS["yes_no"])
+        unknown_in_questions |= {f"questions.{name}" for name in set(question) - known}
+        decline = question.get("decline")
+        if "decline" in question and "decline" in known and not isinstance(decline, bool):
+            evaluation.add(f"questions-{index}-decline",
+                           f"Must be true or false, got {decline!r}; the box was left unticked.")
+    unknown += sorted(unknown_in_questions)
     if unknown:
         evaluation.add("questions", f"Fields the builder does not know were left out: {', '.join(unknown)}.")
     return _render(form, evaluation, import_form=import_form, status=422 if evaluation.errors else 200)

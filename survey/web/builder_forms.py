@@ -10,11 +10,11 @@ from collections.abc import Mapping
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileAllowed, FileField, FileSize
-from wtforms import FieldList, Form, FormField, HiddenField, SelectField, StringField, TextAreaField
+from wtforms import BooleanField, FieldList, Form, FormField, HiddenField, SelectField, StringField, TextAreaField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import Length
 
-from ..definition import KINDS, MAX_QUESTIONS
+from ..definition import DECLINE_LABEL, KINDS, MAX_QUESTIONS
 from ..planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS
 from .forms import MAX_DEFINITION_SIZE
 
@@ -29,6 +29,7 @@ class QuestionForm(Form):
     id = StringField("Question id", render_kw=NO_AUTOFILL)
     text = TextAreaField("Question text", render_kw={"rows": 2})
     options = TextAreaField("Options, one per line", render_kw={"rows": 4})
+    decline = BooleanField(f"Offer “{DECLINE_LABEL}”")
     min = StringField("Smallest answer", render_kw={"inputmode": "numeric", **NO_AUTOFILL})
     max = StringField("Largest answer", render_kw={"inputmode": "numeric", **NO_AUTOFILL})
     weight = StringField("Weight", default="1", render_kw={"inputmode": "decimal", **NO_AUTOFILL})
@@ -46,6 +47,10 @@ class BuilderForm(FlaskForm):
                              choices=[SelectChoice("split", "Split: every question"),
                                       SelectChoice("sample", "Sample: a few questions each")])
     sample = StringField("Questions per respondent (sample only)", render_kw={"inputmode": "numeric", **NO_AUTOFILL})
+    access = SelectField("Who may answer", default="open",
+                         choices=[SelectChoice("open", "Anyone with the link"),
+                                  SelectChoice("invite", "Only people with an invitation link")])
+    series = StringField("Series (optional)", render_kw=NO_AUTOFILL)
     questions = FieldList(FormField(QuestionForm), min_entries=0, max_entries=MAX_QUESTIONS)
     respondents = StringField("Respondents you expect", default=str(DEFAULT_RESPONDENTS),
                               render_kw={"inputmode": "numeric", **NO_AUTOFILL})
@@ -86,7 +91,8 @@ def form_to_mapping(form: BuilderForm) -> dict:
     """Return the definition mapping the form describes (blank optional fields left out)."""
     data = {"slug": (form.slug.data or "").strip(), "title": form.title.data or "",
             "description": form.description.data or "", "epsilon": _number(form.epsilon.data),
-            "allocation": form.allocation.data or "split"}
+            "allocation": form.allocation.data or "split", "access": form.access.data or "open",
+            "series": (form.series.data or "").strip() or None}
     if data["allocation"] == "sample":
         data["sample"] = _number(form.sample.data, int)
     questions = []
@@ -96,6 +102,8 @@ def form_to_mapping(form: BuilderForm) -> dict:
         question = {"id": (sub.id.data or "").strip(), "kind": kind, "text": sub.text.data or ""}
         if kind in ("choice", "multi"):
             question["options"] = [line.strip() for line in (sub.options.data or "").splitlines() if line.strip()]
+            if sub.decline.data:
+                question["decline"] = True
         if kind == "number":
             question["min"] = _number(sub.min.data, int)
             question["max"] = _number(sub.max.data, int)
@@ -118,11 +126,13 @@ def _text(value) -> str:
 def mapping_to_formdata(data: Mapping) -> dict:
     """Return the builder's form fields (name → text) for a definition mapping, e.g. one read from TOML.
 
-    Values of the wrong type are kept as text, so the form shows them with their errors.
+    Values of the wrong type are kept as text, so the form shows them with their errors;
+    only ``decline``, a tick box, cannot hold one (import_toml reports it beside the box).
     """
     fields = {"title": _text(data.get("title")), "slug": _text(data.get("slug")),
               "description": _text(data.get("description")), "epsilon": _text(data.get("epsilon")),
-              "allocation": _text(data.get("allocation", "split")), "sample": _text(data.get("sample"))}
+              "allocation": _text(data.get("allocation", "split")), "sample": _text(data.get("sample")),
+              "access": _text(data.get("access", "open")), "series": _text(data.get("series"))}
     questions = data.get("questions")
     for index, question in enumerate(questions if isinstance(questions, list) else []):
         if not isinstance(question, Mapping):
@@ -130,6 +140,8 @@ def mapping_to_formdata(data: Mapping) -> dict:
         prefix = f"questions-{index}-"
         kind = question.get("kind")
         options = question.get("options")
+        if question.get("decline") is True:
+            fields[prefix + "decline"] = "y"
         fields.update({
             prefix + "kind": kind if kind in KINDS else "yes_no", prefix + "id": _text(question.get("id")),
             prefix + "text": _text(question.get("text")),
