@@ -86,8 +86,8 @@ def recommendation_lines(found: dict | None) -> list[str]:
              f"±{found['margin'] * 100:g} points")
     if found["chosen"]:
         return [f"Allocation: yours, {words}, is the one ldp-survey plan recommends; {needs}."]
-    line = (f"Recommended allocation (ldp-survey plan): {words}; {needs}. With the allocation chosen above, "
-            f"{found['current']:,}.")
+    line = (f"Recommended allocation (ldp-survey plan): {words}; {needs}. The allocation chosen above "
+            f"needs {found['current']:,}.")
     if found["allocation"] == "sample" and not found["equal_weights"]:
         line += " Under Sample every question gets the same share of ε, so all weights must be equal."
     return [line]
