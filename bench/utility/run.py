@@ -122,9 +122,14 @@ def targets(design: dict, truth: dict) -> list[float]:
     return values
 
 
-def rep_seed(seed: int, task_index: int, rep: int, stream: int) -> np.random.SeedSequence:
-    """Seeds shared by ours and the libraries: the same (task, rep) gives the same true answers at every ε."""
-    return np.random.SeedSequence([seed, task_index, rep, stream])
+def rep_seed(seed: int, task_index: int, rep: int, stream: int, epsilon: float = 0.0) -> np.random.SeedSequence:
+    """Return the seed of one stream of one repetition.
+
+    Stream 0 (the true answers) ignores epsilon, so ours and every library randomize the same
+    answers at every ε; the randomizers' streams also depend on ε, so that the luck of one
+    repetition is not repeated at every ε.
+    """
+    return np.random.SeedSequence([seed, task_index, rep, stream, round(epsilon * 1000)])
 
 
 def true_answers(design: dict, truth: dict, n: int, seed_seq) -> dict:
@@ -206,6 +211,7 @@ class Point:
     label: str
     epsilon: float
     supported: bool
+    reps: int = 0
     reason: str = ""
     mechanism: str = ""
     epsilon_spent: float | None = None
@@ -217,13 +223,27 @@ class Point:
     seconds: float = 0.0
 
 
+def estimand_count(task: Task) -> int:
+    """Return how many estimates one repetition of the task gives: d for a choice question, k for a survey, else 1."""
+    question = task.questions[0]
+    if len(task.questions) > 1:
+        return len(task.questions)
+    return len(question["options"]) if question["kind"] == "choice" else 1
+
+
+def point_reps(task: Task, reps: int) -> int:
+    """Return the repetitions of a point: at least ``reps``, and enough for 4·reps squared errors in all."""
+    return max(reps, math.ceil(4 * reps / estimand_count(task)))
+
+
 def measure_ours(task: Task, task_index: int, design: dict, n: int, reps: int, seed: int):
     """Return our MSE, the Norm-Sub (consistent) view's MSE for a choice question, and the mean std_error²."""
     goal = np.asarray(targets(design, task.truth))
     errors, consistent_errors, se2 = [], [], []
     for rep in range(reps):
         answers = true_answers(design, task.truth, n, rep_seed(seed, task_index, rep, 0))
-        rows = ours_once(design, task.truth, answers, n, np.random.default_rng(rep_seed(seed, task_index, rep, 1)))
+        mechanism_seed = rep_seed(seed, task_index, rep, 1, design["epsilon"])
+        rows = ours_once(design, task.truth, answers, n, np.random.default_rng(mechanism_seed))
         estimates = np.array([row.estimate for row in rows], dtype=float)
         errors.append(float(np.mean((estimates - goal) ** 2)))
         se2.append(float(np.mean([row.std_error ** 2 for row in rows])))
@@ -258,8 +278,12 @@ def library_error(protocol, task: Task, values, goal, d: int, epsilon: float, se
 
 
 def measure_others(task: Task, task_index: int, epsilon: float, n: int, reps: int, screen_reps: int,
-                   seed: int, log) -> list[Other]:
-    """Screen each library's protocols for the task, then measure each library's best on ``reps`` fresh repetitions."""
+                   screen_n: int, seed: int, log) -> list[Other]:
+    """Screen each library's protocols for the task, then measure each library's best on ``reps`` fresh repetitions.
+
+    Screening runs on ``screen_n`` respondents: every protocol's error scales as 1/n, so the
+    ranking does not depend on n, and the screening costs less.
+    """
     kind = task.questions[0]["kind"]
     if kind == "number":
         note = "no protocol for numbers (frequency oracles only)"
@@ -276,18 +300,15 @@ def measure_others(task: Task, task_index: int, epsilon: float, n: int, reps: in
     questions = [dict(q) for q in task.questions]
     for library in sorted({p.library for p in candidates}, key=["pure-ldp", "multi-freq-ldpy"].index):
         other = Other(library)
-        # Enough screening repetitions for about 16 squared errors per protocol: a yes/no question
-        # has one estimate per repetition, a choice question d.
-        estimands = 1 if kind == "yes_no" and len(task.questions) == 1 else (
-            len(task.questions) if len(task.questions) > 1 else d)
-        screening = max(screen_reps, math.ceil(16 / estimands))
+        # Enough screening repetitions for about 16 squared errors per protocol.
+        screening = max(screen_reps, math.ceil(16 / estimand_count(task)))
         for protocol in (p for p in candidates if p.library == library):
             per_rep = []
             try:
                 for rep in range(screening):
-                    values, goal = library_inputs(task, task_index, questions, n, 10_000 + rep, seed)
+                    values, goal = library_inputs(task, task_index, questions, screen_n, 10_000 + rep, seed)
                     per_rep.append(library_error(protocol, task, values, goal, d, epsilon,
-                                                 rep_seed(seed, task_index, 10_000 + rep, 2)))
+                                                 rep_seed(seed, task_index, 10_000 + rep, 2, epsilon)))
             except Exception as exc:  # a library protocol that fails here is reported, not fatal
                 other.failed[protocol.name] = f"{type(exc).__name__}: {exc}"
                 log(f"    {library} {protocol.name} failed: {other.failed[protocol.name]}")
@@ -302,7 +323,8 @@ def measure_others(task: Task, task_index: int, epsilon: float, n: int, reps: in
         per_rep = []
         for rep in range(reps):
             values, goal = library_inputs(task, task_index, questions, n, rep, seed)
-            per_rep.append(library_error(protocol, task, values, goal, d, epsilon, rep_seed(seed, task_index, rep, 3)))
+            per_rep.append(library_error(protocol, task, values, goal, d, epsilon,
+                                         rep_seed(seed, task_index, rep, 3, epsilon)))
         other.protocol, other.measure = best, Measure.of(per_rep)
         log(f"    {library}: screened {', '.join(f'{k} {v:.3g}' for k, v in other.screened.items())}; "
             f"best {best}: MSE {other.measure.mse:.4g}")
@@ -341,11 +363,11 @@ def ratio_text(ours: Measure, other: Measure) -> str:
 
 def markdown_table(points: list[Point]) -> str:
     """Return the results as one markdown table."""
-    lines = ["| task | ε | our mechanism (ε′ spent) | ours: MSE ± se | theory var | mean SE² | ours, Norm-Sub view "
+    lines = ["| task | ε | reps | our mechanism (ε′ spent) | ours: MSE ± se | theory var | mean SE² | ours, Norm-Sub view "
              "| pure-ldp best: MSE | multi-freq-ldpy best: MSE | ours / best other |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for point in points:
-        cells = [point.label, f"{point.epsilon:g}"]
+        cells = [point.label, f"{point.epsilon:g}", str(point.reps)]
         if point.supported:
             cells += [f"{point.mechanism} ({point.epsilon_spent:.4g})",
                       f"{fmt(point.ours.mse)} ± {fmt(point.ours.se, 2)}", fmt(point.theory), fmt(point.mean_se2),
@@ -378,6 +400,19 @@ def machine() -> str:
             f"Python {platform.python_version()}, {versions}")
 
 
+def load_points(path: Path) -> tuple[str, list[Point]]:
+    """Return the header and the points of a --json file, to print or write the table again without rerunning."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    points = []
+    for raw in data["points"]:
+        for name in ("ours", "consistent"):
+            raw[name] = Measure(**raw[name]) if raw[name] else None
+        raw["others"] = [Other(**{**o, "measure": Measure(**o["measure"]) if o["measure"] else None})
+                         for o in raw["others"]]
+        points.append(Point(**raw))
+    return data["header"], points
+
+
 def write_readme(section: str) -> None:
     """Replace the utility section of bench/README.md (between its markers) with ``section``."""
     text = README.read_text(encoding="utf-8")
@@ -406,18 +441,30 @@ def main(argv=None) -> int:
     parser.add_argument("--tasks", default=None, help="comma-separated task keys (default all: "
                         + ",".join(t.key for t in tasks()) + ")")
     parser.add_argument("--seed", type=int, default=20261122, help="base seed (default 20261122)")
-    parser.add_argument("--quick", action="store_true", help="n = 10,000, 5 repetitions, 1 screening repetition")
+    parser.add_argument("--screen-n", type=int, default=10_000,
+                        help="respondents per screening repetition (default 10,000)")
+    parser.add_argument("--quick", action="store_true",
+                        help="n = 10,000, 5 repetitions, screening on 2,000 respondents")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
+    parser.add_argument("--render", type=Path, metavar="JSON",
+                        help="print (and with --write-readme write) the table of an earlier --json file; run nothing")
     parser.add_argument("--write-readme", action="store_true",
                         help="write the table into bench/README.md between its utility markers")
     args = parser.parse_args(argv)
+    if args.render:
+        header, points = load_points(args.render)
+        section = header + "\n\n" + markdown_table(points)
+        print(section)
+        if args.write_readme:
+            write_readme(section)
+        return 0
     if args.quick:
-        args.n, args.reps, args.screen_reps = 10_000, 5, 1
+        args.n, args.reps, args.screen_reps, args.screen_n = 10_000, 5, 1, 2_000
     if others.IMPORT_ERROR is not None:
         raise SystemExit(f"the libraries are missing ({others.IMPORT_ERROR}); run bash bench/utility/setup.sh "
                          "and use /tmp/bench-venv/bin/python")
-    if args.reps < 2 or args.screen_reps < 1 or args.n < 100:
-        raise SystemExit("need --reps >= 2, --screen-reps >= 1 and --n >= 100")
+    if args.reps < 2 or args.screen_reps < 1 or args.n < 100 or args.screen_n < 100:
+        raise SystemExit("need --reps >= 2, --screen-reps >= 1, --n >= 100 and --screen-n >= 100")
     try:
         epsilons = [float(e) for e in args.epsilons.split(",")]
     except ValueError:
@@ -438,25 +485,29 @@ def main(argv=None) -> int:
             clock = time.perf_counter()
             design, reason = build(task, epsilon)
             log(f"{task.label}, ε = {epsilon:g}: " + (mechanism_name(design) if design else f"unsupported ({reason})"))
+            reps = point_reps(task, args.reps)
             point = Point(task=task.key, label=task.label, epsilon=epsilon, supported=design is not None,
-                          reason=reason or "")
+                          reps=reps, reason=reason or "")
             if design is not None:
                 point.mechanism, point.epsilon_spent = mechanism_name(design), design["epsilon_spent"]
                 point.ours, point.consistent, point.mean_se2 = measure_ours(task, task_index, design, args.n,
-                                                                            args.reps, args.seed)
+                                                                            reps, args.seed)
                 point.theory = theory_variance(design, task.truth, args.n, design.get("sample"))
                 log(f"    ours: MSE {point.ours.mse:.4g} ± {point.ours.se:.2g}, theory {fmt(point.theory, 4)}")
-            point.others = measure_others(task, task_index, epsilon, args.n, args.reps, args.screen_reps,
-                                          args.seed, log)
+            point.others = measure_others(task, task_index, epsilon, args.n, reps, args.screen_reps,
+                                          args.screen_n, args.seed, log)
             point.seconds = time.perf_counter() - clock
             points.append(point)
     elapsed = time.perf_counter() - started
 
     today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     header = (f"Measured {today} on {machine()}.\n"
-              f"n = {args.n:,} respondents per repetition, {args.reps} repetitions per point (ours and each "
-              f"library's best, seeded, base seed {args.seed}); each library's best picked from "
-              f"at least {args.screen_reps} screening repetition(s) per protocol (enough for 16 squared errors). Full run: {elapsed:.0f} s.")
+              f"n = {args.n:,} respondents per repetition; {args.reps} repetitions per point, more where a "
+              f"repetition gives fewer than 4 estimates, so that every MSE rests on at least {4 * args.reps} "
+              f"squared errors (the column reps), the same for ours and each library's best (seeded, base seed "
+              f"{args.seed}). Each library's best protocol was picked by screening all its protocols on "
+              f"{args.screen_n:,} respondents, at least {args.screen_reps} repetitions and 16 squared errors "
+              f"each. Full run: {elapsed:.0f} s.")
     table = markdown_table(points)
     print(header + "\n\n" + table)
     if args.json:
