@@ -153,12 +153,16 @@ def ours_once(design: dict, truth: dict, answers: dict, n: int, rng) -> list:
 def theory_variance(design: dict, truth: dict, n: int, sample: int | None) -> float | None:
     """Return the mean over estimates of λ(1−λ)/(n_q(p−q)²) (× range² for a number), n_q = n·m/k under sample.
 
-    None when a mechanism has no (p, q) in this version of ``response_probabilities``.
+    None when a mechanism has no (p, q) in this version of ``response_probabilities``, or when a
+    number's report is a level rather than a bit (any number mechanism but Duchi's): then λ(1−λ)
+    is not the report's variance, and the mean SE² column stands in.
     """
     k = len(design["questions"])
     reports = n if sample is None else n * sample / k
     variances = []
     for question in design["questions"]:
+        if question["kind"] == "number" and question["mechanism"] != "duchi":
+            return None
         try:
             p, q = response_probabilities(question)
         except (KeyError, ValueError):
@@ -373,7 +377,8 @@ def markdown_table(points: list[Point]) -> str:
                       f"{fmt(point.ours.mse)} ± {fmt(point.ours.se, 2)}", fmt(point.theory), fmt(point.mean_se2),
                       fmt(point.consistent.mse) if point.consistent else "—"]
         else:
-            cells += [f"not supported by this version: {point.reason}", "—", "—", "—", "—"]
+            reason = point.reason if point.reason.startswith("failed") else f"not supported by this version: {point.reason}"
+            cells += [reason, "—", "—", "—", "—"]
         for library in ("pure-ldp", "multi-freq-ldpy"):
             other = next((o for o in point.others if o.library == library), None)
             if other is None or other.measure is None:
@@ -381,7 +386,7 @@ def markdown_table(points: list[Point]) -> str:
             else:
                 cells.append(f"{other.protocol}: {fmt(other.measure.mse)} ± {fmt(other.measure.se, 2)}")
         best = best_other(point)
-        cells.append(ratio_text(point.ours, best.measure) if point.supported and best else "—")
+        cells.append(ratio_text(point.ours, best.measure) if point.ours and best else "—")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -441,10 +446,10 @@ def main(argv=None) -> int:
     parser.add_argument("--tasks", default=None, help="comma-separated task keys (default all: "
                         + ",".join(t.key for t in tasks()) + ")")
     parser.add_argument("--seed", type=int, default=20261122, help="base seed (default 20261122)")
-    parser.add_argument("--screen-n", type=int, default=10_000,
-                        help="respondents per screening repetition (default 10,000)")
+    parser.add_argument("--screen-n", type=int, default=2_000,
+                        help="respondents per screening repetition (default 2,000)")
     parser.add_argument("--quick", action="store_true",
-                        help="n = 10,000, 5 repetitions, screening on 2,000 respondents")
+                        help="n = 10,000, 5 repetitions, screening on 1,000 respondents")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     parser.add_argument("--render", type=Path, metavar="JSON",
                         help="print (and with --write-readme write) the table of an earlier --json file; run nothing")
@@ -459,7 +464,7 @@ def main(argv=None) -> int:
             write_readme(section)
         return 0
     if args.quick:
-        args.n, args.reps, args.screen_reps, args.screen_n = 10_000, 5, 1, 2_000
+        args.n, args.reps, args.screen_reps, args.screen_n = 10_000, 5, 1, 1_000
     if others.IMPORT_ERROR is not None:
         raise SystemExit(f"the libraries are missing ({others.IMPORT_ERROR}); run bash bench/utility/setup.sh "
                          "and use /tmp/bench-venv/bin/python")
@@ -490,10 +495,17 @@ def main(argv=None) -> int:
                           reps=reps, reason=reason or "")
             if design is not None:
                 point.mechanism, point.epsilon_spent = mechanism_name(design), design["epsilon_spent"]
-                point.ours, point.consistent, point.mean_se2 = measure_ours(task, task_index, design, args.n,
-                                                                            reps, args.seed)
-                point.theory = theory_variance(design, task.truth, args.n, design.get("sample"))
-                log(f"    ours: MSE {point.ours.mse:.4g} ± {point.ours.se:.2g}, theory {fmt(point.theory, 4)}")
+                try:
+                    point.ours, point.consistent, point.mean_se2 = measure_ours(task, task_index, design, args.n,
+                                                                                reps, args.seed)
+                except Exception as exc:  # a product path that fails here is reported in the table, not fatal
+                    point.supported, point.reason = False, f"failed: {type(exc).__name__}: {exc}"
+                    log(f"    ours: {point.reason}")
+                sampled = design["allocation"] != "split"
+                point.theory = (None if sampled and not design.get("sample")
+                                else theory_variance(design, task.truth, args.n, design.get("sample") if sampled else None))
+                if point.ours:
+                    log(f"    ours: MSE {point.ours.mse:.4g} ± {point.ours.se:.2g}, theory {fmt(point.theory, 4)}")
             point.others = measure_others(task, task_index, epsilon, args.n, reps, args.screen_reps,
                                           args.screen_n, args.seed, log)
             point.seconds = time.perf_counter() - clock
