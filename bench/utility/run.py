@@ -180,6 +180,30 @@ def theory_variance(design: dict, truth: dict, n: int, sample: int | None) -> fl
     return float(np.mean(variances))
 
 
+def number_references(question: dict, mean: float, epsilon: float, n: int) -> dict:
+    """Return the theoretical MSE of Duchi's, the piecewise (PM) and the hybrid (HM) mechanism for the number task.
+
+    Neither library has a mechanism for numbers, so the reference is the published theory of
+    the continuous mechanisms (Duchi et al. 2013; Wang N. et al. 2019), on t = 2(x−lo)/(hi−lo) − 1
+    with the task's answers x = lo + Binomial(hi − lo, θ): per report Var_Duchi(t) =
+    ((e^ε+1)/(e^ε−1))² − t², Var_PM(t) = t²/(e^{ε/2}−1) + (e^{ε/2}+3)/(3(e^{ε/2}−1)²), and HM
+    uses PM with probability 1 − e^{−ε/2} when ε > 0.61, else Duchi. The mean of n reports has
+    MSE (E Var(t) + Var t)/n against the population mean, times ((hi−lo)/2)² on the answers' scale.
+    """
+    lo, hi = question["min"], question["max"]
+    theta = (mean - lo) / (hi - lo)
+    mean_t = 2 * theta - 1
+    var_t = 4 * theta * (1 - theta) / (hi - lo)  # t = 2·Binomial(hi−lo, θ)/(hi−lo) − 1
+    second_t = var_t + mean_t ** 2
+    half = math.exp(epsilon / 2)
+    duchi = ((math.exp(epsilon) + 1) / (math.exp(epsilon) - 1)) ** 2 - second_t
+    pm = second_t / (half - 1) + (half + 3) / (3 * (half - 1) ** 2)
+    alpha = 1 - math.exp(-epsilon / 2) if epsilon > 0.61 else 0.0
+    hm = alpha * pm + (1 - alpha) * duchi
+    scale = ((hi - lo) / 2) ** 2 / n
+    return {name: scale * (value + var_t) for name, value in (("Duchi", duchi), ("PM", pm), ("HM", hm))}
+
+
 @dataclass
 class Measure:
     """An empirical MSE over repetitions: its mean and standard error (spread of the per-repetition MSEs)."""
@@ -224,6 +248,7 @@ class Point:
     theory: float | None = None
     mean_se2: float | None = None
     others: list = field(default_factory=list)
+    references: dict = field(default_factory=dict)
     seconds: float = 0.0
 
 
@@ -388,6 +413,22 @@ def markdown_table(points: list[Point]) -> str:
         best = best_other(point)
         cells.append(ratio_text(point.ours, best.measure) if point.ours and best else "—")
         lines.append("| " + " | ".join(cells) + " |")
+    numbers = [point for point in points if point.references]
+    if numbers:
+        lines += ["", "Numbers: neither library has a mechanism, so the reference is the theory of the continuous "
+                  "mechanisms (MSE of the mean on the answers' scale, at the task's answers; HM is the best in the "
+                  "worst case, PM can be better at a given mean):", "",
+                  "| task | ε | our mechanism | ours: MSE ± se | Duchi theory | PM theory | HM theory | ours / best theory |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for point in numbers:
+            refs = point.references
+            ours = f"{fmt(point.ours.mse)} ± {fmt(point.ours.se, 2)}" if point.ours else "—"
+            ratio = "—"
+            if point.ours:
+                best = min(refs.values())
+                ratio = f"**{point.ours.mse / best:.2f}** ± {point.ours.se / best:.2f}"
+            lines.append(f"| {point.label} | {point.epsilon:g} | {point.mechanism or '—'} | {ours} | "
+                         f"{fmt(refs['Duchi'])} | {fmt(refs['PM'])} | {fmt(refs['HM'])} | {ratio} |")
     return "\n".join(lines)
 
 
@@ -405,17 +446,28 @@ def machine() -> str:
             f"Python {platform.python_version()}, {versions}")
 
 
-def load_points(path: Path) -> tuple[str, list[Point]]:
-    """Return the header and the points of a --json file, to print or write the table again without rerunning."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+def load_points(paths: list[Path]) -> tuple[str, list[Point]]:
+    """Return the header and the points of --json files, to print or write the table again without rerunning.
+
+    Several files (e.g. tasks run as parallel processes) are merged in task order; the header
+    is the first file's, with each file's run time.
+    """
+    datas = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    header = datas[0]["header"]
+    if len(datas) > 1:
+        times = ", ".join(f"{data['elapsed']:.0f} s" for data in datas)
+        header = re.sub(r"Full run: \d+ s\.", f"Run as {len(datas)} processes at once, taking {times}.", header)
+    order = [task.key for task in tasks()]
+    raws = sorted((raw for data in datas for raw in data["points"]), key=lambda raw: order.index(raw["task"]))
     points = []
-    for raw in data["points"]:
+    for raw in raws:
         for name in ("ours", "consistent"):
             raw[name] = Measure(**raw[name]) if raw[name] else None
+        raw.setdefault("references", {})
         raw["others"] = [Other(**{**o, "measure": Measure(**o["measure"]) if o["measure"] else None})
                          for o in raw["others"]]
         points.append(Point(**raw))
-    return data["header"], points
+    return header, points
 
 
 def write_readme(section: str) -> None:
@@ -451,8 +503,8 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="n = 10,000, 5 repetitions, screening on 1,000 respondents")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
-    parser.add_argument("--render", type=Path, metavar="JSON",
-                        help="print (and with --write-readme write) the table of an earlier --json file; run nothing")
+    parser.add_argument("--render", type=Path, nargs="+", metavar="JSON",
+                        help="print (and with --write-readme write) the table of earlier --json files; run nothing")
     parser.add_argument("--write-readme", action="store_true",
                         help="write the table into bench/README.md between its utility markers")
     args = parser.parse_args(argv)
@@ -508,6 +560,8 @@ def main(argv=None) -> int:
                     log(f"    ours: MSE {point.ours.mse:.4g} ± {point.ours.se:.2g}, theory {fmt(point.theory, 4)}")
             point.others = measure_others(task, task_index, epsilon, args.n, reps, args.screen_reps,
                                           args.screen_n, args.seed, log)
+            if task.questions[0]["kind"] == "number":
+                point.references = number_references(task.questions[0], task.truth["q"], epsilon, args.n)
             point.seconds = time.perf_counter() - clock
             points.append(point)
     elapsed = time.perf_counter() - started
@@ -523,7 +577,8 @@ def main(argv=None) -> int:
     table = markdown_table(points)
     print(header + "\n\n" + table)
     if args.json:
-        args.json.write_text(json.dumps({"header": header, "points": [asdict(p) for p in points]}, indent=2),
+        args.json.write_text(json.dumps({"header": header, "elapsed": elapsed, "points": [asdict(p) for p in points]},
+                                        indent=2),
                              encoding="utf-8")
     if args.write_readme:
         write_readme(header + "\n\n" + table)
