@@ -240,6 +240,7 @@ class Point:
     epsilon: float
     supported: bool
     reps: int = 0
+    other_reps: int = 0
     reason: str = ""
     mechanism: str = ""
     epsilon_spent: float | None = None
@@ -396,7 +397,8 @@ def markdown_table(points: list[Point]) -> str:
              "| pure-ldp best: MSE | multi-freq-ldpy best: MSE | ours / best other |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for point in points:
-        cells = [point.label, f"{point.epsilon:g}", str(point.reps)]
+        reps = str(point.reps) if point.other_reps in (0, point.reps) else f"{point.reps} / {point.other_reps}"
+        cells = [point.label, f"{point.epsilon:g}", reps]
         if point.supported:
             cells += [f"{point.mechanism} ({point.epsilon_spent:.4g})",
                       f"{fmt(point.ours.mse)} ± {fmt(point.ours.se, 2)}", fmt(point.theory), fmt(point.mean_se2),
@@ -492,6 +494,9 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=100_000, help="respondents per repetition (default 100,000)")
     parser.add_argument("--reps", type=int, default=20, help="repetitions per point, ours and each library's best "
                         "(default 20)")
+    parser.add_argument("--other-reps", type=int, default=None,
+                        help="at most this many repetitions for each library's best (default: as many as ours); "
+                             "their clients run one Python call per respondent, so they take most of the time")
     parser.add_argument("--screen-reps", type=int, default=2,
                         help="repetitions per library protocol to pick each library's best (default 2)")
     parser.add_argument("--epsilons", default=",".join(f"{e:g}" for e in EPSILONS), help="comma-separated (default 0.5,1,2,4)")
@@ -520,8 +525,8 @@ def main(argv=None) -> int:
     if others.IMPORT_ERROR is not None:
         raise SystemExit(f"the libraries are missing ({others.IMPORT_ERROR}); run bash bench/utility/setup.sh "
                          "and use /tmp/bench-venv/bin/python")
-    if args.reps < 2 or args.screen_reps < 1 or args.n < 100 or args.screen_n < 100:
-        raise SystemExit("need --reps >= 2, --screen-reps >= 1, --n >= 100 and --screen-n >= 100")
+    if (args.other_reps is not None and args.other_reps < 2) or args.reps < 2 or args.screen_reps < 1 or args.n < 100 or args.screen_n < 100:
+        raise SystemExit("need --reps >= 2, --other-reps >= 2, --screen-reps >= 1, --n >= 100 and --screen-n >= 100")
     try:
         epsilons = [float(e) for e in args.epsilons.split(",")]
     except ValueError:
@@ -543,8 +548,9 @@ def main(argv=None) -> int:
             design, reason = build(task, epsilon)
             log(f"{task.label}, ε = {epsilon:g}: " + (mechanism_name(design) if design else f"unsupported ({reason})"))
             reps = point_reps(task, args.reps)
+            other_reps = reps if args.other_reps is None else min(reps, args.other_reps)
             point = Point(task=task.key, label=task.label, epsilon=epsilon, supported=design is not None,
-                          reps=reps, reason=reason or "")
+                          reps=reps, other_reps=other_reps, reason=reason or "")
             if design is not None:
                 point.mechanism, point.epsilon_spent = mechanism_name(design), design["epsilon_spent"]
                 try:
@@ -558,20 +564,24 @@ def main(argv=None) -> int:
                                 else theory_variance(design, task.truth, args.n, design.get("sample") if sampled else None))
                 if point.ours:
                     log(f"    ours: MSE {point.ours.mse:.4g} ± {point.ours.se:.2g}, theory {fmt(point.theory, 4)}")
-            point.others = measure_others(task, task_index, epsilon, args.n, reps, args.screen_reps,
+            point.others = measure_others(task, task_index, epsilon, args.n, other_reps, args.screen_reps,
                                           args.screen_n, args.seed, log)
             if task.questions[0]["kind"] == "number":
                 point.references = number_references(task.questions[0], task.truth["q"], epsilon, args.n)
             point.seconds = time.perf_counter() - clock
             points.append(point)
+            if args.json:  # after every point, so that an interrupted run keeps what it measured
+                args.json.write_text(json.dumps({"header": "", "elapsed": time.perf_counter() - started,
+                                                 "points": [asdict(p) for p in points]}, indent=2), encoding="utf-8")
     elapsed = time.perf_counter() - started
 
     today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     header = (f"Measured {today} on {machine()}.\n"
-              f"n = {args.n:,} respondents per repetition; {args.reps} repetitions per point, more where a "
-              f"repetition gives fewer than 4 estimates, so that every MSE rests on at least {4 * args.reps} "
-              f"squared errors (the column reps), the same for ours and each library's best (seeded, base seed "
-              f"{args.seed}). Each library's best protocol was picked by screening all its protocols on "
+              f"n = {args.n:,} respondents per repetition; {args.reps} repetitions per point for ours, more where "
+              f"a repetition gives fewer than 4 estimates, so that every MSE of ours rests on at least "
+              f"{4 * args.reps} squared errors"
+              + ("" if args.other_reps is None else f", and at most {args.other_reps} for each library's best")
+              + f" (the column reps: ours / each library's best where they differ; seeded, base seed {args.seed}). Each library's best protocol was picked by screening all its protocols on "
               f"{args.screen_n:,} respondents, at least {args.screen_reps} repetitions and 16 squared errors "
               f"each. Full run: {elapsed:.0f} s.")
     table = markdown_table(points)
