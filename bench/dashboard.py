@@ -1,4 +1,4 @@
-"""Dashboard: results page, results.csv and chart.svg of the real server at 1,000,000 responses, against GET /healthz.
+"""Dashboard: results page, results.csv and one question's chart (SVG, PNG) of the real server, against GET /healthz.
 
 Builds, in a temporary directory, a database with the smoking survey and --n simulated
 responses (`create` + `simulate`, as bench/aggregate.py) and a survey at the definition
@@ -10,13 +10,18 @@ request to the last byte of the answer):
 
   smoking survey (--n responses), each --repeat times:
     first view after a new response: POST one valid response to /s/smoking-2026/responses,
-    then GET the page (so the aggregates are recomputed), for results, results.csv, chart.svg
+    then GET the page (so the aggregates are recomputed), for results, results.csv, and the
+    chart of one question (cigarettes, 5 options) as SVG and as PNG (each drawn by matplotlib)
     repeat view: GET the page again with no new response
+  The dashboard loads each question's chart lazily as an <img>, so a first view costs the
+  page plus the charts scrolled into view, each drawn once per change of the data.
   limits survey (100 x 64):
     the very first view after the server started (cold), then first views after a new
     response to it, idle; then the same while another thread submits to the smoking survey
     at --load-rate per second (each on a new connection, so the kernel spreads them over the
-    workers), whose latencies p50/p99 are reported for the period before and for the load
+    workers), whose latencies p50/p99 are reported for the period before and for the load;
+    its charts are those of q000 (64 options); the whole survey in one SVG (chart.svg,
+    100 charts) is timed once, cold
   reference: GET /healthz on the same server and connection (median of --healthz requests)
 
 Each figure is printed in ms and as a ratio to the healthz median. The target: results and
@@ -102,7 +107,15 @@ def get_ok(client: common.HttpClient, path: str, kind: str) -> float:
 
 PAGES = [("results page", "/surveys/{slug}/results", "text/html"),
          ("results.csv", "/surveys/{slug}/results.csv", "text/csv"),
-         ("chart.svg", "/surveys/{slug}/chart.svg", "image/svg+xml")]
+         ("chart SVG of one question", "/surveys/{slug}/charts/{question}.svg", "image/svg+xml"),
+         ("chart PNG of one question", "/surveys/{slug}/charts/{question}.png", "image/png")]
+WHOLE = "/surveys/{slug}/chart.svg"
+# The question whose chart is timed: 5 options in the smoking survey, 64 in the limits survey.
+QUESTION = {common.SLUG: "cigarettes", LIMITS_SLUG: "q000"}
+
+
+def url(path: str, slug: str) -> str:
+    return path.format(slug=slug, question=QUESTION[slug])
 
 
 def first_after_new(researcher, respondent, token, bodies, slug, path, kind, repeat) -> list[float]:
@@ -112,7 +125,7 @@ def first_after_new(researcher, respondent, token, bodies, slug, path, kind, rep
         status, _ = common.submit(respondent, token, next(bodies), slug=slug)
         if status != 201:
             raise RuntimeError(f"a submission to {slug} answered {status}")
-        times.append(get_ok(researcher, path.format(slug=slug), kind))
+        times.append(get_ok(researcher, url(path, slug), kind))
     return times
 
 
@@ -156,7 +169,7 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=300, help="limit of each subprocess, seconds (default 300)")
     parser.add_argument("--tmp", type=Path, default=None, help="directory for the temporary database")
     args = parser.parse_args(argv)
-    common.header("dashboard: results page, results.csv and chart.svg vs GET /healthz", args)
+    common.header("dashboard: results page, results.csv and charts vs GET /healthz", args)
 
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         tmp = Path(tmp)
@@ -174,9 +187,9 @@ def main(argv=None):
             common.cli(db, "share", slug, EMAIL, timeout=args.timeout)
         print(f"built {args.n:,} smoking responses in {built:.1f} s and {args.n_limits:,} responses to the "
               f"100 x 64 survey in {limits_built:.1f} s")
-        smoking_bodies = iter(common.make_bodies(common.smoking_design(), 3 * args.repeat + 10, args.seed))
+        smoking_bodies = iter(common.make_bodies(common.smoking_design(), len(PAGES) * args.repeat + 10, args.seed))
         limits_design = common.design_of(toml)
-        limits_bodies = iter(common.make_bodies(limits_design, 6 * args.repeat + 10, args.seed))
+        limits_bodies = iter(common.make_bodies(limits_design, 2 * len(PAGES) * args.repeat + 10, args.seed))
         load_bodies = common.make_bodies(common.smoking_design(), 500, args.seed + 1)
 
         with common.Server(db, workers=args.workers, threads=args.threads, log=tmp / "server.log",
@@ -188,7 +201,8 @@ def main(argv=None):
             limits_respondent, limits_token = common.respondent(server.origin, LIMITS_SLUG)
 
             # The limits survey, the very first time after the server started (nothing cached).
-            cold = {name: get_ok(researcher, path.format(slug=LIMITS_SLUG), kind) for name, path, kind in PAGES}
+            cold = {name: get_ok(researcher, url(path, LIMITS_SLUG), kind) for name, path, kind in PAGES}
+            cold["chart.svg, whole survey in one SVG"] = get_ok(researcher, url(WHOLE, LIMITS_SLUG), "image/svg+xml")
 
             healthz_times = [get_ok(researcher, "/healthz", "application/json") for _ in range(args.healthz)]
             health = common.median(healthz_times)
@@ -202,14 +216,14 @@ def main(argv=None):
                 times = first_after_new(researcher, respondent, token, smoking_bodies, common.SLUG, path, kind,
                                         args.repeat)
                 results.append(report(f"{name}, first view after a new response", times, health,
-                                      target=name != "chart.svg"))
-                repeat = [get_ok(researcher, path.format(slug=common.SLUG), kind) for _ in range(args.repeat)]
+                                      target="chart" not in name))
+                repeat = [get_ok(researcher, url(path, common.SLUG), kind) for _ in range(args.repeat)]
                 results.append(report(f"{name}, repeat view", repeat, health))
 
             print(f"\nlimits survey, 100 questions x 64 options, {args.n_limits:,} responses:")
             print("  first views after the server started, in this order on one connection (one worker): the page "
-                  "computes the aggregates, the CSV and the chart reuse them")
-            for name, _, _ in PAGES:
+                  "computes the aggregates, the CSV and the charts reuse them")
+            for name in cold:
                 print(f"  {name + ', first view (cold)':<44} {common.ms(cold[name])} "
                       f"({cold[name] / health:8.1f} x healthz)")
             for name, path, kind in PAGES:

@@ -11,6 +11,7 @@ import { u32, u53, bern53, below, bern } from './random.js';
 const TWO_53 = 9007199254740992;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const MAX_OPTIONS = 65536;
+const MAX_LEVELS = 65536;
 const cryptoRandom = { u32, u53, bern53, below, bern };
 
 function checkInteger(name, value, low, high) {
@@ -100,6 +101,33 @@ export function randomizeDuchi(value, { min, max, flipThreshold } = {}, rnd = cr
   return rounded ^ flip(rnd, flipThreshold);
 }
 
+/**
+ * Return the output level in 0..a+b-1 of an integer in min..max: the discretised piecewise mechanism.
+ *
+ * Wang et al. (2019) with e^(eps/2) = a/b published by the server. The value is rounded at
+ * random onto the grid i = 0..a (i = floor(a(value-min)/(max-min)), plus 1 w.p. the
+ * remainder over max-min); then w.p. a/(a+b) the level is uniform on i..i+b-1, else
+ * uniform on the other a levels. Only integer comparisons: every level has probability
+ * a/((a+b)b) or b/((a+b)a), so eps' = 2 ln(a/b) exactly.
+ */
+export function randomizePiecewise(value, { min, max, ratioA, ratioB } = {}, rnd = cryptoRandom) {
+  checkInteger('min', min, -MAX_SAFE, MAX_SAFE);
+  checkInteger('max', max, min + 1, MAX_SAFE);
+  if (max - min > 2 ** 32) {
+    throw new RangeError(`max - min must be at most 2^32, got ${max - min}`);
+  }
+  checkInteger('value', value, min, max);
+  checkInteger('ratioB', ratioB, 1, MAX_LEVELS);
+  checkInteger('ratioA', ratioA, ratioB + 1, MAX_LEVELS - ratioB);
+  const range = max - min;
+  const scaled = (value - min) * ratioA;
+  const remainder = scaled % range;
+  const grid = (scaled - remainder) / range + (rnd.below(range) < remainder ? 1 : 0);
+  if (rnd.below(ratioA + ratioB) < ratioA) return grid + rnd.below(ratioB);
+  const other = rnd.below(ratioA);
+  return other < grid ? other : other + ratioB;
+}
+
 function optionCount(question) {
   if (!Array.isArray(question.options)) {
     throw new TypeError(`question ${question.id} needs an options array, got ${String(question.options)}`);
@@ -134,11 +162,15 @@ export function randomizeQuestion(question, trueValue, rnd = cryptoRandom) {
     }
     return randomizeMulti(trueValue, { flipThreshold: question.flip_threshold }, rnd);
   }
+  if (kind === 'number' && mechanism === 'piecewise') {
+    return randomizePiecewise(trueValue,
+      { min: question.min, max: question.max, ratioA: question.ratio_a, ratioB: question.ratio_b }, rnd);
+  }
   if (kind === 'number' && mechanism === 'duchi') {
     return randomizeDuchi(trueValue,
       { min: question.min, max: question.max, flipThreshold: question.flip_threshold }, rnd);
   }
   throw new RangeError(
     `question ${String(question.id)} has an unsupported kind/mechanism ${String(kind)}/${String(mechanism)}; `
-    + 'expected yes_no/rr, choice/grr, choice/oue, multi/rr or number/duchi');
+    + 'expected yes_no/rr, choice/grr, choice/oue, multi/rr, number/duchi or number/piecewise');
 }

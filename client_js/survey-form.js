@@ -1,19 +1,32 @@
 /**
- * Respondent form of ldp-survey: read the true answers, randomize them on this device,
- * and send only the randomized reports.
+ * Respondent form of ldp-survey: read the true answers, randomize each on this device as it
+ * is given, show the report that will be sent under its question, and send only the reports.
  *
  * True-answer inputs carry no name attribute, so a plain form submission cannot send
  * them (DESIGN.md §1, invariant 1); this module is the only way answers leave the page,
  * as one JSON request to the form's same-origin data-action URL, sent a fixed delay after
  * the respondent presses send so that the request's timing says nothing about the report.
+ *
+ * The request carries a random submission id, kept until the server acknowledges it: a
+ * retry after a lost answer is stored once. Once a send was attempted, its reports may
+ * have reached the server, so a changed answer keeps its report unless the respondent
+ * confirms a new one (which spends that question's ε′ again, and the page says so). In a
+ * series, reports come from the memo of series.js, the same in every wave.
  */
 
 import { randomizeQuestion } from './mechanisms.js';
+import { askedQuestions } from './question-sample.js';
+import { u32 } from './random.js';
+import { canMemoize, forgetSeries, loadMemo, memoReport } from './series.js';
 
 const ANSWERED_PREFIX = 'ldp-survey:answered:';
 // How long after the press of send the request leaves, whatever the randomization took:
 // its running time can depend on the report, a timing channel (Haeberlen, Pierce & Narayan 2011).
 const SEND_DELAY_MS = 400;
+const LOST_MESSAGE = 'Your answers could not be sent, or the server\'s reply was lost. Your answers are still '
+  + 'here; check your connection and press send again: it is safe, your answers will be counted once.';
+const EARLIER_MESSAGE = 'Your answers had already arrived from an earlier send and were counted once; this '
+  + 'send was not stored again. Your true answers never left this device.';
 const ARROW_STEPS = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
 
 function rememberAnswered(slug) {
@@ -21,6 +34,34 @@ function rememberAnswered(slug) {
     window.localStorage.setItem(ANSWERED_PREFIX + slug, 'yes');
   } catch {
     // Storage can be unavailable (private browsing); the notice is only a courtesy.
+  }
+}
+
+// The body of a send not yet acknowledged (noisy reports and the submission id only), so that
+// after a reload the very same reports are offered again rather than new ones.
+const PENDING_PREFIX = 'ldp-survey:pending:';
+
+function keepPending(slug, body) {
+  try {
+    window.localStorage.setItem(PENDING_PREFIX + slug, body);
+  } catch {
+    // Without storage a reload loses the pending send; a retry on this page still works.
+  }
+}
+
+function pendingBody(slug) {
+  try {
+    return window.localStorage.getItem(PENDING_PREFIX + slug);
+  } catch {
+    return null;
+  }
+}
+
+function forgetPending(slug) {
+  try {
+    window.localStorage.removeItem(PENDING_PREFIX + slug);
+  } catch {
+    // Nothing was kept.
   }
 }
 
@@ -133,6 +174,89 @@ async function serverMessage(response) {
   return { message: fallback };
 }
 
+/** Return a new submission id: 128 random bits as 32 lowercase hex digits. */
+function newSubmissionId() {
+  let id = '';
+  for (let i = 0; i < 4; i += 1) id += u32().toString(16).padStart(8, '0');
+  return id;
+}
+
+/** Return ε′ as a short number for the page (two significant digits). */
+function shortEpsilon(epsilon) {
+  return String(Number(Number(epsilon).toPrecision(2)));
+}
+
+function optionList(question, bits, none) {
+  const chosen = question.options.filter((_, i) => bits[i] === 1);
+  return chosen.length ? chosen.join(', ') : none;
+}
+
+/** Return the plain words of a report: what the researcher will see for this question. */
+export function describeReport(question, report) {
+  const { kind, mechanism } = question;
+  if (kind === 'yes_no') return report === 1 ? 'Yes' : 'No';
+  if (kind === 'choice' && mechanism === 'grr') return question.options[report];
+  if (kind === 'choice' && mechanism === 'oue') return `marks on ${optionList(question, report, 'no option')}`;
+  if (kind === 'multi') return `ticked: ${optionList(question, report, 'nothing')}`;
+  if (kind === 'number' && mechanism === 'duchi') {
+    return report === 1 ? `the high end (${question.max})` : `the low end (${question.min})`;
+  }
+  if (kind === 'number' && mechanism === 'piecewise') {
+    return `noisy level ${report} of 0–${question.bins - 1} (low levels lean to ${question.min}, high to ${question.max})`;
+  }
+  return JSON.stringify(report);
+}
+
+function storage() {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
+/** Return {memos, status} for a series design: the memo of every question that has one. */
+function seriesMemos(design) {
+  const memos = new Map();
+  const counts = { reused: 0, new: 0, changed: 0, fresh: 0 };
+  const store = storage();
+  for (const question of design.questions) {
+    if (!store || !canMemoize(question)) {
+      counts.fresh += 1;
+      continue;
+    }
+    try {
+      const { memo, status } = loadMemo(store, design.series, question);
+      memos.set(question.id, memo);
+      counts[status] += 1;
+    } catch {
+      counts.fresh += 1;
+    }
+  }
+  const parts = [];
+  if (counts.reused) parts.push(`${counts.reused} question(s) reuse the reports this device kept from an earlier wave`);
+  if (counts.new) parts.push(`${counts.new} question(s) have new reports, kept for later waves`);
+  if (counts.changed) {
+    parts.push(`${counts.changed} question(s) changed since an earlier wave (another randomization), so they were `
+      + 'randomized again: their answers cost their ε′ again');
+  }
+  if (counts.fresh) parts.push(`${counts.fresh} question(s) cannot be kept on this device and are randomized afresh`);
+  return { memos, status: `${parts.join('; ')}.` };
+}
+
+/** Show the fieldsets of the asked questions, numbered 1..m, and hide every other one. */
+function showOnly(asked, fieldsets) {
+  const shown = new Set(asked.map((question) => question.id));
+  let number = 0;
+  fieldsets.forEach((fieldset, id) => {
+    fieldset.hidden = !shown.has(id);
+    if (fieldset.hidden) return;
+    number += 1;
+    const label = fieldset.querySelector('.question-number');
+    if (label) label.textContent = `${number}.`;
+  });
+}
+
 function setUpSurvey(form, design) {
   const slug = design.slug;
   const errorRegion = document.getElementById('form-error');
@@ -142,6 +266,7 @@ function setUpSurvey(form, design) {
   const buttonLabel = button.textContent;
   const fieldsets = new Map(
     [...form.querySelectorAll('fieldset[data-question]')].map((fs) => [fs.dataset.question, fs]));
+  const questions = new Map(design.questions.map((q) => [q.id, q]));
   const action = new URL(form.dataset.action, window.location.href);
   if (action.origin !== window.location.origin) {
     throw new Error(`the form would send to another origin (${action.origin}); refusing`);
@@ -156,88 +281,12 @@ function setUpSurvey(form, design) {
     return;
   }
 
-  form.querySelectorAll('[data-radio-group]').forEach(setUpRadioGroup);
-  fieldsets.forEach((fieldset) => {
-    fieldset.addEventListener('input', () => clearInvalid(fieldset));
-    fieldset.addEventListener('change', () => clearInvalid(fieldset));
-  });
+  // Under sample allocation only the drawn questions are shown, validated and sent.
+  const asked = askedQuestions(design);
+  showOnly(asked, fieldsets);
 
-  // A report already sent once may be resent unchanged for free (post-processing), but
-  // randomizing the same answer again would spend its budget again: keep each question's
-  // report while its true answer stays the same, until the server confirms the response.
-  const reports = new Map();
-  let sending = false;
-
-  const showError = (message) => { errorRegion.textContent = message; };
-  const setSending = (value) => {
-    sending = value;
-    button.disabled = value;
-    button.textContent = value ? 'Sending…' : buttonLabel;
-    form.setAttribute('aria-busy', value ? 'true' : 'false');
-  };
-
-  const validate = () => {
-    const values = {};
-    const bad = [];
-    for (const question of design.questions) {
-      const fieldset = fieldsets.get(question.id);
-      const result = readAnswer(question, fieldset);
-      if ('message' in result) {
-        markInvalid(fieldset, result.message);
-        bad.push(fieldset);
-      } else {
-        clearInvalid(fieldset);
-        values[question.id] = result.value;
-      }
-    }
-    return { values, bad };
-  };
-
-  const reportBody = (values) => {
-    const answers = {};
-    for (const question of design.questions) {
-      const key = JSON.stringify(values[question.id]);
-      const kept = reports.get(question.id);
-      if (kept === undefined || kept.key !== key) {
-        reports.set(question.id, { key, report: randomizeQuestion(question, values[question.id]) });
-      }
-      answers[question.id] = reports.get(question.id).report;
-    }
-    return JSON.stringify({ design: design.hash, answers });
-  };
-
-  const succeed = () => {
-    reports.clear();
-    clearAnswers(fieldsets);
-    rememberAnswered(slug);
-    errorRegion.textContent = '';
-    form.hidden = true;
-    thanks.hidden = false;
-    thanks.focus();
-  };
-
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    if (sending) return;
-    const pressedAt = performance.now();
-    showError('');
-    const { values, bad } = validate();
-    if (bad.length > 0) {
-      const count = bad.length === 1 ? 'One question needs' : `${bad.length} questions need`;
-      showError(`${count} your attention before sending; see the message under each.`);
-      bad[0].focus();
-      return;
-    }
-    setSending(true);
-    let body;
-    try {
-      body = reportBody(values);
-    } catch (error) {
-      setSending(false);
-      showError(`Your answers could not be randomized: ${error.message}`);
-      return;
-    }
-    await waitUntil(pressedAt + SEND_DELAY_MS);
+  /** Send one body; return {outcome: 'stored' | 'earlier' | 'lost' | 'refused', message, field}. */
+  const transmit = async (body) => {
     let response;
     try {
       response = await fetch(action, {
@@ -250,19 +299,252 @@ function setUpSurvey(form, design) {
         body,
       });
     } catch {
-      setSending(false);
-      showError('Your answers could not be sent: the server did not respond. '
-        + 'Your answers are still here; check your connection and try again.');
+      return { outcome: 'lost', message: LOST_MESSAGE };
+    }
+    if (response.status === 201) return { outcome: 'stored' };
+    const { message, field } = await serverMessage(response);
+    if (response.status === 409 && field === 'submission') return { outcome: 'earlier' };
+    // A 429 stored nothing and a server error may or may not have stored it: either way the very
+    // same send (same id) can be tried again safely.
+    return { outcome: response.status === 429 || response.status >= 500 ? 'lost' : 'refused', message, field };
+  };
+
+  let memos = new Map();
+  if (design.series) {
+    const status = document.getElementById('series-status');
+    const loaded = seriesMemos(design);
+    memos = loaded.memos;
+    status.textContent = loaded.status;
+    document.getElementById('series-forget').addEventListener('click', () => {
+      const store = storage();
+      const removed = store ? forgetSeries(store, design.series) : 0;
+      memos = new Map();
+      status.textContent = `Forgotten: this device no longer keeps reports of this series (${removed} removed); `
+        + 'the reports of this page will not be kept.';
+    });
+  }
+
+  form.querySelectorAll('[data-radio-group]').forEach(setUpRadioGroup);
+
+  // Each question's report, made when its answer is given: {key, report}. Once a send was
+  // attempted these may have reached the server, so they change only when the respondent
+  // confirms (`attempted`); `submission` is the id of every attempt until one is acknowledged.
+  const reports = new Map();
+  let attempted = false;
+  let submission = null;
+  let sending = false;
+
+  const makeReport = (question, value) => {
+    const memo = memos.get(question.id);
+    return memo === undefined ? randomizeQuestion(question, value) : memoReport(question, memo, value);
+  };
+
+  const showReport = (question) => {
+    const fieldset = fieldsets.get(question.id);
+    const preview = fieldset.querySelector('.report-preview');
+    const entry = reports.get(question.id);
+    if (entry === undefined) {
+      preview.hidden = true;
+      preview.textContent = '';
+      delete preview.dataset.report;
+      return;
+    }
+    preview.textContent = `We will send: ${describeReport(question, entry.report)} — this may not be your answer.`;
+    preview.dataset.report = JSON.stringify(entry.report);
+    preview.hidden = false;
+  };
+
+  const changed = (question) => fieldsets.get(question.id).querySelector('.report-changed');
+
+  const offerNewReport = (question, value, key) => {
+    const box = changed(question);
+    const entry = reports.get(question.id);
+    box.querySelector('.report-changed-text').textContent = 'You changed this answer after a send that may have '
+      + `reached the server. The report already made (${describeReport(question, entry.report)}) is kept, so that `
+      + 'your privacy loss does not grow. A new report for your new answer would spend this question\'s '
+      + `privacy loss again (ε′ = ${shortEpsilon(question.epsilon)} more).`;
+    box.hidden = false;
+    box.pending = { value, key };
+  };
+
+  const confirmNewReport = (question) => {
+    const box = changed(question);
+    if (!box.pending) return;
+    const { value, key } = box.pending;
+    const entry = reports.get(question.id);
+    const spent = (entry.spent ?? 1) + 1;
+    reports.set(question.id, { key, report: makeReport(question, value), spent });
+    box.pending = undefined;
+    box.querySelector('.report-changed-text').textContent = 'A new report was made for your new answer. If the '
+      + `earlier send reached the server, this question has now cost ε′ = ${shortEpsilon(spent * question.epsilon)} `
+      + `(${spent} reports at ${shortEpsilon(question.epsilon)} each) instead of ${shortEpsilon(question.epsilon)}.`;
+    box.querySelector('button').hidden = true;
+    showReport(question);
+  };
+
+  /** Randomize a question's answer as it is given (quietly: errors are shown when sending). */
+  const answerGiven = (question) => {
+    const fieldset = fieldsets.get(question.id);
+    const result = readAnswer(question, fieldset);
+    if ('message' in result) return;
+    const key = JSON.stringify(result.value);
+    const entry = reports.get(question.id);
+    const box = changed(question);
+    if (entry !== undefined && entry.key === key) {
+      if (box.pending) {
+        box.pending = undefined;
+        box.hidden = true;
+      }
+      return;
+    }
+    if (entry !== undefined && attempted) {
+      offerNewReport(question, result.value, key);
+      return;
+    }
+    reports.set(question.id, { key, report: makeReport(question, result.value) });
+    showReport(question);
+  };
+
+  fieldsets.forEach((fieldset, qid) => {
+    const question = questions.get(qid);
+    const box = changed(question);
+    box.querySelector('button').addEventListener('click', () => confirmNewReport(question));
+    const onAnswer = (event) => {
+      if (box.contains(event.target)) return;
+      clearInvalid(fieldset);
+      answerGiven(question);
+    };
+    fieldset.addEventListener('input', onAnswer);
+    fieldset.addEventListener('change', onAnswer);
+  });
+
+  const showError = (message) => { errorRegion.textContent = message; };
+  const setSending = (value) => {
+    sending = value;
+    button.disabled = value;
+    button.textContent = value ? 'Sending…' : buttonLabel;
+    form.setAttribute('aria-busy', value ? 'true' : 'false');
+  };
+
+  const validate = () => {
+    const bad = [];
+    for (const question of asked) {
+      const fieldset = fieldsets.get(question.id);
+      const result = readAnswer(question, fieldset);
+      if ('message' in result) {
+        markInvalid(fieldset, result.message);
+        bad.push(fieldset);
+      } else {
+        clearInvalid(fieldset);
+        answerGiven(question);
+      }
+    }
+    return bad;
+  };
+
+  const reportBody = () => {
+    const answers = {};
+    for (const question of asked) answers[question.id] = reports.get(question.id).report;
+    const body = { design: design.hash, answers, submission };
+    if (form.dataset.invite) body.invite = form.dataset.invite;
+    return JSON.stringify(body);
+  };
+
+  /** Offer to send again the reports of a send from an earlier visit that was never acknowledged. */
+  function offerPending(body) {
+    const section = document.getElementById('pending');
+    const again = document.getElementById('pending-send');
+    const error = document.getElementById('pending-error');
+    form.hidden = true;
+    section.hidden = false;
+    again.addEventListener('click', async () => {
+      again.disabled = true;
+      error.textContent = '';
+      const { outcome, message } = await transmit(body);
+      again.disabled = false;
+      if (outcome === 'lost') {
+        error.textContent = message;
+        return;
+      }
+      forgetPending(slug);
+      section.hidden = true;
+      if (outcome === 'refused') {
+        form.hidden = false;
+        showError(`The earlier send was refused and nothing of it was stored (${message}); `
+          + 'you can answer below.');
+        return;
+      }
+      finish(outcome === 'earlier' ? EARLIER_MESSAGE : undefined);
+    });
+  }
+
+  const finish = (text) => {
+    reports.clear();
+    submission = null;
+    clearAnswers(fieldsets);
+    fieldsets.forEach((fieldset) => {
+      const preview = fieldset.querySelector('.report-preview');
+      preview.hidden = true;
+      preview.textContent = '';
+      delete preview.dataset.report;
+    });
+    rememberAnswered(slug);
+    errorRegion.textContent = '';
+    form.hidden = true;
+    if (text) document.getElementById('thanks-text').textContent = text;
+    thanks.hidden = false;
+    thanks.focus();
+  };
+
+  const pending = pendingBody(slug);
+  if (pending !== null) {
+    let kept = null;
+    try {
+      kept = JSON.parse(pending);
+    } catch {
+      kept = null;
+    }
+    if (kept && kept.design === design.hash && typeof kept.submission === 'string') {
+      offerPending(pending);
+    } else {
+      forgetPending(slug);
+    }
+  }
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    if (sending) return;
+    const pressedAt = performance.now();
+    showError('');
+    const bad = validate();
+    if (bad.length > 0) {
+      const count = bad.length === 1 ? 'One question needs' : `${bad.length} questions need`;
+      showError(`${count} your attention before sending; see the message under each.`);
+      bad[0].focus();
+      return;
+    }
+    setSending(true);
+    submission = submission ?? newSubmissionId();
+    const body = reportBody();
+    attempted = true;
+    keepPending(slug, body);
+    await waitUntil(pressedAt + SEND_DELAY_MS);
+    const { outcome, message, field } = await transmit(body);
+    setSending(false);
+    if (outcome !== 'lost') forgetPending(slug);
+    if (outcome === 'stored') {
+      finish();
+      return;
+    }
+    if (outcome === 'earlier') {
+      finish(EARLIER_MESSAGE);
+      return;
+    }
+    if (outcome === 'lost') {
+      showError(message);
       button.focus();
       return;
     }
-    if (response.status === 201) {
-      setSending(false);
-      succeed();
-      return;
-    }
-    const { message, field } = await serverMessage(response);
-    setSending(false);
     showError(message);
     const fieldset = typeof field === 'string' ? fieldsets.get(field) : undefined;
     if (fieldset) {

@@ -21,8 +21,8 @@ import numpy as np
 
 from .csvsafe import spreadsheet_safe
 from .design import flip_probability, response_probabilities
-from .estimators import (Estimate, debias_duchi_mean, debias_grr, debias_multi, debias_oue, debias_rr,
-                         project_simplex)
+from .estimators import (Estimate, debias_duchi_mean, debias_grr, debias_multi, debias_oue,
+                         debias_piecewise_mean, debias_rr, project_simplex)
 
 CSV_HEADER = ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
               "std_error", "ci_low", "ci_high", "ci_level"]
@@ -61,7 +61,10 @@ class AggregateRow:
 
 @dataclass(frozen=True)
 class QuestionCounts:
-    """The number n of reports to one question and, per option (one entry for rr/duchi), its 1s."""
+    """The number n of reports to one question and, per option (one entry for rr/duchi), its 1s.
+
+    For a piecewise number ``ones`` holds the sum of its levels and the sum of their squares.
+    """
 
     n: int
     ones: np.ndarray
@@ -118,6 +121,11 @@ def _count_question(question: dict, reports: list) -> QuestionCounts:
         d = len(question["options"])
         values = _report_array(qid, reports, width=d, highest=1, domain=f"a list of {d} values, each 0 or 1")
         return QuestionCounts(n=len(reports), ones=values.sum(axis=0))
+    if kind == "number" and mechanism == "piecewise":
+        bins = question["bins"]
+        values = _report_array(qid, reports, width=None, highest=bins - 1,
+                               domain=f"an output level from 0 to {bins - 1}")
+        return QuestionCounts(n=len(reports), ones=np.array([values.sum(), (values * values).sum()]))
     if kind in ("yes_no", "number"):
         values = _report_array(qid, reports, width=None, highest=1, domain="0 or 1")
         return QuestionCounts(n=len(reports), ones=np.array([np.count_nonzero(values)]))
@@ -169,6 +177,11 @@ def question_rows(question: dict, counts: QuestionCounts, *, level) -> list[Aggr
     if kind == "yes_no":
         labels = ["yes"]
         estimates = [debias_rr(ones[0], n, flip=flip_probability(question), level=level)]
+    elif kind == "number" and mechanism == "piecewise":
+        labels = [""]
+        estimates = [debias_piecewise_mean(ones[0], ones[1], n, ratio_a=question["ratio_a"],
+                                           ratio_b=question["ratio_b"], lo=question["min"],
+                                           hi=question["max"], level=level)]
     elif kind == "number":
         labels = [""]
         estimates = [debias_duchi_mean(ones[0], n, flip=flip_probability(question), lo=question["min"],

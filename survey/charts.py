@@ -1,84 +1,81 @@
-"""Draw debiased estimates with their confidence intervals as an SVG chart (hand-written, stdlib only).
+"""Draw debiased estimates with their confidence intervals with matplotlib: one chart per question.
 
-One panel per question: a dot at the unbiased estimate and a line with whiskers over the
-clipped interval. Proportions share the axis [0, 100%]; a number question's mean uses its
+A proportion's chart has one row per option: a dot at the unbiased estimate and a whisker
+over its interval, on the axis [0, 100%]; a number's chart has its mean on the question's
 own min..max axis. An unbiased estimate can fall outside its axis (it is deliberately left
-unclipped): it is then drawn as a triangle at the axis edge, pointing outwards.
+unclipped): it is then a triangle at the axis edge, pointing outwards. A row without a
+finite estimate (no responses yet) reads "no responses".
 
-The document uses only SVG presentation attributes (``fill=``, ``stroke=``, ``font-size=``…),
-never a ``style`` attribute or ``<style>`` element, so it renders under the app's
-``style-src 'self'`` both inside the dashboard and opened on its own. Every piece of text
-from the definition is XML-escaped; long texts are truncated with the full text in a
-``<title>``. The output is deterministic: the same design and rows give the same bytes.
+Only matplotlib's object-oriented API is used (``matplotlib.figure.Figure`` and the Agg and
+SVG canvases, never pyplot's global state), so drawing is safe in threaded workers. Every
+text from the definition is drawn as plain text: mathtext and TeX are off (``$``, ``\\`` and
+``_`` show literally), SVG text stays ``<text>`` (svg.fonttype "none"), and the bytes are
+deterministic (a fixed svg.hashsalt, no date in the metadata). matplotlib's SVG styles its
+elements inline, so the web layer serves charts with a Content-Security-Policy of their own.
 """
 
 from __future__ import annotations
 
+import io
 import math
 import re
+import textwrap
 
-WIDTH = 720
-MARGIN = 16
-PLOT_LEFT = 232.0
-PLOT_RIGHT = WIDTH - 28.0
-ROW_HEIGHT = 22
-FONT_FAMILY = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
+import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator, PercentFormatter
+
+# Set once, before any drawing, in every process that imports the charts.
+matplotlib.rcParams.update({
+    "text.parse_math": False,
+    "text.usetex": False,
+    "svg.fonttype": "none",
+    "svg.hashsalt": "ldp-survey",
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Liberation Sans", "Arial", "Helvetica"],
+    "axes.formatter.use_mathtext": False,
+})
+
+FORMATS = ("svg", "png")
+PX_PER_INCH = 96          # the SVG is sized in points at 72/inch, which browsers show at 96 px/inch
+PNG_SCALE = 2             # the PNG has twice the pixels of the SVG's size, for print and high-DPI screens
+
+WIDTH_IN = 7.5
+LEFT_IN = 2.7             # room for the option labels
+RIGHT_IN = 0.35
+ROW_IN = 0.27
+TITLE_LINE_IN = 0.24
+SUBTITLE_IN = 0.42
+AXIS_IN = 0.5
+GAP_IN = 0.35             # between two questions of the whole-survey chart
+TOP_AXIS_ROWS = 12        # a chart of more rows repeats its axis labels above the rows
+TOP_AXIS_IN = 0.25
+
+TITLE_CHARS = 70
+TITLE_LINES = 3
+LABEL_CHARS = 32
 
 TEXT_COLOUR = "#1d2330"
 MUTED_COLOUR = "#4a5260"
 GRID_COLOUR = "#d9dde3"
-AXIS_COLOUR = "#8a93a3"
 ESTIMATE_COLOUR = "#b3261e"
 INTERVAL_COLOUR = "#1f5fa8"
 
-SHARE_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
-
-# Rough advance widths (in em) used to truncate and wrap text without font metrics.
-_CHAR_EM = 0.56
-_BOLD_CHAR_EM = 0.6
-_LABEL_CHARS = int((PLOT_LEFT - MARGIN - 10) / (12 * _CHAR_EM))
-_HEADING_CHARS = int((WIDTH - 2 * MARGIN) / (13 * _BOLD_CHAR_EM))
-_HEADING_LINES = 2
-
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
-def escape(text) -> str:
-    """Return text safe inside an XML element or a double-quoted attribute.
-
-    Characters XML 1.0 cannot hold (most control characters, lone surrogates) become U+FFFD.
-    """
-    text = _INVALID_XML.sub("\ufffd", str(text))
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&#39;"))
+def plain(text) -> str:
+    """Return text with characters no chart can hold (control characters, lone surrogates) as U+FFFD."""
+    return _INVALID.sub("\ufffd", str(text))
 
 
 def _finite(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _num(value: float) -> str:
-    """Format a coordinate with one decimal, never "-0"."""
-    text = f"{value:.1f}"
-    if text.endswith(".0"):
-        text = text[:-2]
-    return "0" if text == "-0" else text
-
-
-def axis_range(question: dict) -> tuple[float, float]:
-    """Return the axis (low, high) of a question: its min..max for a number, else (0, 1)."""
-    if question.get("kind") == "number":
-        return float(question["min"]), float(question["max"])
-    return 0.0, 1.0
-
-
-def axis_x(value: float, low: float, high: float) -> float:
-    """Map a value on the axis [low, high] to its x coordinate in the plot area."""
-    return PLOT_LEFT + (value - low) / (high - low) * (PLOT_RIGHT - PLOT_LEFT)
-
-
-def _truncate(text: str, limit: int) -> str:
+def truncate(text: str, limit: int) -> str:
     """Cut text to at most ``limit`` characters ending with "…", at a space when one is near the end."""
+    text = " ".join(plain(text).split())
     if len(text) <= limit:
         return text
     cut = text[:max(1, limit - 1)]
@@ -88,232 +85,186 @@ def _truncate(text: str, limit: int) -> str:
     return cut.rstrip() + "…"
 
 
-def _wrap(text: str, width: int, lines: int) -> list[str]:
-    """Greedily wrap text at spaces into at most ``lines`` lines, the last one truncated with "…"."""
-    words = text.split()
-    out: list[str] = []
-    current = ""
-    for word in words:
-        while len(word) > width:  # a word longer than a line is cut
-            if current:
-                out.append(current)
-                current = ""
-            out.append(word[:width])
-            word = word[width:]
-        candidate = f"{current} {word}" if current else word
-        if len(candidate) <= width:
-            current = candidate
+def _title_lines(text: str) -> list[str]:
+    lines = textwrap.wrap(" ".join(plain(text).split()), TITLE_CHARS, break_long_words=True) or [""]
+    if len(lines) > TITLE_LINES:
+        lines = lines[:TITLE_LINES - 1] + [truncate(" ".join(lines[TITLE_LINES - 1:]), TITLE_CHARS)]
+    return lines
+
+
+def axis_range(question: dict) -> tuple[float, float]:
+    """Return the axis (low, high) of a question: its min..max for a number, else (0, 1)."""
+    if question.get("kind") == "number":
+        return float(question["min"]), float(question["max"])
+    return 0.0, 1.0
+
+
+def number_ticks(low: float, high: float) -> list[float]:
+    """Return the ends of a number axis and the round values between them not crowding the ends."""
+    span = high - low
+    inner = [tick for tick in MaxNLocator(nbins=6).tick_values(low, high)
+             if low + 0.1 * span <= tick <= high - 0.1 * span]
+    return [low, *inner, high]
+
+
+def _block_height(question: dict, rows: list) -> float:
+    """Return the height in inches of one question's chart (without the outer margins)."""
+    lines = len(_title_lines(question.get("text") or question["id"]))
+    top_axis = TOP_AXIS_IN if len(rows) > TOP_AXIS_ROWS else 0.0
+    return lines * TITLE_LINE_IN + SUBTITLE_IN + top_axis + ROW_IN * (max(1, len(rows)) + 0.2) + AXIS_IN
+
+
+def chart_size(question: dict, rows: list) -> tuple[int, int]:
+    """Return the (width, height) in CSS pixels of a question's chart (the PNG has PNG_SCALE times these)."""
+    height = _block_height(question, rows)
+    return round(WIDTH_IN * PX_PER_INCH), round(height * PX_PER_INCH)
+
+
+def _level_text(rows: list, default: float = 0.95) -> str:
+    level = rows[0].ci_level if rows else default
+    return f"{format(level * 100, 'g')}%"
+
+
+def _draw_question(fig: Figure, top: float, height: float, question: dict, rows: list):
+    """Draw one question's chart with its top ``top`` inches below the figure's top edge."""
+    qid, kind = question["id"], question.get("kind", "")
+    fig_h = fig.get_figheight()
+    lines = _title_lines(question.get("text") or qid)
+    y = top + 0.1
+    for line in lines:
+        y += TITLE_LINE_IN
+        fig.text(0.12 / WIDTH_IN, 1 - y / fig_h, line, fontsize=11.5, fontweight="bold",
+                 color=TEXT_COLOUR, parse_math=False, usetex=False)
+    is_number = kind == "number"
+    low, high = axis_range(question)
+    n = max((row.n for row in rows), default=0)
+    epsilon = question.get("epsilon", rows[0].epsilon if rows else float("nan"))
+    mechanism = question.get("mechanism", rows[0].mechanism if rows else "")
+    unit = f"mean on {low:g}–{high:g}" if is_number else "share"
+    subtitle = (f"{qid} · {kind} · {unit} · {mechanism} · ε′ = {epsilon:.3g} · n = {n:,} · "
+                f"dot: unbiased estimate, whisker: {_level_text(rows)} interval")
+    y += 0.24
+    fig.text(0.12 / WIDTH_IN, 1 - y / fig_h, truncate(subtitle, 110), fontsize=8.5,
+             color=MUTED_COLOUR, parse_math=False, usetex=False)
+
+    top_axis = len(rows) > TOP_AXIS_ROWS
+    plot_top = top + len(lines) * TITLE_LINE_IN + SUBTITLE_IN + (TOP_AXIS_IN if top_axis else 0.0) + 0.1
+    plot_h = height - (plot_top - top) - AXIS_IN + 0.1
+    ax = fig.add_axes((LEFT_IN / WIDTH_IN, 1 - (plot_top + plot_h) / fig_h,
+                       (WIDTH_IN - LEFT_IN - RIGHT_IN) / WIDTH_IN, plot_h / fig_h))
+    count = max(1, len(rows))
+    ax.set_xlim(low, high)
+    ax.set_ylim(count - 0.4, -0.6)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    ax.spines["bottom"].set_color(MUTED_COLOUR)
+    ax.tick_params(axis="y", length=0, pad=9, labelsize=9, labelcolor=TEXT_COLOUR)
+    ax.tick_params(axis="x", labelsize=8.5, colors=MUTED_COLOUR, top=top_axis, labeltop=top_axis)
+    ax.grid(axis="x", color=GRID_COLOUR, linewidth=0.8)
+    ax.set_axisbelow(True)
+    if is_number:
+        ax.set_xticks(number_ticks(low, high))
+        ax.ticklabel_format(axis="x", style="plain", useOffset=False)
+    else:
+        ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+        ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    labels = [truncate(row.option if row.option else "mean", LABEL_CHARS) for row in rows]
+    ax.set_yticks(range(len(rows)), labels=labels)
+    for label in ax.get_yticklabels() + ax.get_xticklabels(which="both"):
+        label.set_parse_math(False)
+    if not rows:
+        ax.set_yticks([])
+        ax.text(low + 0.01 * (high - low), 0, "no estimates", fontsize=9, color=MUTED_COLOUR,
+                va="center", parse_math=False)
+
+    inside_x, inside_y, left_y, right_y = [], [], [], []
+    whisker_y, whisker_low, whisker_high = [], [], []
+    for index, row in enumerate(rows):
+        if not _finite(row.estimate):
+            ax.text(low + 0.01 * (high - low), index, "no responses", fontsize=8.5, color=MUTED_COLOUR,
+                    va="center", parse_math=False)
+            continue
+        if _finite(row.ci_low) and _finite(row.ci_high):
+            whisker_y.append(index)
+            whisker_low.append(min(max(row.ci_low, low), high))
+            whisker_high.append(min(max(row.ci_high, low), high))
+        if row.estimate < low:
+            left_y.append(index)
+        elif row.estimate > high:
+            right_y.append(index)
         else:
-            out.append(current)
-            current = word
-    if current:
-        out.append(current)
-    if len(out) > lines:
-        out = out[:lines - 1] + [_truncate(" ".join(out[lines - 1:]), width)]
-    return out or [""]
+            inside_x.append(row.estimate)
+            inside_y.append(index)
+    if whisker_y:
+        ax.hlines(whisker_y, whisker_low, whisker_high, color=INTERVAL_COLOUR, linewidth=2)
+        for ends in (whisker_low, whisker_high):
+            ax.plot(ends, whisker_y, linestyle="none", marker="|", markersize=9, markeredgewidth=1.3,
+                    color=INTERVAL_COLOUR)
+    style = {"linestyle": "none", "color": ESTIMATE_COLOUR, "markeredgecolor": "white",
+             "markeredgewidth": 0.8, "clip_on": False, "zorder": 3}
+    if inside_y:
+        ax.plot(inside_x, inside_y, marker="o", markersize=7, gid="estimates", **style)
+    if left_y:
+        ax.plot([low] * len(left_y), left_y, marker="<", markersize=9, gid="below-axis", **style)
+    if right_y:
+        ax.plot([high] * len(right_y), right_y, marker=">", markersize=9, gid="above-axis", **style)
 
 
-def _share(value: float) -> str:
-    return f"{value * 100:.1f}%"
+def _render(fig: Figure, fmt: str, title: str) -> bytes:
+    buffer = io.BytesIO()
+    if fmt == "svg":
+        fig.savefig(buffer, format="svg", metadata={"Date": None, "Title": plain(title)})
+    elif fmt == "png":
+        fig.savefig(buffer, format="png", dpi=PX_PER_INCH * PNG_SCALE, metadata={"Software": None})
+    else:
+        raise ValueError(f"chart format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    return buffer.getvalue()
 
 
-def _decimals(low: float, high: float) -> int:
-    span = high - low
-    return min(4, max(0, 2 - math.floor(math.log10(span)))) if span > 0 else 2
-
-
-def _number(value: float, decimals: int) -> str:
-    text = f"{value:,.{decimals}f}"
-    return text[1:] if text.lstrip("-0.,") == "" and text.startswith("-") else text
-
-
-def _number_ticks(low: float, high: float) -> tuple[list[float], int]:
-    """Return the ends of a number axis and the round values between them (1, 2 or 5 × 10^k apart),
-    and the decimals their labels need."""
-    span = high - low
-    raw = span / 4
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
-    ticks = [low]
-    first = math.ceil(low / step)
-    for index in range(first, math.floor(high / step) + 1):
-        value = index * step
-        if value - low >= 0.15 * span and high - value >= 0.15 * span:
-            ticks.append(value)
-    ticks.append(high)
-    integral = all(float(tick).is_integer() for tick in ticks)
-    return ticks, 0 if integral else max(0, -math.floor(math.log10(step)))
-
-
-class _Svg:
-    def __init__(self):
-        self.parts: list[str] = []
-
-    def add(self, text: str):
-        self.parts.append(text)
-
-    def text(self, x, y, content, *, size=12, fill=TEXT_COLOUR, anchor=None, weight=None, full=None):
-        attrs = f'x="{_num(x)}" y="{_num(y)}"'
-        if size != 12:
-            attrs += f' font-size="{size}"'
-        if fill != TEXT_COLOUR:
-            attrs += f' fill="{fill}"'
-        if anchor:
-            attrs += f' text-anchor="{anchor}"'
-        if weight:
-            attrs += f' font-weight="{weight}"'
-        title = f"<title>{escape(full)}</title>" if full is not None else ""
-        self.add(f"<text {attrs}>{title}{escape(content)}</text>")
-
-    def line(self, x1, y1, x2, y2, stroke, width=1):
-        self.add(f'<line x1="{_num(x1)}" y1="{_num(y1)}" x2="{_num(x2)}" y2="{_num(y2)}" '
-                 f'stroke="{stroke}" stroke-width="{width}"/>')
-
-
-def results_chart_svg(design: dict, rows) -> str:
-    """Return an SVG document charting every aggregate row of a design's questions.
-
-    ``rows`` are ``AggregateRow``s (``survey.aggregate``) in any order; they are drawn in
-    the design's question order. A row without a finite estimate (no responses) is shown
-    as "no responses".
-    """
-    questions = list(design.get("questions", []))
-    by_question: dict[str, list] = {question["id"]: [] for question in questions}
-    rows = list(rows)
+def _group(design: dict, rows) -> dict[str, list]:
+    by_question: dict[str, list] = {question["id"]: [] for question in design.get("questions", [])}
     for row in rows:
         if row.question in by_question:
             by_question[row.question].append(row)
-    level = rows[0].ci_level if rows else 0.95
-    level_text = f"{format(level * 100, 'g')}%"
+    return by_question
 
-    svg = _Svg()
-    y = MARGIN + 16
+
+def question_chart(design: dict, question_id: str, rows, *, fmt: str = "svg") -> bytes:
+    """Return the chart of one question of ``design`` as SVG or PNG bytes.
+
+    ``rows`` are ``AggregateRow``s (``survey.aggregate``); those of other questions are ignored.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"chart format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    questions = {question["id"]: question for question in design.get("questions", [])}
+    if question_id not in questions:
+        raise KeyError(f"no question {question_id!r} in the survey")
+    question = questions[question_id]
+    own = _group(design, rows)[question_id]
+    width, height = chart_size(question, own)
+    fig = Figure(figsize=(width / PX_PER_INCH, height / PX_PER_INCH), facecolor="white")
+    _draw_question(fig, 0.0, _block_height(question, own), question, own)
+    return _render(fig, fmt, f"{question.get('text') or question_id}: estimates with {_level_text(own)} "
+                             "confidence intervals")
+
+
+def survey_chart(design: dict, rows, *, fmt: str = "svg") -> bytes:
+    """Return every question's chart stacked in one figure, as SVG or PNG bytes."""
+    if fmt not in FORMATS:
+        raise ValueError(f"chart format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    by_question = _group(design, list(rows))
+    questions = list(design.get("questions", []))
+    heights = [_block_height(question, by_question[question["id"]]) for question in questions]
     title = design.get("title") or design.get("slug") or "Survey"
-    heading = f"Results: {title}"
-    shown = _truncate(heading, _HEADING_CHARS - 4)
-    svg.text(MARGIN, y, shown, size=15, weight="bold", full=heading if shown != heading else None)
-    y += 22
-    _legend(svg, y, level_text)
-    y += 14
-
-    finite = sum(1 for qrows in by_question.values() for row in qrows if _finite(row.estimate))
+    total = 0.55 + sum(heights) + GAP_IN * max(0, len(heights) - 1) + 0.2
+    fig = Figure(figsize=(WIDTH_IN, total), facecolor="white")
+    fig.text(0.12 / WIDTH_IN, 1 - 0.38 / total, truncate(f"Results: {title}", 80), fontsize=13,
+             fontweight="bold", color=TEXT_COLOUR, parse_math=False, usetex=False)
     if not questions:
-        y += 24
-        svg.text(MARGIN, y, "No questions.", fill=MUTED_COLOUR)
-        y += 8
-    for question in questions:
-        y = _panel(svg, y + 24, question, by_question[question["id"]], level_text)
-    height = int(math.ceil(y + MARGIN))
-
-    count = len(questions)
-    estimates = sum(len(qrows) for qrows in by_question.values())
-    desc = (f"Debiased estimates of the survey {title} with {level_text} confidence intervals: "
-            f"{count} question{'' if count == 1 else 's'}, {estimates} estimate{'' if estimates == 1 else 's'}, "
-            f"{finite} with responses. One panel per question; a dot marks each unbiased estimate and a "
-            "line its interval, clipped to the feasible range. Shares use a shared axis from 0 to 100%, "
-            "a number question's mean its own axis from min to max; an estimate outside its axis is a "
-            "triangle at the axis edge. The dashboard's table holds the same figures.")
-    head = (
-        '<?xml version="1.0" encoding="UTF-8"?>\n'
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-        f'viewBox="0 0 {WIDTH} {height}" role="img" aria-labelledby="chart-title chart-desc" '
-        f'font-family="{escape(FONT_FAMILY)}" font-size="12" fill="{TEXT_COLOUR}">\n'
-        f'<title id="chart-title">{escape(f"Estimates and {level_text} confidence intervals: {title}")}</title>\n'
-        f'<desc id="chart-desc">{escape(desc)}</desc>\n'
-        f'<rect width="{WIDTH}" height="{height}" fill="#ffffff"/>\n'
-    )
-    return head + "\n".join(svg.parts) + "\n</svg>\n"
-
-
-def _legend(svg: _Svg, y: float, level_text: str):
-    x = MARGIN + 6
-    svg.add(f'<circle cx="{_num(x)}" cy="{_num(y - 4)}" r="4.5" fill="{ESTIMATE_COLOUR}"/>')
-    svg.text(x + 10, y, "unbiased estimate", size=11, fill=MUTED_COLOUR)
-    x += 130
-    svg.line(x, y - 4, x + 28, y - 4, INTERVAL_COLOUR, 2)
-    svg.line(x, y - 9, x, y + 1, INTERVAL_COLOUR, 1.2)
-    svg.line(x + 28, y - 9, x + 28, y + 1, INTERVAL_COLOUR, 1.2)
-    svg.text(x + 36, y, f"{level_text} confidence interval (clipped)", size=11, fill=MUTED_COLOUR)
-
-
-def _panel(svg: _Svg, y: float, question: dict, rows: list, level_text: str) -> float:
-    """Draw one question's panel with its top at y; return the y of its bottom."""
-    qid, kind = question["id"], question.get("kind", "")
-    text = question.get("text") or (rows[0].text if rows else "") or qid
-    is_number = kind == "number"
-    low, high = axis_range(question)
-    decimals = _decimals(low, high)
-
-    def fmt(value):
-        return _number(value, decimals) if is_number else _share(value)
-
-    svg.add(f'<g id="q-{escape(qid)}">')
-    lines = _wrap(" ".join(text.split()), _HEADING_CHARS, _HEADING_LINES)
-    truncated = " ".join(lines) != " ".join(text.split())
-    if truncated:
-        svg.add(f"<g><title>{escape(text)}</title>")
-    for index, line in enumerate(lines):
-        y += 17 if index else 13
-        svg.text(MARGIN, y, line, size=13, weight="bold")
-    if truncated:
-        svg.add("</g>")
-    n = max((row.n for row in rows), default=0)
-    unit = f"mean on {_number(low, 0)}–{_number(high, 0)}" if is_number else "share"
-    epsilon = question.get("epsilon", rows[0].epsilon if rows else float("nan"))
-    mechanism = question.get("mechanism", rows[0].mechanism if rows else "")
-    y += 17
-    svg.text(MARGIN, y, f"{qid} · {kind} · {unit} · {mechanism} · ε′ = {epsilon:.3g} · n = {n:,}",
-             size=11, fill=MUTED_COLOUR)
-    y += 8
-
-    top = y
-    bottom = top + ROW_HEIGHT * max(1, len(rows))
-    if is_number:
-        ticks, tick_decimals = _number_ticks(low, high)
-    else:
-        ticks, tick_decimals = SHARE_TICKS, 0
-
-    def tick_label(value):
-        return _number(value, tick_decimals) if is_number else f"{value * 100:g}%"
-
-    for tick in ticks:
-        x = axis_x(tick, low, high)
-        svg.line(x, top, x, bottom, GRID_COLOUR)
-    svg.line(PLOT_LEFT, bottom, PLOT_RIGHT, bottom, AXIS_COLOUR)
-    for tick in ticks:
-        x = axis_x(tick, low, high)
-        svg.line(x, bottom, x, bottom + 4, AXIS_COLOUR)
-        anchor = "start" if tick == low and is_number else "end" if tick == high and is_number else "middle"
-        svg.text(x, bottom + 16, tick_label(tick), size=11, fill=MUTED_COLOUR, anchor=anchor)
-
-    if not rows:
-        svg.text(PLOT_LEFT + 6, top + ROW_HEIGHT / 2 + 4, "no estimates", size=11, fill=MUTED_COLOUR)
-    for index, row in enumerate(rows):
-        cy = top + ROW_HEIGHT * index + ROW_HEIGHT / 2
-        label = row.option if row.option else "mean"
-        short = _truncate(label, _LABEL_CHARS)
-        svg.text(PLOT_LEFT - 10, cy + 4, short, anchor="end", full=label if short != label else None)
-        if not _finite(row.estimate):
-            svg.text(PLOT_LEFT + 6, cy + 4, "no responses", size=11, fill=MUTED_COLOUR)
-            continue
-        summary = f"{label}: {fmt(row.estimate)}"
-        if _finite(row.ci_low) and _finite(row.ci_high):
-            x1 = axis_x(min(max(row.ci_low, low), high), low, high)
-            x2 = axis_x(min(max(row.ci_high, low), high), low, high)
-            svg.line(x1, cy, x2, cy, INTERVAL_COLOUR, 2)
-            svg.line(x1, cy - 5, x1, cy + 5, INTERVAL_COLOUR, 1.2)
-            svg.line(x2, cy - 5, x2, cy + 5, INTERVAL_COLOUR, 1.2)
-            summary += f" ({level_text} CI {fmt(row.ci_low)} to {fmt(row.ci_high)})"
-        tooltip = f"<title>{escape(summary)}</title>"
-        if row.estimate < low or row.estimate > high:
-            edge, direction = (PLOT_LEFT, -1) if row.estimate < low else (PLOT_RIGHT, 1)
-            tip = edge + 7 * direction
-            points = f"{_num(tip)},{_num(cy)} {_num(edge)},{_num(cy - 5.5)} {_num(edge)},{_num(cy + 5.5)}"
-            svg.add(f'<polygon class="estimate" points="{points}" fill="{ESTIMATE_COLOUR}" '
-                    f'stroke="#ffffff" stroke-width="1">{tooltip}</polygon>')
-        else:
-            cx = axis_x(row.estimate, low, high)
-            svg.add(f'<circle class="estimate" cx="{_num(cx)}" cy="{_num(cy)}" r="4.5" '
-                    f'fill="{ESTIMATE_COLOUR}" stroke="#ffffff" stroke-width="1">{tooltip}</circle>')
-    svg.add("</g>")
-    return bottom + 18
+        fig.text(0.12 / WIDTH_IN, 1 - 0.6 / total, "No questions.", fontsize=10, color=MUTED_COLOUR,
+                 parse_math=False)
+    top = 0.55
+    for question, height in zip(questions, heights):
+        _draw_question(fig, top, height, question, by_question[question["id"]])
+        top += height + GAP_IN
+    return _render(fig, fmt, f"Results: {title}")

@@ -21,7 +21,7 @@ from .design import build_design
 from .reports import ReportError
 from .resources import resource_dir
 from .simulate import (TruthError, batch_count, complete_truth, format_given, format_truth, parse_given,
-                       parse_truth, simulate_column_batches)
+                       parse_truth, simulate_report_batches)
 from .store import Store, StoreError, SurveyClosed, SurveyNotFound
 
 DEFAULT_DB = "ldp-survey.db"
@@ -123,11 +123,20 @@ def main(ctx, db):
 
 def _print_precision(defn, design: dict):
     """Print what the survey needs for a ±5-point margin, and warn where an answer's protection is nominal."""
-    from .planning import DEFAULT_MARGIN, NOMINAL_EPSILON, plan_allocation, posterior_bound
+    from .planning import DEFAULT_MARGIN, NOMINAL_EPSILON, plan, plan_allocation, posterior_bound
 
-    current = plan_allocation(defn, sample=None, respondents=1000, margin=DEFAULT_MARGIN)
+    current = plan_allocation(defn, sample=defn.sample if defn.allocation == "sample" else None,
+                              respondents=1000, margin=DEFAULT_MARGIN)
     click.echo(f"Precision: {current.respondents:,} respondents give every estimate a 95% margin of "
                f"±{DEFAULT_MARGIN:g} or better (`ldp-survey plan FILE` compares margins and allocations)")
+    best = plan(defn, margin=DEFAULT_MARGIN)["recommended"]
+    if (best["allocation"], best["sample"]) == (current.allocation, current.sample):
+        click.echo("Recommended allocation: this one (no other needs fewer respondents for that margin)")
+    else:
+        better = plan_allocation(defn, sample=best["sample"], respondents=1000, margin=DEFAULT_MARGIN)
+        chosen = "" if best["sample"] is None else f", sample = {best['sample']}"
+        click.echo(f"Recommended allocation: allocation = \"{best['allocation']}\"{chosen} needs "
+                   f"{better.respondents:,} respondents for the same margin")
     for question in design["questions"]:
         if question["epsilon"] > NOMINAL_EPSILON:
             click.echo(f"Warning: {question['id']!r} has epsilon {question['epsilon']:.3g}: someone who thought an "
@@ -137,6 +146,9 @@ def _print_precision(defn, design: dict):
 
 def _print_design(design: dict):
     click.echo(f"Survey {design['slug']}: {design['title']}")
+    if design.get("allocation") == "sample":
+        click.echo(f"Each respondent answers {design['sample']} of the {len(design['questions'])} questions, "
+                   "drawn at random on their device (allocation = \"sample\")")
     width = max(len(q["id"]) for q in design["questions"])
     for q in design["questions"]:
         click.echo(f"  {q['id']:<{width}}  {q['kind']:<6}  {q['mechanism']:<5}  epsilon {q['epsilon']:.6g}")
@@ -187,6 +199,10 @@ def create(db, file, replace, owner, draft):
         click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
     if owner is None:
         click.echo(f"No owner: no researcher sees its results until `ldp-survey share {design['slug']} EMAIL`")
+    if design.get("access") == "invite":
+        click.echo(f"Invitation only: make links with `ldp-survey invite {design['slug']} --count N --base URL`")
+    if design.get("series"):
+        click.echo(f"Series {design['series']}: browsers resend their kept report of an unchanged answer in every wave")
 
 
 @main.command()
@@ -252,6 +268,40 @@ def close(db, slug):
     """
     _lifecycle(db, slug, "close")
     click.echo(f"Closed {slug}: it takes no more responses")
+
+
+@main.command()
+@click.argument("slug")
+@click.option("--count", required=True, type=click.IntRange(1, 100_000), help="How many links to make.")
+@click.option("--base", default="http://127.0.0.1:5000", show_default=True,
+              help="The public address respondents reach the server at.")
+@click.pass_obj
+def invite(db, slug, count, base):
+    """Print COUNT single-use invitation links, one per line.
+
+    The survey's definition needs access = "invite". Each link admits one response; an
+    unknown token is refused (403), a used one too (409), and neither stores anything.
+    Only a hash of each token is kept, apart from the responses: keep the printed links,
+    they cannot be shown again. Which invitee answered what can never be told.
+
+    \b
+    Examples:
+      ldp-survey invite panel-2026 --count 30 --base https://surveys.example.org > links.txt
+      ldp-survey --db study.db invite panel-2026 --count 1
+    """
+    from .invitations import check_base, invitation_links
+
+    try:
+        check_base(base)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    store = open_store(db, must_exist=True)
+    try:
+        load_design(store, slug)
+        tokens = store.create_invitations(slug, count)
+    finally:
+        store.close()
+    click.echo("\n".join(invitation_links(base, slug, tokens)))
 
 
 @main.command()
@@ -333,7 +383,7 @@ def _listen(host: str, port: int):
 
 
 def _serve(db: str, host: str, port: int, *, listener=None, workers: int | None = None,
-           threads: int | None = None, https: bool = False):
+           threads: int | None = None, https: bool = False, per_minute: int | None = None):
     """Serve the app with gunicorn until SIGTERM or Ctrl+C (see survey.web.server).
 
     ``listener`` is a socket already listening on host:port (bound first, so a busy port
@@ -346,7 +396,10 @@ def _serve(db: str, host: str, port: int, *, listener=None, workers: int | None 
         # Created once, in the master, before the workers fork: migrations run once, and
         # create_app leaves no SQLite connection open for the workers to inherit.
         # Behind an HTTPS proxy the session cookie (which carries the CSRF token) must be Secure.
-        app = create_app({"DATABASE": db, "SESSION_COOKIE_SECURE": https, "HSTS": https})
+        config = {"DATABASE": db, "SESSION_COOKIE_SECURE": https, "HSTS": https}
+        if per_minute is not None:
+            config["MAX_SUBMISSIONS_PER_MINUTE"] = per_minute
+        app = create_app(config)
     except BaseException:
         listener.close()
         raise
@@ -369,8 +422,12 @@ PORT = click.option("--port", default=5000, show_default=True, type=click.IntRan
               help="Threads per worker process.")
 @click.option("--https", is_flag=True,
               help="The public address is HTTPS (a TLS proxy in front): send cookies only over HTTPS.")
+@click.option("--max-submissions-per-minute", "per_minute", default=120, show_default=True,
+              type=click.IntRange(0, 1_000_000),
+              help="Submissions one client address may send per minute, per worker process (in memory "
+                   "only); beyond it 429. 0 turns the limit off (load tests).")
 @click.pass_obj
-def serve(db, host, port, workers, threads, https):
+def serve(db, host, port, workers, threads, https, per_minute):
     """Serve the survey pages and the dashboard (gunicorn).
 
     The app is loaded once, then --workers processes of --threads threads each answer
@@ -385,8 +442,9 @@ def serve(db, host, port, workers, threads, https):
       ldp-survey --db study.db serve --host 0.0.0.0 --port 8000
       ldp-survey --db study.db serve --workers 4 --threads 16
       ldp-survey --db study.db serve --port 8000 --https   # behind a TLS proxy
+      ldp-survey --db study.db serve --max-submissions-per-minute 0   # load tests only
     """
-    _serve(db, host, port, workers=workers, threads=threads, https=https)
+    _serve(db, host, port, workers=workers, threads=threads, https=https, per_minute=per_minute)
 
 
 def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int, batch: int,
@@ -394,10 +452,10 @@ def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int
     """Simulate n respondents into the store and return the full truth used."""
     truth_rng, answer_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     truth = complete_truth(design, truth, truth_rng)
-    batches = simulate_column_batches(design, truth, n=n, batch=batch, rng=answer_rng, given=given)
+    batches = simulate_report_batches(design, truth, n=n, batch=batch, rng=answer_rng, given=given)
     with stderr_progress(batches, length=batch_count(n, batch), label=f"Simulating {n} respondents") as bar:
-        for columns in bar:
-            store.add_report_columns(design["slug"], design["hash"], columns)
+        for columns, asked in bar:
+            store.add_report_columns(design["slug"], design["hash"], columns, asked=asked)
     return truth
 
 
@@ -500,7 +558,8 @@ def aggregate(db, slug, fmt, level):
 def crosstab(db, slug, a, b, fmt, level):
     """Cross two questions: joint and conditional shares, odds ratios.
 
-    Among the respondents who answered both A and B: the share with each pair of options
+    Among the respondents who answered both A and B (under sample allocation, those who
+    drew both; a survey with sample = 1 has no crosstabs): the share with each pair of options
     (a yes/no question also gets its "no"), the share with B's option among those with A's
     option, the odds ratio of two yes/no questions, and the mean of a number B among those
     with each option of A, each with a normal interval at --level on its delta-method
@@ -523,6 +582,7 @@ def crosstab(db, slug, a, b, fmt, level):
             raise click.ClickException(f"{unknown[0]!r} is not a question of {slug!r}; "
                                        f"its questions are {', '.join(questions)}")
         try:
+            xt.check_allocation(design)
             xt.check_pair(questions[a], questions[b])
         except xt.CrosstabError as exc:
             raise click.ClickException(str(exc)) from exc

@@ -6,7 +6,8 @@ every row of the aggregates CSV follows from those columns.
 ``QID__LABEL`` with LABEL the option label slugified (lowercase ASCII letters, digits and
 ``_``), or ``QID__option_I`` (I the option's index counting from 0) when the slug is empty,
 looks like such a fallback, or would clash with another column; one column ``QID`` for a
-scalar report (0/1 for rr and duchi, the option index for grr). Names depend only on the
+scalar report (0/1 for rr and duchi, the option index for grr, the output level for
+piecewise). Names depend only on the
 design, so they are stable.
 
 ``codebook`` returns the JSON-ready codebook: per column its meaning in words, and per row
@@ -22,6 +23,10 @@ with ā the share of reports holding ``value`` among the n non-empty cells of ``
   1 − (1 − ci_level)/simultaneous_over, mapped through the same maps and clipped to
   [0, 1] (or [min, max]).
 
+A piecewise number does not reduce to one indicator: its estimand has ``value`` null,
+``levels``, ``interval`` "student-t" and an ``estimator`` sentence giving the formula from
+its column of output levels.
+
 Pure: imports neither Flask nor the database.
 """
 
@@ -32,9 +37,10 @@ import unicodedata
 from fractions import Fraction
 
 from .codec import is_bit_vector
-from .mechanisms import TWO53
+from .mechanisms import TWO53, piecewise_probabilities
 
 INTERVAL_METHOD = "clopper-pearson"
+LEVEL_INTERVAL_METHOD = "student-t"
 _FALLBACK_RE = re.compile(r"option_[0-9]+")
 
 
@@ -99,6 +105,8 @@ def exact_probabilities(question: dict) -> list[tuple[Fraction, Fraction]]:
         pair = (keep, (1 - keep) / (len(question["options"]) - 1))
     elif mechanism == "oue":
         pair = (Fraction(1, 2), Fraction(question["q_threshold"], TWO53))
+    elif mechanism == "piecewise":
+        pair = piecewise_probabilities(question["ratio_a"], question["ratio_b"])
     else:
         raise ValueError(f"unknown mechanism {mechanism!r}")
     count = len(question["options"]) if question["kind"] in ("choice", "multi") else 1
@@ -113,7 +121,12 @@ def _exact(value: Fraction, denominator: int) -> str:
 
 
 def _fraction_text(question: dict, value: Fraction) -> str:
-    """Return a probability as the browser's integer threshold over 2^53 (GRR's q over (d − 1)·2^53)."""
+    """Return a probability as the browser's integer threshold over 2^53 (GRR's q over (d − 1)·2^53).
+
+    A piecewise number's p and q are a/(a + b) and b/(a + b), over the number of output levels.
+    """
+    if question["mechanism"] == "piecewise":
+        return _exact(value, question["bins"])
     if value.denominator <= TWO53 and TWO53 % value.denominator == 0:
         return _exact(value, TWO53)
     return _exact(value, (len(question["options"]) - 1) * TWO53)
@@ -128,6 +141,12 @@ def _meanings(question: dict, p: Fraction, q: Fraction) -> list[str]:
     if kind == "yes_no":
         return [f"1 if the randomized report says yes, 0 if it says no; the true answer is kept with "
                 f"probability {_num(p)} and flipped with probability {_num(q)}"]
+    if kind == "number" and mechanism == "piecewise":
+        lo, hi, a, b = question["min"], question["max"], question["ratio_a"], question["ratio_b"]
+        return [f"the output level k in 0..{a + b - 1} of the discretised piecewise mechanism: the answer x in "
+                f"{lo}..{hi} was rounded at random to a grid point i in 0..{a} with mean {a}(x - {lo})/{hi - lo}, "
+                f"then k was uniform on i..i+{b - 1} with probability {a}/{a + b}, else uniform on the other "
+                f"{a} levels; R = (k + 1/2)/{a + b} has mean q + (p - q)(x - {lo})/{hi - lo}"]
     if kind == "number":
         lo, hi = question["min"], question["max"]
         return [f"0 or 1: the answer x in {lo}..{hi} was rounded to 1 with probability (x - {lo})/{hi - lo}, "
@@ -147,6 +166,17 @@ def _meanings(question: dict, p: Fraction, q: Fraction) -> list[str]:
     return [f"1 if the randomized report says option {label!r} was selected, else 0; the true yes/no of "
             f"this option is kept with probability {_num(p)} and flipped with probability {_num(q)}{spent}"
             for label in options]
+
+
+def _level_estimator(question: dict) -> str:
+    """Return how a piecewise number's mean follows from its column of output levels k."""
+    levels = question["bins"]
+    return (f"not one indicator: with k the n non-empty cells of the column, R = (k + 1/2)/{levels}, "
+            "r = mean(R) and s² = the sample variance of R (divisor n - 1): noisy_share = r; "
+            "estimate = (r - q)/(p - q); "
+            "std_error = s/(sqrt(n)(p - q)); the interval is estimate ± t(n - 1, 1 - (1 - ci_level)/2)·std_error "
+            "(Student's t quantile), clipped to [0, 1]; then mapped by min + (max - min)x "
+            "and std_error multiplied by max - min (Wang et al. 2019)")
 
 
 def codebook(design: dict) -> dict:
@@ -180,22 +210,36 @@ def codebook(design: dict) -> dict:
             else:
                 column, value = own[0]["name"], 1
             p, q = probabilities[index]
-            estimands.append({
+            entry = {
                 "question": qid, "option": label, "column": column, "value": value,
                 "p": float(p), "q": float(q),
                 "p_exact": _fraction_text(question, p), "q_exact": _fraction_text(question, q),
                 "scale": [question["min"], question["max"]] if kind == "number" else None,
                 "interval": INTERVAL_METHOD, "simultaneous_over": simultaneous,
-            })
+            }
+            if mechanism == "piecewise":
+                entry.update(value=None, interval=LEVEL_INTERVAL_METHOD, levels=question["bins"],
+                             estimator=_level_estimator(question))
+            estimands.append(entry)
+    responses = ("responses.csv: response_id, received_day, then the columns below in order; "
+                 "an empty cell is a question the respondent was not asked")
+    sampled = {}
+    if design.get("allocation") == "sample":
+        m, k = int(design["sample"]), len(design["questions"])
+        sampled = {"allocation": "sample", "sample": m}
+        responses += (f". Each respondent was asked {m} of the {k} questions, drawn uniformly at random on "
+                      f"their device, so every row has empty cells for the other {k - m}; each estimand's n "
+                      "counts only the respondents asked its question")
     return {
         "survey": design["slug"],
         "title": design.get("title", ""),
         "design_hash": design["hash"],
         "epsilon": float(design["epsilon"]),
         "epsilon_spent": float(design["epsilon_spent"]),
+        "allocation": design.get("allocation", "split"),
+        **sampled,
         "files": {
-            "responses": "responses.csv: response_id, received_day, then the columns below in order; "
-                         "an empty cell is a question the respondent was not asked",
+            "responses": responses,
             "aggregates": "the aggregates CSV: one row per estimand below, in the same order; a text cell "
                           "starting with =, +, -, @, a tab or a carriage return is prefixed with '",
         },
@@ -204,7 +248,9 @@ def codebook(design: dict) -> dict:
                    "the interval is Clopper-Pearson on the count of 1s at level "
                    "1 - (1 - ci_level)/simultaneous_over, mapped through the same map and clipped to [0, 1]. "
                    "A number (scale = [min, max]) maps estimate and interval by min + (max - min)x and "
-                   "multiplies std_error by max - min. Estimates are unbiased and left unclipped."),
+                   "multiplies std_error by max - min. Estimates are unbiased and left unclipped. "
+                   "An estimand whose value is null is not one indicator; its estimator field says how "
+                   "it is computed."),
         "columns": columns,
         "estimands": estimands,
     }

@@ -1,13 +1,15 @@
 """Encode noisy reports as the integers the store keeps, and count their indicators.
 
 Every report is one or more non-negative integers ("words"): 0/1 for ``rr`` and
-``duchi``, the option index for ``grr``, and for a bit-vector report (``oue`` choice,
-``multi``) a bitmask with bit i for option i, WORD_BITS options per word. Integers are
+``duchi``, the option index for ``grr``, the output level for ``piecewise``, and for a
+bit-vector report (``oue`` choice, ``multi``) a bitmask with bit i for option i, WORD_BITS
+options per word. Integers are
 what SQLite counts and indexes without decoding anything.
 
 Every estimand is an indicator (DESIGN.md §3): option i of a question "is 1" in a report
 when the report's value equals i (``grr``), when bit i is set (bit vectors) or when the
-report is 1 (``rr``/``duchi``, one option). ``indicators`` and ``tally`` compute exactly
+report is 1 (``rr``/``duchi``, one option). A ``piecewise`` number's report is its output level
+k, tallied as Σk and Σk² (``is_level``). ``indicators`` and ``tally`` compute exactly
 what ``survey.aggregate.count_reports`` counts from wire-format reports. Pure numpy; no
 I/O.
 """
@@ -30,6 +32,20 @@ def is_bit_vector(question: dict) -> bool:
 def option_count(question: dict) -> int:
     """Return the number of indicators (estimands) of a question: d options, or 1."""
     return len(question["options"]) if question["kind"] in ("choice", "multi") else 1
+
+
+def is_level(question: dict) -> bool:
+    """Return whether the question's report is an output level k, not an indicator (piecewise number).
+
+    Its estimand is the mean of R = (k + 1/2)/levels in [0, 1], which is q + (p - q)·x for the
+    scaled answer x, so it is tallied as the sum of k and the sum of k², not as counts of 1s.
+    """
+    return question["mechanism"] == "piecewise"
+
+
+def tally_count(question: dict) -> int:
+    """Return how many tallies a question keeps besides its reports: one per indicator, or 2 (Σk, Σk²) for levels."""
+    return 2 if is_level(question) else option_count(question)
 
 
 def word_count(question: dict) -> int:
@@ -56,6 +72,13 @@ def decode_report(question: dict, words) -> Any:
         return int(words[0])
     d = option_count(question)
     return [(int(words[index // WORD_BITS]) >> (index % WORD_BITS)) & 1 for index in range(d)]
+
+
+def tally_increments(question: dict, report: Any) -> list[tuple[int, int]]:
+    """Return (tally, increment) pairs that one validated wire-format report adds to the tallies."""
+    if is_level(question):
+        return [(0, int(report)), (1, int(report) ** 2)]
+    return [(option, 1) for option in indicator_options(question, report)]
 
 
 def indicator_options(question: dict, report: Any) -> list[int]:
@@ -85,9 +108,14 @@ def encode_column(question: dict, reports) -> np.ndarray:
 
 
 def indicators(question: dict, words: np.ndarray) -> np.ndarray:
-    """Return the (n, option_count) 0/1 matrix of each report's indicators from its words."""
+    """Return the (n, option_count) 0/1 matrix of each report's indicators from its words.
+
+    For a level report (``is_level``) the one column is R = (k + 1/2)/levels in (0, 1), floats.
+    """
     words = np.asarray(words, dtype=np.int64).reshape(-1, word_count(question))
     d = option_count(question)
+    if is_level(question):
+        return (words[:, :1] + 0.5) / question["bins"]
     if is_bit_vector(question):
         index = np.arange(d)
         return (words[:, index // WORD_BITS] >> (index % WORD_BITS)) & 1
@@ -97,8 +125,10 @@ def indicators(question: dict, words: np.ndarray) -> np.ndarray:
 
 
 def tally(question: dict, words: np.ndarray) -> np.ndarray:
-    """Return, per indicator of the question, how many of the reports have it (the 1s)."""
+    """Return, per indicator of the question, how many of the reports have it (the 1s); Σk and Σk² for levels."""
     words = np.asarray(words, dtype=np.int64).reshape(-1, word_count(question))
+    if is_level(question):
+        return np.array([words[:, 0].sum(), (words[:, 0] * words[:, 0]).sum()], dtype=np.int64)
     if not is_bit_vector(question) and question["mechanism"] == "grr":
         return np.bincount(words[:, 0], minlength=option_count(question)).astype(np.int64)
     return indicators(question, words).sum(axis=0, dtype=np.int64)

@@ -3,7 +3,9 @@
 Every estimand of a question is an indicator I whose report bit R is 1 with probability
 q + Δ·[I], Δ = p − q (Warner 1965 randomized response: the answer; generalized RR, Wang et
 al. 2017: [report = option]; unary encodings and ``multi``: the option's bit; Duchi, Jordan &
-Wainwright 2013: the randomized-rounding bit, whose mean is the scaled mean). Two questions A
+Wainwright 2013: the randomized-rounding bit, whose mean is the scaled mean; the piecewise
+mechanism, Wang et al. 2019: the reported level R = (k + 1/2)/levels in (0, 1), not a bit, whose
+mean is q + Δ·(the scaled number), so second moments of R_B are kept apart). Two questions A
 and B are randomized independently, so for one respondent
 
     E[R_A R_B] = q_A q_B + q_A Δ_B P(I_B) + q_B Δ_A P(I_A) + Δ_A Δ_B P(I_A ∧ I_B)
@@ -112,6 +114,27 @@ def check_pair(question_a: dict, question_b: dict):
                             "among each option of the first question")
 
 
+def check_allocation(design: dict):
+    """Raise CrosstabError when no respondent can have answered two questions (sample allocation, m = 1).
+
+    Under ``sample`` allocation with m ≥ 2 a pair is answered by about the fraction
+    m(m−1)/(k(k−1)) of respondents (Arcolezi et al. 2021); the crosstab uses exactly those.
+    """
+    if design.get("allocation") == "sample" and int(design["sample"]) < 2:
+        k = len(design["questions"])
+        raise CrosstabError(f"this survey has no crosstabs: each respondent answers only 1 of its {k} questions "
+                            "(allocation = \"sample\", sample = 1), so no respondent answered two questions")
+
+
+def sampled_pair_note(design: dict) -> str | None:
+    """Return the sentence saying which respondents a crosstab of a sample-allocation survey uses, or None under split."""
+    if design.get("allocation") != "sample":
+        return None
+    k, m = len(design["questions"]), int(design["sample"])
+    return (f"Each respondent answered {m} of the {k} questions, chosen at random, so a crosstab uses only the "
+            f"respondents who happened to answer both: about {m * (m - 1) / (k * (k - 1)):.0%} of them.")
+
+
 def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, *, level=0.95) -> Crosstab:
     """Return the crosstab of two design questions from their joint reports.
 
@@ -144,6 +167,9 @@ def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, 
     mean_a = weights @ ind_a / total
     mean_b = weights @ ind_b / total
     mean_ab = (ind_a * weights[:, None]).T @ ind_b / total
+    # Second moments of R_B: equal to the first for 0/1 indicators, not for a piecewise level in (0, 1).
+    mean_b2 = weights @ (ind_b * ind_b) / total
+    mean_ab2 = (ind_a * weights[:, None]).T @ (ind_b * ind_b) / total
     # (f_A, f_B, π) = J·(x̄, ȳ, z̄) + c with x̄ = mean(R_A R_B), ȳ = mean(R_A), z̄ = mean(R_B).
     jacobian = np.array([[0.0, 1 / delta_a, 0.0],
                          [0.0, 0.0, 1 / delta_b],
@@ -155,11 +181,12 @@ def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, 
     for i, label_a in enumerate(labels_a):
         for j, label_b in enumerate(labels_b):
             x, y, zb = float(mean_ab[i, j]), float(mean_a[i]), float(mean_b[j])
+            xb2, zb2 = float(mean_ab2[i, j]), float(mean_b2[j])
             theta = jacobian @ np.array([x, y, zb]) + offset
             if n >= 2:
-                moments = np.array([[x * (1 - x), x * (1 - y), x * (1 - zb)],
+                moments = np.array([[xb2 - x * x, x * (1 - y), xb2 - x * zb],
                                     [x * (1 - y), y * (1 - y), x - y * zb],
-                                    [x * (1 - zb), x - y * zb, zb * (1 - zb)]]) / (n - 1)
+                                    [xb2 - x * zb, x - y * zb, zb2 - zb * zb]]) / (n - 1)
                 cov = jacobian @ moments @ jacobian.T
             else:
                 cov = None

@@ -15,6 +15,10 @@ from typing import Any, Mapping
 
 KINDS = ("yes_no", "choice", "multi", "number")
 ALLOCATIONS = ("split", "sample")
+# "open": anyone with the link may answer; "invite": only holders of a single-use invitation.
+ACCESS = ("open", "invite")
+# A series names the waves of one study: the browser reuses its memoized reports across them.
+SERIES_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 SLUG_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
 # Matched with fullmatch: "$" would also accept a trailing newline ("smoker\n").
 QUESTION_ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -24,7 +28,8 @@ MAX_OPTIONS = 64
 MAX_NUMBER_RANGE = 10**9
 MAX_TEXT = 2000
 
-SURVEY_FIELDS = {"slug", "title", "description", "epsilon", "allocation", "sample", "questions"}
+SURVEY_FIELDS = {"slug", "title", "description", "epsilon", "allocation", "sample", "questions", "access",
+                 "series"}
 QUESTION_FIELDS = {
     "yes_no": {"id", "kind", "text", "weight"},
     "choice": {"id", "kind", "text", "weight", "options"},
@@ -70,6 +75,8 @@ class SurveyDefinition:
     description: str = ""
     allocation: str = "split"
     sample: int | None = None
+    access: str = "open"
+    series: str | None = None
     source: str = field(default="<definition>", compare=False)
 
 
@@ -146,8 +153,17 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
     elif sample is not None:
         fail("only allowed with allocation = \"sample\"", field_name="sample")
 
+    access = data.get("access", "open")
+    if access not in ACCESS:
+        fail(f"must be one of {', '.join(ACCESS)}, got {access!r}", field_name="access")
+    series = data.get("series")
+    if series is not None and (not isinstance(series, str) or not SERIES_RE.fullmatch(series)):
+        fail(f"must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, got {series!r}",
+             field_name="series")
+
     return SurveyDefinition(slug=slug, title=title, description=description, epsilon=epsilon,
-                            allocation=allocation, sample=sample, questions=tuple(questions), source=source)
+                            allocation=allocation, sample=sample, questions=tuple(questions), access=access,
+                            series=series, source=source)
 
 
 def _parse_question(qdata, index, fail):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy.special import betaincinv
+from scipy.special import betaincinv, stdtrit
 
 
 @dataclass(frozen=True)
@@ -171,6 +171,59 @@ def debias_duchi_mean(ones, n, *, flip, lo, hi, level) -> Estimate:
         ci_high=_clip(lo + unit.ci_high * width, lo, hi),
         n=unit.n,
         noisy_share=unit.noisy_share,
+    )
+
+
+def debias_piecewise_mean(level_sum, level_squares, n, *, ratio_a, ratio_b, lo, hi, level) -> Estimate:
+    """Estimate the mean of numbers in [lo, hi] from discretised piecewise-mechanism reports (Wang et al. 2019).
+
+    Each report is an output level k in 0..G-1, G = a + b; R = (k + 1/2)/G has mean
+    q + (p − q)x for the answer x scaled to [0, 1], p = a/G, q = b/G. From Σk
+    (``level_sum``) and Σk² (``level_squares``): x̂ = (R̄ − q)/(p − q), unbiased;
+    std_error = s_R/(√n (p − q)) with s_R² the unbiased sample variance of R. R is bounded
+    with variance at least that of the uniform low-probability bins, so the mean is close
+    to normal: the interval is Student's t with n − 1 degrees of freedom around x̂, clipped
+    to [0, 1]; everything is then mapped by lo + x(hi − lo) (the whole range when n < 2).
+    ``noisy_share`` is R̄, the mean reported level on [0, 1].
+    """
+    alpha = 1.0 - _check_level(level)
+    n = _check_count(n, "n")
+    lo = _check_real(lo, "lo")
+    hi = _check_real(hi, "hi")
+    if not lo < hi:
+        raise ValueError(f"hi must be greater than lo = {lo!r}, got {hi!r}")
+    for name, value in (("ratio_a", ratio_a), ("ratio_b", ratio_b)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    if not ratio_a > ratio_b:
+        raise ValueError(f"ratio_a must exceed ratio_b = {ratio_b!r}, got {ratio_a!r}")
+    levels = int(ratio_a) + int(ratio_b)
+    level_sum = _check_count(level_sum, "level_sum", upper=n * (levels - 1))
+    level_squares = _check_count(level_squares, "level_squares", upper=n * (levels - 1) ** 2)
+    if level_sum ** 2 > n * level_squares:
+        raise ValueError(f"level_squares = {level_squares} is too small for level_sum = {level_sum} "
+                         f"over n = {n} reports (Σk² ≥ (Σk)²/n)")
+    if n == 0:
+        return Estimate(estimate=None, std_error=None, ci_low=lo, ci_high=hi, n=0, noisy_share=None)
+    q = ratio_b / levels
+    spread = (ratio_a - ratio_b) / levels
+    mean_level = (level_sum / n + 0.5) / levels
+    unit = (mean_level - q) / spread
+    width = hi - lo
+    if n < 2:
+        return Estimate(estimate=lo + unit * width, std_error=None, ci_low=lo, ci_high=hi, n=n,
+                        noisy_share=mean_level)
+    # Exact integer arithmetic for n Σk² − (Σk)², then the sample variance of R.
+    variance = (n * level_squares - level_sum ** 2) / (n * (n - 1) * levels * levels)
+    std_error = math.sqrt(variance / n) / spread
+    half = float(stdtrit(n - 1, 1 - alpha / 2)) * std_error
+    return Estimate(
+        estimate=lo + unit * width,
+        std_error=std_error * width,
+        ci_low=lo + _clip(unit - half, 0.0, 1.0) * width,
+        ci_high=lo + _clip(unit + half, 0.0, 1.0) * width,
+        n=n,
+        noisy_share=mean_level,
     )
 
 

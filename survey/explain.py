@@ -6,6 +6,7 @@ rounded to as few decimals as keep it honest (never 0% or 100% unless exact).
 
 from __future__ import annotations
 
+import math
 from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
 
@@ -94,16 +95,52 @@ def protection_note(question: dict) -> str:
         return (f"Your number is first rounded at random to the low or high end of {low}–{high} "
                 f"(the closer end being more likely), then kept with probability {percent(keep)} "
                 f"and flipped to the other end otherwise (ε′ = {eps}).")
+    if kind == "number" and mechanism == "piecewise":
+        a, b = question["ratio_a"], question["ratio_b"]
+        low, high = question["min"], question["max"]
+        return (f"Your number is replaced by one of {a + b} points spread over a range a little wider than "
+                f"{low}–{high}: with probability {percent(Fraction(a, a + b))} a point in a narrow band around "
+                f"your number, otherwise a point anywhere else (ε′ = {eps}).")
     raise ValueError(f"question {question.get('id')!r} has an unsupported kind/mechanism {kind!r}/{mechanism!r}")
 
 
-def survey_note(design: dict) -> str:
-    """Return the plain-language statement of the respondent's total privacy budget."""
+def sample_note(design: dict) -> str | None:
+    """Return why a respondent sees only some questions (sample allocation, m < k), or None.
+
+    Each respondent answers m of the k questions at ε/m each, rather than all k at ε/k
+    (Arcolezi et al. 2021).
+    """
+    if design.get("allocation") != "sample":
+        return None
+    k, m = len(design["questions"]), int(design["sample"])
+    if m >= k:
+        return None
+    each = format_epsilon(max(question["epsilon"] for question in design["questions"]))
     budget = format_epsilon(design["epsilon"])
-    spent = format_epsilon(design["epsilon_spent"])
-    count = len(design["questions"])
-    answers = "your answer" if count == 1 else f"all {count} of your answers together"
-    return (f"Every answer is randomized on your device before it is sent, so the server never sees "
-            f"your true answers. The privacy loss of {answers} is at most ε = {budget} "
-            f"(this survey uses ε′ = {spent} of it); smaller ε means stronger protection. "
-            f"Answering the survey a second time would add to this loss.")
+    shown = "1 question" if m == 1 else f"{m} questions"
+    return (f"Each person answers {m} of the {k} questions, chosen at random on your device, so you see only "
+            f"{shown} below. Nothing at all is sent about the questions you are not shown. Your privacy loss "
+            f"stays at most ε = {budget} in total, shared by fewer answers (ε′ = {each} each), so each answer "
+            f"tells the researchers more on average and the survey needs fewer people for the same accuracy. "
+            f"Which questions you were given says nothing about your answers.")
+
+
+def posterior_bound(epsilon: float) -> Fraction:
+    """Return e^ε/(1+e^ε): how sure someone who thought an answer 50/50 can be after seeing the reports.
+
+    The posterior bound of ε-differential privacy from even prior odds (Dimitrakakis,
+    eq. 3.6.2); computed here because the respondent's browser may not use exp.
+    """
+    if not math.isfinite(epsilon) or epsilon < 0:
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    return Fraction(1) / (1 + Fraction(math.exp(-epsilon)))
+
+
+def posterior_note(design: dict) -> str:
+    """Return the respondent's plain sentence on what everything they send can reveal (MATH: posterior bound)."""
+    spent = design["epsilon_spent"]
+    sure = percent(posterior_bound(spent))
+    return (f"The protection, in plain words: someone who thought it 50/50 whether any answer of yours is "
+            f"one thing or another can be at most {sure} sure after seeing everything this page sends "
+            f"(privacy loss ε′ = {format_epsilon(spent)}; smaller is safer). Sending the survey a second "
+            f"time would weaken this, so this device sends it once.")

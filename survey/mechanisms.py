@@ -11,6 +11,7 @@ server never randomizes on a respondent's behalf.
 
 from __future__ import annotations
 
+import functools
 import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from fractions import Fraction
@@ -110,6 +111,77 @@ def per_option_epsilon(epsilon, d: int) -> Decimal:
     return Context(prec=80, rounding=ROUND_FLOOR).divide(eps, Decimal(d))
 
 
+MAX_PIECEWISE_BINS = 4096
+
+
+def piecewise_ratio(*, epsilon, max_bins: int = MAX_PIECEWISE_BINS) -> tuple[int, int]:
+    """Return integers a > b >= 1 with a + b <= max_bins and a/b the largest such ratio <= e^(eps/2).
+
+    The discretised piecewise mechanism (Wang et al. 2019) needs e^(eps/2) as a rational
+    a/b so that every output probability is rational; its realised epsilon is
+    eps' = 2 ln(a/b) <= eps exactly. Raises ValueError when eps is too small for any such
+    ratio (e^(eps/2) below (b+1)/b for every allowed b).
+    """
+    eps = _as_decimal(epsilon)
+    if isinstance(max_bins, bool) or not isinstance(max_bins, int) or max_bins < 3:
+        raise ValueError(f"max_bins must be an integer >= 3, got {max_bins!r}")
+    return _piecewise_ratio(eps, max_bins, epsilon)
+
+
+@functools.lru_cache(maxsize=1024)
+def _piecewise_ratio(eps: Decimal, max_bins: int, epsilon) -> tuple[int, int]:
+    """Search every b for a = floor(b e^(eps/2)) (capped by max_bins - b); cached, as the planner asks often."""
+    numerator, denominator = _CTX.exp(_CTX.divide(eps, Decimal(2))).as_integer_ratio()
+    best = None
+    for b in range(1, max_bins // 2 + 1):
+        a = min(b * numerator // denominator, max_bins - b)
+        if a > b and (best is None or a * best[1] > best[0] * b):
+            best = (a, b)
+    if best is None:
+        raise ValueError(f"epsilon = {epsilon!r} is too small for the piecewise mechanism with at most "
+                         f"{max_bins} bins; use Duchi's mechanism")
+    a, b = best
+    while piecewise_epsilon(a, b) > eps:
+        a -= 1
+    if a <= b:
+        raise ValueError(f"epsilon = {epsilon!r} is too small for the piecewise mechanism")
+    return a, b
+
+
+def piecewise_epsilon(ratio_a: int, ratio_b: int) -> Decimal:
+    """Return the realised epsilon 2 ln(a/b) of the discretised piecewise mechanism."""
+    return _CTX.multiply(Decimal(2), _CTX.ln(_CTX.divide(Decimal(ratio_a), Decimal(ratio_b))))
+
+
+def piecewise_probabilities(ratio_a: int, ratio_b: int) -> tuple[Fraction, Fraction]:
+    """Return (p, q) = (a/(a+b), b/(a+b)): the report's level R = (k + 1/2)/(a+b) has mean q + (p - q)x.
+
+    x is the answer scaled to [0, 1]; R is the midpoint of the reported bin scaled from
+    [-C, C] to [0, 1], C = (a+b)/(a-b) (Wang et al. 2019, with e^(eps/2) = a/b).
+    """
+    return Fraction(ratio_a, ratio_a + ratio_b), Fraction(ratio_b, ratio_a + ratio_b)
+
+
+def piecewise_worst_variance(ratio_a: int, ratio_b: int) -> float:
+    """Return an upper bound on the variance of one report's estimate of x on [0, 1], over all x.
+
+    Continuous PM on t = 2x - 1 (Wang et al. 2019): Var = t^2/(r-1) + (r+3)/(3(r-1)^2) with
+    r = a/b, largest at t = +-1; reporting bin midpoints of width 2/(a-b) removes w^2/12; the
+    randomized rounding of x onto the input grid of a + 1 points adds at most 1/(4a^2).
+    Everything is divided by 4 for the [0, 1] scale.
+    """
+    r = Fraction(ratio_a, ratio_b)
+    width = Fraction(2, ratio_a - ratio_b)
+    t_scale = 1 / (r - 1) + (r + 3) / (3 * (r - 1) ** 2) - width ** 2 / 12
+    return float(t_scale / 4 + Fraction(1, 4 * ratio_a ** 2))
+
+
+def duchi_worst_variance(flip_threshold: int) -> float:
+    """Return the largest variance of one Duchi report's estimate of x on [0, 1]: 1/(4(1-2f)^2), at x = 1/2."""
+    spread = 1 - 2 * Fraction(flip_threshold, TWO53)
+    return float(1 / (4 * spread ** 2))
+
+
 def _rng(rng):
     return np.random.default_rng() if rng is None else rng
 
@@ -158,6 +230,24 @@ def randomize_duchi(values, *, lo: int, hi: int, flip_threshold: int, rng=None) 
     return randomize_rr(bits, flip_threshold=flip_threshold, rng=rng)
 
 
+def randomize_piecewise(values, *, lo: int, hi: int, ratio_a: int, ratio_b: int, rng=None) -> np.ndarray:
+    """Return the output bin in 0..a+b-1 of each integer in lo..hi under the discretised piecewise mechanism.
+
+    The value is rounded at random onto the grid i = 0..a (i/a = the scaled value on
+    average); then with probability a/(a+b) the bin is uniform on the b bins i..i+b-1
+    around it, else uniform on the a others. Each bin has probability a/((a+b)b) or
+    b/((a+b)a), so any two inputs differ by at most (a/b)^2 = e^eps' (Wang et al. 2019).
+    """
+    rng = _rng(rng)
+    v = np.asarray(values, dtype=np.int64)
+    scaled = (v - lo) * ratio_a
+    grid = scaled // (hi - lo) + (rng.integers(0, hi - lo, size=v.shape, dtype=np.int64) < scaled % (hi - lo))
+    high = rng.integers(0, ratio_a + ratio_b, size=v.shape, dtype=np.int64) < ratio_a
+    inside = grid + rng.integers(0, ratio_b, size=v.shape, dtype=np.int64)
+    outside = rng.integers(0, ratio_a, size=v.shape, dtype=np.int64)
+    return np.where(high, inside, np.where(outside < grid, outside, outside + ratio_b))
+
+
 def randomize_question(question: dict, true_values, rng=None):
     """Randomize true answers of one design question; return reports in the wire format's shape.
 
@@ -176,6 +266,9 @@ def randomize_question(question: dict, true_values, rng=None):
     if kind == "multi":
         return randomize_multi(true_values, flip_threshold=question["flip_threshold"], rng=rng)
     if kind == "number":
+        if mechanism == "piecewise":
+            return randomize_piecewise(true_values, lo=question["min"], hi=question["max"],
+                                       ratio_a=question["ratio_a"], ratio_b=question["ratio_b"], rng=rng)
         return randomize_duchi(true_values, lo=question["min"], hi=question["max"],
                                flip_threshold=question["flip_threshold"], rng=rng)
     raise ValueError(f"unknown question kind/mechanism {kind!r}/{mechanism!r}")

@@ -8,7 +8,8 @@ normal approximation to the Clopper–Pearson interval, at ``z`` for one estiman
 intervals, as the aggregates report them). For a number the half-width is a share of
 its range [min, max]. Under ``sample`` allocation each respondent answers m of the k
 questions at ε/m each, so a question gets about n·m/k reports (Warner 1965; Wang et
-al. 2017; Duchi et al. 2013). Pure: no I/O.
+al. 2017; Duchi et al. 2013). A piecewise number's report is a level, not a bit: its
+worst-case variance is that of the mechanism (Wang et al. 2019). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from scipy.stats import norm
 
 from .definition import SurveyDefinition
 from .design import allocate_split, design_question, response_probabilities
+from .mechanisms import piecewise_worst_variance
 
 DEFAULT_MARGIN = 0.05
 DEFAULT_RESPONDENTS = 1000
@@ -93,15 +95,31 @@ def posterior_bound(epsilon: float) -> float:
     return 1 / (1 + math.exp(-epsilon))
 
 
+def worst_report_variance(question: dict) -> float:
+    """Return the largest variance of one report's unbiased estimate (a share, or a number's mean on [0, 1]).
+
+    λ(1 − λ)/(p − q)² at the worst λ for an indicator; for a piecewise number, whose report
+    is a level rather than a bit, the worst case of its own variance (Wang et al. 2019).
+    """
+    if question["mechanism"] == "piecewise":
+        return piecewise_worst_variance(question["ratio_a"], question["ratio_b"])
+    p, q = response_probabilities(question)
+    return worst_case_spread(p, q) / (p - q) ** 2
+
+
 def plan_question(question: dict, *, respondents: int, margin: float, share: float = 1.0,
                   level: float = DEFAULT_LEVEL) -> QuestionPlan:
     """Return the plan of one design question when a ``share`` of the respondents answer it."""
-    p, q = response_probabilities(question)
     simultaneous = len(question["options"]) if question["kind"] == "choice" else 1
+    if not 0 < margin < 1:
+        raise ValueError(f"the margin must be a share in (0, 1), e.g. 0.05, got {margin!r}")
+    variance = worst_report_variance(question)
+    z = z_value(level, simultaneous)
+    reports = respondents * share
     return QuestionPlan(
         id=question["id"], mechanism=question["mechanism"], epsilon=float(question["epsilon"]),
-        half_width=half_width(p, q, respondents * share, level=level, simultaneous_over=simultaneous),
-        respondents=math.ceil(reports_needed(p, q, margin, level=level, simultaneous_over=simultaneous) / share),
+        half_width=math.inf if reports <= 0 else z * math.sqrt(variance / reports),
+        respondents=math.ceil(math.ceil(z * z * variance / (margin * margin)) / share),
         simultaneous_over=simultaneous)
 
 

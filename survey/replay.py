@@ -15,6 +15,7 @@ TWO26 = 2**26
 TWO32 = 2**32
 TWO53 = 2**53
 MAX_OPTIONS = 65536
+MAX_LEVELS = 65536
 MAX_SAFE = TWO53 - 1
 
 
@@ -131,6 +132,23 @@ def randomize_duchi(value: int, *, lo: int, hi: int, flip_threshold: int, stream
     return randomize_rr(rounded, flip_threshold=flip_threshold, stream=stream)
 
 
+def randomize_piecewise(value: int, *, lo: int, hi: int, ratio_a: int, ratio_b: int, stream: U32Stream) -> int:
+    """Return the output level of the discretised piecewise mechanism (Wang et al. 2019), as randomizePiecewise."""
+    _check_integer("min", lo, -MAX_SAFE, MAX_SAFE)
+    _check_integer("max", hi, lo + 1, MAX_SAFE)
+    if hi - lo > TWO32:
+        raise ValueError(f"max - min must be at most 2^32, got {hi - lo}")
+    _check_integer("value", value, lo, hi)
+    _check_integer("ratio_b", ratio_b, 1, MAX_LEVELS)
+    _check_integer("ratio_a", ratio_a, ratio_b + 1, MAX_LEVELS - ratio_b)
+    grid, remainder = divmod((value - lo) * ratio_a, hi - lo)
+    grid += 1 if stream.below(hi - lo) < remainder else 0
+    if stream.below(ratio_a + ratio_b) < ratio_a:
+        return grid + stream.below(ratio_b)
+    other = stream.below(ratio_a)
+    return other if other < grid else other + ratio_b
+
+
 def randomize_question_stream(question: dict, true_value, stream: U32Stream):
     """Return the report of one design question for its true answer, as the browser computes it.
 
@@ -154,5 +172,8 @@ def randomize_question_stream(question: dict, true_value, stream: U32Stream):
     if kind == "number" and mechanism == "duchi":
         return randomize_duchi(true_value, lo=question["min"], hi=question["max"],
                                flip_threshold=question["flip_threshold"], stream=stream)
+    if kind == "number" and mechanism == "piecewise":
+        return randomize_piecewise(true_value, lo=question["min"], hi=question["max"],
+                                   ratio_a=question["ratio_a"], ratio_b=question["ratio_b"], stream=stream)
     raise ValueError(f"question {question.get('id')!r} has an unsupported kind/mechanism {kind!r}/{mechanism!r}; "
-                     "expected yes_no/rr, choice/grr, choice/oue, multi/rr or number/duchi")
+                     "expected yes_no/rr, choice/grr, choice/oue, multi/rr, number/duchi or number/piecewise")

@@ -1,13 +1,16 @@
 """Validate a submitted response against a survey design (DESIGN.md §1, invariant 4).
 
-A submission is ``{"design": HASH, "answers": {QID: REPORT}}``. A report must lie in its
-mechanism's output domain: 0/1 for ``rr`` and ``duchi``, an option index for ``grr``, a
-list of d 0/1 integers for ``oue`` and ``multi``.
+A submission is ``{"design": HASH, "answers": {QID: REPORT}}``, optionally with
+``"submission"`` (the browser's random id, 32 lowercase hex digits: a retry with the same
+id is stored once) and ``"invite"`` (an invitation token). A report must lie in its
+mechanism's output domain: 0/1 for ``rr`` and ``duchi``, an option index for ``grr``,
+an output level 0..bins-1 for ``piecewise``, a list of d 0/1 integers for ``oue`` and ``multi``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import numpy as np
@@ -38,6 +41,12 @@ def validate_report(question: dict, report: Any):
         if not _is_int(report) or report not in (0, 1):
             raise ReportError(f"the report for {qid!r} must be 0 or 1, got {report!r}", field=qid)
         return report
+    if mechanism == "piecewise":
+        bins = question["bins"]
+        if not _is_int(report) or not 0 <= report < bins:
+            raise ReportError(f"the report for {qid!r} must be an output level from 0 to {bins - 1}, "
+                              f"got {report!r}", field=qid)
+        return report
     if mechanism == "grr":
         d = len(question["options"])
         if not _is_int(report) or not 0 <= report < d:
@@ -58,7 +67,7 @@ def check_report_array(question: dict, reports) -> np.ndarray:
     """Return n reports of one question as an integer array if every one is in the output domain, else raise.
 
     The whole-array form of validate_report, for simulated batches: an (n,) array for
-    rr/duchi/grr, an (n, d) array of bits for oue and multi.
+    rr/duchi/grr/piecewise, an (n, d) array of bits for oue and multi.
     """
     qid, mechanism = question["id"], question["mechanism"]
     values = np.asarray(reports)
@@ -70,6 +79,8 @@ def check_report_array(question: dict, reports) -> np.ndarray:
         shape, highest = (values.shape[0], len(question["options"])), 1
     elif mechanism in ("rr", "duchi"):
         shape, highest = (values.shape[0],), 1
+    elif mechanism == "piecewise":
+        shape, highest = (values.shape[0],), question["bins"] - 1
     else:
         raise ReportError(f"question {qid!r} has an unknown mechanism {mechanism!r}", field=qid)
     if values.shape != shape:
@@ -109,18 +120,48 @@ def parse_submission(body: bytes) -> Any:
         raise ReportError("the body nests too deeply") from exc
 
 
+SUBMISSION_KEYS = {"design", "answers", "submission", "invite"}
+SUBMISSION_ID_RE = re.compile(r"[0-9a-f]{32}")
+INVITE_RE = re.compile(r"[A-Za-z0-9_-]{22}")
+
+
+def admission_fields(design: dict, payload: dict) -> tuple[str | None, str | None]:
+    """Return the (submission id, invitation token) of a validated submission, each None when absent, or raise.
+
+    An invitation-only survey (``access = "invite"``) needs a token: 403 without one; any
+    other survey takes none (400).
+    """
+    submission = payload.get("submission")
+    if submission is not None and (not isinstance(submission, str) or not SUBMISSION_ID_RE.fullmatch(submission)):
+        raise ReportError(f"\"submission\" must be 32 lowercase hexadecimal digits, got {submission!r}",
+                          field="submission")
+    invite = payload.get("invite")
+    if design.get("access") == "invite":
+        if invite is None:
+            raise ReportError("this survey is by invitation only: open it from your invitation link; "
+                              "nothing was stored", field="invite", status=403)
+        if not isinstance(invite, str) or not INVITE_RE.fullmatch(invite):
+            raise ReportError("this invitation link is not valid for this survey; nothing was stored",
+                              field="invite", status=403)
+    elif invite is not None:
+        raise ReportError("this survey is open to anyone and takes no invitation; nothing was stored",
+                          field="invite")
+    return submission, invite
+
+
 def validate_submission(design: dict, payload: Any) -> dict:
     """Return the validated answers ``{QID: REPORT}`` of a submission, or raise ReportError.
 
-    Every question must be answered exactly once, with no extra keys, under the current
+    Every question must be answered exactly once (under ``sample`` allocation: exactly
+    ``sample`` distinct questions of the survey), with no extra keys, under the current
     design hash (a stale hash is a 409).
     """
     if not isinstance(payload, dict):
         raise ReportError("the body must be a JSON object {\"design\": HASH, \"answers\": {...}}")
-    extra = sorted(set(payload) - {"design", "answers"})
+    extra = sorted(set(payload) - SUBMISSION_KEYS)
     if extra:
-        raise ReportError(f"unexpected key {extra[0]!r}; only \"design\" and \"answers\" are allowed",
-                          field=extra[0])
+        raise ReportError(f"unexpected key {extra[0]!r}; only \"design\", \"answers\", \"submission\" "
+                          "and \"invite\" are allowed", field=extra[0])
     if not isinstance(payload.get("design"), str):
         raise ReportError("\"design\" must be the design hash string", field="design")
     if payload["design"] != design["hash"]:
@@ -133,9 +174,23 @@ def validate_submission(design: dict, payload: Any) -> dict:
     unknown = sorted(set(answers) - set(questions))
     if unknown:
         raise ReportError(f"{unknown[0]!r} is not a question of this survey", field=unknown[0])
+    if design.get("allocation") == "sample":
+        return _validate_sampled(design, questions, answers)
     validated = {}
     for qid, question in questions.items():
         if qid not in answers:
             raise ReportError(f"the report for {qid!r} is missing", field=qid)
         validated[qid] = validate_report(question, answers[qid])
     return validated
+
+
+def _validate_sampled(design: dict, questions: dict, answers: dict) -> dict:
+    """Return the validated answers of a sample-mode submission: exactly m distinct questions, each in its domain.
+
+    Object keys are already distinct (parse_submission refuses a repeated key) and known.
+    """
+    m = int(design["sample"])
+    if len(answers) != m:
+        raise ReportError(f"each respondent answers exactly {m} of the {len(questions)} questions of this survey, "
+                          f"got reports to {len(answers)}", field="answers")
+    return {qid: validate_report(question, answers[qid]) for qid, question in questions.items() if qid in answers}

@@ -6,6 +6,9 @@ drawn as min + Binomial(max - min, (mean - min)/(max - min)). The reports go thr
 Python mirror of the browser's randomizers (survey.mechanisms) and the same validation as a
 web submission, so simulated data is indistinguishable in form from real data.
 
+Under ``sample`` allocation each simulated respondent is asked a uniform m-subset of the
+questions, drawn with numpy's seeded generator, and reports only those.
+
 Questions are drawn independently unless a *given* links them: ``B|A=V:P`` means that among
 respondents whose true answer to A is V (a yes_no question: ``1``/``yes`` or ``0``/``no``; a
 choice question: an option label), B's truth is P, written as ``--truth`` writes it. Respondents
@@ -227,13 +230,36 @@ def _true_answers(design: dict, truth: dict, n: int, rng: np.random.Generator, g
         yield question, values(question["id"])
 
 
+def draw_asked(design: dict, n: int, rng: np.random.Generator) -> np.ndarray | None:
+    """Return the (n, k) boolean matrix of the questions each respondent is asked, or None under split.
+
+    Under ``sample`` allocation every respondent is asked m of the k questions, a uniform
+    m-subset (the first m of a uniform random permutation, as the browser's partial
+    Fisher-Yates draws them), independent of the answers.
+    """
+    if design.get("allocation") != "sample":
+        return None
+    k, m = len(design["questions"]), int(design["sample"])
+    order = np.argsort(rng.random((n, k)), axis=1)
+    asked = np.zeros((n, k), dtype=bool)
+    np.put_along_axis(asked, order[:, :m], True, axis=1)
+    return asked
+
+
 def simulate_answers(design: dict, truth: dict, n: int, rng: np.random.Generator, *,
                      given: dict | None = None) -> list[dict]:
-    """Return n validated noisy answers ``{QID: REPORT}`` of respondents drawn from ``truth`` and ``given``."""
+    """Return n validated noisy answers ``{QID: REPORT}`` of respondents drawn from ``truth`` and ``given``.
+
+    Under ``sample`` allocation each answer holds only the questions its respondent was asked.
+    """
     columns = {}
     for question, true_values in _true_answers(design, truth, n, rng, given):
         columns[question["id"]] = randomize_question(question, true_values, rng).tolist()
     answers = [dict(zip(columns, reports)) for reports in zip(*columns.values())]
+    asked = draw_asked(design, n, rng)
+    if asked is not None:
+        qids = [question["id"] for question in design["questions"]]
+        answers = [{qid: answer[qid] for qid, keep in zip(qids, row) if keep} for answer, row in zip(answers, asked)]
     for answer in answers:
         validate_submission(design, {"design": design["hash"], "answers": answer})
     return answers
@@ -244,13 +270,36 @@ def simulate_columns(design: dict, truth: dict, n: int, rng: np.random.Generator
     """Return n simulated respondents' reports per question as (n, words) arrays (``survey.codec``).
 
     The vectorised twin of simulate_answers: the same draws, checked against each
-    mechanism's output domain as a whole array (``reports.check_report_array``).
+    mechanism's output domain as a whole array (``reports.check_report_array``). Every
+    question is answered, so a ``sample`` design needs simulate_reports instead.
     """
+    if design.get("allocation") == "sample":
+        raise TruthError(f"survey {design['slug']!r} samples questions; simulate it with simulate_reports")
     columns = []
     for question, true_values in _true_answers(design, truth, n, rng, given):
         reports = check_report_array(question, randomize_question(question, true_values, rng))
         columns.append(codec.encode_column(question, reports))
     return columns
+
+
+def simulate_reports(design: dict, truth: dict, n: int, rng: np.random.Generator, *,
+                     given: dict | None = None) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """Return simulate_columns' (n, words) arrays and the (n, k) matrix of asked questions (None under split).
+
+    Under ``sample`` allocation only the asked reports are randomized (the others' rows
+    hold 0 and are stored as NULL: ``Store.add_report_columns(..., asked=...)``).
+    """
+    asked = draw_asked(design, n, rng)
+    if asked is None:
+        return simulate_columns(design, truth, n, rng, given=given), None
+    columns = []
+    for index, (question, true_values) in enumerate(_true_answers(design, truth, n, rng, given)):
+        rows = np.flatnonzero(asked[:, index])
+        reports = check_report_array(question, randomize_question(question, true_values[rows], rng))
+        words = np.zeros((n, codec.word_count(question)), dtype=np.int64)
+        words[rows] = codec.encode_column(question, reports)
+        columns.append(words)
+    return columns, asked
 
 
 def _check_sizes(n, batch):
@@ -274,6 +323,14 @@ def simulate_column_batches(design: dict, truth: dict, *, n: int, batch: int, rn
     _check_sizes(n, batch)
     for start in range(0, n, batch):
         yield simulate_columns(design, truth, min(batch, n - start), rng, given=given)
+
+
+def simulate_report_batches(design: dict, truth: dict, *, n: int, batch: int, rng: np.random.Generator,
+                            given: dict | None = None) -> Iterator[tuple[list[np.ndarray], np.ndarray | None]]:
+    """Yield the (columns, asked) of n simulated respondents as simulate_reports batches of at most ``batch``."""
+    _check_sizes(n, batch)
+    for start in range(0, n, batch):
+        yield simulate_reports(design, truth, min(batch, n - start), rng, given=given)
 
 
 def batch_count(n: int, batch: int) -> int:

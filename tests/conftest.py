@@ -37,10 +37,11 @@ def db_path(tmp_path) -> Path:
 
 @pytest.fixture
 def app(db_path):
-    """Return the web app on the temporary database (CSRF protection on)."""
+    """Return the web app on the temporary database (CSRF protection on, no flood limit)."""
     from survey.web import create_app
 
-    app = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test"})
+    # No flood limit: some tests send hundreds of submissions (test_flood.py tests the limit).
+    app = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test", "MAX_SUBMISSIONS_PER_MINUTE": 0})
     yield app
     app.extensions["ldp_stores"].close_all()
 
@@ -179,13 +180,14 @@ def create_smoking_db(db_path: Path):
 def live_server(tmp_path_factory):
     """Start `ldp-survey serve` (gunicorn, 2 workers) on 127.0.0.1 with the smoking survey; yield {"origin", "db"}.
 
-    One server per test module; the survey is examples/smoking.toml, slug smoking-2026.
+    One server per test module; the survey is examples/smoking.toml, slug smoking-2026; no flood limit.
     At the end it gets SIGTERM and must stop gracefully (exit status 0).
     """
     directory = tmp_path_factory.mktemp("browser")
     db_path = directory / "browser.db"
     create_smoking_db(db_path)
-    server = start_server(db_path, directory / "server.log", "--workers", "2")
+    # No flood limit: the load test sends hundreds of submissions from 127.0.0.1 (test_flood.py tests it).
+    server = start_server(db_path, directory / "server.log", "--workers", "2", "--max-submissions-per-minute", "0")
     yield {"origin": server.origin, "db": db_path}
     status = server.stop()
     assert status == 0, f"the server stopped with status {status}:\n{server.log_text()[-3000:]}"

@@ -2,7 +2,8 @@
 
 Run by hand from the repository root: ``python tests/make_vectors.py``. The output is
 deterministic (fixed seed). "thresholds" holds the integer thresholds and realised
-epsilons of a grid of epsilon and d; "streams" holds cases of a fixed list of 32-bit
+epsilons of a grid of epsilon and d; "piecewise" the rational e^(eps/2) = a/b of the
+piecewise mechanism per epsilon; "streams" holds cases of a fixed list of 32-bit
 words, an input and the output survey/replay.py computes from them, which the
 JavaScript must reproduce word for word (consuming exactly the listed words).
 """
@@ -229,6 +230,56 @@ def question_cases(rng: random.Random) -> list[dict]:
     return cases
 
 
+def piecewise_row(epsilon) -> dict:
+    """Return the rational a/b <= e^(eps/2), realised epsilon, (p, q) and worst variance of the piecewise mechanism."""
+    a, b = mech.piecewise_ratio(epsilon=epsilon)
+    realised = mech.piecewise_epsilon(a, b)
+    p, q = mech.piecewise_probabilities(a, b)
+    return {"epsilon": epsilon, "ratio_a": a, "ratio_b": b, "bins": a + b,
+            "epsilon_realised": _digits30(realised), "epsilon_float": float(realised),
+            "p": float(p), "q": float(q), "worst_variance": mech.piecewise_worst_variance(a, b)}
+
+
+def piecewise_cases(rng: random.Random) -> list[dict]:
+    """Return cases of the discretised piecewise mechanism: rounding, the high/low branch, skipping the high bins."""
+    a4, b4 = mech.piecewise_ratio(epsilon=4)
+    a1, b1 = mech.piecewise_ratio(epsilon=1)
+    age = _question("age", "number", "piecewise", min=18, max=90, ratio_a=a4, ratio_b=b4, bins=a4 + b4)
+    unit = _question("unit", "number", "piecewise", min=0, max=1, ratio_a=a1, ratio_b=b1, bins=a1 + b1)
+    wide = _question("income", "number", "piecewise", min=0, max=10**9, ratio_a=a4, ratio_b=b4, bins=a4 + b4)
+    levels = a4 + b4
+    # value 40: 22·a = 72·grid + remainder.
+    grid40, rest40 = divmod(22 * a4, 72)
+
+    def below(value, m):
+        return word_for_below(value, m, rng)
+
+    cases = [
+        _case("piecewise at min, high branch, first level", "question", rng,
+              prefix=below(5, 72) + below(0, levels) + below(0, b4), question=age, true=18),
+        _case("piecewise at max, high branch, last level", "question", rng,
+              prefix=below(71, 72) + below(a4 - 1, levels) + below(b4 - 1, b4), question=age, true=90),
+        _case("piecewise at min, low branch skips the b high levels", "question", rng,
+              prefix=below(0, 72) + below(a4, levels) + below(0, a4), question=age, true=18),
+        _case("piecewise at max, low branch below the grid", "question", rng,
+              prefix=below(0, 72) + below(levels - 1, levels) + below(a4 - 1, a4), question=age, true=90),
+        _case("piecewise 40 rounds up when below(72) < remainder", "question", rng,
+              prefix=below(rest40 - 1, 72) + below(0, levels) + below(0, b4), question=age, true=40),
+        _case("piecewise 40 rounds down when below(72) = remainder", "question", rng,
+              prefix=below(rest40, 72) + below(0, levels) + below(0, b4), question=age, true=40),
+        _case("piecewise 40 low branch: other = grid is shifted by b", "question", rng,
+              prefix=below(rest40, 72) + below(a4, levels) + below(grid40, a4), question=age, true=40),
+        _case("piecewise 40 low branch: other = grid - 1 is kept", "question", rng,
+              prefix=below(rest40, 72) + below(a4, levels) + below(grid40 - 1, a4), question=age, true=40),
+        _case("piecewise range 1 at 0 (below(1) draws nothing)", "question", rng, question=unit, true=0),
+        _case("piecewise range 1 at 1", "question", rng, question=unit, true=1),
+        _case("piecewise range 10^9 middle", "question", rng, question=wide, true=123456789),
+    ]
+    for i in range(6):
+        cases.append(_case(f"random piecewise {i}", "question", rng, question=age, true=rng.randint(18, 90)))
+    return cases
+
+
 def build_vectors() -> dict:
     """Return the whole vectors document; equal on every run."""
     rng = random.Random(SEED)
@@ -237,7 +288,8 @@ def build_vectors() -> dict:
         "about": "Shared test vectors of ldp-survey: regenerate with python tests/make_vectors.py",
         "threshold_bits": 53,
         "thresholds": thresholds,
-        "streams": primitive_cases(rng) + question_cases(rng),
+        "streams": primitive_cases(rng) + question_cases(rng) + piecewise_cases(rng),
+        "piecewise": [piecewise_row(eps) for eps in EPSILONS],
     }
 
 

@@ -235,8 +235,8 @@ def test_no_store_on_researcher_pages_and_the_api_and_hsts_when_https(app, db_pa
                  f"/surveys/{SLUG}/responses.csv", "/account/tokens"):
         response = client.get(path)
         assert response.status_code == 200 and response.headers["Cache-Control"] == "no-store", path
-    chart = client.get(f"/surveys/{SLUG}/chart.svg")
-    assert chart.headers["Cache-Control"] == "private, no-cache" and chart.headers["ETag"]
+    chart = client.get(f"/surveys/{SLUG}/charts/smoker.svg")
+    assert chart.headers["Cache-Control"] == "no-store" and chart.headers["ETag"]
     assert "Strict-Transport-Security" not in chart.headers
     secure = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test", "HSTS": True})
     try:

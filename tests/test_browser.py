@@ -94,7 +94,8 @@ def test_survey_sends_only_randomized_reports(browser, live_server):
     posts = [r for r in requests if r["method"] == "POST"]
     assert len(posts) == 1 and posts[0]["url"] == f"{origin}/s/{SLUG}/responses"
     body = json.loads(posts[0]["body"])
-    assert set(body) == {"design", "answers"}
+    assert set(body) == {"design", "answers", "submission"}
+    assert re.fullmatch(r"[0-9a-f]{32}", body["submission"])
     assert body["design"] == design["hash"]
     answers = body["answers"]
     assert set(answers) == {"smoker", "lung_disease", "cigarettes", "age"}
@@ -161,8 +162,9 @@ def test_request_leaves_a_fixed_delay_after_send(browser, live_server):
     context.close()
 
 
-def test_retry_resends_the_same_reports_and_rerandomizes_only_changed_answers(browser, live_server):
-    """Randomizing an unchanged answer again would spend its budget twice: a retry reuses its report."""
+def test_retry_resends_the_same_reports_even_for_a_changed_answer_unless_confirmed(browser, live_server):
+    """Randomizing an answer again would spend its budget twice: a retry reuses its report (test_respondent_trust.py
+    checks the confirmed change)."""
     before = response_count(live_server["db"])
     context = browser.new_context()
     page = context.new_page()
@@ -194,6 +196,7 @@ def test_retry_resends_the_same_reports_and_rerandomizes_only_changed_answers(br
     assert bodies[0] == bodies[1], "a retry with unchanged answers resends the same reports"
     unchanged = {"smoker", "lung_disease", "cigarettes"}
     assert {q: bodies[2][q] for q in unchanged} == {q: bodies[0][q] for q in unchanged}
+    assert bodies[2]["age"] == bodies[0]["age"], "the changed answer keeps its report until a change is confirmed"
     assert response_count(live_server["db"]) == before + 1
     context.close()
 
@@ -214,4 +217,47 @@ def test_the_form_sends_the_randomized_report_not_the_answer(browser, live_serve
     send_and_wait_for_thanks(page)
     [post] = [r for r in requests if r["method"] == "POST"]
     assert json.loads(post["body"])["answers"] == {"smoker": 0, "lung_disease": 1, "cigarettes": 2, "age": 0}
+    context.close()
+
+
+def test_a_piecewise_number_is_sent_as_one_output_level(browser, live_server):
+    """A number above the crossover leaves the page as one level of the piecewise mechanism, never the answer."""
+    from survey.definition import parse_definition
+    from survey.design import build_design
+
+    design = build_design(parse_definition({
+        "slug": "income-browser", "title": "Income", "epsilon": 6.0,
+        "questions": [{"id": "income", "kind": "number", "text": "Yearly income in euros?",
+                       "min": 100000, "max": 100250}]}))
+    question = design["questions"][0]
+    assert question["mechanism"] == "piecewise"
+    store = Store(live_server["db"])
+    try:
+        store.create_survey("", design)
+    finally:
+        store.close()
+    origin = live_server["origin"]
+    context = browser.new_context()
+    context.add_init_script(INSTRUMENT)
+    page = context.new_page()
+    requests = capture(page)
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{origin}/s/income-browser")
+    page.get_by_role("spinbutton").fill("100123")
+    send_and_wait_for_thanks(page)
+    posts = [r for r in requests if r["method"] == "POST"]
+    assert len(posts) == 1
+    body = json.loads(posts[0]["body"])
+    level = body["answers"]["income"]
+    assert set(body["answers"]) == {"income"} and isinstance(level, int) and 0 <= level < question["bins"]
+    assert "100123" not in posts[0]["body"]
+    assert page.evaluate("window.__randomCalls") > 0 and page.evaluate("window.__mathRandomCalls") == 0
+    assert not errors
+    store = Store(live_server["db"])
+    try:
+        assert list(store.iter_answers("income-browser")) == [{"income": level}]
+        assert store.question_counts("income-browser")["income"] == (1, [level, level * level])
+    finally:
+        store.close()
     context.close()

@@ -1,8 +1,8 @@
-"""The results chart: a hand-written SVG that renders under the CSP, and its cache in the web layer."""
+"""The charts: one matplotlib chart per question (SVG and PNG) with plain-text labels, their routes and cache."""
 
 from __future__ import annotations
 
-import math
+import io
 import subprocess
 import sys
 import threading
@@ -11,18 +11,25 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from werkzeug.security import generate_password_hash
 
 from survey.aggregate import AggregateRow, aggregate
-from survey.charts import PLOT_LEFT, PLOT_RIGHT, results_chart_svg
+from survey.charts import PNG_SCALE, chart_size, question_chart, survey_chart
 from survey.store import Store
 from survey.web.chart_cache import ChartCache
 
+from conftest import OTHER, OWNER
+
 SVG = "{http://www.w3.org/2000/svg}"
+XLINK = "{http://www.w3.org/1999/xlink}"
 SLUG = "smoking-2026"
 GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": 2, "age": 1}
-HOSTILE = '<script>alert("x")</script> & \'q\''
+TEX = "$\\undefinedcommand$"
+HOSTILE = '<script>alert(1)</script> & "q"'
+RTL = "שלום עולם"
 ROOT = Path(__file__).resolve().parent.parent
+CHART_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 def question(qid, kind, text="A question?", **extra):
@@ -30,33 +37,38 @@ def question(qid, kind, text="A question?", **extra):
             "epsilon": extra.pop("epsilon", 0.5), **extra}
 
 
-def row(qid, option, estimate, low=None, high=None, *, kind="choice", n=100, level=0.95):
-    low = 0.0 if low is None else low
-    high = 1.0 if high is None else high
+def row(qid, option, estimate, low=0.0, high=1.0, *, kind="choice", n=100, level=0.95):
     return AggregateRow(question=qid, option=option, kind=kind, mechanism="grr", epsilon=0.5, n=n,
                         noisy_share=0.5, estimate=estimate, std_error=0.05, ci_low=low, ci_high=high,
                         ci_level=level)
 
 
-def parse(svg: str) -> ET.Element:
-    return ET.fromstring(svg.encode("utf-8"))
+def parse(svg: bytes) -> ET.Element:
+    return ET.fromstring(svg)
 
 
-def markers(root: ET.Element) -> list[ET.Element]:
-    return [el for el in root.iter() if el.get("class") == "estimate"]
+def texts(root: ET.Element) -> list[str]:
+    return ["".join(el.itertext()) for el in root.iter(f"{SVG}text")]
 
 
-def x_of(value, low, high):
-    """The chart's axis mapping: [low, high] onto [PLOT_LEFT, PLOT_RIGHT]."""
-    return PLOT_LEFT + (value - low) / (high - low) * (PLOT_RIGHT - PLOT_LEFT)
+def marker_xs(root: ET.Element, gid: str) -> list[float]:
+    """Return the x of every marker in the group matplotlib names ``gid`` (empty if there is none)."""
+    group = next((el for el in root.iter(f"{SVG}g") if el.get("id") == gid), None)
+    return [] if group is None else [float(use.get("x")) for use in group.iter(f"{SVG}use")]
+
+
+def png_image(data: bytes) -> Image.Image:
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    return image
 
 
 @pytest.fixture
 def design():
-    return {"slug": "t", "title": 'Title <b>&</b> "quoted"', "questions": [
+    return {"slug": "t", "title": f"Title {TEX} <b>&</b>", "questions": [
         question("smoker", "yes_no", "Do you smoke?"),
-        question("colour", "choice", f"Favourite colour {HOSTILE}?", options=[HOSTILE, "blue", "green", "red"],
-                 mechanism="grr"),
+        question("colour", "choice", f"Favourite colour {HOSTILE} {TEX} under_score?",
+                 options=[TEX, HOSTILE, RTL, "green", "red", "x" * 200], mechanism="grr"),
         question("age", "number", "How old are you?", min=18, max=90, mechanism="duchi"),
     ]}
 
@@ -65,125 +77,157 @@ def design():
 def rows():
     return [
         row("smoker", "yes", 0.25, 0.2, 0.3, kind="yes_no"),
-        row("colour", HOSTILE, 0.4, 0.3, 0.5),
-        row("colour", "blue", -0.08, 0.0, 0.1),     # unbiased estimates can leave [0, 1]
-        row("colour", "green", float("nan"), 0.0, 1.0),
-        row("colour", "red", None, 0.0, 1.0),
+        row("colour", TEX, 0.0, 0.0, 0.1),           # exactly on the left edge
+        row("colour", HOSTILE, -0.08, 0.0, 0.1),     # unbiased estimates can leave [0, 1]
+        row("colour", RTL, float("nan")),
+        row("colour", "green", None),
+        row("colour", "red", 1.0, 0.9, 1.0),         # exactly on the right edge
+        row("colour", "x" * 200, 1.3, 0.95, 1.0),
         row("age", "", 36.0, 30.0, 42.0, kind="number"),
     ]
 
 
-def test_chart_is_xml_with_title_desc_and_a_scalable_size(design, rows):
-    svg = results_chart_svg(design, rows)
-    assert svg.startswith("<?xml")
+# Drawing -----------------------------------------------------------------------------------------
+
+def test_labels_are_plain_text_in_the_svg(design, rows):
+    svg = question_chart(design, "colour", rows, fmt="svg")
     root = parse(svg)
-    assert root.tag == f"{SVG}svg" and root.get("role") == "img"
-    width, height = float(root.get("width")), float(root.get("height"))
-    assert root.get("viewBox") == f"0 0 {root.get('width')} {root.get('height')}" and width > 0 and height > 0
-    title, desc = root.find(f"{SVG}title"), root.find(f"{SVG}desc")
-    assert title is not None and 'Title <b>&</b> "quoted"' in title.text
-    assert desc is not None and "3 questions" in desc.text and "6 estimates" in desc.text
-    assert set(root.get("aria-labelledby").split()) == {title.get("id"), desc.get("id")}
+    assert b"<script" not in svg and not [el for el in root.iter() if el.tag.endswith("script")]
+    shown = texts(root)
+    for label in (TEX, HOSTILE, RTL):
+        assert label in shown, label
+    assert f"Favourite colour {HOSTILE} {TEX} under_score?" in " ".join(shown)  # wrapped over two lines
+    assert any(text.startswith("colour · choice · share · grr · ε′ = 0.5 · n = 100") for text in shown)
+    # svg.fonttype "none": the labels are <text>, not glyph outlines.
+    assert not [el for el in root.iter(f"{SVG}path") if (el.get("id") or "").startswith("DejaVu")]
 
 
-def test_chart_uses_no_style_attribute_or_element(design, rows):
-    root = parse(results_chart_svg(design, rows))
-    for element in root.iter():
-        assert element.tag != f"{SVG}style"
-        assert "style" not in element.attrib, element.tag
+@pytest.mark.parametrize("fmt", ["svg", "png"])
+def test_a_tex_command_as_a_label_draws(design, fmt):
+    only = [row("colour", TEX, 0.4, 0.3, 0.5), row("colour", "a_b^c \\\\ %", 0.2, 0.1, 0.3)]
+    assert question_chart(design, "colour", only, fmt=fmt)
 
 
-def test_chart_escapes_hostile_labels_and_texts(design, rows):
-    svg = results_chart_svg(design, rows)
-    assert "<script" not in svg and "<b>" not in svg
-    root = parse(svg)
-    assert not [el for el in root.iter() if el.tag.endswith("script")]
-    texts = ["".join(el.itertext()) for el in root.iter(f"{SVG}text")]
-    assert any(HOSTILE in text for text in texts)
-    assert any("Favourite colour " + HOSTILE in text for text in texts)
-    assert any(text.startswith("colour · choice") and "ε′ = 0.5" in text and "n = 100" in text for text in texts)
-
-
-def test_chart_replaces_characters_xml_cannot_hold(design, rows):
+def test_characters_no_chart_can_hold_become_replacement_characters(design, rows):
     design["questions"][0]["text"] = "Bell \x07 and NUL \x00?"
-    assert "Bell \ufffd and NUL \ufffd?" in "".join(parse(results_chart_svg(design, rows)).itertext())
+    shown = texts(parse(question_chart(design, "smoker", rows)))
+    assert "Bell \ufffd and NUL \ufffd?" in shown
+    assert question_chart(design, "smoker", rows, fmt="png")
 
 
-def test_one_marker_per_finite_estimate_at_the_right_x(design, rows):
-    root = parse(results_chart_svg(design, rows))
-    found = markers(root)
-    assert len(found) == sum(1 for r in rows if r.estimate is not None and math.isfinite(r.estimate)) == 4
-    circles = [el for el in found if el.tag == f"{SVG}circle"]
-    xs = sorted(float(el.get("cx")) for el in circles)
-    expected = sorted([x_of(0.25, 0, 1), x_of(0.4, 0, 1), x_of(36.0, 18, 90)])
-    assert xs == pytest.approx(expected, abs=0.051)
-    assert x_of(0.25, 0, 1) == pytest.approx(PLOT_LEFT + (PLOT_RIGHT - PLOT_LEFT) / 4)
-    # The estimate below 0 is a triangle at the left edge of the axis, pointing left.
-    (triangle,) = [el for el in found if el.tag == f"{SVG}polygon"]
-    points = [tuple(map(float, point.split(","))) for point in triangle.get("points").split()]
-    assert min(x for x, _ in points) < PLOT_LEFT <= max(x for x, _ in points) == pytest.approx(PLOT_LEFT)
-    assert "-8.0%" in "".join(triangle.itertext())
+def test_estimates_at_their_x_and_outside_the_axis_at_its_edge(design, rows):
+    root = parse(question_chart(design, "colour", rows))
+    inside, below, above = (marker_xs(root, gid) for gid in ("estimates", "below-axis", "above-axis"))
+    assert len(inside) == 2 and len(below) == 1 and len(above) == 1
+    left, right = sorted(inside)  # the estimates 0.0 and 1.0, on the axis ends
+    assert below == [pytest.approx(left)] and above == [pytest.approx(right)]
+    assert right - left > 250
+    shown = texts(root)
+    assert shown.count("no responses") == 2  # NaN and None
+    assert [t for t in shown if t.endswith("%")] == ["0%", "25%", "50%", "75%", "100%"]
 
 
-def test_share_axis_is_shared_and_labelled(design, rows):
-    root = parse(results_chart_svg(design, rows))
-    labels = ["".join(el.itertext()) for el in root.iter(f"{SVG}text")]
-    for tick in ("0%", "25%", "50%", "75%", "100%"):
-        assert labels.count(tick) == 2  # the yes_no panel and the choice panel
-    assert "18" in labels and "90" in labels  # the number question's own min..max axis
+def test_a_share_is_placed_proportionally(design):
+    share = [row("colour", "a", 0.0), row("colour", "b", 0.25), row("colour", "c", 1.0)]
+    xs = marker_xs(parse(question_chart(design, "colour", share)), "estimates")
+    assert len(xs) == 3
+    assert xs[1] - xs[0] == pytest.approx((xs[2] - xs[0]) / 4, abs=0.01)
 
 
-def test_chart_is_deterministic(design, rows):
-    assert results_chart_svg(design, rows) == results_chart_svg(design, list(rows))
+def test_a_number_question_has_its_mean_on_its_own_axis(design, rows):
+    root = parse(question_chart(design, "age", rows))
+    (mean,) = marker_xs(root, "estimates")
+    shown = texts(root)
+    assert "mean" in shown and "18" in shown and "90" in shown and "0%" not in shown
+    assert any("mean on 18–90" in text for text in shown)
+    low = marker_xs(parse(question_chart(design, "age", [row("age", "", 18.0, 18, 20, kind="number")])),
+                    "estimates")[0]
+    high = marker_xs(parse(question_chart(design, "age", [row("age", "", 90.0, 88, 90, kind="number")])),
+                     "estimates")[0]
+    assert mean == pytest.approx(low + (36 - 18) / (90 - 18) * (high - low), abs=0.01)
 
 
-def test_empty_survey_and_survey_without_responses():
-    empty = parse(results_chart_svg({"title": "Empty", "questions": []}, []))
-    assert "No questions" in "".join(empty.itertext())
+def test_long_texts_and_labels_are_cut_and_the_width_stays(design, rows):
+    design["questions"][1]["text"] = "Why " + "very " * 200 + "long?"
+    svg = question_chart(design, "colour", rows)
+    shown = texts(parse(svg))
+    assert any(text.startswith("x" * 20) and text.endswith("…") and len(text) < 40 for text in shown)
+    title_lines = [text for text in shown if text.startswith(("Why", "very"))]
+    assert len(title_lines) == 3 and title_lines[-1].endswith("…") and all(len(t) <= 70 for t in title_lines)
+    assert parse(svg).get("width") == parse(question_chart(design, "smoker", rows)).get("width")
+
+
+def test_a_question_without_rows_and_a_survey_without_responses(design):
+    assert "no estimates" in texts(parse(question_chart(design, "colour", [])))
     from survey.definition import parse_definition_toml
     from survey.design import build_design
 
     text = (ROOT / "examples" / "smoking.toml").read_text(encoding="utf-8")
-    design = build_design(parse_definition_toml(text, source="smoking.toml"))
-    root = parse(results_chart_svg(design, aggregate(design, [])))
-    assert markers(root) == []
-    assert "".join(root.itertext()).count("no responses") == 8
-    nan_rows = [row(r.question, r.option, float("nan"), r.ci_low, r.ci_high, n=0)
-                for r in aggregate(design, [])]
-    assert markers(parse(results_chart_svg(design, nan_rows))) == []
+    smoking = build_design(parse_definition_toml(text, source="smoking.toml"))
+    empty = aggregate(smoking, [])
+    for q in smoking["questions"]:
+        root = parse(question_chart(smoking, q["id"], empty))
+        assert marker_xs(root, "estimates") == [] and "no responses" in texts(root)
+        assert question_chart(smoking, q["id"], empty, fmt="png")
 
 
-def test_long_texts_are_truncated_with_the_full_text_in_a_title():
-    long_text = "Why " + "very " * 200 + "long?"
-    long_label = "option " * 20
-    design = {"title": "T", "questions": [question("q", "choice", long_text, options=[long_label, "b"])]}
-    root = parse(results_chart_svg(design, [row("q", long_label, 0.5), row("q", "b", 0.5)]))
-    titles = [el.text for el in root.iter(f"{SVG}title")]
-    assert long_text in titles and long_label in titles
-    shown = [el.text or el.find(f"{SVG}title").tail for el in root.iter(f"{SVG}text")]
-    cut = [text for text in shown if text.endswith("…")]
-    assert len(cut) == 2 and cut[0].startswith("very very") and cut[0].endswith(" very…")
-    assert cut[1].startswith("option option") and cut[1].endswith(" option…")
-    assert all(len(text) < 120 for text in shown)
+def test_64_options(design):
+    options = [f"option {j} {TEX}" for j in range(64)]
+    design["questions"][1]["options"] = options
+    many = [row("colour", option, (j % 13) / 10 - 0.1, 0.0, 0.5) for j, option in enumerate(options)]
+    root = parse(question_chart(design, "colour", many))
+    shown = texts(root)
+    assert all(option in shown for option in options)
+    assert shown.count("50%") == 2, "a long chart repeats its axis labels above its rows"
+    assert sum(len(marker_xs(root, gid)) for gid in ("estimates", "below-axis", "above-axis")) == 64
+    width, height = chart_size(design["questions"][1], many)
+    assert height > 64 * 20 and width == chart_size(design["questions"][1], many[:2])[0]
+    image = png_image(question_chart(design, "colour", many, fmt="png"))
+    assert image.size == (width * PNG_SCALE, height * PNG_SCALE)
 
 
-def test_large_survey_draws_fast():
-    options = [f"option {j} <&>" for j in range(64)]
-    design = {"title": "Large", "questions": [question(f"q{i}", "choice", f"Question {i}?", options=options)
-                                              for i in range(100)]}
-    rows = [row(f"q{i}", option, (j % 13) / 10 - 0.1, 0.0, 0.5) for i in range(100)
-            for j, option in enumerate(options)]
-    start = time.perf_counter()
-    svg = results_chart_svg(design, rows)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 1.0, f"6400 rows took {elapsed:.2f} s"
-    assert len(markers(parse(svg))) == 6400
+@pytest.mark.parametrize("qid", ["smoker", "colour", "age"])
+def test_sizes_match_the_svg_and_the_png(design, rows, qid):
+    width, height = chart_size(next(q for q in design["questions"] if q["id"] == qid),
+                               [r for r in rows if r.question == qid])
+    root = parse(question_chart(design, qid, rows))
+    # matplotlib sizes the SVG in points (72/inch); browsers show 96 px per inch.
+    assert float(root.get("width").removesuffix("pt")) * 96 / 72 == pytest.approx(width, abs=0.5)
+    assert float(root.get("height").removesuffix("pt")) * 96 / 72 == pytest.approx(height, abs=0.5)
+    image = png_image(question_chart(design, qid, rows, fmt="png"))
+    assert image.size == (width * PNG_SCALE, height * PNG_SCALE)
+    grey = image.convert("L")
+    dark = sum(grey.histogram()[:96])
+    assert 200 < dark < 0.2 * image.size[0] * image.size[1], "dark text on a white chart"
 
 
-def test_charts_do_not_import_matplotlib():
-    code = "import sys, survey.charts\nprint('matplotlib' in sys.modules)"
+@pytest.mark.parametrize("fmt", ["svg", "png"])
+def test_charts_are_deterministic(design, rows, fmt):
+    assert question_chart(design, "colour", rows, fmt=fmt) == question_chart(design, "colour", list(rows), fmt=fmt)
+    assert survey_chart(design, rows, fmt=fmt) == survey_chart(design, list(rows), fmt=fmt)
+
+
+def test_survey_chart_holds_every_question(design, rows):
+    shown = texts(parse(survey_chart(design, rows)))
+    assert any(text.startswith("Results: Title " + TEX) for text in shown)
+    for q in design["questions"]:
+        assert any(text.startswith(q["text"][:30]) for text in shown), q["id"]
+    assert "No questions." in texts(parse(survey_chart({"title": "Empty", "questions": []}, [])))
+
+
+def test_bad_requests_name_the_problem(design, rows):
+    with pytest.raises(ValueError, match="svg, png.*'gif'"):
+        question_chart(design, "smoker", rows, fmt="gif")
+    with pytest.raises(KeyError, match="nope"):
+        question_chart(design, "nope", rows)
+
+
+def test_charts_use_no_pyplot_and_plain_text_settings():
+    code = ("import sys, matplotlib, survey.charts\n"
+            "r = matplotlib.rcParams\n"
+            "print('matplotlib.pyplot' in sys.modules, r['text.parse_math'], r['text.usetex'], r['svg.fonttype'])")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "False"
+    assert result.stdout.split() == ["False", "False", "False", "none"]
 
 
 # The cache ---------------------------------------------------------------------------------------
@@ -256,7 +300,7 @@ def signed_in(app, db_path, smoking_survey):
     """Return a function making a test client signed in as a researcher."""
     store = Store(db_path)
     store.add_user("r@example.org", generate_password_hash("correct horse"))
-    store.share("smoking-2026", "r@example.org")
+    store.share(SLUG, "r@example.org")
     user = store.get_user("r@example.org")
     store.close()
 
@@ -272,18 +316,18 @@ def signed_in(app, db_path, smoking_survey):
 
 @pytest.fixture
 def draws(monkeypatch):
-    """Count the charts the web layer draws (each drawing takes a little while)."""
-    import survey.web.research as research
+    """Count the question charts the web layer draws (each drawing takes a little while)."""
+    import survey.web.charts as web_charts
 
     calls = []
-    real = research.results_chart_svg
+    real = web_charts.question_chart
 
-    def counting(design, rows):
-        calls.append(len(rows))
+    def counting(design, qid, rows, *, fmt):
+        calls.append((qid, fmt))
         time.sleep(0.2)
-        return real(design, rows)
+        return real(design, qid, rows, fmt=fmt)
 
-    monkeypatch.setattr(research, "results_chart_svg", counting)
+    monkeypatch.setattr(web_charts, "question_chart", counting)
     return calls
 
 
@@ -294,7 +338,7 @@ def test_web_draws_once_for_concurrent_requests(signed_in, draws):
 
     def fetch(index):
         barrier.wait()
-        responses[index] = clients[index].get(f"/surveys/{SLUG}/chart.svg")
+        responses[index] = clients[index].get(f"/surveys/{SLUG}/charts/cigarettes.png")
 
     threads = [threading.Thread(target=fetch, args=(index,)) for index in range(len(clients))]
     for thread in threads:
@@ -303,51 +347,126 @@ def test_web_draws_once_for_concurrent_requests(signed_in, draws):
         thread.join(30)
     assert [r.status_code for r in responses] == [200] * len(clients)
     assert len({r.get_data() for r in responses}) == 1 and len({r.headers["ETag"] for r in responses}) == 1
-    assert len(draws) == 1
+    assert draws == [("cigarettes", "png")]
 
 
 def test_web_redraws_when_the_data_or_level_changes(signed_in, draws, db_path, smoking_survey):
     client = signed_in()
-    first = client.get(f"/surveys/{SLUG}/chart.svg")
-    assert client.get(f"/surveys/{SLUG}/chart.svg").get_data() == first.get_data() and len(draws) == 1
+    first = client.get(f"/surveys/{SLUG}/charts/smoker.svg")
+    assert client.get(f"/surveys/{SLUG}/charts/smoker.svg").get_data() == first.get_data() and len(draws) == 1
+    client.get(f"/surveys/{SLUG}/charts/smoker.png")
+    assert len(draws) == 2
     store = Store(db_path)
     store.add_responses(SLUG, smoking_survey["hash"], [GOOD, {**GOOD, "smoker": 0}])
     store.close()
-    second = client.get(f"/surveys/{SLUG}/chart.svg")
-    assert len(draws) == 2 and second.headers["ETag"] != first.headers["ETag"]
-    assert b"n = 2" in second.get_data()
-    client.get(f"/surveys/{SLUG}/chart.svg?level=0.9")
-    assert len(draws) == 3
+    second = client.get(f"/surveys/{SLUG}/charts/smoker.svg")
+    assert len(draws) == 3 and second.headers["ETag"] != first.headers["ETag"]
+    assert "n = 2" in " ".join(texts(parse(second.get_data())))
+    client.get(f"/surveys/{SLUG}/charts/smoker.svg?level=0.9")
+    assert len(draws) == 4
 
 
-def test_web_chart_etag_and_conditional_get(signed_in):
+@pytest.mark.parametrize("path, mimetype", [("charts/smoker.svg", "image/svg+xml"),
+                                            ("charts/age.png", "image/png"),
+                                            ("chart.svg", "image/svg+xml")])
+def test_web_chart_headers_etag_and_conditional_get(signed_in, path, mimetype):
     client = signed_in()
-    response = client.get(f"/surveys/{SLUG}/chart.svg")
-    assert response.status_code == 200 and response.mimetype == "image/svg+xml"
-    assert response.headers["Cache-Control"] == "private, no-cache"
-    assert "style-src 'self'" in response.headers["Content-Security-Policy"]
+    response = client.get(f"/surveys/{SLUG}/{path}")
+    assert response.status_code == 200 and response.mimetype == mimetype
+    assert response.headers["Cache-Control"] == "no-store"
+    assert response.headers["Content-Security-Policy"] == CHART_CSP
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert "Content-Disposition" not in response.headers
     etag = response.headers["ETag"]
     assert etag.startswith('"') and etag.endswith('"')
-    parse(response.get_data(as_text=True))
+    if mimetype == "image/png":
+        assert png_image(response.get_data()).format == "PNG"
+    else:
+        parse(response.get_data())
 
-    again = client.get(f"/surveys/{SLUG}/chart.svg", headers={"If-None-Match": etag})
+    again = client.get(f"/surveys/{SLUG}/{path}", headers={"If-None-Match": etag})
     assert again.status_code == 304 and again.get_data() == b""
-    assert again.headers["ETag"] == etag and again.headers["Cache-Control"] == "private, no-cache"
-    other = client.get(f"/surveys/{SLUG}/chart.svg", headers={"If-None-Match": '"something-else"'})
+    assert again.headers["ETag"] == etag and again.headers["Content-Security-Policy"] == CHART_CSP
+    other = client.get(f"/surveys/{SLUG}/{path}", headers={"If-None-Match": '"something-else"'})
     assert other.status_code == 200 and other.get_data() == response.get_data()
 
 
-def test_web_chart_download(signed_in):
+def test_web_chart_downloads_and_the_dashboard(signed_in):
     client = signed_in()
-    response = client.get(f"/surveys/{SLUG}/chart.svg?download=1")
-    assert response.status_code == 200
-    assert response.headers["Content-Disposition"] == f'attachment; filename="{SLUG}-chart.svg"'
+    for qid, fmt in (("smoker", "svg"), ("age", "png")):
+        response = client.get(f"/surveys/{SLUG}/charts/{qid}.{fmt}?download=1")
+        assert response.headers["Content-Disposition"] == f'attachment; filename="{SLUG}-{qid}.{fmt}"'
+    whole = client.get(f"/surveys/{SLUG}/chart.svg?download=1")
+    assert whole.headers["Content-Disposition"] == f'attachment; filename="{SLUG}-charts.svg"'
     page = client.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
-    assert "Download chart (SVG)" in page
-    assert f'href="/surveys/{SLUG}/chart.svg?level=0.95&amp;download=1"' in page
-    assert 'class="chart-image"' in page
+    import html.parser
+
+    class Images(html.parser.HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.images, self.links = [], []
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "img" and "chart-image" in attrs.get("class", ""):
+                self.images.append(attrs)
+            if tag == "a" and "download" in attrs:
+                self.links.append(attrs)
+
+    parser = Images()
+    parser.feed(page)
+    assert [img["src"] for img in parser.images] == [
+        f"/surveys/{SLUG}/charts/{qid}.svg?level=0.95" for qid in ("smoker", "lung_disease", "cigarettes", "age")]
+    for img in parser.images:
+        assert img["loading"] == "lazy" and int(img["width"]) == 720 and int(img["height"]) > 100
+        assert img["alt"].startswith("Chart of “") and "confidence interval" in img["alt"]
+        assert client.get(img["src"]).status_code == 200
+    names = {link["download"] for link in parser.links}
+    assert names >= {f"{SLUG}-{qid}.{fmt}" for qid in ("smoker", "age") for fmt in ("svg", "png")}
+    assert f'href="/surveys/{SLUG}/charts/age.png?level=0.95&amp;download=1"' in page
+    assert page.count("<figure class=\"chart\"") == 4 and page.count("<figcaption>") >= 4
 
 
-def test_web_chart_of_an_unknown_survey_is_404(signed_in):
-    assert signed_in().get("/surveys/no-such-survey/chart.svg").status_code == 404
+def test_web_chart_routes_are_404_for_another_researcher_and_unknown_questions(app, accounts):
+    from test_ownership import signed_in as sign_in
+
+    owner, other = sign_in(app, *OWNER), sign_in(app, *OTHER)
+    paths = [f"/surveys/{SLUG}/charts/smoker.svg", f"/surveys/{SLUG}/charts/age.png", f"/surveys/{SLUG}/chart.svg"]
+    for path in paths:
+        assert owner.get(path).status_code == 200, path
+        response = other.get(path)
+        assert response.status_code == 404 and b"Smoking" not in response.get_data(), path
+        assert app.test_client().get(path).status_code == 302
+    for path in (f"/surveys/{SLUG}/charts/nope.svg", f"/surveys/{SLUG}/charts/smoker.gif",
+                 f"/surveys/{SLUG}/charts/smoker%0A.svg", "/surveys/nope/charts/smoker.svg"):
+        assert owner.get(path).status_code == 404, path
+
+
+def test_web_draws_one_whole_survey_chart_at_a_time(signed_in, monkeypatch):
+    import survey.web.charts as web_charts
+
+    active, most, real = [0], [0], web_charts.survey_chart
+
+    def slow(design, rows, *, fmt):
+        active[0] += 1
+        most[0] = max(most[0], active[0])
+        time.sleep(0.2)
+        active[0] -= 1
+        return real(design, rows, fmt=fmt)
+
+    monkeypatch.setattr(web_charts, "survey_chart", slow)
+    levels = ["0.9", "0.95", "0.99"]
+    clients = [signed_in() for _ in levels]
+    barrier = threading.Barrier(len(levels))
+    statuses = []
+
+    def fetch(client, level):
+        barrier.wait()
+        statuses.append(client.get(f"/surveys/{SLUG}/chart.svg?level={level}").status_code)
+
+    threads = [threading.Thread(target=fetch, args=pair) for pair in zip(clients, levels)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert statuses == [200] * len(levels) and most[0] == 1

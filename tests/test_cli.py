@@ -30,6 +30,7 @@ COMMANDS = [[], ["create"], ["serve"], ["demo"], ["simulate"], ["aggregate"], ["
             ["user", "add"], ["user", "passwd"], ["user", "list"], ["user", "remove"]]
 LIFECYCLE = ["publish", "close", "reopen", "duplicate", "delete"]
 COMMANDS += [[command] for command in LIFECYCLE]
+COMMANDS += [["invite"]]
 
 # A survey whose choice question is large enough for OUE and which has a multi question,
 # so every report shape (index, 0/1, bit list) goes through the CLI.
@@ -111,8 +112,8 @@ def test_every_command_has_help_with_examples(cli_runner, command):
 def test_command_list_shows_untruncated_one_line_summaries(cli_runner):
     listing = ok(cli_runner.invoke(main, ["--help"])).stdout.split("Commands:")[1]
     lines = [line.strip() for line in listing.strip().splitlines()]
-    assert {line.split()[0] for line in lines} == set(LIFECYCLE) | {"aggregate", "backup", "create", "crosstab", "demo", "export", "plan", "serve", "share",
-                                                   "simulate", "token", "user"}
+    assert {line.split()[0] for line in lines} == set(LIFECYCLE) | {"aggregate", "backup", "create", "crosstab", "demo", "export", "invite", "plan", "serve",
+                                                   "share", "simulate", "token", "user"}
     assert not [line for line in lines if line.endswith("...")]
 
 
@@ -153,10 +154,17 @@ def test_create_stores_definition_and_prints_design(run, db_path, smoking_toml):
     assert Store(db_path).get_definition(SLUG) == smoking_toml.read_text(encoding="utf-8")
 
 
-def test_create_refuses_sample_allocation_naming_it(run, db_path, smoking_toml):
+def test_create_makes_a_sample_survey_and_prints_its_allocation_and_the_recommendation(run, db_path, smoking_toml):
+    from survey.planning import plan
+
     athletes = smoking_toml.parent / "athletes.toml"
-    assert_user_error(run("create", athletes), 1, "allocation", "athletes.toml", "not supported")
-    assert not Store(db_path).survey_exists("athletes-2026")
+    result = run("create", athletes)
+    assert result.exit_code == 0, result.output
+    assert "Each respondent answers 2 of the 6 questions" in result.stdout
+    best = plan(parse_definition_toml(athletes.read_text(encoding="utf-8")))["recommended"]
+    assert best == {"allocation": "sample", "sample": 1}
+    assert 'Recommended allocation: allocation = "sample", sample = 1 needs' in result.stdout
+    assert Store(db_path).get_design("athletes-2026")["sample"] == 2
 
 
 def test_create_names_file_question_and_field_of_a_bad_definition(run, tmp_path):
@@ -270,7 +278,19 @@ def test_simulate_prints_a_truth_that_truth_accepts_back(run, smoking_survey):
 
 
 def expected_standard_error(question: dict, theta: float, n: int) -> float:
-    """Return the SE of one estimate at the design's epsilon: Var = λ(1−λ)/(n(p−q)²), λ = q + θ(p−q)."""
+    """Return the SE of one estimate at the design's epsilon: Var = λ(1−λ)/(n(p−q)²), λ = q + θ(p−q).
+
+    A piecewise number (answers lo + Binomial(hi − lo, θ), as simulate draws them) has on t = 2x − 1
+    Var = E[t²]·r/(r−1) + (r+3)/(3(r−1)²) − w²/12 − (E t)², r = a/b, w = 2/(a − b) (Wang et al. 2019),
+    divided by 4 for the [0, 1] scale (the grid rounding adds under 1/(4a²)).
+    """
+    if question["mechanism"] == "piecewise":
+        r = question["ratio_a"] / question["ratio_b"]
+        width = 2 / (question["ratio_a"] - question["ratio_b"])
+        mean_t = 2 * theta - 1
+        square_t = 4 * (theta * (1 - theta) / (question["max"] - question["min"]) + theta ** 2) - 4 * theta + 1
+        variance = square_t * r / (r - 1) + (r + 3) / (3 * (r - 1) ** 2) - width ** 2 / 12 - mean_t ** 2
+        return math.sqrt(variance / 4 / n)
     if question["kind"] == "multi":
         flip = question["flip_threshold"] / 2**53
         p, q = 1 - flip, flip
@@ -316,7 +336,7 @@ TRUTHS = {
     "mixed": ["pet=0.3,0.3,0.1,0.1,0.05,0.05,0.05,0.05", "sports=0.6,0.2,0.05", "owner=0.7"],
     "sharp": ["yes=0.35", "pick=0.1,0.2,0.3,0.4", "tick=0.9,0.5,0.15", "score=61.5"],
 }
-MECHANISMS = {"smoking": {"rr", "grr", "duchi"}, "mixed": {"rr", "oue"}, "sharp": {"rr", "grr", "duchi"}}
+MECHANISMS = {"smoking": {"rr", "grr", "duchi"}, "mixed": {"rr", "oue"}, "sharp": {"rr", "grr", "piecewise"}}
 
 
 @pytest.mark.parametrize("survey", ["smoking", "mixed", "sharp"])

@@ -64,7 +64,7 @@ max = 90
 RECOMPUTE = r'''
 import csv, json, math, sys
 from fractions import Fraction
-from scipy.stats import beta
+from scipy.stats import beta, t
 
 responses_path, codebook_path, aggregates_path = sys.argv[1:4]
 with open(codebook_path, encoding="utf-8") as handle:
@@ -88,8 +88,25 @@ for estimand, row in zip(book["estimands"], aggregates):
     assert row["question"] == safe(estimand["question"]) and row["option"] == safe(estimand["option"]), (row, estimand)
     cells = [response[estimand["column"]] for response in responses if response[estimand["column"]] != ""]
     n = len(cells)
-    ones = sum(1 for cell in cells if int(cell) == estimand["value"])
     p, q = estimand["p"], estimand["q"]
+    if estimand["value"] is None:
+        # Not one indicator: the mean of the output levels, by the estimator the codebook states.
+        assert estimand["interval"] == "student-t" and "R = (k + 1/2)/" in estimand["estimator"]
+        levels = [(int(cell) + 0.5) / estimand["levels"] for cell in cells]
+        mean = sum(levels) / n
+        spread = p - q
+        lo, hi = estimand["scale"]
+        unit = (mean - q) / spread
+        se_unit = math.sqrt(sum((r - mean) ** 2 for r in levels) / (n - 1) / n) / spread
+        half = t.ppf(1 - (1 - float(row["ci_level"])) / 2, n - 1) * se_unit
+        for name, value in (("n", n), ("noisy_share", mean), ("estimate", lo + (hi - lo) * unit),
+                            ("std_error", (hi - lo) * se_unit),
+                            ("ci_low", lo + (hi - lo) * clip(unit - half, 0, 1)),
+                            ("ci_high", lo + (hi - lo) * clip(unit + half, 0, 1))):
+            assert abs(float(row[name]) - value) <= 1e-6, (estimand["question"], name, row[name], value)
+            checked += 1
+        continue
+    ones = sum(1 for cell in cells if int(cell) == estimand["value"])
     assert Fraction(estimand["p_exact"]) == Fraction(p) or abs(float(Fraction(estimand["p_exact"])) - p) < 1e-15
     assert abs(float(Fraction(estimand["q_exact"])) - q) < 1e-15
     lo, hi = estimand["scale"] or (0, 1)
@@ -147,6 +164,49 @@ def test_every_aggregate_follows_from_responses_and_codebook_alone(run, tmp_path
     assert result.returncode == 0, result.stderr
     # 1 smoker + 3 colour + 8 pet + 4 sports + 1 age rows, 6 numbers each.
     assert result.stdout.strip() == "checked 102 numbers in 17 rows"
+
+
+PIECEWISE_TOML = """
+slug = "piecewise"
+title = "Piecewise"
+epsilon = 7.0
+
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+weight = 3
+
+[[questions]]
+id = "income"
+kind = "number"
+text = "Income in thousands?"
+min = 0
+max = 250
+weight = 4
+"""
+
+
+def test_piecewise_mean_follows_from_responses_and_codebook_alone(run, tmp_path):
+    definition = tmp_path / "piecewise.toml"
+    definition.write_text(PIECEWISE_TOML, encoding="utf-8")
+    run("create", definition)
+    run("simulate", "piecewise", "--n", 2000, "--seed", 5)
+    files = {name: tmp_path / name for name in ("responses.csv", "codebook.json", "aggregates.csv")}
+    run("export", "piecewise", "--responses", "-o", files["responses.csv"])
+    run("export", "piecewise", "--codebook", "-o", files["codebook.json"])
+    run("export", "piecewise", "--aggregates", "--level", "0.9", "-o", files["aggregates.csv"])
+    book = json.loads(files["codebook.json"].read_text())
+    income = book["estimands"][-1]
+    assert (income["value"], income["interval"], income["scale"]) == (None, "student-t", [0, 250])
+    assert Fraction(income["p_exact"]) + Fraction(income["q_exact"]) == 1
+    assert book["columns"][-1]["meaning"].startswith("the output level k in 0..")
+    script = tmp_path / "recompute.py"
+    script.write_text(RECOMPUTE, encoding="utf-8")
+    result = subprocess.run([sys.executable, "-I", str(script), *map(str, files.values())], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "checked 12 numbers in 2 rows"
 
 
 def test_codebook_columns_and_estimands():

@@ -154,9 +154,11 @@ def test_choice_by_yes_no(d):
         assert coverage(tables, "b_given_a", f"o{i}", "yes", disease[i]) >= MIN_COVERAGE
 
 
-def test_number_within_yes_no():
+@pytest.mark.parametrize("epsilon, mechanism", [(3.0, "piecewise"), (2.0, "duchi")])
+def test_number_within_yes_no(epsilon, mechanism):
     rng = np.random.default_rng(7)
-    design = make_design(NUMBER, 3.0)
+    design = make_design(NUMBER, epsilon)
+    assert design["questions"][1]["mechanism"] == mechanism
     n = 3000
     smoker = (rng.random(REPETITIONS * n) < 0.3).astype(np.int64)
     age = rng.binomial(10, np.where(smoker == 1, 0.7, 0.3))
@@ -271,8 +273,9 @@ def test_odds_ratio_not_estimable_when_a_cell_is_not_positive():
 
 
 def test_conditional_mean_of_a_number():
-    design = make_design(NUMBER, 3.0)
+    design = make_design(NUMBER, 2.0)
     qa, qb = design["questions"]
+    assert qb["mechanism"] == "duchi"
     p, q = response_probabilities(qb)
     table = crosstab(qa, qb, [[1], [1], [0], [0]], [[1], [0], [1], [0]], [50, 20, 30, 60])
     pa, qa_ = response_probabilities(qa)
@@ -285,6 +288,35 @@ def test_conditional_mean_of_a_number():
     row = table.get("mean_given_a", "yes")
     assert 0 <= row.ci_low <= row.ci_high <= 10
     assert not [r for r in table.rows if r.measure in ("joint", "odds_ratio")]
+
+
+def test_conditional_mean_of_a_piecewise_number_by_hand():
+    """The piecewise level R = (k + 1/2)/bins enters the products as a value, with its own second moments."""
+    design = make_design(NUMBER, 3.0)
+    qa, qb = design["questions"]
+    assert qb["mechanism"] == "piecewise"
+    bins = qb["bins"]
+    words_a, words_b, counts = [[1], [1], [0], [0]], [[bins - 1], [3], [bins // 2], [0]], np.array([50, 20, 30, 60])
+    table = crosstab(qa, qb, words_a, words_b, counts)
+    pa, qa_ = response_probabilities(qa)
+    p, q = response_probabilities(qb)
+    r_a = np.array([1.0, 1, 0, 0])
+    r_b = (np.array([bins - 1, 3, bins // 2, 0]) + 0.5) / bins
+    w = counts / counts.sum()
+    x, y, z = w @ (r_a * r_b), w @ r_a, w @ r_b
+    f_a = (y - qa_) / (pa - qa_)
+    pi = (x - qa_ * z - q * y + qa_ * q) / ((pa - qa_) * (p - q))
+    assert table.get("mean_given_a", "yes").estimate == pytest.approx(10 * pi / f_a, rel=1e-12)
+    # The delta-method variance from the sample covariance of (R_A R_B, R_A, R_B), computed directly.
+    vectors = np.column_stack([r_a * r_b, r_a, r_b])
+    mean = w @ vectors
+    cov = ((vectors - mean).T * w) @ (vectors - mean) / (counts.sum() - 1)
+    d_ab = (pa - qa_) * (p - q)
+    jac = np.array([[0, 1 / (pa - qa_), 0], [1 / d_ab, -q / d_ab, -qa_ / d_ab]])
+    grad_ratio = np.array([-pi / f_a ** 2, 1 / f_a])
+    grad = grad_ratio @ jac
+    se = 10 * math.sqrt(grad @ cov @ grad)
+    assert table.get("mean_given_a", "yes").std_error == pytest.approx(se, rel=1e-9)
 
 
 def test_refused_pairs_and_bad_level():

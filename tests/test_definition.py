@@ -36,12 +36,12 @@ def test_smoking_example_loads_and_designs():
     assert nominal == pytest.approx([2 / 3.5, 2 / 3.5, 2 / 3.5, 1 / 3.5])
 
 
-def test_sample_allocation_is_refused_by_the_design():
+def test_sample_allocation_is_designed_at_epsilon_over_m():
     defn = load_definition(EXAMPLES / "athletes.toml")
     assert defn.allocation == "sample" and defn.sample == 2
-    with pytest.raises(DefinitionError, match="not supported yet") as info:
-        build_design(defn)
-    assert info.value.field == "allocation" and "athletes.toml" in str(info.value)
+    design = build_design(defn)
+    assert design["allocation"] == "sample" and design["sample"] == 2
+    assert [q["epsilon_nominal"] for q in design["questions"]] == [0.5] * 6
 
 
 BAD = [
@@ -135,7 +135,30 @@ def test_realised_epsilons_never_exceed_the_shares_or_the_budget():
             share = Fraction(data["epsilon"]) * weight / sum(weights)
             assert Fraction(entry["epsilon_nominal"]) <= share
             assert 0 < Fraction(entry["epsilon"]) <= Fraction(entry["epsilon_nominal"])
+            if entry["mechanism"] == "piecewise" and float(share) > 2 * math.log(mech.MAX_PIECEWISE_BINS - 1):
+                # e^(eps/2) beyond the largest ratio a/b with a + b <= MAX_PIECEWISE_BINS: eps' = 2 ln 4095 < eps.
+                assert (entry["ratio_a"], entry["ratio_b"]) == (mech.MAX_PIECEWISE_BINS - 1, 1)
+                continue
             assert entry["epsilon"] > 0.999 * float(share), "rounding costs only a sliver of the budget"
+
+
+@pytest.mark.parametrize("epsilon, mechanism", [(0.5, "duchi"), (1.0, "duchi"), (1.28, "duchi"),
+                                                (1.31, "piecewise"), (2.0, "piecewise"), (8.0, "piecewise")])
+def test_number_mechanism_is_the_one_of_lower_worst_case_variance(epsilon, mechanism):
+    """Duchi et al. (2013) below the crossover near eps = 1.29, the piecewise mechanism above it."""
+    data = definition(epsilon=epsilon, questions=[{"id": "n", "kind": "number", "text": "N", "min": 0, "max": 9}])
+    entry = build_design(parse_definition(data))["questions"][0]
+    assert entry["mechanism"] == mechanism
+    threshold = mech.rr_flip_threshold(epsilon=entry["epsilon_nominal"])
+    a, b = mech.piecewise_ratio(epsilon=entry["epsilon_nominal"])
+    duchi, piecewise = mech.duchi_worst_variance(threshold), mech.piecewise_worst_variance(a, b)
+    assert (piecewise < duchi) == (mechanism == "piecewise")
+    if mechanism == "piecewise":
+        assert (entry["ratio_a"], entry["ratio_b"], entry["bins"]) == (a, b, a + b)
+        assert entry["epsilon"] == float(mech.piecewise_epsilon(a, b)) <= epsilon
+        assert "flip_threshold" not in entry
+    else:
+        assert entry["flip_threshold"] == threshold and "ratio_a" not in entry
 
 
 def test_thresholds_reproduce_the_realised_epsilon():

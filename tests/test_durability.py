@@ -127,7 +127,8 @@ def design_of(db_path: Path) -> dict:
 def test_sigkill_under_concurrent_submissions_loses_and_duplicates_nothing(tmp_path):
     db_path = tmp_path / "crash.db"
     create_smoking_db(db_path)
-    server = start_server(db_path, tmp_path / "server.log", "--workers", "2", "--threads", "4")
+    server = start_server(db_path, tmp_path / "server.log", "--workers", "2", "--threads", "4",
+                          "--max-submissions-per-minute", "0")
     with Load(server.origin, design_of(db_path), seed=21) as load:
         load.wait_for(300)
         for pid in process_tree(server.process.pid):
@@ -154,7 +155,8 @@ def aggregates_csv(db_path: Path) -> str:
 def test_backup_while_serving_is_a_sound_snapshot_and_aggregates_the_same(tmp_path):
     db_path = tmp_path / "live.db"
     create_smoking_db(db_path)
-    server = start_server(db_path, tmp_path / "server.log", "--workers", "2", "--threads", "4")
+    server = start_server(db_path, tmp_path / "server.log", "--workers", "2", "--threads", "4",
+                          "--max-submissions-per-minute", "0")
     try:
         with Load(server.origin, design_of(db_path), seed=22) as load:
             load.wait_for(100)

@@ -175,12 +175,13 @@ def test_duplicate_slug_is_a_form_error(researcher, db_path, smoking_toml, smoki
     store.close()
 
 
-def test_sample_allocation_is_refused(researcher, db_path):
-    definition = (EXAMPLES / "athletes.toml").read_text(encoding="utf-8")
+def test_sample_allocation_with_unequal_weights_is_refused_beside_the_field(researcher, db_path):
+    definition = (EXAMPLES / "athletes.toml").read_text(encoding="utf-8").replace(
+        'id = "hours"', 'id = "hours"\nweight = 2', 1)
     response = submit(researcher, "create", definition)
     assert response.status_code == 422
     error = definition_error(response)
-    assert "field 'allocation'" in error and "not supported yet" in error and 'allocation = "split"' in error
+    assert "question 'hours', field 'weight'" in error and 'only under allocation = "split"' in error
     assert surveys(db_path) == []
 
 

@@ -11,14 +11,17 @@ Coverage must be at least 93% over at least 400 repetitions (Clopper-Pearson gua
 from __future__ import annotations
 
 import math
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.stats import binomtest
 
 from survey import mechanisms as mech
 from survey.estimators import (Estimate, clopper_pearson, debias_binary, debias_duchi_mean, debias_grr,
-                               debias_multi, debias_oue, debias_rr, project_simplex)
+                               debias_multi, debias_oue, debias_piecewise_mean, debias_rr, project_simplex)
 
 REPETITIONS = 1000
 MIN_COVERAGE = 0.93
@@ -353,3 +356,119 @@ def test_duchi_mean_is_unbiased_and_covers(epsilon, n, values):
     assert_mean_unbiased([e.estimate for e in estimates], true_mean, variance, label)
     assert_coverage([covers(e, true_mean) for e in estimates], label)
     assert all(lo <= e.ci_low <= e.ci_high <= hi for e in estimates)
+
+
+# The discretised piecewise mechanism (Wang et al. 2019) and its mean
+
+
+def piecewise_levels(x, *, lo, hi, a, b) -> list[Fraction]:
+    """Return the exact probability of every output level for the true value x, from the integer parameters."""
+    levels = a + b
+    grid, remainder = divmod((x - lo) * a, hi - lo)
+    up = Fraction(remainder, hi - lo)
+    high, low = Fraction(a, levels * b), Fraction(b, levels * a)
+    probabilities = [Fraction(0)] * levels
+    for g, weight in ((grid, 1 - up), (grid + 1, up)):
+        if weight:
+            for k in range(levels):
+                probabilities[k] += weight * (high if g <= k < g + b else low)
+    return probabilities
+
+
+@pytest.mark.parametrize("epsilon, lo, hi", [(0.5, 0, 7), (2.0, 18, 90), (4.0, -3, 3), (8.0, 0, 1000)])
+def test_piecewise_level_mean_is_exactly_linear_and_epsilon_exact(epsilon, lo, hi):
+    """E[(k + 1/2)/G | x] = q + (p - q)(x - lo)/(hi - lo) exactly, and every level's ratio is at most (a/b)^2."""
+    a, b = mech.piecewise_ratio(epsilon=epsilon)
+    p, q = mech.piecewise_probabilities(a, b)
+    values = sorted({lo, lo + 1, (lo + hi) // 2, hi - 1, hi})
+    rows = {x: piecewise_levels(x, lo=lo, hi=hi, a=a, b=b) for x in values}
+    for x, probabilities in rows.items():
+        assert sum(probabilities) == 1
+        mean = sum(prob * Fraction(2 * k + 1, 2 * (a + b)) for k, prob in enumerate(probabilities))
+        assert mean == q + (p - q) * Fraction(x - lo, hi - lo)
+    ratios = [rows[x][k] / rows[y][k] for x in values for y in values for k in range(a + b)]
+    assert max(ratios) == Fraction(a, b) ** 2
+    assert mech.piecewise_epsilon(a, b) <= Decimal(epsilon)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.3, 2.0, 4.0, 8.0])
+def test_piecewise_worst_variance_bounds_the_exact_variance(epsilon):
+    lo, hi = 0, 50
+    a, b = mech.piecewise_ratio(epsilon=epsilon)
+    p, q = mech.piecewise_probabilities(a, b)
+    exact = []
+    for x in range(lo, hi + 1):
+        probabilities = piecewise_levels(x, lo=lo, hi=hi, a=a, b=b)
+        r = [Fraction(2 * k + 1, 2 * (a + b)) for k in range(a + b)]
+        mean = sum(prob * value for prob, value in zip(probabilities, r))
+        exact.append(float(sum(prob * (value - mean) ** 2 for prob, value in zip(probabilities, r)) / (p - q) ** 2))
+    bound = mech.piecewise_worst_variance(a, b)
+    assert max(exact) <= bound <= max(exact) * (1 + 1e-3), (max(exact), bound)
+    # The continuous PM of Wang et al. (2019) at t = 1, on the [0, 1] scale, less the binning's w^2/48.
+    r = math.exp(float(mech.piecewise_epsilon(a, b)) / 2)
+    assert bound == pytest.approx((1 / (r - 1) + (r + 3) / (3 * (r - 1) ** 2)) / 4, rel=2e-3)
+
+
+@pytest.mark.parametrize("epsilon, n, values", [
+    (0.5, 30, (18,)),
+    (0.5, 30, (90,)),
+    (4.0, 30, (18,)),
+    (4.0, 30, (20, 50, 80)),
+    (0.5, 2000, (25, 40, 41, 67)),
+    (4.0, 2000, (90,)),
+    (1.0, 200, (41,)),
+])
+def test_piecewise_mean_is_unbiased_and_covers(epsilon, n, values):
+    """Tested on the mechanism directly: at eps = 0.5 the design would pick Duchi's."""
+    lo, hi = 18, 90
+    a, b = mech.piecewise_ratio(epsilon=epsilon)
+    rng = np.random.default_rng([11, n, int(epsilon * 10), len(values)])
+    truth = rng.choice(np.array(values), size=(REPETITIONS, n))
+    levels = mech.randomize_piecewise(truth, lo=lo, hi=hi, ratio_a=a, ratio_b=b, rng=rng)
+    estimates = [debias_piecewise_mean(int(row.sum()), int((row * row).sum()), n, ratio_a=a, ratio_b=b,
+                                       lo=lo, hi=hi, level=0.95) for row in levels]
+    true_mean = float(np.mean(values))
+    # Exact variance of R over the mixture of the values: E[Var(R | x)] + Var(E[R | x]).
+    r = (np.arange(a + b) + 0.5) / (a + b)
+    moments = [(float(np.dot(np.array(piecewise_levels(x, lo=lo, hi=hi, a=a, b=b), dtype=float), r)),
+                float(np.dot(np.array(piecewise_levels(x, lo=lo, hi=hi, a=a, b=b), dtype=float), r * r)))
+               for x in values]
+    mean_r = np.mean([m for m, _ in moments])
+    var_r = np.mean([m2 for _, m2 in moments]) - mean_r ** 2
+    spread = (a - b) / (a + b)
+    variance = (hi - lo) ** 2 * var_r / (n * spread ** 2)
+    label = f"piecewise eps={epsilon} n={n} values={values}"
+    assert_mean_unbiased([e.estimate for e in estimates], true_mean, variance, label)
+    assert_coverage([covers(e, true_mean) for e in estimates], label)
+    assert all(lo <= e.ci_low <= e.ci_high <= hi for e in estimates)
+    assert all(e.noisy_share == pytest.approx((row.mean() + 0.5) / (a + b)) for e, row in zip(estimates, levels))
+
+
+def test_debias_piecewise_mean_known_values_and_ends():
+    a, b = 3, 1  # levels 0..3, R = 1/8, 3/8, 5/8, 7/8; p = 3/4, q = 1/4
+    only = debias_piecewise_mean(0, 0, 0, ratio_a=a, ratio_b=b, lo=0, hi=10, level=0.95)
+    assert only == Estimate(None, None, 0.0, 10.0, 0, None)
+    one = debias_piecewise_mean(3, 9, 1, ratio_a=a, ratio_b=b, lo=0, hi=10, level=0.95)
+    assert (one.estimate, one.std_error, one.ci_low, one.ci_high) == (pytest.approx(12.5), None, 0.0, 10.0)
+    # Reports 0, 3, 3, 1: R = 1/8, 7/8, 7/8, 3/8; mean 9/16; sample variance (49 + 25 + 25 + 9)/(256 * 3) = 9/64.
+    four = debias_piecewise_mean(7, 19, 4, ratio_a=a, ratio_b=b, lo=0, hi=10, level=0.9)
+    assert four.noisy_share == pytest.approx(9 / 16)
+    assert four.estimate == pytest.approx(10 * (9 / 16 - 1 / 4) / (1 / 2))
+    se = math.sqrt(9 / 64 / 4) / 0.5
+    assert four.std_error == pytest.approx(10 * se)
+    half = stats.t.ppf(0.95, 3) * se
+    assert (four.ci_low, four.ci_high) == (pytest.approx(10 * max(0.625 - half, 0)), pytest.approx(10 * min(0.625 + half, 1)))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"level_sum": 9, "level_squares": 20, "n": 2}, r"level_sum must be an integer from 0 to 6, got 9"),
+    ({"level_sum": 4, "level_squares": 7, "n": 2}, r"level_squares = 7 is too small for level_sum = 4"),
+    ({"level_sum": 1, "level_squares": 1, "n": 2, "ratio_a": 1}, r"ratio_a must exceed ratio_b = 1, got 1"),
+    ({"level_sum": 1, "level_squares": 1, "n": 2, "ratio_b": 0}, r"ratio_b must be an integer >= 1, got 0"),
+    ({"level_sum": 1, "level_squares": 1, "n": 2, "lo": 3, "hi": 3}, r"hi must be greater than lo"),
+])
+def test_debias_piecewise_mean_rejects_bad_input(kwargs, message):
+    arguments = {"ratio_a": 3, "ratio_b": 1, "lo": 0, "hi": 10, "level": 0.95, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        debias_piecewise_mean(arguments.pop("level_sum"), arguments.pop("level_squares"), arguments.pop("n"),
+                              **arguments)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from survey import mechanisms as mech
 from survey.definition import parse_definition_toml
 from survey.design import build_design
-from survey.explain import format_epsilon, percent, protection_note, survey_note
+from survey.explain import format_epsilon, percent, protection_note
 
 TWO53 = 2**53
 
@@ -130,6 +131,17 @@ def test_number_note_names_the_range(design):
     assert f"then kept with probability {keep}" in note
 
 
+def test_piecewise_number_note_gives_the_band_probability():
+    a, b = mech.piecewise_ratio(epsilon=4)
+    question = {"id": "income", "kind": "number", "mechanism": "piecewise", "min": 0, "max": 250,
+                "ratio_a": a, "ratio_b": b, "bins": a + b, "epsilon": float(mech.piecewise_epsilon(a, b))}
+    note = protection_note(question)
+    assert note == (f"Your number is replaced by one of {a + b} points spread over a range a little wider than "
+                    f"0–250: with probability {percent(Fraction(a, a + b))} a point in a narrow band around "
+                    "your number, otherwise a point anywhere else (ε′ = 4).")
+    assert "88%" in note
+
+
 def test_every_note_has_no_false_certainty(design):
     for question in design["questions"]:
         note = protection_note(question)
@@ -143,13 +155,6 @@ def test_huge_epsilon_keeps_honest_percentages():
     assert "100%" not in note and "99.99999999999" in note
 
 
-def test_survey_note_states_budget_and_spent(design):
-    note = survey_note(design)
-    assert "ε = 4" in note and "ε′ = 4" in note
-    assert "all 5 of your answers together" in note
-    assert "never sees your true answers" in note
-
-
 def test_unknown_mechanism_is_rejected():
     with pytest.raises(ValueError, match="unsupported kind/mechanism 'number'/'laplace'"):
         protection_note({"id": "q", "kind": "number", "mechanism": "laplace", "epsilon": 1.0})
@@ -158,3 +163,19 @@ def test_unknown_mechanism_is_rejected():
 def test_bad_threshold_is_rejected():
     with pytest.raises(ValueError, match="threshold must be an integer from 0 to 2\\^53, got -1"):
         protection_note({"id": "q", "kind": "yes_no", "mechanism": "rr", "flip_threshold": -1, "epsilon": 1.0})
+
+
+@pytest.mark.parametrize("epsilon, shown", [(0.29, "57%"), (0.57, "64%"), (1, "73%"), (2, "88%"), (4, "98%"),
+                                            (8, "99.97%")])
+def test_the_posterior_bound_from_even_odds_is_e_eps_over_1_plus_e_eps(epsilon, shown):
+    from survey.explain import percent, posterior_bound
+
+    assert float(posterior_bound(epsilon)) == pytest.approx(math.exp(epsilon) / (1 + math.exp(epsilon)), rel=1e-12)
+    assert percent(posterior_bound(epsilon)) == shown
+
+
+def test_the_respondent_page_states_the_bound_of_everything_it_sends():
+    from survey.explain import posterior_note
+
+    note = posterior_note({"epsilon_spent": 2.0, "epsilon": 2.0})
+    assert "at most 88% sure" in note and "ε′ = 2" in note

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORE = ["survey.definition", "survey.design", "survey.mechanisms", "survey.estimators",
         "survey.aggregate", "survey.reports", "survey.replay", "survey.explain", "survey.charts",
         "survey.crosstab", "survey.planning"]
-CORE += ["survey.codebook", "survey.csvsafe", "survey.export"]
+CORE += ["survey.codebook", "survey.csvsafe", "survey.export", "survey.invitations"]
 FORBIDDEN = ["flask", "flask_wtf", "werkzeug", "sqlite3", "sqlite_utils", "survey.store", "survey.web"]
 
 

@@ -26,12 +26,16 @@ def signed_in(app, email, password):
     return client
 
 
+# A value for every argument a survey's rule can take (a new argument fails with a KeyError here).
+ROUTE_VALUES = {"slug": SLUG, "question": "smoker", "fmt": "png"}
+
+
 def survey_routes(app):
     """Yield (rule, method, path) for every rule of the URL map that names a survey, outside the respondent pages."""
     for rule in app.url_map.iter_rules():
         if "slug" not in rule.arguments or rule.rule.startswith("/s/"):
             continue
-        path = rule.rule.replace("<slug>", SLUG)
+        path = re.sub(r"<(?:[^<>:]+:)?(\w+)>", lambda match: ROUTE_VALUES[match.group(1)], rule.rule)
         for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
             yield rule.rule, method, path
 
@@ -53,6 +57,7 @@ def test_every_survey_route_is_404_for_another_researcher_and_sign_in_for_nobody
     mine, theirs = api_headers(db_path, OWNER[0]), api_headers(db_path, OTHER[0])
     assert {rule for rule, _, _ in routes} >= {"/surveys/<slug>/results", "/surveys/<slug>/results.csv",
                                                "/surveys/<slug>/responses.csv", "/surveys/<slug>/chart.svg",
+                                               "/surveys/<slug>/charts/<question>.<any(svg, png):fmt>",
                                                "/surveys/<slug>/codebook.json"}
     owner, other, nobody = signed_in(app, *OWNER), signed_in(app, *OTHER), app.test_client()
     for rule, method, path in routes:

@@ -98,6 +98,39 @@ def test_the_vectorised_simulation_stores_exactly_what_the_per_answer_path_store
         by_answers.close()
 
 
+def test_piecewise_numbers_are_tallied_as_sums_of_levels_and_squares_on_every_path(tmp_path):
+    """Insert one by one (trigger), in batches and as columns: Σk and Σk² agree with a recount and the answers."""
+    design = build_design(parse_definition({
+        "slug": "levels", "title": "Levels", "epsilon": 8.0,
+        "questions": [{"id": "smoker", "kind": "yes_no", "text": "Smoke?"},
+                      {"id": "income", "kind": "number", "text": "Income?", "min": 0, "max": 250, "weight": 3}]}))
+    question = design["questions"][1]
+    assert (question["mechanism"], codec.tally_count(question), codec.word_count(question)) == ("piecewise", 2, 1)
+    n, seed = 300, 9
+    truth = complete_truth(design, {}, np.random.default_rng(seed))
+    answers = simulate_answers(design, truth, n, np.random.default_rng(seed + 1))
+    columns = simulate_columns(design, truth, n, np.random.default_rng(seed + 1))
+    levels = np.array([answer["income"] for answer in answers])
+    assert columns[1][:, 0].tolist() == levels.tolist() and 0 <= levels.min() and levels.max() < question["bins"]
+    expected = (n, [int(levels.sum()), int((levels * levels).sum())])
+    stores = {name: Store(tmp_path / f"{name}.db") for name in ("one", "batch", "columns")}
+    try:
+        for store in stores.values():
+            store.create_survey("", design)
+        for answer in answers:
+            stores["one"].add_response("levels", design["hash"], answer)
+        stores["batch"].add_responses("levels", design["hash"], answers)
+        stores["columns"].add_report_columns("levels", design["hash"], columns)
+        for store in stores.values():
+            counts = store.question_counts("levels")
+            assert counts["income"] == expected and counts == store.recount("levels")
+        counts = stores["one"].question_counts("levels")
+    finally:
+        for store in stores.values():
+            store.close()
+    assert rows_to_csv(aggregate_counts(design, counts)) == rows_to_csv(aggregate(design, answers))
+
+
 def test_a_stale_design_stores_nothing(db_path, mixed_design):
     store = Store(db_path)
     try:

@@ -51,7 +51,7 @@ def test_vectors_cover_the_grid_and_enough_streams():
     mechanisms = {(case["question"]["kind"], case["question"]["mechanism"])
                   for case in STREAMS if case["call"] == "question"}
     assert mechanisms == {("yes_no", "rr"), ("choice", "grr"), ("choice", "oue"), ("multi", "rr"),
-                          ("number", "duchi")}
+                          ("number", "duchi"), ("number", "piecewise")}
     assert len(STREAMS) >= 60
 
 
@@ -92,6 +92,22 @@ def test_realised_epsilon_never_exceeds_nominal(row):
     # The thresholds are the tightest safe ones: one step towards less noise breaks the bound.
     assert mech.rr_epsilon(row["rr_flip_threshold"] - 1) > eps
     assert mech.grr_epsilon(row["grr_keep_threshold"] + 1, d) > eps
+
+
+@pytest.mark.parametrize("row", VECTORS["piecewise"], ids=lambda row: f"eps={row['epsilon']}")
+def test_piecewise_ratio_is_the_closest_safe_rational(row):
+    a, b = row["ratio_a"], row["ratio_b"]
+    assert mech.piecewise_ratio(epsilon=row["epsilon"]) == (a, b) and row["bins"] == a + b
+    realised = mech.piecewise_epsilon(a, b)
+    assert realised <= Decimal(row["epsilon"]) and float(realised) == row["epsilon_float"]
+    assert row["epsilon_realised"] == str(DIGITS30.plus(realised))
+    assert (row["p"], row["q"]) == (float(Fraction(a, a + b)), float(Fraction(b, a + b)))
+    # Exactly: (a/b)^2 <= e^eps, and no ratio with at most 4096 levels lies between a/b and e^(eps/2).
+    root = Context(prec=60).exp(Decimal(row["epsilon"]) / 2)
+    assert Decimal(a) / Decimal(b) <= root
+    best = max(Fraction(min(int(root * c), mech.MAX_PIECEWISE_BINS - c), c)
+               for c in range(1, mech.MAX_PIECEWISE_BINS // 2 + 1))
+    assert Fraction(a, b) == best
 
 
 def test_naive_float_thresholds_would_overspend_epsilon():
@@ -175,3 +191,16 @@ def test_primitive_arguments_are_validated(call, args, message):
 def test_unknown_mechanism_is_rejected():
     with pytest.raises(ValueError, match="unsupported kind/mechanism 'choice'/'laplace'"):
         randomize_question_stream({"id": "x", "kind": "choice", "mechanism": "laplace"}, 0, U32Stream([]))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"epsilon": 0}, r"epsilon must be a finite number in \(0, 50\], got 0"),
+    ({"epsilon": float("nan")}, r"got nan"),
+    ({"epsilon": "1"}, r"got '1'"),
+    ({"epsilon": 51}, r"got 51"),
+    ({"epsilon": 1, "max_bins": 2}, r"max_bins must be an integer >= 3, got 2"),
+    ({"epsilon": 0.0001}, r"epsilon = 0.0001 is too small for the piecewise mechanism with at most 4096 bins"),
+])
+def test_piecewise_ratio_names_the_bad_value(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        mech.piecewise_ratio(**kwargs)

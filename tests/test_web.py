@@ -186,7 +186,7 @@ def test_security_headers(web, smoking_survey):
 
 RESEARCHER_ROUTES = ["/surveys", f"/surveys/{SLUG}/results", f"/surveys/{SLUG}/results.csv",
                      f"/surveys/{SLUG}/responses.csv", f"/surveys/{SLUG}/chart.svg",
-                     f"/surveys/{SLUG}/codebook.json"]
+                     f"/surveys/{SLUG}/charts/smoker.svg", f"/surveys/{SLUG}/codebook.json"]
 
 
 @pytest.mark.parametrize("path", RESEARCHER_ROUTES)
@@ -355,3 +355,78 @@ def test_dashboard_shows_question_text_responses_per_day_and_an_empty_state(web,
     assert "Do you smoke tobacco at least once a week?" in html
     days = re.findall(r'<tr><th scope="row">(\d{4}-\d{2}-\d{2})</th><td class="num">(\d+)</td></tr>', html)
     assert days == [("2026-11-20", "1"), ("2026-11-21", "2")]
+
+
+PIECEWISE_SURVEY = {
+    "slug": "income", "title": "Income", "epsilon": 4.0,
+    "questions": [{"id": "smoker", "kind": "yes_no", "text": "Smoke?", "weight": 1},
+                  {"id": "income", "kind": "number", "text": "Income?", "min": 0, "max": 250, "weight": 3}]}
+
+
+@pytest.fixture
+def piecewise_client(db_path):
+    """Return (client with CSRF off, design) of a survey whose number uses the piecewise mechanism."""
+    from survey.definition import parse_definition
+    from survey.design import build_design
+    from survey.web import create_app
+
+    design = build_design(parse_definition(PIECEWISE_SURVEY))
+    assert design["questions"][1]["mechanism"] == "piecewise"
+    store = Store(db_path)
+    store.create_survey("", design)
+    store.close()
+    client = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "t",
+                         "WTF_CSRF_ENABLED": False}).test_client()
+    return client, design
+
+
+def test_piecewise_levels_are_stored_and_tallied(piecewise_client, db_path):
+    client, design = piecewise_client
+    bins = design["questions"][1]["bins"]
+    for level in (0, bins - 1, 7):
+        reply = client.post("/s/income/responses", json={"design": design["hash"],
+                                                         "answers": {"smoker": 1, "income": level}})
+        assert reply.status_code == 201, reply.get_data(as_text=True)
+    store = Store(db_path)
+    try:
+        counts = store.question_counts("income")
+        assert counts["income"] == (3, [bins - 1 + 7, (bins - 1) ** 2 + 49])
+        assert counts == store.recount("income")
+        assert sorted(r["answers"]["income"] for r in store.iter_responses("income")) == [0, 7, bins - 1]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("report", ["bins", -1, 1.5, "3", True, [1], None])
+def test_piecewise_report_outside_the_levels_is_refused_and_nothing_stored(piecewise_client, db_path, report):
+    client, design = piecewise_client
+    bins = design["questions"][1]["bins"]
+    value = bins if report == "bins" else report
+    reply = client.post("/s/income/responses", json={"design": design["hash"],
+                                                     "answers": {"smoker": 1, "income": value}})
+    assert reply.status_code == 400 and reply.is_json and reply.json["field"] == "income"
+    assert f"an output level from 0 to {bins - 1}" in reply.json["error"] or report is None
+    store = Store(db_path)
+    try:
+        assert store.response_count("income") == 0
+        assert store.question_counts("income")["income"] == (0, [0, 0])
+    finally:
+        store.close()
+
+
+def test_results_and_exports_of_a_piecewise_number(piecewise_client, client, db_path):
+    _, design = piecewise_client
+    store = Store(db_path)
+    store.add_user("pw@example.org", generate_password_hash("correct horse battery"))
+    store.share("income", "pw@example.org")
+    store.add_responses("income", design["hash"], [{"smoker": 1, "income": level} for level in (3, 900, 2000)])
+    store.close()
+    login(client, "pw@example.org", "correct horse battery")
+    html = client.get("/surveys/income/results").get_data(as_text=True)
+    assert "piecewise" in html and "Student’s t" in html
+    rows = list(csv.DictReader(io.StringIO(client.get("/surveys/income/results.csv").get_data(as_text=True))))
+    income = rows[-1]
+    assert (income["question"], income["mechanism"], income["n"]) == ("income", "piecewise", "3")
+    assert 0 <= float(income["ci_low"]) <= float(income["ci_high"]) <= 250
+    responses = list(csv.reader(io.StringIO(client.get("/surveys/income/responses.csv").get_data(as_text=True))))
+    assert sorted(int(row[3]) for row in responses[1:]) == [3, 900, 2000]

@@ -27,6 +27,8 @@ import numpy as np
 import sqlite_utils
 
 from .. import codec
+from . import admission
+from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
 from .schema import (REPORTS, Batch, batch_from_answers, batch_from_columns, create_reports, insert_batch,
                      column_names, insert_one_sql, migrations, report_columns, reports_table, table_name)
 
@@ -403,6 +405,65 @@ class Store:
             return row[0]
         raise AssertionError("unreachable")
 
+    def add_submission(self, slug: str, design_hash: str, answers: dict, *, submission: str | None = None,
+                       invite: str | None = None, day: str | None = None) -> bool:
+        """Store one validated response admitted by a submission id and/or an invitation; return False for a repeat.
+
+        In one transaction: a submission id already stored with the same answers stores
+        nothing and returns False (a safe retry); with other answers it raises
+        SubmissionConflict. An unknown or used invitation raises InvitationUnknown or
+        InvitationUsed. Otherwise the response is inserted, the invitation marked used and
+        the submission id recorded together, or none of them (``admission``).
+        """
+        design = self._design_with_hash(slug, design_hash)
+        for attempt in range(ID_ATTEMPTS):
+            row = batch_from_answers(design, new_ids(1), [day or today()], [answers]).rows[0]
+            try:
+                with self._write() as conn:
+                    if admission.repeated(conn, slug, submission, answers):
+                        return False
+                    admission.check_invitation(conn, slug, invite)
+                    if not conn.execute(insert_one_sql(design), (*row, slug, design_hash)).rowcount:
+                        self._refuse_insert(conn, slug, design_hash)
+                    admission.record_admission(conn, slug, submission, invite, answers)
+                return True
+            except sqlite3.IntegrityError:
+                # Two random 64-bit ids collided: draw a new one (the transaction was rolled back).
+                if attempt == ID_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _refuse_insert(conn: sqlite3.Connection, slug: str, design_hash: str):
+        """Raise why an INSERT guarded by the survey's status and design stored nothing."""
+        status = conn.execute("SELECT status FROM surveys WHERE slug = ?", [slug]).fetchone()
+        if status is None:
+            raise SurveyNotFound(f"no survey with slug {slug!r}")
+        if status[0] != "open":
+            raise SurveyClosed(_closed_message(slug, status[0]))
+        raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
+
+    def create_invitations(self, slug: str, count: int) -> list[str]:
+        """Make ``count`` single-use invitations of an invitation-only survey; return the tokens (shown once).
+
+        Only each token's hash is stored, with the survey, a used flag and today's date.
+        Raises StoreError unless the survey's design has access = "invite" and 1 <= count
+        <= MAX_INVITATIONS.
+        """
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= admission.MAX_INVITATIONS:
+            raise StoreError(f"the number of invitations must be from 1 to {admission.MAX_INVITATIONS}, "
+                             f"got {count!r}")
+        design = self.get_design(slug)
+        if design.get("access") != "invite":
+            raise StoreError(f"survey {slug!r} is open to anyone with its link; invitations need "
+                             "access = \"invite\" in its definition")
+        with self._write() as conn:
+            return admission.add_invitations(conn, slug, count, today())
+
+    def invitation_counts(self, slug: str) -> tuple[int, int]:
+        """Return (invitations made, invitations used) of a survey."""
+        return admission.invitation_counts(self.conn, slug)
+
     def add_responses(self, slug: str, design_hash: str, answers_list: Iterable[dict], *,
                       day: str | None = None) -> list[str]:
         """Store validated responses ``{QID: REPORT}`` in one transaction and return their random ids."""
@@ -413,18 +474,21 @@ class Store:
                             lambda ids: batch_from_answers(design, ids, days, answers_list))
 
     def add_report_columns(self, slug: str, design_hash: str, columns: Sequence[np.ndarray], *,
-                           day: str | None = None) -> int:
+                           asked: np.ndarray | None = None, day: str | None = None) -> int:
         """Store validated reports given per question as (n, words) arrays (``survey.codec``) in one transaction.
 
-        The fast path of simulations: every question answered by all n respondents.
-        Returns n.
+        The fast path of simulations: every question answered by all n respondents, or with
+        ``asked`` (an (n, k) boolean matrix, sample allocation) only the asked ones, the
+        others stored as NULL. Returns n.
         """
         design = self._design_with_hash(slug, design_hash)
         if len(columns) != len(design["questions"]):
             raise StoreError(f"expected reports to {len(design['questions'])} questions, got {len(columns)}")
         n = len(columns[0]) if columns else 0
+        if asked is not None and np.shape(asked) != (n, len(columns)):
+            raise StoreError(f"asked must be an ({n}, {len(columns)}) matrix, got shape {np.shape(asked)}")
         days = [day or today()] * n
-        self._insert(slug, design_hash, n, lambda ids: batch_from_columns(design, ids, days, columns))
+        self._insert(slug, design_hash, n, lambda ids: batch_from_columns(design, ids, days, columns, asked))
         return n
 
     def _design_with_hash(self, slug: str, design_hash: str) -> dict:
@@ -486,7 +550,7 @@ class Store:
         """Return per question id its number of reports and the 1s of each indicator (from the tallies)."""
         design = self.get_design(slug)
         reports = [0] * len(design["questions"])
-        ones = [[0] * codec.option_count(question) for question in design["questions"]]
+        ones = [[0] * codec.tally_count(question) for question in design["questions"]]
         for index, option, count in self._execute(
                 "SELECT question, option, count FROM tallies WHERE survey = ?", [slug]):
             if option == REPORTS:

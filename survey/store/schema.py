@@ -5,7 +5,8 @@ by a random id, so rows sit in random-key order whatever order they arrived in. 
 question has one INTEGER column per word of its report (``survey.codec``): the column
 ``q<i>_<w>`` holds word w of question i (design order); NULL when the respondent was
 not asked it. ``tallies`` keeps, per survey and question, the number of reports (in the
-row whose option is REPORTS, -1) and the 1s of each indicator (one row per option), and
+row whose option is REPORTS, -1) and the 1s of each indicator (one row per option; for a
+piecewise number the sum of its levels in row 0 and of their squares in row 1), and
 ``daily_responses`` the responses of each day, updated in the same transaction as every
 insert, so aggregates and the dashboard never scan responses.
 """
@@ -159,7 +160,7 @@ def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
                  f"{columns}) WITHOUT ROWID")
     conn.executemany("INSERT INTO tallies (survey, question, option, count) VALUES (?, ?, ?, 0)",
                      [(slug, index, option) for index, question in enumerate(design["questions"])
-                      for option in range(REPORTS, codec.option_count(question))])
+                      for option in range(REPORTS, codec.tally_count(question))])
     conn.execute("UPDATE surveys SET reports_table = ?, responses = 0 WHERE slug = ?", [table, slug])
     conn.execute(tally_trigger_sql(slug, design))
 
@@ -198,6 +199,13 @@ def tally_trigger_sql(slug: str, design: dict) -> str:
                f"INSERT INTO daily_responses (survey, day, responses) VALUES ({survey}, NEW.received_day, 1) "
                "ON CONFLICT (survey, day) DO UPDATE SET responses = responses + 1;"]
     for index, (question, names) in enumerate(zip(design["questions"], report_columns(design))):
+        if codec.is_level(question):
+            # A level report k adds 1 to the reports, k to tally 0 and k² to tally 1.
+            level = f"NEW.{names[0]}"
+            updates.append(f"UPDATE tallies SET count = count + CASE option WHEN {REPORTS} THEN 1 "
+                           f"WHEN 0 THEN {level} ELSE {level} * {level} END WHERE survey = {survey} "
+                           f"AND question = {index} AND {level} IS NOT NULL;")
+            continue
         updates.append(f"UPDATE tallies SET count = count + 1 WHERE survey = {survey} AND question = {index} "
                        f"AND NEW.{names[0]} IS NOT NULL AND (option = {REPORTS} OR {_indicator_sql(question, names)});")
     body = "\n  ".join(updates)
@@ -234,20 +242,32 @@ def batch_from_answers(design: dict, ids: Sequence[str], days: Sequence[str], an
                 continue
             row.extend(codec.encode_report(question, report))
             batch.reports[index] += 1
-            for option in codec.indicator_options(question, report):
-                batch.ones[index, option] = batch.ones.get((index, option), 0) + 1
+            for option, increment in codec.tally_increments(question, report):
+                batch.ones[index, option] = batch.ones.get((index, option), 0) + increment
         batch.rows.append(tuple(row))
     return batch
 
 
 def batch_from_columns(design: dict, ids: Sequence[str], days: Sequence[str],
-                       columns: Sequence[np.ndarray]) -> Batch:
-    """Return the batch of reports given per question as (n, words) int64 arrays, every question answered."""
+                       columns: Sequence[np.ndarray], asked: np.ndarray | None = None) -> Batch:
+    """Return the batch of reports given per question as (n, words) int64 arrays.
+
+    ``asked`` is None when every question is answered, else the (n, k) boolean matrix of
+    the questions each respondent answered (sample allocation): the others are NULL.
+    """
     batch = Batch(design)
-    for index, (question, words) in enumerate(zip(design["questions"], columns)):
-        batch.count(index, len(words), codec.tally(question, words))
     values = [np.asarray(ids, dtype=object), np.asarray(days, dtype=object)]
-    values.extend(words[:, word] for words in columns for word in range(words.shape[1]))
+    for index, (question, words) in enumerate(zip(design["questions"], columns)):
+        if asked is None:
+            batch.count(index, len(words), codec.tally(question, words))
+            values.extend(words[:, word] for word in range(words.shape[1]))
+            continue
+        answered = asked[:, index]
+        batch.count(index, int(answered.sum()), codec.tally(question, words[answered]))
+        for word in range(words.shape[1]):
+            column = words[:, word].astype(object)
+            column[~answered] = None
+            values.append(column)
     batch.rows = list(zip(*(column.tolist() for column in values)))
     return batch
 
@@ -292,3 +312,23 @@ def insert_one_sql(design: dict) -> str:
                "WHERE EXISTS (SELECT 1 FROM surveys WHERE slug = ? AND design_hash = ? AND status = 'open')")
         _INSERT_ONE_SQL[design["hash"]] = sql
     return sql
+
+
+@migrations()
+def m006_admission(db):
+    """Add single-use invitations and the record of acknowledged submissions, both apart from responses.
+
+    Both tables are keyed by a SHA-256 hash (WITHOUT ROWID), so their rows sit in random
+    order whatever order they were made or used in; neither holds a response id or a time
+    finer than the day an invitation was made (DESIGN.md §1, invariants 5 and 9).
+    """
+    db.conn.execute("""CREATE TABLE invitations (
+                        token_hash TEXT PRIMARY KEY,
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                        used INTEGER NOT NULL DEFAULT 0 CHECK (used IN (0, 1)),
+                        created_day TEXT NOT NULL) WITHOUT ROWID""")
+    db.conn.execute("CREATE INDEX invitations_survey ON invitations (survey, used)")
+    db.conn.execute("""CREATE TABLE submissions (
+                        id_hash TEXT PRIMARY KEY,
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                        answers_check TEXT NOT NULL) WITHOUT ROWID""")

@@ -39,6 +39,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     app.extensions["ldp_signin_throttle"] = SignInThrottle()
     limits.init_app(app)
+    from . import flood; flood.init_app(app)  # noqa: E702
     db.init_app(app)
     security.init_app(app)
     errors.init_app(app)
@@ -49,8 +50,11 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(research.bp)
     app.register_blueprint(editor.bp)
     from . import lifecycle; app.register_blueprint(lifecycle.bp)  # noqa: E702
+    from . import invitations; app.register_blueprint(invitations.bp)  # noqa: E702
     from .crosstab import bp as crosstab_bp
     app.register_blueprint(crosstab_bp)
+    from .charts import bp as charts_bp
+    app.register_blueprint(charts_bp)
     from . import account, api
 
     app.register_blueprint(account.bp)

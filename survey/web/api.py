@@ -15,7 +15,7 @@ from flask.sessions import NullSession, SessionInterface
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
 from ..aggregate import rows_to_json
-from ..crosstab import CrosstabError, check_pair, crosstab, crosstab_to_json
+from ..crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_json
 from ..store import StoreError, SurveyNotFound
 from .access import survey_for_researcher
 from .db import get_store
@@ -139,6 +139,10 @@ def crosstab_view(slug):
     level = _level()
     questions = {question["id"]: question for question in design["questions"]}
     a, b = request.args.get("a", "").strip(), request.args.get("b", "").strip()
+    try:
+        check_allocation(design)
+    except CrosstabError as exc:
+        return error(400, str(exc))
     missing = [name for name, value in (("a", a), ("b", b)) if not value]
     if missing:
         return error(400, f"choose two questions with ?a=Q&b=Q (missing: {' and '.join(missing)}); "

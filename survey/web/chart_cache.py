@@ -4,8 +4,8 @@
 make it. The cache is a small LRU bounded in entries and bytes. Concurrent requests for a
 key that is being drawn do not draw it again: they wait for the one drawing and get its
 bytes (if that drawing fails, each waiter gets the same exception and nothing is cached).
-The key should change whenever the chart would: the dashboard uses (database path, slug,
-design hash, response count, level).
+The key should change whenever the chart would: ``web/charts.py`` uses (database path, slug,
+design hash, response count, level, question, format).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class CachedChart:
 class ChartCache:
     """A thread-safe LRU of drawn charts that never draws the same key twice at once."""
 
-    def __init__(self, max_entries: int = 16, max_bytes: int = 64 * 1024 * 1024):
+    def __init__(self, max_entries: int = 512, max_bytes: int = 64 * 1024 * 1024):
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self._lock = threading.Lock()

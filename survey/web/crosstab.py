@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, render_template, request
 
-from ..crosstab import CrosstabError, check_pair, crosstab, crosstab_to_csv
+from ..crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_csv, sampled_pair_note
 from .access import survey_for_researcher
 from .db import get_store
 from .forms import LogoutForm
@@ -20,13 +20,19 @@ bp = Blueprint("crosstab", __name__)
 
 
 class _BadPair(Exception):
-    pass
+    def __init__(self, message: str, requested: bool = True):
+        super().__init__(message)
+        self.requested = requested
 
 
 def _pair(design: dict):
     """Return the questions named by ?a= and ?b=, or raise _BadPair with a message for the researcher."""
     questions = {question["id"]: question for question in design["questions"]}
     a, b = request.args.get("a", "").strip(), request.args.get("b", "").strip()
+    try:
+        check_allocation(design)
+    except CrosstabError as exc:
+        raise _BadPair(str(exc), bool(a or b)) from exc
     missing = [name for name, value in (("a", a), ("b", b)) if not value]
     if missing:
         raise _BadPair(f"choose two questions (missing: {' and '.join(missing)}); "
@@ -97,11 +103,12 @@ def page(slug):
         question_a, question_b = _pair(design)
         table = _table(slug, question_a, question_b, level)
     except _BadPair as exc:
-        error, status = str(exc), 400
+        error, status = str(exc), 400 if exc.requested else 200
     cells = {} if table is None else {(row.measure, row.a_option, row.b_option): row for row in table.rows}
     return render_template("crosstab.html", design=design, table=table, cells=cells, error=error, level=level,
                            a=request.args.get("a", ""), b=request.args.get("b", ""),
-                           summary=None if table is None else summary(table), logout_form=LogoutForm()), status
+                           summary=None if table is None else summary(table), logout_form=LogoutForm(),
+                           sampled_note=sampled_pair_note(design)), status
 
 
 @bp.get("/surveys/<slug>/crosstab.csv")

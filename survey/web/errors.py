@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from flask import jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
@@ -10,9 +12,15 @@ from ..reports import ReportError
 from ..store import SurveyNotFound
 
 
+# The submission endpoint answers every error in JSON, whatever the method (405 included).
+_SUBMISSIONS = re.compile(r"/s/[^/]+/responses")
+
+
 def wants_json() -> bool:
     """Return whether the client expects a JSON error (the respondent API and .json URLs)."""
-    return (request.method == "POST" and request.path.startswith("/s/")) or request.path.endswith(".json")
+    path = request.path
+    return ((request.method == "POST" and path.startswith("/s/")) or path.endswith(".json")
+            or _SUBMISSIONS.fullmatch(path) is not None)
 
 
 def _error(status: int, message: str, field=None):

@@ -6,6 +6,7 @@ from .. import explain
 
 
 def init_app(app):
-    """Register protection_note and survey_note as Jinja globals."""
+    """Register protection_note, sample_note and posterior_note as Jinja globals."""
     app.jinja_env.globals["protection_note"] = explain.protection_note
-    app.jinja_env.globals["survey_note"] = explain.survey_note
+    app.jinja_env.globals["sample_note"] = explain.sample_note
+    app.jinja_env.globals["posterior_note"] = explain.posterior_note

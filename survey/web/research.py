@@ -12,7 +12,6 @@ from flask import (Blueprint, Response, abort, current_app, flash, g, redirect, 
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..aggregate import aggregate_counts, rows_to_csv
-from ..charts import results_chart_svg
 from ..export import iter_responses_csv
 from .access import survey_for_researcher
 from .db import get_store
@@ -154,33 +153,6 @@ def results(slug):
     return render_template("results.html", design=design, rows=rows, level=level, texts=texts,
                            n=store.response_count(slug), per_day=store.responses_per_day(slug),
                            logout_form=LogoutForm())
-
-
-@bp.get("/surveys/<slug>/chart.svg")
-@login_required
-def chart(slug):
-    """Send every estimate with its interval as an SVG chart, drawn once per change of the data.
-
-    The chart is cached per (database, slug, design hash, response count, level); concurrent
-    requests for one key wait for a single drawing. It carries an ETag (304 on a matching
-    If-None-Match) and ``Cache-Control: private, no-cache``; ``?download=1`` makes it an
-    attachment.
-    """
-    from .chart_cache import chart_cache
-
-    level = _level()
-    survey_for_researcher(slug)
-    # Counted before the rows are read, so a chart is never cached under a newer count than its rows.
-    count = get_store().response_count(slug)
-    design, rows = _rows(slug, level)
-    key = (current_app.config["DATABASE"], slug, design["hash"], count, level)
-    drawn = chart_cache(current_app).get(key, lambda: results_chart_svg(design, rows).encode("utf-8"))
-    response = Response(drawn.body, mimetype="image/svg+xml")
-    response.set_etag(drawn.etag)
-    response.headers["Cache-Control"] = "private, no-cache"
-    if request.args.get("download") == "1":
-        response.headers["Content-Disposition"] = f'attachment; filename="{slug}-chart.svg"'
-    return response.make_conditional(request)
 
 
 def _csv(text, filename: str) -> Response:

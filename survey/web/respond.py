@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, abort, jsonify, render_template, request
 
-from ..reports import ReportError, parse_submission, validate_submission
-from ..store import StoreError, SurveyClosed
+from ..reports import ReportError, admission_fields, parse_submission, validate_submission
+from ..store import AdmissionError, StoreError, SurveyClosed
+from . import flood
 from .db import get_store
 
 bp = Blueprint("respond", __name__)
@@ -18,12 +19,15 @@ STORED_BODY = b'{"stored": true}\n'
 def page(slug):
     """Render the survey form; the browser randomizes every answer before sending it.
 
-    A draft is not visible yet (404); a closed survey's page says so, without a form.
+    A draft is not visible yet (404); a closed survey's page says so, without a form. An
+    invitation-only survey's page needs ``?invite=TOKEN`` (checked when the answers are sent).
     """
     store = get_store()
     design = store.get_design(slug)
     status = _visible_status(store, slug)
-    response = render_template("respond.html", design=design, closed=status == "closed")
+    invite = request.args.get("invite", "")[:64] if design.get("access") == "invite" else ""
+    response = render_template("respond.html", design=design, closed=status == "closed", invite=invite,
+                               needs_invite=design.get("access") == "invite" and not invite)
     return response, 200, {"Cache-Control": "no-store"}
 
 
@@ -53,10 +57,16 @@ def _closed(slug: str, exc: Exception | None = None) -> ReportError:
 def submit(slug):
     """Validate one response against the current design and store it, or store nothing.
 
-    201 on success; 400 {"error", "field"} for a bad report; 409 for a stale design; 410 when
-    the survey is closed or still a draft (checked by the INSERT itself, so a submission
-    racing a close is not stored).
+    201 on success, and the same 201 for a repeat of a stored submission id with the same
+    answers (stored once); 400 {"error", "field"} for a bad report; 403 for a missing or
+    unknown invitation; 409 for a stale design, a used invitation or a submission id stored
+    with other answers; 410 when the survey is closed or still a draft (checked by the
+    INSERT itself, so a submission racing a close is not stored); 429 when this client sent
+    too many this minute (``flood``).
     """
+    flooded = flood.check()
+    if flooded is not None:
+        return flooded
     store = get_store()
     design = store.recent_design(slug)
     if not request.is_json:
@@ -70,8 +80,14 @@ def submit(slug):
         if store.survey_status(slug) != "open":
             raise _closed(slug) from None
         raise
+    submission, invite = admission_fields(design, payload)
     try:
-        store.add_response(slug, design["hash"], answers)
+        if submission is None and invite is None:
+            store.add_response(slug, design["hash"], answers)
+        else:
+            store.add_submission(slug, design["hash"], answers, submission=submission, invite=invite)
+    except AdmissionError as exc:
+        raise ReportError(str(exc), field=exc.field, status=exc.status) from exc
     except SurveyClosed as exc:
         raise _closed(slug, exc) from exc
     except StoreError as exc:

@@ -25,7 +25,7 @@ def _headers(response):
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("X-Frame-Options", "DENY")
     if request.path.startswith(NO_STORE_PREFIXES) and "Cache-Control" not in response.headers:
-        # Researcher pages, exports and the API: no copy in any cache (chart.svg sets its own).
+        # Researcher pages, exports, charts and the API: no copy in any cache.
         response.headers["Cache-Control"] = "no-store"
     if current_app.config.get("HSTS"):
         # `serve --https`: browsers use only HTTPS for this host for a year.

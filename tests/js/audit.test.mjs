@@ -9,98 +9,19 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { makeRandom } from '../../client_js/random.js';
-import { randomizeDuchi, randomizeGRR, randomizeRR } from '../../client_js/mechanisms.js';
+import {
+  randomizeDuchi, randomizeGRR, randomizePiecewise, randomizeRR,
+} from '../../client_js/mechanisms.js';
+import {
+  auditEpsilon, comparisonCount, DELTA, describe, drawsToDetect, POWER,
+} from './epsilon-audit.mjs';
 import { readVectors, seededFill, TWO_53 } from './helpers.mjs';
-import { clopperPearson, normalQuantile } from './stats.mjs';
+import {
+  extremeGroups, groupProbabilities, piecewiseFit, piecewiseLevelProbabilities,
+} from './piecewise.mjs';
 
 const ROWS = readVectors().thresholds;
 const row = (epsilon, d) => ROWS.find((r) => r.epsilon === epsilon && r.d === d);
-
-// The audits draw from the real crypto source, so they are not seeded: both error rates are set
-// low enough that a spurious CI failure is below one in 10^5 runs of the whole suite.
-const ALPHA = 1e-6; // family-wise error of one audit's LB check, split over its comparisons (Bonferroni)
-const ESTIMATE_ALPHA = 1e-6; // the ε̂ check is a plain z-test at this level
-
-const POWER = 0.99; // probability of catching an excess of DELTA
-const DELTA = 0.1; // smallest excess of epsilon each audit is sized to detect
-
-/** Return the number of ordered input pairs times outputs: the comparisons one audit makes. */
-function comparisonCount(inputCount, outputCount) {
-  return inputCount * (inputCount - 1) * outputCount;
-}
-
-/**
- * Return the draws per input that catch an epsilon excess of `delta` with probability `power`.
- *
- * MATH.md §7 item 3, N ≈ (z_{1−α/m} + z_{1−β})²·2cosh(ε)/δ², adapted to the audit as run:
- * each comparison's α/m is split over its two one-sided Clopper–Pearson bounds, and the two
- * probabilities p (numerator) and q (denominator) are bounded separately, so their standard
- * errors of ln p̂ and ln q̂ add: s = √((1−p)/p) + √((1−q)/q), giving (z_{1−α/2m} + z_{power})²·s²/δ²
- * (s² = 2cosh ε + 2 for binary RR).
- */
-function drawsToDetect({ delta, p, q, comparisons, alpha = ALPHA, power = POWER }) {
-  const z = normalQuantile(1 - alpha / (2 * comparisons)) + normalQuantile(power);
-  const s = Math.sqrt((1 - p) / p) + Math.sqrt((1 - q) / q);
-  return Math.ceil((z * s / delta) ** 2);
-}
-
-/**
- * Draw `n` reports per input and return {maxLowerBound, epsilonHat, tolerance, problems, ...}.
- *
- * draw(x) returns an output index in 0..outputs-1; declared(x) its published distribution,
- * whose largest log-ratio must be `epsilon` (ε′). Each comparison uses the two-sided
- * Clopper–Pearson interval at level 1 − α/m, so P(max LB > ε′) ≤ α for a correct randomizer.
- * ε̂ is tested two-sided at level estimateAlpha/m per comparison with the delta-method standard
- * error √((1−P_{x,y})/(n·P_{x,y}) + (1−P_{x′,y})/(n·P_{x′,y})): too small an ε̂ means over-noising.
- * problems lists {kind: 'leaks' | 'estimate', message}.
- */
-function auditEpsilon({
-  draw, inputs, outputs, n, epsilon, declared, alpha = ALPHA, estimateAlpha = ESTIMATE_ALPHA,
-}) {
-  const counts = inputs.map((x) => {
-    const tally = new Array(outputs).fill(0);
-    for (let i = 0; i < n; i += 1) tally[draw(x)] += 1;
-    return tally;
-  });
-  const probabilities = inputs.map(declared);
-  const comparisons = comparisonCount(inputs.length, outputs);
-  const level = alpha / comparisons;
-  const z = normalQuantile(1 - estimateAlpha / comparisons / 2);
-  const bounds = counts.map((tally) => tally.map((k) => clopperPearson(k, n, level)));
-  let maxLowerBound = -Infinity;
-  let epsilonHat = -Infinity;
-  let declaredMax = -Infinity;
-  let tolerance = 0;
-  inputs.forEach((_, i) => inputs.forEach((__, j) => {
-    if (i === j) return;
-    for (let y = 0; y < outputs; y += 1) {
-      const [p, q] = [probabilities[i][y], probabilities[j][y]];
-      maxLowerBound = Math.max(maxLowerBound, Math.log(bounds[i][y].lower / bounds[j][y].upper));
-      epsilonHat = Math.max(epsilonHat, Math.log(counts[i][y] / counts[j][y]));
-      declaredMax = Math.max(declaredMax, Math.log(p / q));
-      tolerance = Math.max(tolerance, z * Math.sqrt((1 - p) / (n * p) + (1 - q) / (n * q)));
-    }
-  }));
-  if (Math.abs(declaredMax - epsilon) > 1e-9) {
-    throw new Error(`the declared distributions have epsilon ${declaredMax}, not the epsilon ${epsilon} audited`);
-  }
-  const problems = [];
-  if (maxLowerBound > epsilon) {
-    problems.push({ kind: 'leaks', message: `max LB ${maxLowerBound.toFixed(4)} > ε′ ${epsilon.toFixed(4)}` });
-  }
-  if (Math.abs(epsilonHat - epsilon) > tolerance) {
-    problems.push({
-      kind: 'estimate',
-      message: `ε̂ ${epsilonHat.toFixed(4)} is not within ${tolerance.toFixed(4)} of ε′ ${epsilon.toFixed(4)}`,
-    });
-  }
-  return { counts, comparisons, maxLowerBound, epsilonHat, tolerance, problems };
-}
-
-function describe(audit, n) {
-  return `N=${n}/input, m=${audit.comparisons}: max LB ${audit.maxLowerBound.toFixed(4)}, `
-    + `ε̂ ${audit.epsilonHat.toFixed(4)} ± ${audit.tolerance.toFixed(4)}`;
-}
 
 /** Return the audit inputs of binary randomized response with flip threshold T. */
 function rrAudit(flipThreshold, draw) {
@@ -151,6 +72,48 @@ test('Duchi at min and max, epsilon 1, leaks no more than its realised ε′ and
   });
   t.diagnostic(`ε′ ${realised}; ${describe(audit, n)}`);
   assert.deepEqual(audit.problems, []);
+});
+
+const PIECEWISE = readVectors().piecewise;
+
+/** Return the audit of the piecewise mechanism between min and max over the three extreme groups. */
+function piecewiseAudit(epsilon, { min, max }) {
+  const { ratio_a: ratioA, ratio_b: ratioB, epsilon_float: realised } = PIECEWISE.find((r) => r.epsilon === epsilon);
+  const parameters = { min, max, ratioA, ratioB };
+  const groupOf = extremeGroups(parameters);
+  const declared = (value) => groupProbabilities(piecewiseLevelProbabilities(value, parameters), groupOf, 3);
+  const [p, q] = [declared(min)[0], declared(max)[0]];
+  const n = drawsToDetect({ delta: DELTA, p, q, comparisons: comparisonCount(2, 3) });
+  return {
+    n, inputs: [min, max], outputs: 3, epsilon: realised, declared,
+    draw: (value) => groupOf(randomizePiecewise(value, parameters)),
+  };
+}
+
+test('piecewise at min and max, epsilon 2, leaks no more than its realised ε′ and no less', (t) => {
+  const setup = piecewiseAudit(2, { min: 18, max: 90 });
+  const audit = auditEpsilon(setup);
+  t.diagnostic(`ε′ ${setup.epsilon}; ${describe(audit, setup.n)}`);
+  assert.deepEqual(audit.problems, []);
+});
+
+test('piecewise output levels fit their integer parameters at min, a rounded value and max', (t) => {
+  const { ratio_a: ratioA, ratio_b: ratioB } = PIECEWISE.find((r) => r.epsilon === 4);
+  const parameters = { min: 18, max: 90, ratioA, ratioB };
+  for (const value of [18, 40, 61, 90]) {
+    const fit = piecewiseFit((x) => randomizePiecewise(x, parameters), value, parameters, { n: 100000, groups: 64 });
+    t.diagnostic(`value ${value}: chi-square ${fit.stat.toFixed(1)} (df ${fit.df}, critical ${fit.critical.toFixed(1)})`);
+    assert.ok(fit.stat < fit.critical, `value ${value}: chi-square ${fit.stat} >= ${fit.critical}`);
+  }
+});
+
+test('the piecewise fit can fail: draws for 40 do not fit the distribution of 41', () => {
+  const { ratio_a: ratioA, ratio_b: ratioB } = PIECEWISE.find((r) => r.epsilon === 4);
+  const parameters = { min: 18, max: 90, ratioA, ratioB };
+  const rnd = makeRandom(seededFill(703));
+  const fit = piecewiseFit((x) => randomizePiecewise(x - 1, parameters, rnd), 41, parameters,
+    { n: 100000, groups: 64 });
+  assert.ok(fit.stat > fit.critical, `chi-square ${fit.stat} < ${fit.critical}`);
 });
 
 test('the audit catches RR whose flip probability is 10% too low (it can fail)', (t) => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 
 import { makeRandom } from '../../client_js/random.js';
 import {
-  randomizeDuchi, randomizeGRR, randomizeMulti, randomizeOUE, randomizeQuestion, randomizeRR,
+  randomizeDuchi, randomizeGRR, randomizeMulti, randomizeOUE, randomizePiecewise, randomizeQuestion, randomizeRR,
 } from '../../client_js/mechanisms.js';
 import { chiSquare, chiSquareCritical, readVectors, seededFill, TWO_53 } from './helpers.mjs';
 
@@ -125,4 +125,36 @@ test('randomizers reject bad input and name the bad value', () => {
   assert.throws(() => randomizeQuestion({ id: 'q', kind: 'choice', mechanism: 'laplace' }, 0, rnd), /unsupported kind\/mechanism choice\/laplace/);
   assert.throws(() => randomizeQuestion({ id: 'm', kind: 'multi', mechanism: 'rr', options: ['a', 'b'], flip_threshold: 1 }, [1], rnd), /array of 2 bits/);
   assert.throws(() => randomizeQuestion(null, 0, rnd), TypeError);
+});
+
+test('piecewise levels stay in 0..a+b-1 and the band follows the answer (seeded)', () => {
+  const rnd = makeRandom(seededFill(108));
+  for (const [ratioA, ratioB] of [[4095, 1], [2564, 347], [217, 169], [3, 2]]) {
+    const levels = ratioA + ratioB;
+    for (const value of [0, 1, 49, 99, 100]) {
+      let inBand = 0;
+      const grid = Math.floor((value * ratioA) / 100);
+      for (let i = 0; i < 2000; i += 1) {
+        const level = randomizePiecewise(value, { min: 0, max: 100, ratioA, ratioB }, rnd);
+        assert.ok(Number.isInteger(level) && level >= 0 && level < levels, `level ${level} of ${levels}`);
+        if (level >= grid && level <= grid + ratioB) inBand += 1;
+      }
+      // The band (with the grid point above) holds at least a/(a+b) of the draws on average.
+      assert.ok(inBand / 2000 > ratioA / levels - 0.05, `a=${ratioA} b=${ratioB} value ${value}: ${inBand}`);
+    }
+  }
+  assert.ok([0, 1, 2, 3, 4].includes(randomizeQuestion(
+    { id: 'n', kind: 'number', mechanism: 'piecewise', min: 0, max: 1, ratio_a: 3, ratio_b: 2, bins: 5 }, 1, rnd)));
+});
+
+test('randomizePiecewise rejects bad input and names the bad value', () => {
+  const rnd = makeRandom(seededFill(109));
+  const ok = { min: 18, max: 90, ratioA: 5, ratioB: 2 };
+  assert.throws(() => randomizePiecewise(91, ok, rnd), /value must be an integer from 18 to 90, got 91/);
+  assert.throws(() => randomizePiecewise(40.5, ok, rnd), (e) => e instanceof TypeError && /40\.5/.test(e.message));
+  assert.throws(() => randomizePiecewise(40, { ...ok, ratioA: 2 }, rnd), /ratioA must be an integer from 3 to 65534, got 2/);
+  assert.throws(() => randomizePiecewise(40, { ...ok, ratioB: 0 }, rnd), /ratioB must be an integer from 1 to 65536, got 0/);
+  assert.throws(() => randomizePiecewise(40, { ...ok, ratioA: 70000 }, rnd), /ratioA .* got 70000/);
+  assert.throws(() => randomizePiecewise(5, { ...ok, min: 5, max: 5 }, rnd), /max must be/);
+  assert.throws(() => randomizePiecewise(0, { ...ok, min: 0, max: 2 ** 32 + 1 }, rnd), /at most 2\^32/);
 });

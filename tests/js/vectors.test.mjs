@@ -43,6 +43,19 @@ for (const row of VECTORS.thresholds) {
   });
 }
 
+for (const row of VECTORS.piecewise) {
+  test(`piecewise ratio at epsilon ${row.epsilon}`, () => {
+    const { ratio_a: a, ratio_b: b } = row;
+    assert.ok(Number.isSafeInteger(a) && Number.isSafeInteger(b) && a > b && b >= 1);
+    assert.equal(row.bins, a + b);
+    assert.equal(a / (a + b), row.p);
+    assert.equal(b / (a + b), row.q);
+    const realised = 2 * Math.log(a / b);
+    assert.ok(Math.abs(realised - row.epsilon_float) < 1e-12, `eps' ${realised} vs ${row.epsilon_float}`);
+    assert.ok(row.epsilon_float <= row.epsilon);
+  });
+}
+
 function run(testCase, rnd) {
   if (testCase.call === 'question') return randomizeQuestion(testCase.question, testCase.true, rnd);
   const result = rnd[testCase.call](...testCase.args);
