@@ -397,7 +397,9 @@ def markdown_table(points: list[Point]) -> str:
              "| pure-ldp best: MSE | multi-freq-ldpy best: MSE | ours / best other |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for point in points:
-        reps = str(point.reps) if point.other_reps in (0, point.reps) else f"{point.reps} / {point.other_reps}"
+        measured = any(other.measure for other in point.others)
+        reps = (str(point.reps) if not measured or point.other_reps in (0, point.reps)
+                else f"{point.reps} / {point.other_reps}")
         cells = [point.label, f"{point.epsilon:g}", reps]
         if point.supported:
             cells += [f"{point.mechanism} ({point.epsilon_spent:.4g})",
