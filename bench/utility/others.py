@@ -1,0 +1,163 @@
+"""The public LDP libraries' protocols, run through their own clients and aggregators.
+
+Each protocol takes the true answers of n respondents (option indices 0..d-1, or an
+(n, k) array of 0/1 answers for a multi-question survey) and returns unbiased estimates
+of the option shares. Only the bench's own virtualenv has these libraries
+(bench/utility/setup.sh); the product never imports this module.
+
+pure-ldp (Maddock): servers return unbiased counts with ``estimate_all(normalization=0)``.
+multi-freq-ldpy (Arcolezi): every aggregator ends in ``MI`` (matrix inversion), which
+clips negative estimates to 0 and renormalises; ``_unbiased_mi`` swaps that function for
+the same inversion without the post-processing while a protocol aggregates, so both
+libraries are measured on the unbiased estimate that ldp-survey reports (the one its
+intervals are about). RS+FD inlines its clipping, so RS+FD is measured as shipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+try:
+    import numba
+    from multi_freq_ldpy.mdim_freq_est import RSpFD_solution, SMP_solution, SPL_solution
+    from multi_freq_ldpy.pure_frequency_oracles import GRR, HE, LH, SS, UE
+    from pure_ldp.frequency_oracles import (DEClient, DEServer, HadamardMechClient, HadamardMechServer,
+                                            HadamardResponseClient, HadamardResponseServer, HEClient,
+                                            HEServer, LHClient, LHServer, UEClient, UEServer)
+    IMPORT_ERROR = None
+except ImportError as exc:  # the product's own environment: the bench says how to get them
+    IMPORT_ERROR = exc
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One library protocol for one task: ``run(true_values, d, epsilon)`` returns share estimates."""
+
+    library: str
+    name: str
+    run: Callable
+
+
+def seed_all(seed: int) -> None:
+    """Seed every random source the libraries draw from: numpy's global, random, numba's own."""
+    np.random.seed(seed % 2**32)
+    random.seed(seed)
+    _seed_numba(seed % 2**32)
+
+
+if IMPORT_ERROR is None:
+    @numba.njit(cache=False)
+    def _seed_numba(seed):
+        np.random.seed(seed)
+
+    _MI_MODULES = (GRR, UE, SS, LH, HE)
+
+
+@contextlib.contextmanager
+def _unbiased_mi():
+    """Make multi-freq-ldpy's MI return (C − nq)/(n(p − q)) without clipping or renormalising."""
+    def unbiased(count_report, n, p, q):
+        return (np.asarray(count_report, dtype=float) - n * q) / (n * (p - q))
+    saved = [module.MI for module in _MI_MODULES]
+    for module in _MI_MODULES:
+        module.MI = unbiased
+    try:
+        yield
+    finally:
+        for module, original in zip(_MI_MODULES, saved):
+            module.MI = original
+
+
+def _pure(client_factory, server_factory):
+    """Run a pure-ldp frequency oracle: privatise each value (1-based), aggregate, unbiased counts / n."""
+    def run(values, d, epsilon):
+        server = server_factory(epsilon, d)
+        client = client_factory(epsilon, d, server)
+        reports = [client.privatise(int(v) + 1) for v in values]
+        server.aggregate_all(reports)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            counts = server.estimate_all(range(1, d + 1), suppress_warnings=True, normalization=0)
+        return np.asarray(counts, dtype=float) / len(values)
+    return run
+
+
+def _mfl(client, aggregator):
+    """Run a multi-freq-ldpy frequency oracle: its client per respondent, its aggregator, unbiased MI."""
+    def run(values, d, epsilon):
+        reports = [client(int(v), d, epsilon) for v in values]
+        with _unbiased_mi():
+            return np.asarray(aggregator(reports, d, epsilon), dtype=float)
+    return run
+
+
+def frequency_protocols() -> list[Protocol]:
+    """Every protocol of the two libraries that estimates the shares of d options.
+
+    Left out: multi-freq-ldpy's ADP (it runs GRR or OUE, both measured here), BLH and SUE-style
+    "non-optimal" variants where the optimal one is measured, SHE (worse than THE), and
+    pure-ldp's sketches (CMS, PCS, RAPPOR, SketchResponse: built for huge domains, and
+    biased by hash collisions at d <= 128).
+    """
+    pure = [
+        Protocol("pure-ldp", "DE (GRR)", _pure(lambda e, d, s: DEClient(e, d), lambda e, d: DEServer(e, d))),
+        Protocol("pure-ldp", "OUE", _pure(lambda e, d, s: UEClient(e, d, use_oue=True),
+                                          lambda e, d: UEServer(e, d, use_oue=True))),
+        Protocol("pure-ldp", "SUE", _pure(lambda e, d, s: UEClient(e, d, use_oue=False),
+                                          lambda e, d: UEServer(e, d, use_oue=False))),
+        Protocol("pure-ldp", "OLH", _pure(lambda e, d, s: LHClient(e, d, g=s.g, use_olh=True),
+                                          lambda e, d: LHServer(e, d, use_olh=True))),
+        Protocol("pure-ldp", "HR", _pure(lambda e, d, s: HadamardResponseClient(e, d, s.get_hash_funcs()),
+                                         lambda e, d: HadamardResponseServer(e, d))),
+        Protocol("pure-ldp", "HM", _pure(lambda e, d, s: HadamardMechClient(e, d, t=1, use_optimal_t=True),
+                                         lambda e, d: HadamardMechServer(e, d, t=1, use_optimal_t=True))),
+        Protocol("pure-ldp", "THE", _pure(lambda e, d, s: HEClient(e, d),
+                                          lambda e, d: HEServer(e, d, use_the=True))),
+    ]
+    mfl = [
+        Protocol("multi-freq-ldpy", "GRR", _mfl(GRR.GRR_Client, GRR.GRR_Aggregator_MI)),
+        Protocol("multi-freq-ldpy", "OUE", _mfl(lambda v, d, e: UE.UE_Client(v, d, e, True),
+                                                lambda r, d, e: UE.UE_Aggregator_MI(r, e, True))),
+        Protocol("multi-freq-ldpy", "SUE", _mfl(lambda v, d, e: UE.UE_Client(v, d, e, False),
+                                                lambda r, d, e: UE.UE_Aggregator_MI(r, e, False))),
+        Protocol("multi-freq-ldpy", "SS", _mfl(SS.SS_Client, SS.SS_Aggregator_MI)),
+        Protocol("multi-freq-ldpy", "OLH", _mfl(lambda v, d, e: LH.LH_Client(v, d, e, True),
+                                                lambda r, d, e: LH.LH_Aggregator_MI(r, d, e, True))),
+        Protocol("multi-freq-ldpy", "THE", _mfl(HE.HE_Client, lambda r, d, e: HE.HE_Aggregator_MI(r, d, e, True))),
+    ]
+    return pure + mfl
+
+
+def _mdim(client, aggregator, *, unbiased=True):
+    """Run a multi-freq-ldpy multi-attribute solution on an (n, k) array of 0/1 answers; return P(yes) per attribute."""
+    def run(values, d, epsilon):
+        k = values.shape[1]
+        domains = [2] * k
+        reports = [client(row, domains, k, epsilon) for row in values.tolist()]
+        context = _unbiased_mi() if unbiased else contextlib.nullcontext()
+        with context:
+            estimates = aggregator(reports, domains, k, epsilon)
+        return np.array([float(estimate[1]) for estimate in estimates])
+    return run
+
+
+def survey_protocols(allocation: str) -> list[Protocol]:
+    """multi-freq-ldpy's solutions for k yes/no questions: SPL (split) for ``split``; SMP and RS+FD for ``sample``.
+
+    pure-ldp has single-question oracles only. LH and UE are left out: at 2 options GRR is
+    optimal and both are worse (UE's bits at least 4x GRR's variance).
+    """
+    lib = "multi-freq-ldpy"
+    if allocation == "split":
+        return [Protocol(lib, "SPL[GRR]", _mdim(SPL_solution.SPL_GRR_Client, SPL_solution.SPL_GRR_Aggregator_MI)),
+                Protocol(lib, "SPL[SS]", _mdim(SPL_solution.SPL_SS_Client, SPL_solution.SPL_SS_Aggregator_MI))]
+    return [Protocol(lib, "SMP[GRR]", _mdim(SMP_solution.SMP_GRR_Client, SMP_solution.SMP_GRR_Aggregator_MI)),
+            Protocol(lib, "SMP[SS]", _mdim(SMP_solution.SMP_SS_Client, SMP_solution.SMP_SS_Aggregator_MI)),
+            Protocol(lib, "RS+FD[GRR] (as shipped)",
+                     _mdim(RSpFD_solution.RSpFD_GRR_Client, RSpFD_solution.RSpFD_GRR_Aggregator_MI, unbiased=False))]

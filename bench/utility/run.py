@@ -1,0 +1,602 @@
+"""Utility benchmark (issue 7, item 7): our estimates' MSE beside theory and the public LDP libraries.
+
+For every task (a yes/no question, a choice question with d = 8, 32, 128 options, a number,
+and a survey of 5 yes/no questions under ``split`` and ``sample`` allocation) and every
+epsilon, it builds the survey through the product's public core API
+(``parse_definition`` → ``build_design``), so the design chooses the mechanism exactly as it
+does for a real survey. It then randomizes seeded synthetic answers with the product's
+integer-threshold randomizers (``survey.mechanisms.randomize_question``, checked by
+``survey.reports.check_report_array``, tallied by ``survey.codec.tally``) and debiases them
+with ``survey.aggregate.aggregate_counts``, the aggregator's own code; a survey with another
+allocation than ``split`` goes through ``survey.simulate.simulate_answers`` and
+``survey.aggregate.aggregate`` (reports carry only the questions a respondent was shown).
+
+Beside our empirical MSE it prints the theoretical variance λ(1−λ)/(n(p−q)²) of the design's
+mechanism (``survey.design.response_probabilities``), the mean of the aggregator's own
+variance estimate (std_error²), and the MSE of the best protocol of pure-ldp and of
+multi-freq-ldpy for the same task on the same true answers (bench/utility/others.py):
+every candidate protocol of a library is first screened on a few repetitions, then the
+library's best is measured on fresh repetitions as many as ours. A point the product
+refuses (``DefinitionError``, e.g. more options than it allows, or an allocation it does not
+support yet) is reported as not supported by this version.
+
+Run it in the bench's own environment (``bash bench/utility/setup.sh``), e.g.
+``/tmp/bench-venv/bin/python bench/utility/run.py --quick``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+
+import others  # noqa: E402
+from survey import codec  # noqa: E402
+from survey.aggregate import QuestionCounts, aggregate, aggregate_counts  # noqa: E402
+from survey.definition import DefinitionError, parse_definition  # noqa: E402
+from survey.design import build_design, response_probabilities  # noqa: E402
+from survey.mechanisms import randomize_question  # noqa: E402
+from survey.planning import plan  # noqa: E402
+from survey.reports import check_report_array  # noqa: E402
+from survey.simulate import draw_true_values, simulate_answers  # noqa: E402
+
+EPSILONS = (0.5, 1.0, 2.0, 4.0)
+SURVEY_SHARES = (0.2, 0.35, 0.5, 0.65, 0.8)
+README = REPO / "bench" / "README.md"
+BEGIN, END = "<!-- utility:begin -->", "<!-- utility:end -->"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark task: the questions of its definition, their truth, and the allocation."""
+
+    key: str
+    label: str
+    questions: tuple
+    truth: dict
+    allocation: str = "split"
+    sample: int | None = None
+
+
+def zipf(d: int) -> tuple[float, ...]:
+    """Return Zipf shares 1/(v+1), normalised: a few common options and a long tail."""
+    weights = 1.0 / np.arange(1, d + 1)
+    return tuple(float(w) for w in weights / weights.sum())
+
+
+def tasks() -> list[Task]:
+    """Return the tasks of issue 7 item 7, all on fixed synthetic truths."""
+    result = [Task("yes_no", "yes/no", ({"id": "q", "kind": "yes_no", "text": "Q?"},), {"q": 0.3})]
+    for d in (8, 32, 128):
+        options = [f"o{v}" for v in range(d)]
+        result.append(Task(f"choice{d}", f"choice d={d}",
+                           ({"id": "q", "kind": "choice", "text": "Q?", "options": options},), {"q": zipf(d)}))
+    result.append(Task("number", "number 0..100",
+                       ({"id": "q", "kind": "number", "text": "Q?", "min": 0, "max": 100},), {"q": 37.0}))
+    survey = tuple({"id": f"q{j}", "kind": "yes_no", "text": f"Q{j}?"} for j in range(len(SURVEY_SHARES)))
+    truth = {f"q{j}": share for j, share in enumerate(SURVEY_SHARES)}
+    result.append(Task("survey5_split", "5 yes/no, split", survey, truth))
+    result.append(Task("survey5_sample", "5 yes/no, sample m=1", survey, truth, allocation="sample", sample=1))
+    result.append(Task("survey5_planned", "5 yes/no, the planner's choice", survey, truth, allocation="planned"))
+    return result
+
+
+def build(task: Task, epsilon: float):
+    """Return the task's design at epsilon, or the reason the product refuses it."""
+    data = {"slug": f"bench-{task.key.replace('_', '-')}", "title": task.label, "epsilon": epsilon,
+            "questions": [dict(q) for q in task.questions]}
+    try:
+        if task.allocation == "planned":
+            recommended = plan(parse_definition(data, source=task.key))["recommended"]
+            if recommended["allocation"] != "split":
+                data.update(allocation=recommended["allocation"], sample=recommended["sample"])
+        elif task.allocation != "split":
+            data.update(allocation=task.allocation, sample=task.sample)
+        return build_design(parse_definition(data, source=task.key)), None
+    except DefinitionError as exc:
+        reason = exc.reason
+        return None, reason.split(", got ")[0] if len(reason) > 120 else reason
+
+
+def targets(design: dict, truth: dict) -> list[float]:
+    """Return the true value of every estimate the aggregator reports, in its row order."""
+    values = []
+    for question in design["questions"]:
+        value = truth[question["id"]]
+        values.extend(value if isinstance(value, tuple) else [value])
+    return values
+
+
+def rep_seed(seed: int, task_index: int, rep: int, stream: int, epsilon: float = 0.0) -> np.random.SeedSequence:
+    """Return the seed of one stream of one repetition.
+
+    Stream 0 (the true answers) ignores epsilon, so ours and every library randomize the same
+    answers at every ε; the randomizers' streams also depend on ε, so that the luck of one
+    repetition is not repeated at every ε.
+    """
+    return np.random.SeedSequence([seed, task_index, rep, stream, round(epsilon * 1000)])
+
+
+def true_answers(design: dict, truth: dict, n: int, seed_seq) -> dict:
+    """Draw n true answers per question with the product's own sampler (survey.simulate.draw_true_values)."""
+    rng = np.random.default_rng(seed_seq)
+    return {q["id"]: draw_true_values(q, truth[q["id"]], n, rng) for q in design["questions"]}
+
+
+def ours_once(design: dict, truth: dict, answers: dict, n: int, rng) -> list:
+    """Randomize and aggregate one repetition exactly as browser, store and aggregator do; return the rows."""
+    if design["allocation"] != "split":
+        return aggregate(design, simulate_answers(design, truth, n, rng))
+    counts = {}
+    for question in design["questions"]:
+        reports = check_report_array(question, randomize_question(question, answers[question["id"]], rng))
+        ones = codec.tally(question, codec.encode_column(question, reports))
+        counts[question["id"]] = QuestionCounts(n=n, ones=np.asarray(ones, dtype=np.int64))
+    return aggregate_counts(design, counts)
+
+
+def theory_variance(design: dict, truth: dict, n: int, sample: int | None) -> float | None:
+    """Return the mean over estimates of λ(1−λ)/(n_q(p−q)²) (× range² for a number), n_q = n·m/k under sample.
+
+    None when a mechanism has no (p, q) in this version of ``response_probabilities``, or when a
+    number's report is a level rather than a bit (any number mechanism but Duchi's): then λ(1−λ)
+    is not the report's variance, and the mean SE² column stands in.
+    """
+    k = len(design["questions"])
+    reports = n if sample is None else n * sample / k
+    variances = []
+    for question in design["questions"]:
+        if question["kind"] == "number" and question["mechanism"] != "duchi":
+            return None
+        try:
+            p, q = response_probabilities(question)
+        except (KeyError, ValueError):
+            return None
+        value = truth[question["id"]]
+        scale = 1.0
+        if question["kind"] == "number":
+            scale = float(question["max"] - question["min"])
+            value = [(value - question["min"]) / scale]
+        elif not isinstance(value, tuple):
+            value = [value]
+        for theta in value:
+            lam = q + theta * (p - q)
+            variances.append(scale * scale * lam * (1 - lam) / (reports * (p - q) ** 2))
+    return float(np.mean(variances))
+
+
+def number_references(question: dict, mean: float, epsilon: float, n: int) -> dict:
+    """Return the theoretical MSE of Duchi's, the piecewise (PM) and the hybrid (HM) mechanism for the number task.
+
+    Neither library has a mechanism for numbers, so the reference is the published theory of
+    the continuous mechanisms (Duchi et al. 2013; Wang N. et al. 2019), on t = 2(x−lo)/(hi−lo) − 1
+    with the task's answers x = lo + Binomial(hi − lo, θ): per report Var_Duchi(t) =
+    ((e^ε+1)/(e^ε−1))² − t², Var_PM(t) = t²/(e^{ε/2}−1) + (e^{ε/2}+3)/(3(e^{ε/2}−1)²), and HM
+    uses PM with probability 1 − e^{−ε/2} when ε > 0.61, else Duchi. The mean of n reports has
+    MSE (E Var(t) + Var t)/n against the population mean, times ((hi−lo)/2)² on the answers' scale.
+    """
+    lo, hi = question["min"], question["max"]
+    theta = (mean - lo) / (hi - lo)
+    mean_t = 2 * theta - 1
+    var_t = 4 * theta * (1 - theta) / (hi - lo)  # t = 2·Binomial(hi−lo, θ)/(hi−lo) − 1
+    second_t = var_t + mean_t ** 2
+    half = math.exp(epsilon / 2)
+    duchi = ((math.exp(epsilon) + 1) / (math.exp(epsilon) - 1)) ** 2 - second_t
+    pm = second_t / (half - 1) + (half + 3) / (3 * (half - 1) ** 2)
+    alpha = 1 - math.exp(-epsilon / 2) if epsilon > 0.61 else 0.0
+    hm = alpha * pm + (1 - alpha) * duchi
+    scale = ((hi - lo) / 2) ** 2 / n
+    return {name: scale * (value + var_t) for name, value in (("Duchi", duchi), ("PM", pm), ("HM", hm))}
+
+
+@dataclass
+class Measure:
+    """An empirical MSE over repetitions: its mean and standard error (spread of the per-repetition MSEs)."""
+
+    mse: float
+    se: float
+    reps: int
+
+    @classmethod
+    def of(cls, per_rep: list[float]) -> "Measure":
+        values = np.asarray(per_rep, dtype=float)
+        se = float(values.std(ddof=1) / math.sqrt(values.size)) if values.size > 1 else math.nan
+        return cls(mse=float(values.mean()), se=se, reps=int(values.size))
+
+
+@dataclass
+class Other:
+    """A library's best protocol at one point: its name, the screening MSEs, and its full measurement."""
+
+    library: str
+    protocol: str | None = None
+    measure: Measure | None = None
+    screened: dict = field(default_factory=dict)
+    failed: dict = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass
+class Point:
+    """One row of the table."""
+
+    task: str
+    label: str
+    epsilon: float
+    supported: bool
+    reps: int = 0
+    other_reps: int = 0
+    reason: str = ""
+    mechanism: str = ""
+    epsilon_spent: float | None = None
+    ours: Measure | None = None
+    consistent: Measure | None = None
+    theory: float | None = None
+    mean_se2: float | None = None
+    others: list = field(default_factory=list)
+    references: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def estimand_count(task: Task) -> int:
+    """Return how many estimates one repetition of the task gives: d for a choice question, k for a survey, else 1."""
+    question = task.questions[0]
+    if len(task.questions) > 1:
+        return len(task.questions)
+    return len(question["options"]) if question["kind"] == "choice" else 1
+
+
+def point_reps(task: Task, reps: int) -> int:
+    """Return the repetitions of a point: at least ``reps``, and enough for 4·reps squared errors in all."""
+    return max(reps, math.ceil(4 * reps / estimand_count(task)))
+
+
+def measure_ours(task: Task, task_index: int, design: dict, n: int, reps: int, seed: int):
+    """Return our MSE, the Norm-Sub (consistent) view's MSE for a choice question, and the mean std_error²."""
+    goal = np.asarray(targets(design, task.truth))
+    errors, consistent_errors, se2 = [], [], []
+    for rep in range(reps):
+        answers = true_answers(design, task.truth, n, rep_seed(seed, task_index, rep, 0))
+        mechanism_seed = rep_seed(seed, task_index, rep, 1, design["epsilon"])
+        rows = ours_once(design, task.truth, answers, n, np.random.default_rng(mechanism_seed))
+        estimates = np.array([row.estimate for row in rows], dtype=float)
+        errors.append(float(np.mean((estimates - goal) ** 2)))
+        se2.append(float(np.mean([row.std_error ** 2 for row in rows])))
+        if all(row.consistent is not None for row in rows):
+            consistent = np.array([row.consistent for row in rows], dtype=float)
+            consistent_errors.append(float(np.mean((consistent - goal) ** 2)))
+    return (Measure.of(errors), Measure.of(consistent_errors) if consistent_errors else None,
+            float(np.mean(se2)))
+
+
+def library_inputs(task: Task, task_index: int, design_questions: list[dict], n: int, rep: int, seed: int):
+    """Return the true answers the libraries see (the same draws ours randomize) and the targets."""
+    answers = true_answers({"questions": design_questions}, task.truth, n, rep_seed(seed, task_index, rep, 0))
+    if len(design_questions) > 1:
+        return np.column_stack([answers[q["id"]] for q in design_questions]), list(task.truth.values())
+    question = design_questions[0]
+    values = answers[question["id"]]
+    truth = task.truth[question["id"]]
+    if question["kind"] == "yes_no":
+        return values, [1 - truth, truth]
+    return values, list(truth)
+
+
+def library_error(protocol, task: Task, values, goal, d: int, epsilon: float, seed_seq) -> float:
+    """Run one protocol once on the given answers and return its MSE against the targets."""
+    others.seed_all(int(seed_seq.generate_state(1, dtype=np.uint32)[0]))
+    estimates = np.asarray(protocol.run(values, d, epsilon), dtype=float)
+    goal = np.asarray(goal, dtype=float)
+    if task.questions[0]["kind"] == "yes_no" and len(task.questions) == 1:
+        estimates, goal = estimates[1:], goal[1:]  # the share answering yes, as ours reports it
+    return float(np.mean((estimates - goal) ** 2))
+
+
+def measure_others(task: Task, task_index: int, epsilon: float, n: int, reps: int, screen_reps: int,
+                   screen_n: int, seed: int, log) -> list[Other]:
+    """Screen each library's protocols for the task, then measure each library's best on ``reps`` fresh repetitions.
+
+    Screening runs on ``screen_n`` respondents: every protocol's error scales as 1/n, so the
+    ranking does not depend on n, and the screening costs less.
+    """
+    kind = task.questions[0]["kind"]
+    if kind == "number":
+        note = "no protocol for numbers (frequency oracles only)"
+        return [Other("pure-ldp", note=note), Other("multi-freq-ldpy", note=note)]
+    if len(task.questions) > 1:
+        allocations = ("split", "sample") if task.allocation == "planned" else (task.allocation,)
+        candidates = [p for allocation in allocations for p in others.survey_protocols(allocation)]
+        results = [Other("pure-ldp", note="no multi-question protocol (single-question oracles only)")]
+        d = 2
+    else:
+        candidates = others.frequency_protocols()
+        results = []
+        d = 2 if kind == "yes_no" else len(task.questions[0]["options"])
+    questions = [dict(q) for q in task.questions]
+    for library in sorted({p.library for p in candidates}, key=["pure-ldp", "multi-freq-ldpy"].index):
+        other = Other(library)
+        # Enough screening repetitions for about 16 squared errors per protocol.
+        screening = max(screen_reps, math.ceil(16 / estimand_count(task)))
+        for protocol in (p for p in candidates if p.library == library):
+            per_rep = []
+            try:
+                for rep in range(screening):
+                    values, goal = library_inputs(task, task_index, questions, screen_n, 10_000 + rep, seed)
+                    per_rep.append(library_error(protocol, task, values, goal, d, epsilon,
+                                                 rep_seed(seed, task_index, 10_000 + rep, 2, epsilon)))
+            except Exception as exc:  # a library protocol that fails here is reported, not fatal
+                other.failed[protocol.name] = f"{type(exc).__name__}: {exc}"
+                log(f"    {library} {protocol.name} failed: {other.failed[protocol.name]}")
+                continue
+            other.screened[protocol.name] = float(np.mean(per_rep))
+        if not other.screened:
+            other.note = "every protocol failed"
+            results.append(other)
+            continue
+        best = min(other.screened, key=other.screened.get)
+        protocol = next(p for p in candidates if p.library == library and p.name == best)
+        per_rep = []
+        for rep in range(reps):
+            values, goal = library_inputs(task, task_index, questions, n, rep, seed)
+            per_rep.append(library_error(protocol, task, values, goal, d, epsilon,
+                                         rep_seed(seed, task_index, rep, 3, epsilon)))
+        other.protocol, other.measure = best, Measure.of(per_rep)
+        log(f"    {library}: screened {', '.join(f'{k} {v:.3g}' for k, v in other.screened.items())}; "
+            f"best {best}: MSE {other.measure.mse:.4g}")
+        results.append(other)
+    return results
+
+
+def mechanism_name(design: dict) -> str:
+    """Return the design's mechanism(s), with the sample size m for a sampled survey."""
+    names = sorted({q["mechanism"] for q in design["questions"]})
+    text = "+".join(names)
+    if design["allocation"] != "split":
+        text += f", {design['allocation']} m={design.get('sample')}"
+    return text
+
+
+def best_other(point: Point):
+    """Return the library result with the lowest MSE, or None."""
+    measured = [o for o in point.others if o.measure is not None]
+    return min(measured, key=lambda o: o.measure.mse) if measured else None
+
+
+def fmt(value, digits=3) -> str:
+    """Return a number with ``digits`` significant digits, "—" when missing."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:.{digits}g}"
+
+
+def ratio_text(ours: Measure, other: Measure) -> str:
+    """Return ours / other with its standard error by the delta method."""
+    ratio = ours.mse / other.mse
+    relative = math.hypot(ours.se / ours.mse, other.se / other.mse)
+    return f"**{ratio:.2f}** ± {ratio * relative:.2f}"
+
+
+def markdown_table(points: list[Point]) -> str:
+    """Return the results as one markdown table."""
+    lines = ["| task | ε | reps | our mechanism (ε′ spent) | ours: MSE ± se | theory var | mean SE² | ours, Norm-Sub view "
+             "| pure-ldp best: MSE | multi-freq-ldpy best: MSE | ours / best other |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for point in points:
+        measured = any(other.measure for other in point.others)
+        reps = (str(point.reps) if not measured or point.other_reps in (0, point.reps)
+                else f"{point.reps} / {point.other_reps}")
+        cells = [point.label, f"{point.epsilon:g}", reps]
+        if point.supported:
+            cells += [f"{point.mechanism} ({point.epsilon_spent:.4g})",
+                      f"{fmt(point.ours.mse)} ± {fmt(point.ours.se, 2)}", fmt(point.theory), fmt(point.mean_se2),
+                      fmt(point.consistent.mse) if point.consistent else "—"]
+        else:
+            reason = point.reason if point.reason.startswith("failed") else f"not supported by this version: {point.reason}"
+            cells += [reason, "—", "—", "—", "—"]
+        for library in ("pure-ldp", "multi-freq-ldpy"):
+            other = next((o for o in point.others if o.library == library), None)
+            if other is None or other.measure is None:
+                cells.append(f"none: {other.note}" if other and other.note else "—")
+            else:
+                cells.append(f"{other.protocol}: {fmt(other.measure.mse)} ± {fmt(other.measure.se, 2)}")
+        best = best_other(point)
+        cells.append(ratio_text(point.ours, best.measure) if point.ours and best else "—")
+        lines.append("| " + " | ".join(cells) + " |")
+    numbers = [point for point in points if point.references]
+    if numbers:
+        lines += ["", "Numbers: neither library has a mechanism, so the reference is the theory of the continuous "
+                  "mechanisms (MSE of the mean on the answers' scale, at the task's answers; HM is the best in the "
+                  "worst case, PM can be better at a given mean):", "",
+                  "| task | ε | our mechanism | ours: MSE ± se | Duchi theory | PM theory | HM theory | ours / best theory |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for point in numbers:
+            refs = point.references
+            ours = f"{fmt(point.ours.mse)} ± {fmt(point.ours.se, 2)}" if point.ours else "—"
+            ratio = "—"
+            if point.ours:
+                best = min(refs.values())
+                ratio = f"**{point.ours.mse / best:.2f}** ± {point.ours.se / best:.2f}"
+            lines.append(f"| {point.label} | {point.epsilon:g} | {point.mechanism or '—'} | {ours} | "
+                         f"{fmt(refs['Duchi'])} | {fmt(refs['PM'])} | {fmt(refs['HM'])} | {ratio} |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    """Return a one-line description of the machine and the software versions."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            model = re.search(r"model name\s*:\s*(.+)", handle.read())
+        cpu = model.group(1).strip() if model else cpu
+    except OSError:
+        pass
+    versions = ", ".join(f"{name} {metadata.version(name)}" for name in ("numpy", "pure-ldp", "multi-freq-ldpy"))
+    return (f"{cpu}, os.cpu_count() = {os.cpu_count()}, {platform.system()} {platform.release()}; "
+            f"Python {platform.python_version()}, {versions}")
+
+
+def load_points(paths: list[Path]) -> tuple[str, list[Point]]:
+    """Return the header and the points of --json files, to print or write the table again without rerunning.
+
+    Several files (e.g. tasks run as parallel processes) are merged in task order; the header
+    is the first file's, with each file's run time.
+    """
+    datas = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    header = datas[0]["header"]
+    if len(datas) > 1:
+        times = ", ".join(f"{data['elapsed']:.0f} s" for data in datas)
+        header = re.sub(r"Full run: \d+ s\.", f"Run as {len(datas)} processes at once, taking {times}.", header)
+    order = [task.key for task in tasks()]
+    raws = sorted((raw for data in datas for raw in data["points"]), key=lambda raw: order.index(raw["task"]))
+    points = []
+    for raw in raws:
+        for name in ("ours", "consistent"):
+            raw[name] = Measure(**raw[name]) if raw[name] else None
+        raw.setdefault("references", {})
+        raw["others"] = [Other(**{**o, "measure": Measure(**o["measure"]) if o["measure"] else None})
+                         for o in raw["others"]]
+        points.append(Point(**raw))
+    return header, points
+
+
+def write_readme(section: str) -> None:
+    """Replace the utility section of bench/README.md (between its markers) with ``section``."""
+    text = README.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{README} has no {BEGIN} ... {END} markers")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    README.write_text(f"{head}{BEGIN}\n{section}\n{END}{tail}", encoding="utf-8")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  bash bench/utility/setup.sh                                   # once: /tmp/bench-venv\n"
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --quick        # ~1 minute, n = 10,000\n"
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --write-readme # the full run, table into bench/README.md\n"
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --tasks choice8,yes_no --epsilons 1,4")
+    parser.add_argument("--n", type=int, default=100_000, help="respondents per repetition (default 100,000)")
+    parser.add_argument("--reps", type=int, default=20, help="repetitions per point, ours and each library's best "
+                        "(default 20)")
+    parser.add_argument("--other-reps", type=int, default=None,
+                        help="at most this many repetitions for each library's best (default: as many as ours); "
+                             "their clients run one Python call per respondent, so they take most of the time")
+    parser.add_argument("--screen-reps", type=int, default=2,
+                        help="repetitions per library protocol to pick each library's best (default 2)")
+    parser.add_argument("--epsilons", default=",".join(f"{e:g}" for e in EPSILONS), help="comma-separated (default 0.5,1,2,4)")
+    parser.add_argument("--tasks", default=None, help="comma-separated task keys (default all: "
+                        + ",".join(t.key for t in tasks()) + ")")
+    parser.add_argument("--seed", type=int, default=20261122, help="base seed (default 20261122)")
+    parser.add_argument("--screen-n", type=int, default=2_000,
+                        help="respondents per screening repetition (default 2,000)")
+    parser.add_argument("--quick", action="store_true",
+                        help="n = 10,000, 5 repetitions, screening on 1,000 respondents")
+    parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
+    parser.add_argument("--render", type=Path, nargs="+", metavar="JSON",
+                        help="print (and with --write-readme write) the table of earlier --json files; run nothing")
+    parser.add_argument("--write-readme", action="store_true",
+                        help="write the table into bench/README.md between its utility markers")
+    args = parser.parse_args(argv)
+    if args.render:
+        header, points = load_points(args.render)
+        section = header + "\n\n" + markdown_table(points)
+        print(section)
+        if args.write_readme:
+            write_readme(section)
+        return 0
+    if args.quick:
+        args.n, args.reps, args.screen_reps, args.screen_n = 10_000, 5, 1, 1_000
+    if others.IMPORT_ERROR is not None:
+        raise SystemExit(f"the libraries are missing ({others.IMPORT_ERROR}); run bash bench/utility/setup.sh "
+                         "and use /tmp/bench-venv/bin/python")
+    if (args.other_reps is not None and args.other_reps < 2) or args.reps < 2 or args.screen_reps < 1 or args.n < 100 or args.screen_n < 100:
+        raise SystemExit("need --reps >= 2, --other-reps >= 2, --screen-reps >= 1, --n >= 100 and --screen-n >= 100")
+    try:
+        epsilons = [float(e) for e in args.epsilons.split(",")]
+    except ValueError:
+        raise SystemExit(f"--epsilons must be comma-separated numbers, got {args.epsilons!r}") from None
+    all_tasks = tasks()
+    chosen = all_tasks if args.tasks is None else [t for t in all_tasks if t.key in args.tasks.split(",")]
+    if not chosen:
+        raise SystemExit(f"--tasks names none of {', '.join(t.key for t in all_tasks)}")
+
+    def log(message):
+        print(message, file=sys.stderr, flush=True)
+
+    started = time.perf_counter()
+    points = []
+    for task in chosen:
+        task_index = all_tasks.index(task)
+        for epsilon in epsilons:
+            clock = time.perf_counter()
+            design, reason = build(task, epsilon)
+            log(f"{task.label}, ε = {epsilon:g}: " + (mechanism_name(design) if design else f"unsupported ({reason})"))
+            reps = point_reps(task, args.reps)
+            other_reps = reps if args.other_reps is None else min(reps, args.other_reps)
+            point = Point(task=task.key, label=task.label, epsilon=epsilon, supported=design is not None,
+                          reps=reps, other_reps=other_reps, reason=reason or "")
+            if design is not None:
+                point.mechanism, point.epsilon_spent = mechanism_name(design), design["epsilon_spent"]
+                try:
+                    point.ours, point.consistent, point.mean_se2 = measure_ours(task, task_index, design, args.n,
+                                                                                reps, args.seed)
+                except Exception as exc:  # a product path that fails here is reported in the table, not fatal
+                    point.supported, point.reason = False, f"failed: {type(exc).__name__}: {exc}"
+                    log(f"    ours: {point.reason}")
+                sampled = design["allocation"] != "split"
+                point.theory = (None if sampled and not design.get("sample")
+                                else theory_variance(design, task.truth, args.n, design.get("sample") if sampled else None))
+                if point.ours:
+                    log(f"    ours: MSE {point.ours.mse:.4g} ± {point.ours.se:.2g}, theory {fmt(point.theory, 4)}")
+            point.others = measure_others(task, task_index, epsilon, args.n, other_reps, args.screen_reps,
+                                          args.screen_n, args.seed, log)
+            if task.questions[0]["kind"] == "number":
+                point.references = number_references(task.questions[0], task.truth["q"], epsilon, args.n)
+            point.seconds = time.perf_counter() - clock
+            points.append(point)
+            if args.json:  # after every point, so that an interrupted run keeps what it measured
+                args.json.write_text(json.dumps({"header": "", "elapsed": time.perf_counter() - started,
+                                                 "points": [asdict(p) for p in points]}, indent=2), encoding="utf-8")
+    elapsed = time.perf_counter() - started
+
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    header = (f"Measured {today} on {machine()}.\n"
+              f"n = {args.n:,} respondents per repetition; {args.reps} repetitions per point for ours, more where "
+              f"a repetition gives fewer than 4 estimates, so that every MSE of ours rests on at least "
+              f"{4 * args.reps} squared errors"
+              + ("" if args.other_reps is None else f", and at most {args.other_reps} for each library's best")
+              + f" (the column reps: ours / each library's best where they differ; seeded, base seed {args.seed}). Each library's best protocol was picked by screening all its protocols on "
+              f"{args.screen_n:,} respondents, at least {args.screen_reps} repetitions and 16 squared errors "
+              f"each. Full run: {elapsed:.0f} s.")
+    table = markdown_table(points)
+    print(header + "\n\n" + table)
+    if args.json:
+        args.json.write_text(json.dumps({"header": header, "elapsed": elapsed, "points": [asdict(p) for p in points]},
+                                        indent=2),
+                             encoding="utf-8")
+    if args.write_readme:
+        write_readme(header + "\n\n" + table)
+        log(f"wrote the table into {README}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
