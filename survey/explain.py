@@ -6,9 +6,10 @@ rounded to as few decimals as keep it honest (never 0% or 100% unless exact).
 
 from __future__ import annotations
 
-import math
 from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
+
+from .planning import posterior_bound
 
 TWO53 = 2**53
 _MAX_DECIMALS = 20
@@ -136,21 +137,10 @@ def sample_note(design: dict) -> str | None:
             f"Which questions you were given says nothing about your answers.")
 
 
-def posterior_bound(epsilon: float) -> Fraction:
-    """Return e^ε/(1+e^ε): how sure someone who thought an answer 50/50 can be after seeing the reports.
-
-    The posterior bound of ε-differential privacy from even prior odds (Dimitrakakis,
-    eq. 3.6.2); computed here because the respondent's browser may not use exp.
-    """
-    if not math.isfinite(epsilon) or epsilon < 0:
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-    return Fraction(1) / (1 + Fraction(math.exp(-epsilon)))
-
-
 def posterior_note(design: dict) -> str:
     """Return the respondent's plain sentence on what everything they send can reveal (MATH: posterior bound)."""
     spent = design["epsilon_spent"]
-    sure = percent(posterior_bound(spent))
+    sure = percent(Fraction(posterior_bound(spent)))
     return (f"The protection, in plain words: someone who thought it 50/50 whether any answer of yours is "
             f"one thing or another can be at most {sure} sure after seeing everything this page sends "
             f"(privacy loss ε′ = {format_epsilon(spent)}; smaller is safer). Sending the survey a second "

@@ -91,7 +91,12 @@ def reports_needed(p: float, q: float, margin: float, *, level: float = DEFAULT_
 
 
 def posterior_bound(epsilon: float) -> float:
-    """Return how sure someone who thought an answer 50/50 can be after one report: e^ε/(1 + e^ε)."""
+    """Return how sure someone who thought an answer 50/50 can be after one report: e^ε/(1 + e^ε).
+
+    The posterior bound of ε-differential privacy from even prior odds (Dimitrakakis, eq. 3.6.2).
+    """
+    if not math.isfinite(epsilon) or epsilon < 0:
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
     return 1 / (1 + math.exp(-epsilon))
 
 

@@ -189,10 +189,11 @@ def test_bad_threshold_is_rejected():
 @pytest.mark.parametrize("epsilon, shown", [(0.29, "57%"), (0.57, "64%"), (1, "73%"), (2, "88%"), (4, "98%"),
                                             (8, "99.97%")])
 def test_the_posterior_bound_from_even_odds_is_e_eps_over_1_plus_e_eps(epsilon, shown):
-    from survey.explain import percent, posterior_bound
+    from survey.explain import percent
+    from survey.planning import posterior_bound
 
-    assert float(posterior_bound(epsilon)) == pytest.approx(math.exp(epsilon) / (1 + math.exp(epsilon)), rel=1e-12)
-    assert percent(posterior_bound(epsilon)) == shown
+    assert posterior_bound(epsilon) == pytest.approx(math.exp(epsilon) / (1 + math.exp(epsilon)), rel=1e-12)
+    assert percent(Fraction(posterior_bound(epsilon))) == shown
 
 
 def test_the_respondent_page_states_the_bound_of_everything_it_sends():
