@@ -202,6 +202,20 @@ def domain_answers(design: dict, **picks: int) -> dict:
     return {q["id"]: domain_report(q, picks.get(q["id"], 0)) for q in design["questions"]}
 
 
+# An invitation-only survey of one question (tests of invitations and admission).
+PANEL_TOML = """
+slug = "panel"
+title = "Staff panel"
+epsilon = 2
+access = "invite"
+
+[[questions]]
+id = "remote"
+kind = "yes_no"
+text = "Do you work remotely?"
+"""
+
+
 def smoking_design() -> dict:
     """Return the design of examples/smoking.toml."""
     path = REPO / "examples" / "smoking.toml"

@@ -17,25 +17,13 @@ from survey.store import Store
 from survey.web import create_app
 from survey.web.flood import SubmissionLimiter
 
-from conftest import domain_answers, smoking_design
+from conftest import PANEL_TOML, domain_answers, smoking_design
 
 SLUG = "smoking-2026"
 # Reports in each question's output domain (cigarettes is a subset selection: a list of bits).
 GOOD = domain_answers(smoking_design(), smoker=1, lung_disease=0, cigarettes=2, age=1)
 OTHER = {**GOOD, "smoker": 0}
 ID = "0123456789abcdef0123456789abcdef"
-
-PANEL_TOML = """
-slug = "panel"
-title = "Staff panel"
-epsilon = 2
-access = "invite"
-
-[[questions]]
-id = "remote"
-kind = "yes_no"
-text = "Do you work remotely?"
-"""
 
 
 def csrf_token(client, path=f"/s/{SLUG}") -> str:

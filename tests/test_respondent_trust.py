@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import PANEL_TOML
+
 from survey.definition import parse_definition_toml
 from survey.design import build_design
 from survey.store import Store
@@ -43,18 +45,6 @@ kind = "multi"
 text = "Which of these do you do?"
 options = {options}
 """
-PANEL_TOML = """
-slug = "panel"
-title = "Staff panel"
-epsilon = 2
-access = "invite"
-
-[[questions]]
-id = "remote"
-kind = "yes_no"
-text = "Do you work remotely?"
-"""
-
 
 def create(db_path, text) -> dict:
     design = build_design(parse_definition_toml(text))
