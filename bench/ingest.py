@@ -4,7 +4,8 @@ Starts `python -m survey --db DB serve --workers W --threads T` on a fresh SQLit
 a temporary directory (the smoking survey, no responses), fetches --sessions respondent
 sessions (cookie + CSRF token from GET /s/smoking-2026) in Python, writes a wrk Lua
 script that cycles --bodies pre-made submissions (survey.simulate.simulate_answers) over
-those sessions round-robin and counts response statuses, warms up for 1 s, then runs
+those sessions round-robin (each with a fresh random "submission" id, as the browser sends, unless
+--no-submission-ids) and counts response statuses, warms up for 1 s, then runs
 --runs rounds of
 
   1. wrk POST /s/smoking-2026/responses  for --duration s  (accepted = status 201)
@@ -57,6 +58,7 @@ local bodies = {
 }
 local mode = "%(mode)s"
 local reuse = %(reuse)d
+local ids = %(ids)s
 local path = "%(path)s"
 local threads = {}
 local thread_count = 0
@@ -86,12 +88,28 @@ function init(args)
       closing[k] = wrk.format(mode == "post" and "POST" or "GET", path, headers, body)
    end
    nxt = (id * 101) %% #prepared
+   math.randomseed(os.time() * 1000 + id * 7919)
+end
+
+function hex16()
+   return string.format("%%04x", math.random(0, 65535))
 end
 
 function request()
    sent = sent + 1
    nxt = nxt %% #prepared + 1
-   if reuse > 0 and sent %% reuse == 0 then
+   local close = reuse > 0 and sent %% reuse == 0
+   if ids and mode == "post" then
+      -- A fresh 128-bit submission id per request, as the browser makes one per respondent.
+      local s = sessions[((nxt - 1 + id * 13) %% #sessions) + 1]
+      local headers = {["Content-Type"] = "application/json", ["X-CSRFToken"] = s[2], ["Cookie"] = "session=" .. s[1]}
+      if close then headers["Connection"] = "close" end
+      local submission = ""
+      for _ = 1, 8 do submission = submission .. hex16() end
+      local body = string.sub(bodies[nxt], 1, -2) .. ',"submission":"' .. submission .. '"}'
+      return wrk.format("POST", path, headers, body)
+   end
+   if close then
       return closing[nxt]
    end
    return prepared[nxt]
@@ -136,9 +154,9 @@ def lua_string(text: str) -> str:
     return f"[{'=' * level}[{text}]{'=' * level}]"
 
 
-def write_script(path: Path, mode: str, url_path: str, sessions, bodies, reuse: int) -> None:
+def write_script(path: Path, mode: str, url_path: str, sessions, bodies, reuse: int, ids: bool = False) -> None:
     path.write_text(LUA % {
-        "mode": mode, "path": url_path, "reuse": reuse,
+        "mode": mode, "path": url_path, "reuse": reuse, "ids": "true" if ids else "false",
         "sessions": ",\n".join(f"   {{{lua_string(c)}, {lua_string(t)}}}" for c, t in sessions) or "",
         "bodies": ",\n".join(f"   {lua_string(b.decode())}" for b in bodies) or "",
     })
@@ -240,7 +258,7 @@ def run_config(tmp: Path, workers: int, args, bodies) -> dict:
             client.close()
         post_path, health_path = f"/s/{common.SLUG}/responses", "/healthz"
         post_script, health_script = tmp / "post.lua", tmp / "healthz.lua"
-        write_script(post_script, "post", post_path, sessions, bodies, args.reuse)
+        write_script(post_script, "post", post_path, sessions, bodies, args.reuse, ids=args.submission_ids)
         write_script(health_script, "healthz", health_path, [], [], args.reuse)
         # Warm-up (not reported): every worker thread opens its connection and compiles templates.
         run_wrk(server, health_script, health_path, args, duration=1)
@@ -286,6 +304,9 @@ def main(argv=None):
     parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1)")
     parser.add_argument("--sessions", type=int, default=64, help="respondent sessions (cookie + token) (default 64)")
     parser.add_argument("--bodies", type=int, default=300, help="distinct pre-made submissions (default 300)")
+    parser.add_argument("--submission-ids", action=argparse.BooleanOptionalAction, default=True,
+                        help="give every request a fresh random submission id, as the browser does (default); "
+                             "--no-submission-ids posts the bodies without one (the path of API clients)")
     parser.add_argument("--reuse", type=int, default=50,
                         help="every REUSE-th request of a wrk thread asks the server to close its connection, "
                              "so wrk reconnects and the connections are shared anew between the workers "
