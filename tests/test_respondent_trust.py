@@ -93,6 +93,18 @@ def previews(page) -> dict:
     }))""")
 
 
+def page_modules() -> set[str]:
+    """Return the respondent page's module and every module it imports, read from client_js/ here."""
+    found, pending = set(), ["survey-form.js"]
+    while pending:
+        name = pending.pop()
+        if name not in found:
+            found.add(name)
+            text = (REPO / "client_js" / name).read_text(encoding="utf-8")
+            pending += re.findall(r"from '\./([\w.-]+\.js)'", text)
+    return found
+
+
 def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
     context = browser.new_context()
     page = context.new_page()
@@ -101,7 +113,9 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
     design = json.loads(page.locator("#design").text_content())
     assert all(report is None for report, _ in previews(page).values()), "nothing is shown before an answer"
     assert "at most 88% sure" in page.locator("#posterior-bound").inner_text()
-    for name in ("design.json", "survey-form.js", "mechanisms.js", "random.js", "series.js"):
+    links = set(page.locator("#protection-title ~ p a").all_inner_texts())
+    assert links == {"the public design (design.json)", *page_modules()}
+    for name in ("design.json", *page_modules()):
         link = page.get_by_role("link", name=name)
         served = page.request.get(link.evaluate("a => a.href"))
         assert served.ok, name
