@@ -16,6 +16,7 @@ intervals are about). RS+FD inlines its clipping, so RS+FD is measured as shippe
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import warnings
 from dataclasses import dataclass
@@ -161,3 +162,80 @@ def survey_protocols(allocation: str) -> list[Protocol]:
             Protocol(lib, "SMP[SS]", _mdim(SMP_solution.SMP_SS_Client, SMP_solution.SMP_SS_Aggregator_MI)),
             Protocol(lib, "RS+FD[GRR] (as shipped)",
                      _mdim(RSpFD_solution.RSpFD_GRR_Client, RSpFD_solution.RSpFD_GRR_Aggregator_MI, unbiased=False))]
+
+
+# --- Theory: each protocol's (p, q) exactly as the libraries set them -------------------------------
+
+def _grr(epsilon: float, d: int) -> tuple[float, float]:
+    """GRR (pure-ldp DE, multi-freq-ldpy GRR): p = e^ε/(e^ε+d−1), q = 1/(e^ε+d−1)."""
+    return math.exp(epsilon) / (math.exp(epsilon) + d - 1), 1 / (math.exp(epsilon) + d - 1)
+
+
+def _ue(epsilon: float, optimal: bool) -> tuple[float, float]:
+    """OUE: p = 1/2, q = 1/(e^ε+1); SUE: p = e^{ε/2}/(e^{ε/2}+1), q = 1 − p (both libraries)."""
+    if optimal:
+        return 0.5, 1 / (math.exp(epsilon) + 1)
+    half = math.exp(epsilon / 2)
+    return half / (half + 1), 1 / (half + 1)
+
+
+def _olh(epsilon: float) -> tuple[float, float]:
+    """OLH with g = round(e^ε) + 1 (both libraries): p = e^ε/(e^ε+g−1), support of another value q = 1/g."""
+    g = int(round(math.exp(epsilon))) + 1
+    return math.exp(epsilon) / (math.exp(epsilon) + g - 1), 1 / g
+
+
+def _ss(epsilon: float, d: int) -> tuple[float, float]:
+    """multi-freq-ldpy SS: subset size max(1, rint(d/(e^ε+1))) and its (p, q) (SS.py, SS_Aggregator_MI)."""
+    e = math.exp(epsilon)
+    k = int(max(1, np.rint(d / (e + 1))))
+    p = k * e / (k * e + d - k)
+    q = ((k - 1) * k * e + (d - k) * k) / ((d - 1) * (k * e + d - k))
+    return p, q
+
+
+def _the_objective(theta: float, epsilon: float) -> float:
+    """The variance factor both libraries minimise over the THE threshold θ in [1/2, 1]."""
+    return ((2 * math.exp(epsilon * theta / 2) - 1)
+            / (1 + math.exp(epsilon * (theta - 0.5)) - 2 * math.exp(epsilon * theta / 2)) ** 2)
+
+
+def _the(epsilon: float, library: str) -> tuple[float, float]:
+    """THE: a bit + Laplace(2/ε) above θ: p = 1 − e^{ε(θ−1)/2}/2, q = e^{−εθ/2}/2, θ found as each library does.
+
+    pure-ldp: round(fminbound(·, 0.5, 1), 4); multi-freq-ldpy: minimize_scalar(bounded [0.5, 1]).x.
+    """
+    from scipy.optimize import fminbound, minimize_scalar
+    if library == "pure-ldp":
+        theta = round(float(fminbound(_the_objective, 0.5, 1, args=(epsilon,))), 4)
+    else:
+        theta = float(minimize_scalar(_the_objective, bounds=[0.5, 1], method="bounded", args=(epsilon,)).x)
+    return 1 - 0.5 * math.exp(epsilon * (theta - 1) / 2), 0.5 * math.exp(-epsilon * theta / 2)
+
+
+def frequency_pq(library: str, name: str, d: int, epsilon: float) -> tuple[float, float] | None:
+    """Return (p, q) of a frequency protocol of ``frequency_protocols()``, or None where no pure (p, q) is derived.
+
+    pure-ldp's HR (k2k Hadamard response) and HM (Hadamard mechanism with t coefficients) are not
+    pure protocols in this sense: their variance is not derived here.
+    """
+    table = {
+        "DE (GRR)": lambda: _grr(epsilon, d), "GRR": lambda: _grr(epsilon, d),
+        "OUE": lambda: _ue(epsilon, True), "SUE": lambda: _ue(epsilon, False),
+        "OLH": lambda: _olh(epsilon), "SS": lambda: _ss(epsilon, d), "THE": lambda: _the(epsilon, library),
+    }
+    return table[name]() if name in table else None
+
+
+def survey_pq(name: str, k: int, epsilon: float) -> tuple[float, float, float] | None:
+    """Return (p, q, share of respondents who answer each question) of a ``survey_protocols`` solution for yes/no.
+
+    SPL runs GRR or SS on every question at ε/k (SS at d = 2 has subset size 1: GRR); SMP samples
+    one question per respondent (share 1/k) at full ε. RS+FD as shipped clips its estimates, so
+    its variance is not derived (None).
+    """
+    if name in ("SPL[GRR]", "SPL[SS]"):
+        return (*_grr(epsilon / k, 2), 1.0) if name == "SPL[GRR]" else (*_ss(epsilon / k, 2), 1.0)
+    if name in ("SMP[GRR]", "SMP[SS]"):
+        return (*_grr(epsilon, 2), 1 / k) if name == "SMP[GRR]" else (*_ss(epsilon, 2), 1 / k)
+    return None

@@ -20,6 +20,12 @@ library's best is measured on fresh repetitions as many as ours. A point the pro
 refuses (``DefinitionError``, e.g. more options than it allows, or an allocation it does not
 support yet) is reported as not supported by this version.
 
+Below the measured table, a deterministic comparison that needs no runs (so ``--render``
+computes it too): for every frequency task and survey, the theoretical MSE (Wang et al. 2017)
+of the design's exact (p, q) and of every library protocol with the (p, q) its code sets
+(``others.frequency_pq``, ``others.survey_pq``), at the task's truth, and the ratio ours / best
+library protocol: 20 repetitions cannot resolve a 5% ratio, the theory can.
+
 Run it in the bench's own environment (``bash bench/utility/setup.sh``), e.g.
 ``/tmp/bench-venv/bin/python bench/utility/run.py --quick``.
 """
@@ -202,6 +208,153 @@ def number_references(question: dict, mean: float, epsilon: float, n: int) -> di
     hm = alpha * pm + (1 - alpha) * duchi
     scale = ((hi - lo) / 2) ** 2 / n
     return {name: scale * (value + var_t) for name, value in (("Duchi", duchi), ("PM", pm), ("HM", hm))}
+
+
+def pure_variance(p: float, q: float, f: float, reports: float) -> float:
+    """Return Var[f̂_v] of a pure protocol given the true answers (Wang et al. 2017).
+
+    Var = q(1−q)/(n(p−q)²) + f(1−p−q)/(n(p−q)), n = ``reports``, f = the option's true share.
+    """
+    delta = p - q
+    return q * (1 - q) / (reports * delta ** 2) + f * (1 - p - q) / (reports * delta)
+
+
+@dataclass
+class TheoryMSE:
+    """A protocol's theoretical MSE, the mean over its estimates, against two truths.
+
+    ``total``: against the population shares, as the empirical MSE is measured: Wang's variance
+    plus f(1−f)/n_q for drawing the n_q answers (together λ(1−λ)/(n_q(p−q)²), the theory var column).
+    ``noise``: against the n respondents' own shares, i.e. ``total`` − f(1−f)/n: Wang's variance
+    alone when every respondent answers (n_q = n), plus f(1−f)(1/n_q − 1/n) for which respondents
+    answer a question when questions are sampled (n_q < n).
+    """
+
+    noise: float
+    total: float
+
+    @classmethod
+    def of(cls, pqs: list[tuple[float, float, float, float]], n: int) -> "TheoryMSE":
+        """Average over estimates given as (p, q, f, n_q), n_q of the n respondents answering the question."""
+        totals = [pure_variance(p, q, f, reports) + f * (1 - f) / reports for p, q, f, reports in pqs]
+        noises = [total - f * (1 - f) / n for total, (_, _, f, _) in zip(totals, pqs)]
+        return cls(noise=float(np.mean(noises)), total=float(np.mean(totals)))
+
+
+def ours_theory(design: dict, truth: dict, n: int) -> TheoryMSE | None:
+    """Return the theory of the design's own (p, q) (``response_probabilities``) at the task's truth.
+
+    Each question is answered by n·m/k respondents under ``sample`` allocation. None for a number
+    (its report is not a pure protocol's bit) or a mechanism without (p, q).
+    """
+    k = len(design["questions"])
+    reports = n * design["sample"] / k if design["allocation"] != "split" else n
+    pqs = []
+    for question in design["questions"]:
+        if question["kind"] not in ("yes_no", "choice"):
+            return None
+        try:
+            p, q = response_probabilities(question)
+        except (KeyError, ValueError):
+            return None
+        value = truth[question["id"]]
+        pqs.extend((p, q, f, reports) for f in (value if isinstance(value, tuple) else (value,)))
+    return TheoryMSE.of(pqs, n)
+
+
+def survey_theory(task: Task, epsilon: float, n: int) -> dict:
+    """Return {(library, protocol): TheoryMSE or None} of the survey solutions screened for a k-question task."""
+    allocations = ("split", "sample") if task.allocation == "planned" else (task.allocation,)
+    shares = list(task.truth.values())
+    result = {}
+    for protocol in (p for allocation in allocations for p in others.survey_protocols(allocation)):
+        pqs = others.survey_pq(protocol.name, len(shares), epsilon)
+        result[(protocol.library, protocol.name)] = None if pqs is None else TheoryMSE.of(
+            [(pqs[0], pqs[1], f, n * pqs[2]) for f in shares], n)
+    return result
+
+
+def frequency_theory(task: Task, epsilon: float, n: int) -> dict:
+    """Return {(library, protocol): TheoryMSE or None} of the frequency oracles screened for a one-question task.
+
+    A yes/no question is scored on the share answering yes (d = 2), as ours reports it.
+    """
+    question = task.questions[0]
+    truth = task.truth[question["id"]]
+    d, shares = (2, [truth]) if question["kind"] == "yes_no" else (len(truth), list(truth))
+    result = {}
+    for protocol in others.frequency_protocols():
+        pq = others.frequency_pq(protocol.library, protocol.name, d, epsilon)
+        result[(protocol.library, protocol.name)] = None if pq is None else TheoryMSE.of(
+            [(pq[0], pq[1], f, n) for f in shares], n)
+    return result
+
+
+def library_theory(task: Task, epsilon: float, n: int) -> dict:
+    """Return {(library, protocol): TheoryMSE or None} for every protocol the bench screens for the task.
+
+    The (p, q) are the libraries' own (``others.frequency_pq``, ``others.survey_pq``); None marks a
+    protocol whose variance is not derived (pure-ldp's HR and HM, RS+FD as shipped). Empty for a number.
+    """
+    if task.questions[0]["kind"] not in ("yes_no", "choice"):
+        return {}
+    return survey_theory(task, epsilon, n) if len(task.questions) > 1 else frequency_theory(task, epsilon, n)
+
+
+def best_theory(theories: dict, library: str | None = None):
+    """Return ((library, protocol), TheoryMSE) with the least noise, of one library or all; None if none derived."""
+    derived = [(key, t) for key, t in theories.items() if t is not None and library in (None, key[0])]
+    return min(derived, key=lambda item: item[1].noise) if derived else None
+
+
+def theory_rows(points: list[Point], n: int) -> list[dict]:
+    """Return, per supported frequency or survey point, ours and the libraries' theory and the ratios."""
+    by_key = {task.key: task for task in tasks()}
+    rows = []
+    for point in points:
+        task = by_key[point.task]
+        design = build(task, point.epsilon)[0] if point.supported else None
+        ours = ours_theory(design, task.truth, n) if design else None
+        theories = library_theory(task, point.epsilon, n)
+        best = best_theory(theories)
+        if ours is None or best is None:
+            continue
+        rows.append({"point": point, "ours": ours, "theories": theories, "best": best,
+                     "ratio": ours.noise / best[1].noise, "ratio_total": ours.total / best[1].total})
+    return rows
+
+
+def theory_table(points: list[Point], n: int) -> str:
+    """Return the deterministic comparison: theory of our design beside each library's best protocol by theory."""
+    rows = theory_rows(points, n)
+    if not rows:
+        return ""
+    lines = ["", f"Theory (deterministic, no runs; n = {n:,}): each protocol's MSE at the task's true shares, "
+             "averaged over the estimates, against the n respondents' own answers: Var = q(1−q)/(n_q(p−q)²) + "
+             "f(1−p−q)/(n_q(p−q)) (Wang et al. 2017), plus f(1−f)(1/n_q − 1/n) where only n_q < n respondents "
+             "answer a question (n/k under SMP, n·m/k under ours sampled). Ours from the design's exact (p, q) "
+             "(`survey.design.response_probabilities`), the libraries' from (p, q) as their code sets them "
+             "(bench/utility/others.py: OLH g = round(e^ε) + 1, SS subset size max(1, rint(d/(e^ε+1))), THE's "
+             "threshold by each library's own optimiser; SPL at ε/k, SMP at ε). *Against the population* adds "
+             "f(1−f)/n, the same for every protocol, as the empirical MSE and the theory var column above do. "
+             "Not derived (and not counted as best): pure-ldp's HR and HM (Hadamard), RS+FD as shipped (clipped).",
+             "",
+             "| task | ε | our mechanism | ours: theory MSE | pure-ldp best by theory | multi-freq-ldpy best by theory "
+             "| theory not derived | **theory: ours / best library protocol** | same, against the population |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for row in rows:
+        point, cells = row["point"], []
+        for library in ("pure-ldp", "multi-freq-ldpy"):
+            best = best_theory(row["theories"], library)
+            cells.append(f"{best[0][1]}: {fmt(best[1].noise)}" if best else "—")
+        missing = ", ".join(name for (library, name), t in row["theories"].items() if t is None) or "—"
+        lines.append(f"| {point.label} | {point.epsilon:g} | {point.mechanism} | {fmt(row['ours'].noise)} | "
+                     f"{cells[0]} | {cells[1]} | {missing} | **{row['ratio']:.3f}** | {row['ratio_total']:.3f} |")
+    worst = max(rows, key=lambda row: row["ratio"])
+    lines += ["", f"Largest theory ratio: **{worst['ratio']:.3f}** ({worst['point'].label}, ε = "
+              f"{worst['point'].epsilon:g}, against {worst['best'][0][0]} {worst['best'][0][1]}); "
+              f"{sum(row['ratio'] > 1.0005 for row in rows)} of {len(rows)} points above 1.000."]
+    return "\n".join(lines)
 
 
 @dataclass
@@ -391,8 +544,8 @@ def ratio_text(ours: Measure, other: Measure) -> str:
     return f"**{ratio:.2f}** ± {ratio * relative:.2f}"
 
 
-def markdown_table(points: list[Point]) -> str:
-    """Return the results as one markdown table."""
+def markdown_table(points: list[Point], n: int) -> str:
+    """Return the results as markdown: the measured table, the numbers' theory, the frequency theory (n respondents)."""
     lines = ["| task | ε | reps | our mechanism (ε′ spent) | ours: MSE ± se | theory var | mean SE² | ours, Norm-Sub view "
              "| pure-ldp best: MSE | multi-freq-ldpy best: MSE | ours / best other |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -433,7 +586,8 @@ def markdown_table(points: list[Point]) -> str:
                 ratio = f"**{point.ours.mse / best:.2f}** ± {point.ours.se / best:.2f}"
             lines.append(f"| {point.label} | {point.epsilon:g} | {point.mechanism or '—'} | {ours} | "
                          f"{fmt(refs['Duchi'])} | {fmt(refs['PM'])} | {fmt(refs['HM'])} | {ratio} |")
-    return "\n".join(lines)
+    theory = theory_table(points, n)
+    return "\n".join(lines) + ("\n" + theory if theory else "")
 
 
 def machine() -> str:
@@ -474,6 +628,14 @@ def load_points(paths: list[Path]) -> tuple[str, list[Point]]:
     return header, points
 
 
+def header_n(header: str) -> int:
+    """Return the respondents per repetition that a --json file's header states ("n = 100,000 respondents")."""
+    found = re.search(r"n = ([\d,]+) respondents", header)
+    if not found:
+        raise SystemExit("the --json header does not state n; rerun the benchmark to write a new file")
+    return int(found.group(1).replace(",", ""))
+
+
 def write_readme(section: str) -> None:
     """Replace the utility section of bench/README.md (between its markers) with ``section``."""
     text = README.read_text(encoding="utf-8")
@@ -511,13 +673,14 @@ def main(argv=None) -> int:
                         help="n = 10,000, 5 repetitions, screening on 1,000 respondents")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     parser.add_argument("--render", type=Path, nargs="+", metavar="JSON",
-                        help="print (and with --write-readme write) the table of earlier --json files; run nothing")
+                        help="print (and with --write-readme write) the tables of earlier --json files, with the theory "
+                             "computed from the tasks, n and ε; run nothing")
     parser.add_argument("--write-readme", action="store_true",
                         help="write the table into bench/README.md between its utility markers")
     args = parser.parse_args(argv)
     if args.render:
         header, points = load_points(args.render)
-        section = header + "\n\n" + markdown_table(points)
+        section = header + "\n\n" + markdown_table(points, header_n(header))
         print(section)
         if args.write_readme:
             write_readme(section)
@@ -586,7 +749,7 @@ def main(argv=None) -> int:
               + f" (the column reps: ours / each library's best where they differ; seeded, base seed {args.seed}). Each library's best protocol was picked by screening all its protocols on "
               f"{args.screen_n:,} respondents, at least {args.screen_reps} repetitions and 16 squared errors "
               f"each. Full run: {elapsed:.0f} s.")
-    table = markdown_table(points)
+    table = markdown_table(points, args.n)
     print(header + "\n\n" + table)
     if args.json:
         args.json.write_text(json.dumps({"header": header, "elapsed": elapsed, "points": [asdict(p) for p in points]},
