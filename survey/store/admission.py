@@ -82,18 +82,23 @@ def invitation_counts(conn: sqlite3.Connection, slug: str) -> tuple[int, int]:
     return made, used
 
 
-def repeated(conn: sqlite3.Connection, slug: str, submission: str | None, answers: dict) -> bool:
-    """Return True when this submission id was stored before with the same answers; raise if with others."""
-    if submission is None:
-        return False
-    row = conn.execute("SELECT answers_check FROM submissions WHERE id_hash = ?",
-                       [submission_hash(slug, submission)]).fetchone()
-    if row is None:
-        return False
-    if not secrets.compare_digest(row[0], answers_check(submission, answers)):
+def claim_submission(conn: sqlite3.Connection, slug: str, key: str, check: str) -> bool:
+    """Record a submission id in the caller's transaction; return False when it was stored before with the same answers.
+
+    ``key`` and ``check`` are submission_hash and answers_check, computed before the write
+    lock is taken. One INSERT in the usual case of a new id; raises SubmissionConflict when
+    the id was stored with other answers. The caller's rollback undoes the claim if the
+    response is then refused.
+    """
+    claimed = conn.execute("INSERT INTO submissions (id_hash, survey, answers_check) VALUES (?, ?, ?) "
+                           "ON CONFLICT (id_hash) DO NOTHING", [key, slug, check]).rowcount
+    if claimed:
+        return True
+    stored = conn.execute("SELECT answers_check FROM submissions WHERE id_hash = ?", [key]).fetchone()[0]
+    if not secrets.compare_digest(stored, check):
         raise SubmissionConflict(
             "this submission id was already stored with different answers; nothing more was stored")
-    return True
+    return False
 
 
 def check_invitation(conn: sqlite3.Connection, slug: str, invite: str | None):
@@ -108,12 +113,8 @@ def check_invitation(conn: sqlite3.Connection, slug: str, invite: str | None):
         raise InvitationUsed("this invitation link has already been used to answer; nothing was stored")
 
 
-def record_admission(conn: sqlite3.Connection, slug: str, submission: str | None, invite: str | None,
-                     answers: dict):
-    """Mark the invitation used and record the submission id, in the transaction that stored the response."""
+def use_invitation(conn: sqlite3.Connection, slug: str, invite: str | None):
+    """Mark the invitation used, in the transaction that stored the response it admitted."""
     if invite is not None:
         conn.execute("UPDATE invitations SET used = 1 WHERE token_hash = ? AND survey = ?",
                      [invite_hash(invite), slug])
-    if submission is not None:
-        conn.execute("INSERT INTO submissions (id_hash, survey, answers_check) VALUES (?, ?, ?)",
-                     [submission_hash(slug, submission), slug, answers_check(submission, answers)])
