@@ -381,7 +381,7 @@ def _listen(host: str, port: int):
 
 
 def _serve(db: str, host: str, port: int, *, listener=None, workers: int | None = None,
-           threads: int | None = None, https: bool = False, per_minute: int | None = None):
+           threads: int | None = None, https: bool = False, per_minute: int | None = None, proxies: int = 0):
     """Serve the app with gunicorn until SIGTERM or Ctrl+C (see survey.web.server).
 
     ``listener`` is a socket already listening on host:port (bound first, so a busy port
@@ -394,7 +394,7 @@ def _serve(db: str, host: str, port: int, *, listener=None, workers: int | None 
         # Created once, in the master, before the workers fork: migrations run once, and
         # create_app leaves no SQLite connection open for the workers to inherit.
         # Behind an HTTPS proxy the session cookie (which carries the CSRF token) must be Secure.
-        config = {"DATABASE": db, "SESSION_COOKIE_SECURE": https, "HSTS": https}
+        config = {"DATABASE": db, "SESSION_COOKIE_SECURE": https, "HSTS": https, "PROXIES": proxies}
         if per_minute is not None:
             config["MAX_SUBMISSIONS_PER_MINUTE"] = per_minute
         app = create_app(config)
@@ -424,8 +424,11 @@ PORT = click.option("--port", default=5000, show_default=True, type=click.IntRan
               type=click.IntRange(0, 1_000_000),
               help="Submissions one client address may send per minute, per worker process (in memory "
                    "only); beyond it 429. 0 turns the limit off (load tests).")
+@click.option("--proxies", default=0, show_default=True, type=click.IntRange(0, 8),
+              help="Reverse proxies in front of the server whose X-Forwarded-For to trust, so that the "
+                   "flood limit counts each client's own address (never stored). 0: the header is ignored.")
 @click.pass_obj
-def serve(db, host, port, workers, threads, https, per_minute):
+def serve(db, host, port, workers, threads, https, per_minute, proxies):
     """Serve the survey pages and the dashboard (gunicorn).
 
     The app is loaded once, then --workers processes of --threads threads each answer
@@ -441,8 +444,9 @@ def serve(db, host, port, workers, threads, https, per_minute):
       ldp-survey --db study.db serve --workers 4 --threads 16
       ldp-survey --db study.db serve --port 8000 --https   # behind a TLS proxy
       ldp-survey --db study.db serve --max-submissions-per-minute 0   # load tests only
+      ldp-survey --db study.db serve --https --proxies 1   # behind one proxy (nginx, a load balancer)
     """
-    _serve(db, host, port, workers=workers, threads=threads, https=https, per_minute=per_minute)
+    _serve(db, host, port, workers=workers, threads=threads, https=https, per_minute=per_minute, proxies=proxies)
 
 
 def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int, batch: int,

@@ -324,3 +324,28 @@ def test_a_flood_from_one_client_gets_429_beyond_the_limit_and_stores_nothing_of
                           headers={"X-CSRFToken": csrf_token(other)}, content_type="application/json",
                           environ_base={"REMOTE_ADDR": "192.0.2.7"})
     assert response.status_code == 201, "another client address is not limited"
+
+
+@pytest.mark.parametrize("proxies", [0, 1])
+def test_the_flood_limit_trusts_x_forwarded_for_only_behind_configured_proxies(db_path, smoking_survey, proxies):
+    app = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test",
+                      "MAX_SUBMISSIONS_PER_MINUTE": 2, "PROXIES": proxies})
+    try:
+        client = app.test_client()
+        token = csrf_token(client)
+        body = json.dumps({"design": smoking_survey["hash"], "answers": GOOD})
+
+        def send(forwarded_for):
+            return client.post(f"/s/{SLUG}/responses", data=body, content_type="application/json",
+                               headers={"X-CSRFToken": token, "X-Forwarded-For": forwarded_for},
+                               environ_base={"REMOTE_ADDR": "10.0.0.1"}).status_code
+
+        # Three clients behind one proxy (10.0.0.1), two submissions each.
+        statuses = [send(client_address) for client_address in ["198.51.100.1", "198.51.100.2", "198.51.100.3"] * 2]
+        if proxies:
+            assert statuses == [201] * 6, "each client behind the proxy has its own limit"
+        else:
+            assert statuses == [201, 201] + [429] * 4, "a forged X-Forwarded-For does not escape the limit"
+        assert count(db_path) == statuses.count(201)
+    finally:
+        app.extensions["ldp_stores"].close_all()

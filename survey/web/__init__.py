@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 SESSION_HOURS = 12
 
@@ -14,7 +15,9 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     ``test_config`` overrides the configuration; otherwise DATABASE comes from the
     environment variable LDP_SURVEY_DB (default ``ldp-survey.db``) and the session key
-    is generated once and kept in the database's settings table.
+    is generated once and kept in the database's settings table. PROXIES (default 0) is the
+    number of reverse proxies in front of the app whose X-Forwarded-For to trust (the flood
+    limit then counts the client's own address).
     """
     from ..resources import resource_dir
 
@@ -32,32 +35,24 @@ def create_app(test_config: dict | None = None) -> Flask:
     if test_config:
         app.config.update(test_config)
 
-    from . import (db, editor, errors, explain_filters, health, limits, research, respond, security,
-                   static_files)
-
+    from . import (account, api, builder, charts, crosstab, db, editor, errors, explain_filters, flood, health,
+                   invitations, lifecycle, limits, research, respond, security, static_files)
     from .throttle import SignInThrottle
 
+    proxies = app.config.get("PROXIES", 0)
+    if proxies:
+        # Behind N reverse proxies the client's address is the N-th from the right of
+        # X-Forwarded-For; without this setting that header is ignored (a client could forge it).
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)
     app.extensions["ldp_signin_throttle"] = SignInThrottle()
     limits.init_app(app)
-    from . import flood; flood.init_app(app)  # noqa: E702
+    flood.init_app(app)
     db.init_app(app)
     security.init_app(app)
     errors.init_app(app)
     explain_filters.init_app(app)
-    app.register_blueprint(health.bp)
-    app.register_blueprint(static_files.bp)
-    app.register_blueprint(respond.bp)
-    app.register_blueprint(research.bp)
-    app.register_blueprint(editor.bp)
-    from . import lifecycle; app.register_blueprint(lifecycle.bp)  # noqa: E702
-    from . import invitations; app.register_blueprint(invitations.bp)  # noqa: E702
-    from . import builder; app.register_blueprint(builder.bp)  # noqa: E702
-    from .crosstab import bp as crosstab_bp
-    app.register_blueprint(crosstab_bp)
-    from .charts import bp as charts_bp
-    app.register_blueprint(charts_bp)
-    from . import account, api
-
-    app.register_blueprint(account.bp)
+    for blueprint in (health.bp, static_files.bp, respond.bp, research.bp, editor.bp, lifecycle.bp,
+                      invitations.bp, builder.bp, crosstab.bp, charts.bp, account.bp):
+        app.register_blueprint(blueprint)
     api.init_app(app)
     return app
