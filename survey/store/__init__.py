@@ -396,12 +396,7 @@ class Store:
                     raise
                 stored = 0  # the design was replaced since this process read it
             if not stored:
-                status = self._execute("SELECT status FROM surveys WHERE slug = ?", [slug]).fetchone()
-                if status is None:
-                    raise SurveyNotFound(f"no survey with slug {slug!r}")
-                if status[0] != "open":
-                    raise SurveyClosed(_closed_message(slug, status[0]))
-                raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
+                self._refuse_insert(self.conn, slug, design_hash)
             return row[0]
         raise AssertionError("unreachable")
 
