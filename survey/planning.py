@@ -15,14 +15,14 @@ worst-case variance is that of the mechanism (Wang et al. 2019). Pure: no I/O.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 
 import numpy as np
 from scipy.stats import norm
 
 from .definition import SurveyDefinition
-from .design import allocate_split, design_question, response_probabilities
+from .design import MIN_QUESTION_EPSILON, allocate_split, design_question, response_probabilities
 from .mechanisms import piecewise_worst_variance
 
 DEFAULT_MARGIN = 0.05
@@ -138,15 +138,42 @@ def allocation_budgets(defn: SurveyDefinition, sample: int | None) -> tuple[list
     return [Fraction(defn.epsilon) / sample] * k, sample / k
 
 
+def question_planner(*, respondents: int, margin: float, level: float = DEFAULT_LEVEL):
+    """Return plan(question, budget, share) -> QuestionPlan, designing each question shape once per budget.
+
+    A question's design, and so its plan, depends only on its kind, options, range and
+    decline flag and its budget, so questions of one shape share it: surveys of many
+    similar questions plan in the time of a few designs.
+    """
+    cache: dict = {}
+
+    def planned(question, budget: Fraction, share: float) -> QuestionPlan:
+        key = (question.kind, len(question.options or ()), question.min, question.max, question.decline,
+               budget, share)
+        if key not in cache:
+            cache[key] = plan_question(design_question(question, budget), respondents=respondents,
+                                       margin=margin, share=share, level=level)
+        return replace(cache[key], id=question.id)
+
+    return planned
+
+
 def plan_allocation(defn: SurveyDefinition, *, sample: int | None, respondents: int, margin: float,
-                    level: float = DEFAULT_LEVEL) -> AllocationPlan:
-    """Return the plan of a definition under ``split`` (sample None) or ``sample`` of m questions."""
+                    level: float = DEFAULT_LEVEL, planner=None) -> AllocationPlan:
+    """Return the plan of a definition under ``split`` (sample None) or ``sample`` of m questions.
+
+    ``planner`` (from question_planner, for these respondents, margin and level) lets
+    several allocations share their question designs.
+    """
+    planner = planner or question_planner(respondents=respondents, margin=margin, level=level)
     budgets, share = allocation_budgets(defn, sample)
-    questions = tuple(
-        plan_question(design_question(question, budget), respondents=respondents,
-                      margin=margin, share=share, level=level)
-        for question, budget in zip(defn.questions, budgets))
+    questions = tuple(planner(question, budget, share) for question, budget in zip(defn.questions, budgets))
     return AllocationPlan(allocation="split" if sample is None else "sample", sample=sample, questions=questions)
+
+
+def _samples(defn: SurveyDefinition) -> list[int | None]:
+    """Return the allocations to compare, in the order ties are broken: split, then sample m = k..1."""
+    return [None, *range(len(defn.questions), 0, -1)]
 
 
 def plan(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS, margin: float = DEFAULT_MARGIN,
@@ -156,9 +183,9 @@ def plan(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS, marg
     The recommendation is the allocation whose least precise question needs the fewest
     respondents (ties go to split, then to larger m, which keeps more crosstabs possible).
     """
-    allocations = [plan_allocation(defn, sample=None, respondents=respondents, margin=margin, level=level)]
-    allocations += [plan_allocation(defn, sample=m, respondents=respondents, margin=margin, level=level)
-                    for m in range(len(defn.questions), 0, -1)]
+    planner = question_planner(respondents=respondents, margin=margin, level=level)
+    allocations = [plan_allocation(defn, sample=sample, respondents=respondents, margin=margin, level=level,
+                                   planner=planner) for sample in _samples(defn)]
     best = min(allocations, key=lambda allocation: allocation.respondents)
     return {
         "survey": defn.slug, "epsilon": defn.epsilon, "level": level, "respondents": respondents,
@@ -167,6 +194,26 @@ def plan(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS, marg
         "allocations": [{"allocation": a.allocation, "sample": a.sample, "respondents": a.respondents,
                          "questions": [asdict(question) for question in a.questions]} for a in allocations],
     }
+
+
+def recommend(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS, margin: float = DEFAULT_MARGIN,
+              level: float = DEFAULT_LEVEL) -> dict | None:
+    """Return plan()'s choice among the allocations build_design accepts: {"allocation", "sample", "respondents"}.
+
+    Allocations that give a question less than the minimum budget are left out (None when
+    none is left). The survey builder shows it beside the allocation being edited.
+    """
+    planner = question_planner(respondents=respondents, margin=margin, level=level)
+    best = None
+    for sample in _samples(defn):
+        budgets, _ = allocation_budgets(defn, sample)
+        if min(budgets) < MIN_QUESTION_EPSILON:
+            continue
+        needed = plan_allocation(defn, sample=sample, respondents=respondents, margin=margin, level=level,
+                                 planner=planner).respondents
+        if best is None or needed < best["respondents"]:
+            best = {"allocation": "split" if sample is None else "sample", "sample": sample, "respondents": needed}
+    return best
 
 
 def nominal_warning(subject: str, epsilon: float) -> str:

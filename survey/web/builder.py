@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 from flask import Blueprint, Response, flash, g, jsonify, redirect, render_template, request, url_for
 from werkzeug.datastructures import MultiDict
@@ -22,8 +21,8 @@ from ..definition import QUESTION_FIELDS as DEFINITION_QUESTION_FIELDS
 from ..definition import SURVEY_FIELDS as DEFINITION_SURVEY_FIELDS
 from ..definition_check import FieldError, definition_errors, design_errors
 from ..definition_toml import dump_definition
-from ..design import MIN_QUESTION_EPSILON, allocate_split, design_question, flip_probability
-from ..planning import NOMINAL_EPSILON, nominal_warning, plan_question, question_previews
+from ..design import flip_probability
+from ..planning import NOMINAL_EPSILON, nominal_warning, question_previews, recommend
 from ..store import StoreError
 from .access import survey_for_researcher
 from .builder_forms import KIND_NAMES, BuilderForm, ImportForm, QuestionForm, form_to_mapping, mapping_to_formdata
@@ -131,36 +130,16 @@ def evaluate(form: BuilderForm) -> Evaluation:
 
 
 def recommendation(defn: SurveyDefinition, *, respondents: int, margin: float) -> dict | None:
-    """Return the allocation ``ldp-survey plan`` recommends for a definition, and the respondents it needs.
+    """Return the allocation ``ldp-survey plan`` recommends for a definition (planning.recommend), for the preview.
 
-    The same choice as survey.planning.plan: of split and sample m = k..1, the allocation
-    whose least precise question needs the fewest respondents (ties to split, then larger m).
-    Allocations build_design would refuse (a question's budget below the minimum) are left
-    out. Each question design is computed once per shape and budget; None when even so it
-    would take more than MAX_RECOMMENDATION_DESIGNS of them (the page points to the CLI).
+    Adds whether it is the allocation chosen and whether the weights allow sampling. None
+    when planning would take more than MAX_RECOMMENDATION_DESIGNS question designs (one
+    per question shape and allocation; the page then points to the CLI).
     """
-    count = len(defn.questions)
     shapes = {(question.kind, len(question.options or ())) for question in defn.questions}
-    if len(shapes) * (count + 1) > MAX_RECOMMENDATION_DESIGNS:
+    if len(shapes) * (len(defn.questions) + 1) > MAX_RECOMMENDATION_DESIGNS:
         return None
-    cache: dict = {}
-
-    def needed(question, budget: Fraction, share: float) -> int:
-        key = (question.kind, len(question.options or ()), budget, share)
-        if key not in cache:
-            cache[key] = plan_question(design_question(question, budget), respondents=respondents,
-                                       margin=margin, share=share).respondents
-        return cache[key]
-
-    allocations = [(None, allocate_split(defn), 1.0)]
-    allocations += [(m, [Fraction(defn.epsilon) / m] * count, m / count) for m in range(count, 0, -1)]
-    best = None
-    for sample, budgets, share in allocations:
-        if min(budgets) < MIN_QUESTION_EPSILON:
-            continue
-        worst = max(needed(question, budget, share) for question, budget in zip(defn.questions, budgets))
-        if best is None or worst < best["respondents"]:
-            best = {"allocation": "split" if sample is None else "sample", "sample": sample, "respondents": worst}
+    best = recommend(defn, respondents=respondents, margin=margin)
     if best is not None:
         best.update(margin=margin, equal_weights=len({question.weight for question in defn.questions}) == 1,
                     chosen=best["allocation"] == defn.allocation and best["sample"] == (
