@@ -112,6 +112,8 @@ def test_preview_shows_mechanisms_and_epsilons_and_stores_nothing(researcher, db
     rows = re.findall(r"<tr>\s*<th scope=\"row\"><code>(\w+)</code></th>\s*<td[^>]*>(\w+)</td>\s*<td[^>]*><code>(\w+)</code>",
                       page)
     assert rows == [(q["id"], q["kind"], q["mechanism"]) for q in design["questions"]]
+    assert "<code>ss</code> <span class=\"muted\">(subset selection)</span>" in page, "every mechanism is named"
+    assert "()" not in page
     for question in design["questions"]:
         assert "%.6g" % question["epsilon"] in page
         assert "%.6g" % question["epsilon_nominal"] in page

@@ -8,6 +8,7 @@ from ..definition import DefinitionError, parse_definition_toml
 from ..design import build_design
 from ..store import StoreError
 from .access import survey_for_researcher
+from .builder_text import MECHANISM_NAMES
 from .db import get_store
 from .forms import LogoutForm, NewSurveyForm
 from .research import login_required
@@ -56,4 +57,5 @@ def new_survey():
                               f"publish it here; then share {url_for('respond.page', slug=slug)}", "success")
                         return redirect(url_for("research.results", slug=slug))
     status = 422 if form.errors else 200
-    return render_template("new_survey.html", form=form, design=design, logout_form=LogoutForm()), status
+    return render_template("new_survey.html", form=form, design=design, logout_form=LogoutForm(),
+                           mechanism_names=MECHANISM_NAMES), status
