@@ -15,22 +15,14 @@ import re
 import numpy as np
 import pytest
 
+from conftest import PANEL_TOML
+
 from survey.definition import parse_definition_toml
 from survey.design import build_design
 from survey.store import Store
 from survey.store.admission import invite_hash, submission_hash
 
-TOML = """
-slug = "panel"
-title = "Staff panel"
-epsilon = 2
-access = "invite"
-
-[[questions]]
-id = "remote"
-kind = "yes_no"
-text = "Do you work remotely?"
-
+TOML = PANEL_TOML + """
 [[questions]]
 id = "team"
 kind = "choice"
