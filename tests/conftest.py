@@ -7,6 +7,7 @@ The browser tests also share a live server (`ldp-survey serve`, gunicorn, on 127
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import shutil
 import signal
@@ -250,3 +251,18 @@ def browser():
         instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield instance
         instance.close()
+
+
+def signed_in_page(browser, origin: str, email: str, password: str, *, width: int = 1280):
+    """Return (context, page, errors): a Chromium page signed in as the researcher, collecting console errors."""
+    context = browser.new_context(viewport={"width": width, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{origin}/login")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile("/surveys$"))
+    return context, page, errors

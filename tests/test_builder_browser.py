@@ -13,6 +13,7 @@ from werkzeug.security import generate_password_hash
 from survey.definition import parse_definition, parse_definition_toml
 from survey.planning import question_previews
 from survey.store import Store
+from conftest import signed_in_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -37,16 +38,7 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     store = Store(db_path)
     store.add_user(EMAIL, generate_password_hash(PASSWORD), replace=True)
     store.close()
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{origin}/login")
-    page.get_by_label("Email").fill(EMAIL)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(re.compile("/surveys$"))
+    context, page, errors = signed_in_page(browser, origin, EMAIL, PASSWORD)
     page.get_by_role("link", name="New survey").first.click()
     page.wait_for_url(re.compile("/surveys/build$"))
     page.locator("#builder[data-enhanced=yes]").wait_for(state="attached")

@@ -16,6 +16,7 @@ from werkzeug.security import generate_password_hash
 
 from survey.charts import PNG_SCALE
 from survey.store import Store
+from conftest import signed_in_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -65,20 +66,6 @@ def charts_survey(live_server, tmp_path_factory):
     return live_server["origin"]
 
 
-def signed_in_page(browser, origin, width=1280):
-    context = browser.new_context(viewport={"width": width, "height": 900}, accept_downloads=True)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{origin}/login")
-    page.get_by_label("Email").fill(EMAIL)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(re.compile("/surveys$"))
-    return context, page, errors
-
-
 def assert_drawn(image: Image.Image, what: str, min_dark: int = 300):
     """A chart, not a black (or white) box: mostly white, with dark text pixels."""
     grey = image.convert("L")
@@ -89,7 +76,7 @@ def assert_drawn(image: Image.Image, what: str, min_dark: int = 300):
 
 
 def test_svg_opened_on_its_own_renders(browser, charts_survey):
-    context, page, errors = signed_in_page(browser, charts_survey)
+    context, page, errors = signed_in_page(browser, charts_survey, EMAIL, PASSWORD)
     response = page.goto(f"{charts_survey}/surveys/{SLUG}/charts/q1.svg")
     assert response.status == 200 and response.headers["content-type"] == "image/svg+xml; charset=utf-8"
     text = page.evaluate("document.documentElement.textContent")
@@ -106,7 +93,7 @@ def test_svg_opened_on_its_own_renders(browser, charts_survey):
 
 
 def test_png_opened_on_its_own_renders_at_its_size(browser, charts_survey):
-    context, page, errors = signed_in_page(browser, charts_survey)
+    context, page, errors = signed_in_page(browser, charts_survey, EMAIL, PASSWORD)
     page.goto(f"{charts_survey}/surveys/{SLUG}/results")
     image = page.locator("#chart-q1 img")
     width, height = int(image.get_attribute("width")), int(image.get_attribute("height"))
@@ -126,7 +113,7 @@ def test_png_opened_on_its_own_renders_at_its_size(browser, charts_survey):
 
 
 def test_dashboard_charts_load_and_download_at_phone_width(browser, charts_survey, tmp_path):
-    context, page, errors = signed_in_page(browser, charts_survey, width=360)
+    context, page, errors = signed_in_page(browser, charts_survey, EMAIL, PASSWORD, width=360)
     page.goto(f"{charts_survey}/surveys/{SLUG}/results")
     figures = page.locator("figure.chart")
     assert figures.count() == 2
