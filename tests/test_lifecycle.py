@@ -261,3 +261,18 @@ def test_the_editor_makes_drafts_that_are_resaved_then_published(researcher, db_
     assert response.status_code == 302 and status(db_path, "from-editor") == "open"
     assert researcher.get("/s/from-editor/design.json").json["title"].startswith("Resaved:")
     assert save(draft).status_code == 422, "an open survey is not replaced from the editor"
+
+
+def test_a_slow_response_sent_with_an_older_cookie_cannot_drop_the_next_pages_message(researcher, db_path):
+    """Only a changed session sends a cookie: a chart drawn while Close is pressed keeps "Closed" for the next page."""
+    researcher.get(f"/surveys/{SLUG}/results")
+    older = researcher.get_cookie("session").value
+    response = researcher.post(f"/surveys/{SLUG}/close", data={"csrf_token": dashboard_token(researcher)})
+    assert response.status_code == 302 and "Set-Cookie" in response.headers, "the message rides in the session"
+    chart = researcher.application.test_client()
+    chart.set_cookie("session", older)
+    for path in (f"/surveys/{SLUG}/charts/smoker.svg", f"/surveys/{SLUG}/results", "/surveys"):
+        reply = chart.get(path)
+        assert reply.status_code == 200 and "Set-Cookie" not in reply.headers, path
+    page = researcher.get(response.headers["Location"]).get_data(as_text=True)
+    assert "Closed: the survey takes no more responses" in page

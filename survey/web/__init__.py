@@ -30,6 +30,10 @@ def create_app(test_config: dict | None = None) -> Flask:
         # A researcher's session lasts at most this long, and every CSRF token with it.
         PERMANENT_SESSION_LIFETIME=SESSION_HOURS * 3600,
         WTF_CSRF_TIME_LIMIT=SESSION_HOURS * 3600,
+        # The cookie is sent only when the session changes. Refreshed on every response, a slow
+        # response (a chart drawn while the researcher clicks Publish) would put back the cookie
+        # it was sent with, over the newer one that carries the next page's message.
+        SESSION_REFRESH_EACH_REQUEST=False,
         JSON_SORT_KEYS=False,
     )
     if test_config:
