@@ -422,7 +422,7 @@ PORT = click.option("--port", default=5000, show_default=True, type=click.IntRan
               help="The public address is HTTPS (a TLS proxy in front): send cookies only over HTTPS.")
 @click.option("--max-submissions-per-minute", "per_minute", default=120, show_default=True,
               type=click.IntRange(0, 1_000_000),
-              help="Submissions one client address may send per minute, per worker process (in memory "
+              help="Submissions one client address may send per minute, across all workers (in memory "
                    "only); beyond it 429. 0 turns the limit off (load tests).")
 @click.option("--proxies", default=0, show_default=True, type=click.IntRange(0, 8),
               help="Reverse proxies in front of the server whose X-Forwarded-For to trust, so that the "

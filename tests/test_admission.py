@@ -297,7 +297,24 @@ def test_the_limiter_refills_at_the_rate_and_keeps_clients_apart():
     now[0] = 20.0
     assert limiter.take("10.0.0.1") == 0.0
     assert limiter.take("10.0.0.1") > 0
-    assert "10.0.0.1" not in repr(limiter._buckets), "addresses are kept only as keyed hashes"
+    assert limiter.holds("10.0.0.1") and limiter.holds("10.0.0.2") and not limiter.holds("10.0.0.3")
+    assert limiter._table.find(b"10.0.0.1") == -1, "addresses are kept only as keyed hashes"
+
+
+def test_a_full_table_shares_buckets_so_the_limit_only_gets_stricter():
+    now = [0.0]
+    limiter = SubmissionLimiter(2, clock=lambda: now[0], slots=8)
+    clients = [f"10.0.1.{i}" for i in range(40)]
+    allowed = sum(limiter.take(client) == 0.0 for client in clients for _ in range(3))
+    assert allowed == 8 * 2, "40 clients in 8 slots: each slot gives out its 2, shared or not, never more"
+    now[0] = 60.0
+    assert limiter.take("10.0.9.9") == 0.0, "an idle bucket is reused for a new client"
+
+
+@pytest.mark.parametrize("per_minute, slots", [(0, 8), (True, 8), (1.5, 8), (3, 4)])
+def test_the_limiter_names_a_bad_setting(per_minute, slots):
+    with pytest.raises(ValueError, match="must be"):
+        SubmissionLimiter(per_minute, slots=slots)
 
 
 @pytest.fixture

@@ -1,61 +1,110 @@
 """Refuse floods of submissions: a per-client token bucket kept in memory only (nothing is stored or logged).
 
-The client is the connection's address, kept only as a keyed hash (the key is random
-per process) for at most a minute after its bucket refills. Each gunicorn worker process
-keeps its own buckets, so one address may get up to workers x the limit per minute.
+The client is the connection's address, kept only as a keyed hash (the key is random per
+server start). The buckets live in one anonymous shared memory table made when the app is
+created, in gunicorn's master before the workers fork (``preload_app``), so every worker
+process counts against the same buckets: one address gets the limit once, however many
+workers serve it. A POSIX record lock on an unlinked temporary file guards the table between
+processes (the kernel releases it if a worker dies holding it), a thread lock within each.
+
+The table has a fixed size. A client takes the first slot along a short probe sequence
+that is its own, empty, or idle (its bucket refilled to full); when all of them hold other
+clients who sent in the last minute, it shares its first slot with one of them. Sharing only
+ever makes the limit stricter, never looser, and needs thousands of active addresses.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import math
+import mmap
+import os
 import secrets
+import struct
+import tempfile
 import threading
 import time
+import weakref
+from contextlib import contextmanager
 
 from flask import current_app, jsonify, request
 
 # A class of 30-60 pupils behind one school address who all send in the same minute, plus
-# retries, stays under 120 per worker; one script sending faster than 2 a second does not.
+# retries, stays under 120; one script sending faster than 2 a second does not.
 DEFAULT_PER_MINUTE = 120
 WINDOW = 60.0
-# Past this many addresses, full buckets (idle for a minute) are forgotten.
-PRUNE_AT = 10_000
+SLOTS = 1 << 15
+PROBES = 8
+# A slot: the client's keyed hash (all zero when empty), its tokens, and when they were counted.
+_SLOT = struct.Struct("<16sdd")
+_EMPTY = bytes(16)
 
 
 class SubmissionLimiter:
     """Allow each client ``per_minute`` submissions per minute, refilled continuously (a token bucket)."""
 
-    def __init__(self, per_minute: int, *, clock=time.monotonic):
+    def __init__(self, per_minute: int, *, clock=time.monotonic, slots: int = SLOTS):
         if isinstance(per_minute, bool) or not isinstance(per_minute, int) or per_minute < 1:
             raise ValueError(f"per_minute must be a positive integer, got {per_minute!r}")
+        if slots < PROBES:
+            raise ValueError(f"slots must be at least {PROBES}, got {slots!r}")
         self.capacity = float(per_minute)
         self.rate = per_minute / WINDOW
         self.clock = clock
+        self.slots = slots
         self._key = secrets.token_bytes(16)
-        self._buckets: dict[bytes, tuple[float, float]] = {}
-        self._lock = threading.Lock()
+        # Anonymous memory is mapped MAP_SHARED: a forked worker writes the pages its master made.
+        self._table = mmap.mmap(-1, slots * _SLOT.size)
+        self._threads = threading.Lock()
+        self._lock_fd, path = tempfile.mkstemp(prefix="ldp-survey-flood-")
+        os.unlink(path)
+        weakref.finalize(self, os.close, self._lock_fd)
 
     def _client(self, address: str) -> bytes:
         return hashlib.blake2b(address.encode("utf-8", "replace"), key=self._key, digest_size=16).digest()
 
+    @contextmanager
+    def _locked(self):
+        with self._threads:
+            fcntl.lockf(self._lock_fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.lockf(self._lock_fd, fcntl.LOCK_UN)
+
+    def _refilled(self, tokens: float, last: float, now: float) -> float:
+        return min(self.capacity, tokens + (now - last) * self.rate)
+
+    def _slot(self, client: bytes, now: float) -> tuple[int, bytes, float, float]:
+        """Return (offset, owner, tokens, last) of the client's slot: its own, a fresh one, or one it shares."""
+        start = int.from_bytes(client[:8], "little") % self.slots
+        free = None
+        for step in range(PROBES):
+            offset = (start + step) % self.slots * _SLOT.size
+            owner, tokens, last = _SLOT.unpack_from(self._table, offset)
+            if owner == client:
+                return offset, client, tokens, last
+            if free is None and (owner == _EMPTY or self._refilled(tokens, last, now) >= self.capacity):
+                free = offset
+        if free is not None:
+            return free, client, self.capacity, now
+        offset = start * _SLOT.size
+        return (offset, *_SLOT.unpack_from(self._table, offset))
+
     def take(self, address: str) -> float:
         """Spend one submission of the client; return 0, or the seconds until it may send again."""
         client, now = self._client(address), self.clock()
-        with self._lock:
-            tokens, last = self._buckets.get(client, (self.capacity, now))
-            tokens = min(self.capacity, tokens + (now - last) * self.rate)
-            if tokens < 1:
-                self._buckets[client] = (tokens, now)
-                return (1 - tokens) / self.rate
-            self._buckets[client] = (tokens - 1, now)
-            if len(self._buckets) > PRUNE_AT:
-                self._prune(now)
-            return 0.0
+        with self._locked():
+            offset, owner, tokens, last = self._slot(client, now)
+            tokens = self._refilled(tokens, last, now)
+            spent = tokens >= 1
+            _SLOT.pack_into(self._table, offset, owner, tokens - 1 if spent else tokens, now)
+        return 0.0 if spent else (1 - tokens) / self.rate
 
-    def _prune(self, now: float):
-        self._buckets = {client: (tokens, last) for client, (tokens, last) in self._buckets.items()
-                         if tokens + (now - last) * self.rate < self.capacity}
+    def holds(self, address: str) -> bool:
+        """Return whether the table holds a bucket of this address (for tests: it is found only by its hash)."""
+        return self._table.find(self._client(address)) != -1
 
 
 def check():
