@@ -157,3 +157,28 @@ def test_the_last_preview_stays_marked_out_of_date(builder, axe):
     expect(page.locator("#epsilon-error")).to_have_text("")
     assert page.evaluate("window.__sameDocument === true")
     assert errors == []
+
+
+def test_change_a_questions_kind_without_javascript(browser, live_server):
+    """Without JavaScript the Change kind button beside the select applies it: a new page, what was typed kept."""
+    store = Store(live_server["db"])
+    store.add_user(EMAIL, generate_password_hash(PASSWORD), replace=True)
+    store.close()
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 360, "height": 800})
+    page = context.new_page()
+    page.goto(live_server["origin"] + "/login")
+    page.get_by_label("Email").fill(EMAIL)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.goto(live_server["origin"] + "/surveys/build")
+    fill_survey(page, "age", "How old are you?")
+    page.get_by_label("Kind of question 1").select_option("number")
+    assert legends(page) == ["Question 1: yes/no"], "nothing changes before the button"
+    with page.expect_navigation():
+        page.get_by_role("button", name="Change kind of question 1").click()
+    assert legends(page) == ["Question 1: number"]
+    assert page.evaluate("document.activeElement.id") == "questions-0-kind", "the focus is back on the kind"
+    expect(page.get_by_label("Smallest answer")).to_be_visible()
+    expect(page.get_by_label("Options, one per line")).to_be_hidden()
+    assert page.input_value("#questions-0-id") == "age" and page.input_value("#questions-0-text") == "How old are you?"
+    context.close()
