@@ -1,6 +1,6 @@
 /**
- * Survey builder (templates/builder.html): add, remove and reorder questions and change their kind
- * in place, and keep the precision preview beside each question current, from the server's preview
+ * Survey builder (templates/builder.html): add, remove and reorder questions (by their buttons or
+ * by dragging their handle) and change their kind in place, and keep the precision preview beside each question current, from the server's preview
  * endpoint. While the form has errors, the last preview stays, marked as out of date.
  *
  * Without this module the page works through its submit buttons, which the server applies.
@@ -79,6 +79,56 @@ function moveQuestion(index, step) {
   document.getElementById(`questions-${target}-${step < 0 ? 'up' : 'down'}`).focus();
   announce(`Question moved to position ${target + 1}.`);
 }
+
+let dragged = null;
+
+/** Return the question a drag is over and whether the drop goes after it (pointer in its lower half), or null. */
+function dropTarget(event) {
+  const target = event.target.closest('fieldset.question');
+  if (dragged === null || target === null || target === dragged || target.parentElement !== list) return null;
+  const box = target.getBoundingClientRect();
+  return { target, after: event.clientY > box.top + box.height / 2 };
+}
+
+function clearDropMarks() {
+  for (const fieldset of questions()) fieldset.classList.remove('drop-before', 'drop-after');
+}
+
+list.addEventListener('dragstart', (event) => {
+  const handle = event.target.closest('.drag-handle');
+  if (handle === null) return;
+  dragged = handle.closest('fieldset.question');
+  dragged.classList.add('dragging');
+  event.dataTransfer.effectAllowed = 'move';
+  event.dataTransfer.setData('text/plain', `Question ${Number(dragged.dataset.index) + 1}`);
+  event.dataTransfer.setDragImage(dragged, 16, 16);
+});
+
+list.addEventListener('dragover', (event) => {
+  const drop = dropTarget(event);
+  clearDropMarks();
+  if (drop === null) return;
+  event.preventDefault();
+  event.dataTransfer.dropEffect = 'move';
+  drop.target.classList.add(drop.after ? 'drop-after' : 'drop-before');
+});
+
+list.addEventListener('drop', (event) => {
+  const drop = dropTarget(event);
+  if (drop === null) return;
+  event.preventDefault();
+  if (drop.after) drop.target.after(dragged);
+  else drop.target.before(dragged);
+  renumber();
+  announce(`Question moved to position ${Number(dragged.dataset.index) + 1}.`);
+  schedule();
+});
+
+list.addEventListener('dragend', () => {
+  dragged?.classList.remove('dragging');
+  dragged = null;
+  clearDropMarks();
+});
 
 /** Show the fields of the question's chosen kind, hide the others (their values stay), and name the kind. */
 function showKind(fieldset) {
