@@ -1,7 +1,8 @@
 /**
  * Survey builder (templates/builder.html): add, remove and reorder questions (by their buttons or
- * by dragging their handle) and change their kind in place, and keep the precision preview beside each question current, from the server's preview
- * endpoint. While the form has errors, the last preview stays, marked as out of date.
+ * by dragging their handle) and change their kind in place, and keep the precision preview beside
+ * each question current, from the server's preview endpoint. While the form has errors, the last
+ * preview stays, marked as out of date.
  *
  * Without this module the page works through its submit buttons, which the server applies.
  * Every number and sentence of the preview comes from the server (survey/planning.py); this
