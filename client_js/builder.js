@@ -1,6 +1,8 @@
 /**
- * Survey builder (templates/builder.html): add, remove and reorder questions in place, and keep
- * the precision preview beside each question current, from the server's preview endpoint.
+ * Survey builder (templates/builder.html): add, remove and reorder questions (by their buttons or
+ * by dragging their handle) and change their kind in place, and keep the precision preview beside
+ * each question current, from the server's preview endpoint. While the form has errors, the last
+ * preview stays, marked as out of date.
  *
  * Without this module the page works through its submit buttons, which the server applies.
  * Every number and sentence of the preview comes from the server (survey/planning.py); this
@@ -8,7 +10,7 @@
  */
 
 const DEBOUNCE_MS = 400;
-const ACTION = /^(add|remove|up|down):(.+)$/;
+const ACTION = /^(add|kind|remove|up|down):(.+)$/;
 // "questions-3" or "questions-__index__" as a whole word or before "-": a question's prefix.
 const PREFIX = /questions-(?:\d+|__index__)(?=-|\s|$)/g;
 
@@ -79,6 +81,76 @@ function moveQuestion(index, step) {
   announce(`Question moved to position ${target + 1}.`);
 }
 
+let dragged = null;
+
+/** Return the question a drag is over and whether the drop goes after it (pointer in its lower half), or null. */
+function dropTarget(event) {
+  const target = event.target.closest('fieldset.question');
+  if (dragged === null || target === null || target === dragged || target.parentElement !== list) return null;
+  const box = target.getBoundingClientRect();
+  return { target, after: event.clientY > box.top + box.height / 2 };
+}
+
+function clearDropMarks() {
+  for (const fieldset of questions()) fieldset.classList.remove('drop-before', 'drop-after');
+}
+
+list.addEventListener('dragstart', (event) => {
+  const handle = event.target.closest('.drag-handle');
+  if (handle === null) return;
+  dragged = handle.closest('fieldset.question');
+  dragged.classList.add('dragging');
+  event.dataTransfer.effectAllowed = 'move';
+  event.dataTransfer.setData('text/plain', `Question ${Number(dragged.dataset.index) + 1}`);
+  event.dataTransfer.setDragImage(dragged, 16, 16);
+});
+
+list.addEventListener('dragover', (event) => {
+  const drop = dropTarget(event);
+  clearDropMarks();
+  if (drop === null) return;
+  event.preventDefault();
+  event.dataTransfer.dropEffect = 'move';
+  drop.target.classList.add(drop.after ? 'drop-after' : 'drop-before');
+});
+
+list.addEventListener('drop', (event) => {
+  const drop = dropTarget(event);
+  if (drop === null) return;
+  event.preventDefault();
+  if (drop.after) drop.target.after(dragged);
+  else drop.target.before(dragged);
+  renumber();
+  announce(`Question moved to position ${Number(dragged.dataset.index) + 1}.`);
+  schedule();
+});
+
+list.addEventListener('dragend', () => {
+  dragged?.classList.remove('dragging');
+  dragged = null;
+  clearDropMarks();
+});
+
+/** Show the fields of the question's chosen kind, hide the others (their values stay), and name the kind. */
+function showKind(fieldset) {
+  const select = fieldset.querySelector('select[name$="-kind"]');
+  const kind = select.value;
+  for (const part of fieldset.querySelectorAll('[data-kinds]')) {
+    part.hidden = !part.dataset.kinds.split(' ').includes(kind);
+  }
+  for (const hint of fieldset.querySelectorAll(`.hint[data-hint-${kind}]`)) {
+    hint.textContent = hint.getAttribute(`data-hint-${kind}`);
+  }
+  const name = select.selectedOptions[0].textContent;
+  fieldset.querySelector('[data-kind-name]').textContent = name;
+  return name;
+}
+
+function changeKind(index) {
+  const name = showKind(questions()[index]);
+  announce(`Question ${index + 1} is now a ${name} question.`);
+}
+
 function element(tag, text, className) {
   const node = document.createElement(tag);
   if (text !== undefined) node.textContent = text;
@@ -96,7 +168,23 @@ function showPreview(container, numbers) {
   const terms = element('dl', undefined, 'preview-numbers');
   for (const [term, text] of numbers.terms) terms.append(element('dt', term), element('dd', text));
   container.replaceChildren(terms);
+  delete container.dataset.stale;
   if (numbers.warning) container.append(warning(numbers.warning));
+}
+
+/** Keep each question's last preview, marked as out of date for ``reason``; return whether any was kept. */
+function markStale(reason) {
+  let kept = false;
+  for (const container of list.querySelectorAll('.question-preview')) {
+    container.querySelector(':scope > .stale-note')?.remove();
+    if (container.querySelector('.preview-numbers') === null) continue;
+    const note = element('p', undefined, 'stale-note');
+    note.append(element('strong', 'Out of date:'), ` ${reason}`);
+    container.prepend(note);
+    container.dataset.stale = 'yes';
+    kept = true;
+  }
+  return kept;
 }
 
 function showSummary(lines, warningText) {
@@ -139,7 +227,11 @@ async function refresh() {
     data = await response.json();
     if (!response.ok) throw new Error(data.error || `status ${response.status}`);
   } catch (error) {
-    if (mine === sequence) showSummary([`The preview could not be updated (${error.message}).`]);
+    if (mine === sequence) {
+      const reason = `the preview could not be updated (${error.message}).`;
+      markStale(reason);
+      showSummary([reason[0].toUpperCase() + reason.slice(1)]);
+    }
     return;
   }
   if (mine !== sequence) return;
@@ -150,9 +242,10 @@ async function refresh() {
     });
     showSummary(data.summary.lines, data.summary.warning);
   } else {
-    for (const container of list.querySelectorAll('.question-preview')) container.replaceChildren();
-    showSummary([shown > 0 ? `Fix the ${shown} marked field${shown === 1 ? '' : 's'} to see the preview.`
-      : 'Fill in the empty fields to see the preview.']);
+    const todo = shown > 0 ? `fix the ${shown} marked field${shown === 1 ? '' : 's'}` : 'fill in the empty fields';
+    const kept = markStale(`${todo} to update this preview.`);
+    showSummary([kept ? `The preview below is out of date: ${todo} to update it.`
+      : `${todo[0].toUpperCase()}${todo.slice(1)} to see the preview.`]);
   }
 }
 
@@ -169,6 +262,7 @@ form.addEventListener('click', (event) => {
   event.preventDefault();
   const [, verb, argument] = match;
   if (verb === 'add') addQuestion(argument);
+  else if (verb === 'kind') changeKind(Number(argument));
   else if (verb === 'remove') removeQuestion(Number(argument));
   else moveQuestion(Number(argument), verb === 'up' ? -1 : 1);
   schedule();
@@ -178,7 +272,11 @@ form.addEventListener('input', (event) => {
   event.target.dataset.touched = 'yes';
   schedule();
 });
-form.addEventListener('change', schedule);
+form.addEventListener('change', (event) => {
+  const fieldset = event.target.closest('fieldset.question');
+  if (fieldset !== null && event.target.name === `${fieldset.id}-kind`) changeKind(Number(fieldset.dataset.index));
+  schedule();
+});
 
 // The number of questions per respondent matters only when questions are sampled.
 const allocation = document.getElementById('allocation');

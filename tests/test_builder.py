@@ -13,8 +13,8 @@ from html.parser import HTMLParser
 import pytest
 
 from survey.cli import main
-from survey.definition import (DECLINE_LABEL, MAX_OPTIONS, QUESTION_FIELDS, SURVEY_FIELDS, parse_definition,
-                               parse_definition_toml)
+from survey.definition import (DECLINE_LABEL, MAX_OPTIONS, QUESTION_FIELDS, SURVEY_FIELDS, Question,
+                               parse_definition, parse_definition_toml)
 from survey.definition_toml import dump_definition
 from survey.design import build_design
 from survey.planning import plan, posterior_bound, question_previews, reports_needed
@@ -23,6 +23,7 @@ from survey.web.builder import recommendation
 
 from conftest import OTHER, OWNER
 
+LEGEND = re.compile(r"<legend>Question <span data-number>(\d+)</span>: <span data-kind-name>([^<]+)</span></legend>")
 TOKEN_RE = re.compile(r'name="csrf_token" type="hidden" value="([^"]+)"')
 
 
@@ -103,6 +104,18 @@ def field_error(response, name) -> str:
     return html.unescape(error)
 
 
+def without_token(values: dict) -> dict:
+    return {name: value for name, value in values.items() if name != "csrf_token"}
+
+
+def stored_definition(db_path, slug) -> str:
+    store = Store(db_path)
+    try:
+        return store.get_definition(slug)
+    finally:
+        store.close()
+
+
 def stored(db_path) -> dict:
     store = Store(db_path)
     try:
@@ -118,14 +131,20 @@ def owner(app, accounts):
     return signed_in(app, *OWNER)
 
 
+def shown(response, index: int) -> list[str]:
+    """Return the named controls of question ``index`` a researcher sees (not in a hidden field), in page order."""
+    body = response.get_data(as_text=True)
+    fieldset = re.search(rf'<fieldset class="question" id="questions-{index}".*?</fieldset>', body, re.S).group(0)
+    visible = re.sub(r'<div [^>]*\shidden>.*?</div>', "", fieldset, flags=re.S)
+    return [name.removeprefix(f"questions-{index}-")
+            for name in re.findall(r'<(?:input|textarea|select)\b[^>]*\bname="([^"]+)"', visible)]
+
+
 def build_every_kind(client):
     """Build, through the no-JS buttons, a survey with one question of every kind; return the last page."""
     response = client.get("/surveys/build")
     assert response.status_code == 200
-    assert [name for name in fields(response) if name.startswith("questions-")] == ["questions-0-kind",
-                                                                                    "questions-0-id",
-                                                                                    "questions-0-text",
-                                                                                    "questions-0-weight"]
+    assert shown(response, 0) == ["kind", "id", "text", "weight"]
     response = press(client, response, "add:choice", **{
         "title": "Habits", "slug": "habits", "description": 'A "quoted" \\ description\nover two lines',
         "epsilon": "2", "questions-0-id": "smoker", "questions-0-text": "Do you smoke?"})
@@ -234,7 +253,7 @@ def test_add_remove_and_move_questions(owner, db_path):
     assert 'href="#questions"' in saved.get_data(as_text=True)
     for bad in ("remove:9", "add:essay", "up:x"):
         assert order(press(owner, response, bad)) == order(response), bad
-    legends = re.findall(r"<legend>Question <span data-number>(\d+)</span>: ([^<]+)</legend>", page(response))
+    legends = re.findall(LEGEND, page(response))
     assert legends == [("1", "multiple choice"), ("2", "single choice"), ("3", "number")]
     assert stored(db_path).keys() == {"smoking-2026"}
 
@@ -501,9 +520,7 @@ def test_the_builder_offers_every_definition_field(owner):
     names = names_in(response)
     assert SURVEY_FIELDS - {"questions"} <= names
     for index, kind in enumerate(["yes_no", "choice", "multi", "number"]):
-        offered = {name.removeprefix(f"questions-{index}-") for name in names
-                   if name.startswith(f"questions-{index}-")}
-        assert offered == QUESTION_FIELDS[kind], kind
+        assert set(shown(response, index)) == QUESTION_FIELDS[kind], kind
     body = page(response)
     for hint in ("single-use invitation link", "waves of one study", f"at most {MAX_OPTIONS}",
                  f"Adds “{DECLINE_LABEL}” as the last option"):
@@ -687,3 +704,58 @@ def test_a_survey_too_large_for_a_quick_recommendation_points_to_the_cli(monkeyp
     monkeypatch.setattr(builder, "MAX_RECOMMENDATION_DESIGNS", 5)
     assert recommendation(defn, respondents=100, margin=0.05) is None
     assert "run ldp-survey plan" in recommendation_lines(None)[0]
+
+
+def test_change_a_questions_kind_without_javascript(owner, db_path):
+    """The kind select and its button: id, text, weight and options stay; only the new kind's fields show and count."""
+    response = press(owner, owner.get("/surveys/build"), "add:choice", title="Kinds", slug="kinds",
+                     **{"questions-0-id": "smoker", "questions-0-text": "Do you smoke?"})
+    response = press(owner, response, "preview", **{
+        "questions-1-id": "transport", "questions-1-text": "How do you travel?",
+        "questions-1-options": "walk\nbicycle\ncar", "questions-1-decline": "y", "questions-1-weight": "0.5"})
+    assert response.status_code == 200, field_errors_of(response)
+    assert {"kind:0", "kind:1"} <= set(buttons(response))
+    body = response.get_data(as_text=True)
+    assert re.search(r'<label for="questions-1-kind">Kind<span class="visually-hidden"> of question '
+                     r'<span data-number>2</span>', body)
+    assert re.search(r'id="questions-1-kind-apply">Change kind<span class="visually-hidden"> of question '
+                     r'<span data-number>2</span>', body)
+
+    response = press(owner, response, "kind:1", **{"questions-1-kind": "multi"})
+    assert response.status_code == 200
+    assert re.findall(LEGEND, page(response)) == [("1", "yes/no"), ("2", "multiple choice")]
+    assert "autofocus" in tag_of(response, "questions-1-kind"), "the focus stays on the kind"
+    values = fields(response)
+    assert (values["questions-1-id"], values["questions-1-text"], values["questions-1-weight"]) == (
+        "transport", "How do you travel?", "0.5")
+    assert values["questions-1-options"] == "walk\nbicycle\ncar" and values["questions-1-decline"] == "y"
+    assert shown(response, 1) == ["kind", "id", "text", "options", "decline", "weight"]
+    assert "respondents tick any number of them" in page(response), "the options' hint is the multi one"
+
+    response = press(owner, response, "kind:1", **{"questions-1-kind": "number"})
+    assert shown(response, 1) == ["kind", "id", "text", "min", "max", "weight"]
+    assert fields(response)["questions-1-options"] == "walk\nbicycle\ncar", "hidden, not lost"
+    response = press(owner, response, "preview", **{"questions-1-min": "0", "questions-1-max": "20"})
+    assert response.status_code == 200, field_errors_of(response)
+    exported = parse_definition_toml(press(owner, response, "export").get_data(as_text=True))
+    assert exported.questions[1] == Question(id="transport", kind="number", text="How do you travel?", weight=0.5,
+                                             min=0, max=20), "the hidden options and decline are not saved"
+
+    # Back to single choice: the options are back; the hidden smallest and largest answers are no errors.
+    response = press(owner, response, "kind:1", **{"questions-1-kind": "choice", "questions-1-max": "lots"})
+    assert shown(response, 1) == ["kind", "id", "text", "options", "decline", "weight"]
+    assert fields(response)["questions-1-options"] == "walk\nbicycle\ncar"
+    preview = owner.post("/surveys/build/preview.json", data=fields(response))
+    assert preview.json["ok"] is True and preview.json["errors"] == {}
+    assert preview.json["questions"][1]["kind"] == "choice"
+    saved = press(owner, response, "save")
+    assert saved.status_code == 302, field_errors_of(saved)
+    question = parse_definition_toml(stored_definition(db_path, "kinds")).questions[1]
+    assert question == Question(id="transport", kind="choice", text="How do you travel?", weight=0.5,
+                                options=("walk", "bicycle", "car", DECLINE_LABEL), decline=True)
+
+    # A kind that does not exist is an error beside its question; a bad index changes nothing.
+    bad = press(owner, response, "kind:1", **{"questions-1-kind": "essay"})
+    assert bad.status_code == 422 and "got 'essay'" in page(bad).split('id="questions-1-error">')[1].split("</p>")[0]
+    for action in ("kind:9", "kind:x"):
+        assert without_token(fields(press(owner, response, action))) == without_token(fields(response)), action

@@ -1,9 +1,11 @@
 """The survey builder: a form of questions with a live precision preview, TOML import and export.
 
 Without JavaScript every step is a submit button whose ``action`` the server applies
-and re-renders (``add:KIND``, ``remove:I``, ``up:I``, ``down:I``, ``preview``, ``save``,
-``export``); with JavaScript (client_js/builder.js) adding, removing and moving happen in
-place and the preview comes from ``/surveys/build/preview.json``. Every number comes from
+and re-renders (``add:KIND``, ``kind:I``, ``remove:I``, ``up:I``, ``down:I``, ``preview``,
+``save``, ``export``); with JavaScript (client_js/builder.js) adding, changing a question's
+kind, removing and moving happen in place and the preview comes from
+``/surveys/build/preview.json``. Every question carries the fields of every kind: those its
+kind does not use are hidden, kept for a change back, and never read (form_to_mapping). Every number comes from
 survey/planning.py, the module behind `ldp-survey plan`. Saving makes a draft owned by
 its maker; re-saving one's own draft replaces it; publishing is the dashboard's button.
 """
@@ -163,12 +165,18 @@ def _rebuild(form: BuilderForm, questions: list[dict]) -> BuilderForm:
 
 
 def _apply(form: BuilderForm, action: str) -> tuple[BuilderForm, str | None] | None:
-    """Apply add/remove/up/down to the form; return (new form, field to focus), or None for another action."""
+    """Apply add/kind/remove/up/down to the form; return (new form, field to focus), or None for another action.
+
+    ``kind:I`` shows question I with the fields of the kind chosen in its select; what was typed stays.
+    """
     verb, _, argument = action.partition(":")
     questions = _questions(form)
     if verb == "add" and argument in KINDS and len(questions) < form.questions.max_entries:
         questions.append({"kind": argument, "weight": "1"})
         return _rebuild(form, questions), f"questions-{len(questions) - 1}-id"
+    if (verb == "kind" and argument.isdigit() and int(argument) < len(questions)
+            and questions[int(argument)]["kind"] in KINDS):
+        return _rebuild(form, questions), f"questions-{int(argument)}-kind"
     if verb in ("remove", "up", "down") and argument.isdigit() and int(argument) < len(questions):
         index = int(argument)
         if verb == "remove":

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileAllowed, FileField, FileSize
-from wtforms import BooleanField, FieldList, Form, FormField, HiddenField, SelectField, StringField, TextAreaField
+from wtforms import BooleanField, FieldList, Form, FormField, SelectField, StringField, TextAreaField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import Length
 
@@ -23,9 +23,9 @@ NO_AUTOFILL = {"autocomplete": "off", "spellcheck": "false", "autocapitalize": "
 
 
 class QuestionForm(Form):
-    """One question; which fields apply depends on its kind (fixed when the question is added)."""
+    """One question; every field is on the page, and only those of its kind are shown and read (form_to_mapping)."""
 
-    kind = HiddenField()
+    kind = SelectField("Kind", choices=[SelectChoice(kind, KIND_NAMES[kind]) for kind in KINDS])
     id = StringField("Question id", render_kw=NO_AUTOFILL)
     text = TextAreaField("Question text", render_kw={"rows": 2})
     options = TextAreaField("Options, one per line", render_kw={"rows": 4})
