@@ -224,17 +224,18 @@ def test_the_form_sends_the_randomized_report_not_the_answer(browser, live_serve
     context.close()
 
 
-def test_a_piecewise_number_is_sent_as_one_output_level(browser, live_server):
-    """A number above the crossover leaves the page as one level of the piecewise mechanism, never the answer."""
+@pytest.mark.parametrize("epsilon, mechanism", [(6.0, "hybrid"), (20.0, "piecewise")])
+def test_a_level_number_is_sent_as_one_output_level(browser, live_server, epsilon, mechanism):
+    """A number leaves the page as one level of the hybrid (or, at very large ε, piecewise) mechanism, never the answer."""
     from survey.definition import parse_definition
     from survey.design import build_design
 
     design = build_design(parse_definition({
-        "slug": "income-browser", "title": "Income", "epsilon": 6.0,
+        "slug": "income-browser", "title": "Income", "epsilon": epsilon,
         "questions": [{"id": "income", "kind": "number", "text": "Yearly income in euros?",
                        "min": 100000, "max": 100250}]}))
     question = design["questions"][0]
-    assert question["mechanism"] == "piecewise"
+    assert question["mechanism"] == mechanism
     store = Store(live_server["db"])
     try:
         store.create_survey("", design)
@@ -254,7 +255,8 @@ def test_a_piecewise_number_is_sent_as_one_output_level(browser, live_server):
     assert len(posts) == 1
     body = json.loads(posts[0]["body"])
     level = body["answers"]["income"]
-    assert set(body["answers"]) == {"income"} and isinstance(level, int) and 0 <= level < question["bins"]
+    levels = question.get("levels", question["bins"])
+    assert set(body["answers"]) == {"income"} and isinstance(level, int) and 0 <= level < levels
     assert "100123" not in posts[0]["body"]
     assert page.evaluate("window.__randomCalls") > 0 and page.evaluate("window.__mathRandomCalls") == 0
     assert not errors
