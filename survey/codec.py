@@ -1,18 +1,18 @@
 """Encode noisy reports as the integers the store keeps, and count their indicators.
 
 Every report is one or more non-negative integers ("words"): 0/1 for ``rr`` and
-``duchi``, the option index for ``grr``, the output level for ``piecewise`` and ``hybrid``, and for a
-bit-vector report (``oue`` and ``ss`` choice, ``multi``) a bitmask with bit i for option i,
-WORD_BITS options per word. Integers are
-what SQLite counts and indexes without decoding anything.
+``duchi``, the option index for ``grr``, the output level for ``piecewise`` and
+``hybrid``, and for a bit-vector report (``oue`` and ``ss`` choice, ``multi``) a bitmask
+with bit i for option i, WORD_BITS options per word. Integers are what SQLite counts and
+indexes without decoding anything.
 
 Every estimand is an indicator (DESIGN.md §3): option i of a question "is 1" in a report
 when the report's value equals i (``grr``), when bit i is set (bit vectors) or when the
 report is 1 (``rr``/``duchi``, one option). A ``piecewise`` number's report is its output level
-k, tallied as Σk and Σk² (``is_level``); a ``hybrid`` number's level L in 0..G+1 is tallied as
-Σs and Σs² of its integer score s(L) (``level_scores``), R = (s + G²)/(2G²). ``indicators`` and ``tally`` compute exactly
-what ``survey.aggregate.count_reports`` counts from wire-format reports. Pure numpy; no
-I/O.
+k, tallied as Σk and Σk² (``is_level``); a ``hybrid`` number's level L in 0..G+1 is tallied
+as Σs and Σs² of its integer score s(L) (``level_scores``), R = (s + G²)/(2G²).
+``indicators`` and ``tally`` compute exactly what ``survey.aggregate.count_reports`` counts
+from wire-format reports. Pure numpy; no I/O.
 """
 
 from __future__ import annotations
@@ -64,14 +64,6 @@ def level_values(question: dict) -> list[Fraction]:
     if question["mechanism"] == "hybrid":
         return hybrid_level_values(question["ratio_a"], question["ratio_b"])
     return [Fraction(2 * k + 1, 2 * question["bins"]) for k in range(question["bins"])]
-
-
-def score_scale(question: dict) -> tuple[Fraction, int]:
-    """Return (offset, divisor) with R = (score + offset)/divisor: (1/2, G) for piecewise, (G², 2G²) for hybrid."""
-    bins = question["bins"]
-    if question["mechanism"] == "hybrid":
-        return Fraction(bins * bins), 2 * bins * bins
-    return Fraction(1, 2), bins
 
 
 def tally_count(question: dict) -> int:

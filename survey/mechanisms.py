@@ -254,7 +254,7 @@ def _piece_quadratic(ratio_a: int, ratio_b: int, beta, piece, one=Fraction(1)) -
     spread = one * (a * a + b * b) / (g * g)
     slope = (1 - 2 * flip) / a
     pi0 = flip + slope * piece
-    duchi = (pi0 * (1 - pi0), slope * (1 - 2 * pi0), -slope ** 2 + 0 * pi0)
+    duchi = (pi0 * (1 - pi0), slope * (1 - 2 * pi0), -slope ** 2)
     return tuple(beta * pm[i] / (g * g) + (1 - beta) * spread ** 2 * duchi[i] for i in range(3))
 
 
