@@ -198,7 +198,8 @@ export function piecewiseLevel(grid, { ratioA, ratioB } = {}, rnd = cryptoRandom
 /**
  * Return the output level in 0..G+1 (G = a+b) of an integer in min..max: the hybrid mechanism.
  *
- * Wang et al. (2019): w.p. beta = 1 - e^(-eps/2) = (a-b)/a (below(a) < a-b) the piecewise
+ * Wang et al. (2019, "Collecting and analyzing multidimensional data with local differential
+ * privacy", ICDE): w.p. beta = 1 - e^(-eps/2) = (a-b)/a (below(a) < a-b) the piecewise
  * mechanism's level 0..G-1; else Duchi et al. (2013) at the same eps, whose bit is kept
  * w.p. a²/(a²+b²) (flipped when below(a²+b²) < b²) and sent as G + bit. Both branches are
  * eps'-LDP with eps' = 2 ln(a/b), their outputs disjoint, the branch independent of the answer.

@@ -194,7 +194,8 @@ def hybrid_epsilon(ratio_a: int, ratio_b: int) -> Decimal:
 def hybrid_branch(ratio_a: int, ratio_b: int) -> tuple[Fraction, Fraction]:
     """Return (beta, f): the chance of the piecewise branch, (a - b)/a, and the Duchi branch's flip, b²/(a² + b²).
 
-    Wang et al. (2019), the hybrid mechanism: report PM at eps w.p. beta = 1 - e^(-eps/2), else
+    Wang et al. (2019, "Collecting and analyzing multidimensional data with local differential
+    privacy", ICDE), the hybrid mechanism: report PM at eps w.p. beta = 1 - e^(-eps/2), else
     Duchi et al. (2013) at eps. With e^(eps/2) = a/b both are rational: Duchi keeps its bit
     w.p. a²/(a² + b²), so its ratio is (a/b)² = e^eps' exactly, as PM's. The mixture weight does
     not depend on the answer and the two branches have disjoint outputs, so every output's
