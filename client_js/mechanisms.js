@@ -12,6 +12,7 @@ const TWO_53 = 9007199254740992;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const MAX_OPTIONS = 65536;
 const MAX_LEVELS = 65536;
+const MAX_HYBRID_LEVELS = 512;
 const cryptoRandom = { u32, u53, bern53, below, bern };
 
 function checkInteger(name, value, low, high) {
@@ -194,6 +195,36 @@ export function piecewiseLevel(grid, { ratioA, ratioB } = {}, rnd = cryptoRandom
   return other < grid ? other : other + ratioB;
 }
 
+/**
+ * Return the output level in 0..G+1 (G = a+b) of an integer in min..max: the hybrid mechanism.
+ *
+ * Wang et al. (2019, "Collecting and analyzing multidimensional data with local differential
+ * privacy", ICDE): w.p. beta = 1 - e^(-eps/2) = (a-b)/a (below(a) < a-b) the piecewise
+ * mechanism's level 0..G-1; else Duchi et al. (2013) at the same eps, whose bit is kept
+ * w.p. a²/(a²+b²) (flipped when below(a²+b²) < b²) and sent as G + bit. Both branches are
+ * eps'-LDP with eps' = 2 ln(a/b), their outputs disjoint, the branch independent of the answer.
+ */
+export function randomizeHybrid(value, { min, max, ratioA, ratioB } = {}, rnd = cryptoRandom) {
+  checkInteger('min', min, -MAX_SAFE, MAX_SAFE);
+  checkInteger('max', max, min + 1, MAX_SAFE);
+  if (max - min > 2 ** 32) {
+    throw new RangeError(`max - min must be at most 2^32, got ${max - min}`);
+  }
+  checkInteger('value', value, min, max);
+  checkInteger('ratioB', ratioB, 1, MAX_HYBRID_LEVELS);
+  checkInteger('ratioA', ratioA, ratioB + 1, MAX_HYBRID_LEVELS - ratioB);
+  if (rnd.below(ratioA) < ratioA - ratioB) return randomizePiecewise(value, { min, max, ratioA, ratioB }, rnd);
+  return ratioA + ratioB + hybridDuchiBit(rnd.bern(value - min, max - min) ? 1 : 0, { ratioA, ratioB }, rnd);
+}
+
+/** Return the Duchi branch's bit of the hybrid mechanism: `rounded` flipped when below(a²+b²) < b². */
+export function hybridDuchiBit(rounded, { ratioA, ratioB } = {}, rnd = cryptoRandom) {
+  checkBit('rounded', rounded);
+  checkInteger('ratioB', ratioB, 1, MAX_HYBRID_LEVELS);
+  checkInteger('ratioA', ratioA, ratioB + 1, MAX_HYBRID_LEVELS - ratioB);
+  return rounded ^ (rnd.below(ratioA * ratioA + ratioB * ratioB) < ratioB * ratioB ? 1 : 0);
+}
+
 function optionCount(question) {
   if (!Array.isArray(question.options)) {
     throw new TypeError(`question ${question.id} needs an options array, got ${String(question.options)}`);
@@ -237,11 +268,16 @@ export function randomizeQuestion(question, trueValue, rnd = cryptoRandom) {
     return randomizePiecewise(trueValue,
       { min: question.min, max: question.max, ratioA: question.ratio_a, ratioB: question.ratio_b }, rnd);
   }
+  if (kind === 'number' && mechanism === 'hybrid') {
+    return randomizeHybrid(trueValue,
+      { min: question.min, max: question.max, ratioA: question.ratio_a, ratioB: question.ratio_b }, rnd);
+  }
   if (kind === 'number' && mechanism === 'duchi') {
     return randomizeDuchi(trueValue,
       { min: question.min, max: question.max, flipThreshold: question.flip_threshold }, rnd);
   }
   throw new RangeError(
     `question ${String(question.id)} has an unsupported kind/mechanism ${String(kind)}/${String(mechanism)}; `
-    + 'expected yes_no/rr, choice/grr, choice/oue, choice/ss, multi/rr, multi/sampled, number/duchi or number/piecewise');
+    + 'expected yes_no/rr, choice/grr, choice/oue, choice/ss, multi/rr, multi/sampled, number/duchi, '
+    + 'number/piecewise or number/hybrid');
 }

@@ -15,7 +15,9 @@
  */
 
 import { u32, u53, bern53, below, bern } from './random.js';
-import { piecewiseLevel, randomizeGRR, randomizeOUE, randomizeRR, randomizeSubset } from './mechanisms.js';
+import {
+  hybridDuchiBit, piecewiseLevel, randomizeGRR, randomizeOUE, randomizeRR, randomizeSubset,
+} from './mechanisms.js';
 
 const PREFIX = 'ldp-survey:series:';
 const cryptoRandom = { u32, u53, bern53, below, bern };
@@ -42,7 +44,8 @@ export function canMemoize(question) {
   return (kind === 'yes_no' && mechanism === 'rr') || (kind === 'choice' && mechanism === 'grr')
     || (kind === 'choice' && mechanism === 'oue') || (kind === 'choice' && mechanism === 'ss')
     || (kind === 'multi' && mechanism === 'rr') || (kind === 'multi' && mechanism === 'sampled')
-    || (kind === 'number' && mechanism === 'duchi') || (kind === 'number' && mechanism === 'piecewise');
+    || (kind === 'number' && mechanism === 'duchi') || (kind === 'number' && mechanism === 'piecewise')
+    || (kind === 'number' && mechanism === 'hybrid');
 }
 
 /**
@@ -56,11 +59,26 @@ export function canMemoize(question) {
  * cut in [0, max-min) that rounds every value the way the mechanism's randomized rounding
  * does, and either (duchi: value-min > cut means the high end) the reports of the low and
  * the high end, or (piecewise: the grid point floor(a(value-min)/(max-min)) goes up by one
- * when cut < a(value-min) mod (max-min)) the output level of every grid point 0..a.
+ * when cut < a(value-min) mod (max-min)) the output level of every grid point 0..a. A hybrid
+ * number first draws its branch as the mechanism does (below(a) < a-b, independent of the
+ * answer), then the cut and either the piecewise levels of every grid point or the reports
+ * G + bit of the low and the high end.
  */
 export function makeMemo(question, rnd = cryptoRandom) {
   const { kind, mechanism } = question;
   const flipThreshold = question.flip_threshold;
+  if (kind === 'number' && mechanism === 'hybrid') {
+    const parameters = { ratioA: question.ratio_a, ratioB: question.ratio_b };
+    const piecewise = rnd.below(question.ratio_a) < question.ratio_a - question.ratio_b;
+    const cut = rnd.below(question.max - question.min);
+    if (piecewise) {
+      const levels = [];
+      for (let grid = 0; grid <= question.ratio_a; grid += 1) levels.push(piecewiseLevel(grid, parameters, rnd));
+      return { piecewise, cut, levels };
+    }
+    const bins = question.ratio_a + question.ratio_b;
+    return { piecewise, cut, levels: [0, 1].map((bit) => bins + hybridDuchiBit(bit, parameters, rnd)) };
+  }
   if (kind === 'number' && mechanism === 'piecewise') {
     const cut = rnd.below(question.max - question.min);
     const parameters = { ratioA: question.ratio_a, ratioB: question.ratio_b };
@@ -102,6 +120,14 @@ export function memoFits(question, memo) {
   const { kind, mechanism } = question;
   const d = question.options?.length;
   if (kind === 'yes_no') return Array.isArray(memo.reports) && memo.reports.length === 2 && memo.reports.every(isBit);
+  if (kind === 'number' && mechanism === 'hybrid') {
+    const bins = question.ratio_a + question.ratio_b;
+    const [size, low, high] = memo.piecewise === true ? [question.ratio_a + 1, 0, bins - 1] : [2, bins, bins + 1];
+    return (memo.piecewise === true || memo.piecewise === false)
+      && Number.isInteger(memo.cut) && memo.cut >= 0 && memo.cut < question.max - question.min
+      && Array.isArray(memo.levels) && memo.levels.length === size
+      && memo.levels.every((level) => Number.isInteger(level) && level >= low && level <= high);
+  }
   if (kind === 'number' && mechanism === 'piecewise') {
     const bins = question.ratio_a + question.ratio_b;
     return Number.isInteger(memo.cut) && memo.cut >= 0 && memo.cut < question.max - question.min
@@ -136,7 +162,10 @@ export function memoReport(question, memo, value) {
     return report;
   }
   if (kind === 'multi') return value.map((bit, j) => memo.bits[j][bit]);
-  if (kind === 'number' && mechanism === 'piecewise') {
+  if (kind === 'number' && mechanism === 'hybrid' && !memo.piecewise) {
+    return memo.levels[value - question.min > memo.cut ? 1 : 0];
+  }
+  if (kind === 'number' && (mechanism === 'piecewise' || mechanism === 'hybrid')) {
     const range = question.max - question.min;
     const scaled = (value - question.min) * question.ratio_a;
     const remainder = scaled % range;

@@ -222,6 +222,11 @@ export function describeReport(question, report) {
   if (kind === 'number' && mechanism === 'piecewise') {
     return `noisy level ${report} of 0–${question.bins - 1} (low levels lean to ${question.min}, high to ${question.max})`;
   }
+  if (kind === 'number' && mechanism === 'hybrid') {
+    if (report === question.bins) return `the low end (${question.min}), after rounding and a random flip`;
+    if (report === question.bins + 1) return `the high end (${question.max}), after rounding and a random flip`;
+    return `noisy level ${report} of 0–${question.bins - 1} (low levels lean to ${question.min}, high to ${question.max})`;
+  }
   return JSON.stringify(report);
 }
 

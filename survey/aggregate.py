@@ -19,10 +19,11 @@ from typing import Iterable
 
 import numpy as np
 
+from . import codec
 from .csvsafe import spreadsheet_safe
 from .design import flip_probability, response_probabilities
 from .estimators import (Estimate, debias_duchi_mean, debias_grr, debias_indicators, debias_oue,
-                         debias_piecewise_mean, debias_rr, project_simplex)
+                         debias_hybrid_mean, debias_piecewise_mean, debias_rr, project_simplex)
 
 CSV_HEADER = ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
               "std_error", "ci_low", "ci_high", "ci_level"]
@@ -63,7 +64,8 @@ class AggregateRow:
 class QuestionCounts:
     """The number n of reports to one question and, per option (one entry for rr/duchi), its 1s.
 
-    For a piecewise number ``ones`` holds the sum of its levels and the sum of their squares.
+    For a piecewise number ``ones`` holds the sum of its levels and the sum of their squares; for
+    a hybrid number the same of its levels' integer scores (``codec.level_scores``).
     """
 
     n: int
@@ -121,11 +123,11 @@ def _count_question(question: dict, reports: list) -> QuestionCounts:
         d = len(question["options"])
         values = _report_array(qid, reports, width=d, highest=1, domain=f"a list of {d} values, each 0 or 1")
         return QuestionCounts(n=len(reports), ones=values.sum(axis=0))
-    if kind == "number" and mechanism == "piecewise":
-        bins = question["bins"]
-        values = _report_array(qid, reports, width=None, highest=bins - 1,
-                               domain=f"an output level from 0 to {bins - 1}")
-        return QuestionCounts(n=len(reports), ones=np.array([values.sum(), (values * values).sum()]))
+    if kind == "number" and mechanism in ("piecewise", "hybrid"):
+        levels = codec.level_count(question)
+        values = _report_array(qid, reports, width=None, highest=levels - 1,
+                               domain=f"an output level from 0 to {levels - 1}")
+        return QuestionCounts(n=len(reports), ones=codec.tally(question, values))
     if kind in ("yes_no", "number"):
         values = _report_array(qid, reports, width=None, highest=1, domain="0 or 1")
         return QuestionCounts(n=len(reports), ones=np.array([np.count_nonzero(values)]))
@@ -177,6 +179,11 @@ def question_rows(question: dict, counts: QuestionCounts, *, level) -> list[Aggr
     if kind == "yes_no":
         labels = ["yes"]
         estimates = [debias_rr(ones[0], n, flip=flip_probability(question), level=level)]
+    elif kind == "number" and mechanism == "hybrid":
+        labels = [""]
+        estimates = [debias_hybrid_mean(ones[0], ones[1], n, ratio_a=question["ratio_a"],
+                                        ratio_b=question["ratio_b"], lo=question["min"],
+                                        hi=question["max"], level=level)]
     elif kind == "number" and mechanism == "piecewise":
         labels = [""]
         estimates = [debias_piecewise_mean(ones[0], ones[1], n, ratio_a=question["ratio_a"],

@@ -7,7 +7,7 @@ every row of the aggregates CSV follows from those columns.
 ``_``), or ``QID__option_I`` (I the option's index counting from 0) when the slug is empty,
 looks like such a fallback, or would clash with another column; one column ``QID`` for a
 scalar report (0/1 for rr and duchi, the option index for grr, the output level for
-piecewise). Names depend only on the
+piecewise and hybrid). Names depend only on the
 design, so they are stable.
 
 ``codebook`` returns the JSON-ready codebook: per column its meaning in words, and per row
@@ -23,9 +23,10 @@ with ā the share of reports holding ``value`` among the n non-empty cells of ``
   1 − (1 − ci_level)/simultaneous_over, mapped through the same maps and clipped to
   [0, 1] (or [min, max]).
 
-A piecewise number does not reduce to one indicator: its estimand has ``value`` null,
+A piecewise or hybrid number does not reduce to one indicator: its estimand has ``value`` null,
 ``levels``, ``interval`` "student-t" and an ``estimator`` sentence giving the formula from
-its column of output levels.
+its column of output levels; a hybrid number's estimand also lists ``level_values``, the
+exact value R of each output level as a fraction.
 
 Pure: imports neither Flask nor the database.
 """
@@ -36,7 +37,7 @@ import re
 import unicodedata
 from fractions import Fraction
 
-from .codec import is_bit_vector
+from .codec import is_bit_vector, level_count, level_values
 from .mechanisms import TWO53, multi_sampled_probabilities, piecewise_probabilities, ss_probabilities
 
 INTERVAL_METHOD = "clopper-pearson"
@@ -109,7 +110,7 @@ def exact_probabilities(question: dict) -> list[tuple[Fraction, Fraction]]:
         pair = ss_probabilities(question["keep_threshold"], len(question["options"]), question["subset_size"])
     elif mechanism == "sampled":
         pair = multi_sampled_probabilities(question["flip_threshold"], len(question["options"]))
-    elif mechanism == "piecewise":
+    elif mechanism in ("piecewise", "hybrid"):
         pair = piecewise_probabilities(question["ratio_a"], question["ratio_b"])
     else:
         raise ValueError(f"unknown mechanism {mechanism!r}")
@@ -128,9 +129,9 @@ def _fraction_text(question: dict, value: Fraction) -> str:
     """Return a probability as the browser's integer threshold over 2^53 (GRR's and SS's q over (d − 1)·2^53,
     a sampled multi report's p and q over d·2^53).
 
-    A piecewise number's p and q are a/(a + b) and b/(a + b), over the number of output levels.
+    A piecewise or hybrid number's p and q are a/(a + b) and b/(a + b), over a + b.
     """
-    if question["mechanism"] == "piecewise":
+    if question["mechanism"] in ("piecewise", "hybrid"):
         return _exact(value, question["bins"])
     if value.denominator <= TWO53 and TWO53 % value.denominator == 0:
         return _exact(value, TWO53)
@@ -154,6 +155,17 @@ def _meanings(question: dict, p: Fraction, q: Fraction) -> list[str]:
                 f"{lo}..{hi} was rounded at random to a grid point i in 0..{a} with mean {a}(x - {lo})/{hi - lo}, "
                 f"then k was uniform on i..i+{b - 1} with probability {a}/{a + b}, else uniform on the other "
                 f"{a} levels; R = (k + 1/2)/{a + b} has mean q + (p - q)(x - {lo})/{hi - lo}"]
+    if kind == "number" and mechanism == "hybrid":
+        lo, hi, a, b = question["min"], question["max"], question["ratio_a"], question["ratio_b"]
+        g = a + b
+        return [f"the output level L in 0..{g + 1} of the hybrid mechanism: with probability {a - b}/{a} "
+                f"(the piecewise branch) L = k in 0..{g - 1}, the answer x in {lo}..{hi} rounded at random to a "
+                f"grid point i in 0..{a} with mean {a}(x - {lo})/{hi - lo}, then k uniform on i..i+{b - 1} with "
+                f"probability {a}/{g}, else uniform on the other {a} levels; otherwise (the Duchi branch) x was "
+                f"rounded to 1 with probability (x - {lo})/{hi - lo}, else to 0, that bit flipped with probability "
+                f"{b * b}/{a * a + b * b}, and L = {g} + bit. The level's value R (level_values: (k + 1/2)/{g} for "
+                f"k < {g}, {a * b}/{g * g} for L = {g}, {a * a + a * b + b * b}/{g * g} for L = {g + 1}) "
+                f"has mean q + (p - q)(x - {lo})/{hi - lo} in either branch"]
     if kind == "number":
         lo, hi = question["min"], question["max"]
         return [f"0 or 1: the answer x in {lo}..{hi} was rounded to 1 with probability (x - {lo})/{hi - lo}, "
@@ -184,9 +196,12 @@ def _meanings(question: dict, p: Fraction, q: Fraction) -> list[str]:
 
 
 def _level_estimator(question: dict) -> str:
-    """Return how a piecewise number's mean follows from its column of output levels k."""
-    levels = question["bins"]
-    return (f"not one indicator: with k the n non-empty cells of the column, R = (k + 1/2)/{levels}, "
+    """Return how a piecewise or hybrid number's mean follows from its column of output levels."""
+    if question["mechanism"] == "hybrid":
+        values = "with L the n non-empty cells of the column, R = level_values[L]"
+    else:
+        values = f"with k the n non-empty cells of the column, R = (k + 1/2)/{question['bins']}"
+    return (f"not one indicator: {values}, "
             "r = mean(R) and s² = the sample variance of R (divisor n - 1): noisy_share = r; "
             "estimate = (r - q)/(p - q); "
             "std_error = s/(sqrt(n)(p - q)); the interval is estimate ± t(n - 1, 1 - (1 - ci_level)/2)·std_error "
@@ -232,9 +247,11 @@ def codebook(design: dict) -> dict:
                 "scale": [question["min"], question["max"]] if kind == "number" else None,
                 "interval": INTERVAL_METHOD, "simultaneous_over": simultaneous,
             }
-            if mechanism == "piecewise":
-                entry.update(value=None, interval=LEVEL_INTERVAL_METHOD, levels=question["bins"],
+            if mechanism in ("piecewise", "hybrid"):
+                entry.update(value=None, interval=LEVEL_INTERVAL_METHOD, levels=level_count(question),
                              estimator=_level_estimator(question))
+            if mechanism == "hybrid":
+                entry["level_values"] = [f"{value.numerator}/{value.denominator}" for value in level_values(question)]
             estimands.append(entry)
     responses = ("responses.csv: response_id, received_day, then the columns below in order; "
                  "an empty cell is a question the respondent was not asked")

@@ -1,24 +1,28 @@
 """Encode noisy reports as the integers the store keeps, and count their indicators.
 
 Every report is one or more non-negative integers ("words"): 0/1 for ``rr`` and
-``duchi``, the option index for ``grr``, the output level for ``piecewise``, and for a
-bit-vector report (``oue`` and ``ss`` choice, ``multi``) a bitmask with bit i for option i,
-WORD_BITS options per word. Integers are
-what SQLite counts and indexes without decoding anything.
+``duchi``, the option index for ``grr``, the output level for ``piecewise`` and
+``hybrid``, and for a bit-vector report (``oue`` and ``ss`` choice, ``multi``) a bitmask
+with bit i for option i, WORD_BITS options per word. Integers are what SQLite counts and
+indexes without decoding anything.
 
 Every estimand is an indicator (DESIGN.md §3): option i of a question "is 1" in a report
 when the report's value equals i (``grr``), when bit i is set (bit vectors) or when the
 report is 1 (``rr``/``duchi``, one option). A ``piecewise`` number's report is its output level
-k, tallied as Σk and Σk² (``is_level``). ``indicators`` and ``tally`` compute exactly
-what ``survey.aggregate.count_reports`` counts from wire-format reports. Pure numpy; no
-I/O.
+k, tallied as Σk and Σk² (``is_level``); a ``hybrid`` number's level L in 0..G+1 is tallied
+as Σs and Σs² of its integer score s(L) (``level_scores``), R = (s + G²)/(2G²).
+``indicators`` and ``tally`` compute exactly what ``survey.aggregate.count_reports`` counts
+from wire-format reports. Pure numpy; no I/O.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
+
+from .mechanisms import hybrid_level_values, hybrid_scores
 
 # 63 bits per word keeps every word a non-negative signed 64-bit SQLite INTEGER.
 WORD_BITS = 63
@@ -35,16 +39,35 @@ def option_count(question: dict) -> int:
 
 
 def is_level(question: dict) -> bool:
-    """Return whether the question's report is an output level k, not an indicator (piecewise number).
+    """Return whether the question's report is an output level, not an indicator (piecewise or hybrid number).
 
-    Its estimand is the mean of R = (k + 1/2)/levels in [0, 1], which is q + (p - q)·x for the
-    scaled answer x, so it is tallied as the sum of k and the sum of k², not as counts of 1s.
+    Its estimand is the mean of the level's value R in [0, 1], which is q + (p - q)·x for the
+    scaled answer x, so it is tallied as the sum of the level's score and the sum of its square.
     """
-    return question["mechanism"] == "piecewise"
+    return question["mechanism"] in ("piecewise", "hybrid")
+
+
+def level_count(question: dict) -> int:
+    """Return how many output levels a level report has: bins for piecewise, bins + 2 for hybrid."""
+    return question["bins"] + (2 if question["mechanism"] == "hybrid" else 0)
+
+
+def level_scores(question: dict) -> list[int]:
+    """Return the integer score tallied for each output level: k itself (piecewise), s(L) (hybrid)."""
+    if question["mechanism"] == "hybrid":
+        return hybrid_scores(question["ratio_a"], question["ratio_b"])
+    return list(range(question["bins"]))
+
+
+def level_values(question: dict) -> list[Fraction]:
+    """Return the exact value R in (0, 1) of each output level, whose mean is q + (p - q)x."""
+    if question["mechanism"] == "hybrid":
+        return hybrid_level_values(question["ratio_a"], question["ratio_b"])
+    return [Fraction(2 * k + 1, 2 * question["bins"]) for k in range(question["bins"])]
 
 
 def tally_count(question: dict) -> int:
-    """Return how many tallies a question keeps besides its reports: one per indicator, or 2 (Σk, Σk²) for levels."""
+    """Return how many tallies a question keeps besides its reports: one per indicator, or 2 (Σs, Σs²) for levels."""
     return 2 if is_level(question) else option_count(question)
 
 
@@ -77,7 +100,8 @@ def decode_report(question: dict, words) -> Any:
 def tally_increments(question: dict, report: Any) -> list[tuple[int, int]]:
     """Return (tally, increment) pairs that one validated wire-format report adds to the tallies."""
     if is_level(question):
-        return [(0, int(report)), (1, int(report) ** 2)]
+        score = level_scores(question)[int(report)]
+        return [(0, score), (1, score * score)]
     return [(option, 1) for option in indicator_options(question, report)]
 
 
@@ -110,12 +134,13 @@ def encode_column(question: dict, reports) -> np.ndarray:
 def indicators(question: dict, words: np.ndarray) -> np.ndarray:
     """Return the (n, option_count) 0/1 matrix of each report's indicators from its words.
 
-    For a level report (``is_level``) the one column is R = (k + 1/2)/levels in (0, 1), floats.
+    For a level report (``is_level``) the one column is the level's value R in (0, 1), floats.
     """
     words = np.asarray(words, dtype=np.int64).reshape(-1, word_count(question))
     d = option_count(question)
     if is_level(question):
-        return (words[:, :1] + 0.5) / question["bins"]
+        values = np.array([float(value) for value in level_values(question)])
+        return values[words[:, :1]]
     if is_bit_vector(question):
         index = np.arange(d)
         return (words[:, index // WORD_BITS] >> (index % WORD_BITS)) & 1
@@ -125,10 +150,11 @@ def indicators(question: dict, words: np.ndarray) -> np.ndarray:
 
 
 def tally(question: dict, words: np.ndarray) -> np.ndarray:
-    """Return, per indicator of the question, how many of the reports have it (the 1s); Σk and Σk² for levels."""
+    """Return, per indicator of the question, how many of the reports have it (the 1s); Σs and Σs² for levels."""
     words = np.asarray(words, dtype=np.int64).reshape(-1, word_count(question))
     if is_level(question):
-        return np.array([words[:, 0].sum(), (words[:, 0] * words[:, 0]).sum()], dtype=np.int64)
+        scores = np.array(level_scores(question), dtype=np.int64)[words[:, 0]]
+        return np.array([scores.sum(), (scores * scores).sum()], dtype=np.int64)
     if not is_bit_vector(question) and question["mechanism"] == "grr":
         return np.bincount(words[:, 0], minlength=option_count(question)).astype(np.int64)
     return indicators(question, words).sum(axis=0, dtype=np.int64)

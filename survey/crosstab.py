@@ -5,7 +5,8 @@ q + Δ·[I], Δ = p − q (Warner 1965 randomized response: the answer; generali
 al. 2017: [report = option]; unary encodings and ``multi``: the option's bit; Duchi, Jordan &
 Wainwright 2013: the randomized-rounding bit, whose mean is the scaled mean; the piecewise
 mechanism, Wang et al. 2019: the reported level R = (k + 1/2)/levels in (0, 1), not a bit, whose
-mean is q + Δ·(the scaled number), so second moments of R_B are kept apart). Two questions A
+mean is q + Δ·(the scaled number), so second moments of R_B are kept apart; the hybrid mechanism,
+Wang et al. 2019: the same for its levels' values R(L), Duchi's two among them, codec.level_values). Two questions A
 and B are randomized independently, so for one respondent
 
     E[R_A R_B] = q_A q_B + q_A Δ_B P(I_B) + q_B Δ_A P(I_A) + Δ_A Δ_B P(I_A ∧ I_B)
@@ -167,7 +168,7 @@ def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, 
     mean_a = weights @ ind_a / total
     mean_b = weights @ ind_b / total
     mean_ab = (ind_a * weights[:, None]).T @ ind_b / total
-    # Second moments of R_B: equal to the first for 0/1 indicators, not for a piecewise level in (0, 1).
+    # Second moments of R_B: equal to the first for 0/1 indicators, not for a piecewise or hybrid level in (0, 1).
     mean_b2 = weights @ (ind_b * ind_b) / total
     mean_ab2 = (ind_a * weights[:, None]).T @ (ind_b * ind_b) / total
     # (f_A, f_B, π) = J·(x̄, ȳ, z̄) + c with x̄ = mean(R_A R_B), ȳ = mean(R_A), z̄ = mean(R_B).

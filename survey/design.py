@@ -175,20 +175,29 @@ def _design_question(question, share: Decimal) -> tuple[dict, Decimal]:
 
 
 def _design_number(entry: dict, share: Decimal) -> Decimal:
-    """Give a number question the mechanism of lower worst-case variance at its realised epsilon; return it.
+    """Give a number question the mechanism of least worst-case variance at its realised epsilon; return it.
 
-    Duchi et al. (2013) or the discretised piecewise mechanism (Wang et al. 2019), whose
-    worst-case variances cross near eps = 1.29.
+    Duchi et al. (2013), the discretised piecewise mechanism or the hybrid of the two (both
+    Wang et al. 2019): Duchi and PM cross near eps = 1.29, and the hybrid is below both from
+    about eps = 0.7 until PM's finer ratio a/b (more levels) wins at large eps.
     """
     threshold = mech.rr_flip_threshold(epsilon=share)
-    duchi = mech.duchi_worst_variance(threshold)
+    candidates = [(mech.duchi_worst_variance(threshold), "duchi", None)]
     try:
         ratio_a, ratio_b = mech.piecewise_ratio(epsilon=share)
+        candidates.append((mech.piecewise_worst_variance(ratio_a, ratio_b), "piecewise", (ratio_a, ratio_b)))
+        hybrid_a, hybrid_b = mech.hybrid_ratio(epsilon=share)
+        candidates.append((mech.hybrid_worst_variance(hybrid_a, hybrid_b), "hybrid", (hybrid_a, hybrid_b)))
     except ValueError:
-        ratio_a = ratio_b = None
-    if ratio_a is not None and mech.piecewise_worst_variance(ratio_a, ratio_b) < duchi:
-        entry.update(mechanism="piecewise", ratio_a=ratio_a, ratio_b=ratio_b, bins=ratio_a + ratio_b)
-        return mech.piecewise_epsilon(ratio_a, ratio_b)
+        pass
+    _, mechanism, ratio = min(candidates, key=lambda candidate: candidate[0])
+    if mechanism == "piecewise":
+        entry.update(mechanism="piecewise", ratio_a=ratio[0], ratio_b=ratio[1], bins=ratio[0] + ratio[1])
+        return mech.piecewise_epsilon(*ratio)
+    if mechanism == "hybrid":
+        bins = ratio[0] + ratio[1]
+        entry.update(mechanism="hybrid", ratio_a=ratio[0], ratio_b=ratio[1], bins=bins, levels=bins + 2)
+        return mech.hybrid_epsilon(*ratio)
     entry.update(mechanism="duchi", flip_threshold=threshold)
     return mech.rr_epsilon(threshold)
 
@@ -212,6 +221,7 @@ def response_probabilities(question: dict) -> tuple[float, float]:
     oue: p = 1/2, q = T/2^53. ss (a subset of size k): p = T/2^53, q = (p(k−1) + (1−p)k)/(d−1).
     sampled (multi, one drawn option's bit at full ε): p = (1 − f)/d, q = f/d.
     piecewise: p = a/(a+b), q = b/(a+b), for the report's level (k + 1/2)/(a+b) in [0, 1] rather than a bit.
+    hybrid: the same p and q, for the level's value R(L) (mechanisms.hybrid_level_values).
     """
     mechanism = question["mechanism"]
     if mechanism in ("rr", "duchi"):
@@ -228,7 +238,7 @@ def response_probabilities(question: dict) -> tuple[float, float]:
     if mechanism == "sampled":
         p, q = mech.multi_sampled_probabilities(question["flip_threshold"], len(question["options"]))
         return float(p), float(q)
-    if mechanism == "piecewise":
+    if mechanism in ("piecewise", "hybrid"):
         p, q = mech.piecewise_probabilities(question["ratio_a"], question["ratio_b"])
         return float(p), float(q)
     raise ValueError(f"unknown mechanism {mechanism!r}")

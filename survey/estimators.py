@@ -177,6 +177,14 @@ def debias_duchi_mean(ones, n, *, flip, lo, hi, level) -> Estimate:
     )
 
 
+def _check_ratio(ratio_a, ratio_b):
+    for name, value in (("ratio_a", ratio_a), ("ratio_b", ratio_b)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    if not ratio_a > ratio_b:
+        raise ValueError(f"ratio_a must exceed ratio_b = {ratio_b!r}, got {ratio_a!r}")
+
+
 def debias_piecewise_mean(level_sum, level_squares, n, *, ratio_a, ratio_b, lo, hi, level) -> Estimate:
     """Estimate the mean of numbers in [lo, hi] from discretised piecewise-mechanism reports (Wang et al. 2019).
 
@@ -189,35 +197,58 @@ def debias_piecewise_mean(level_sum, level_squares, n, *, ratio_a, ratio_b, lo, 
     to [0, 1]; everything is then mapped by lo + x(hi − lo) (the whole range when n < 2).
     ``noisy_share`` is R̄, the mean reported level on [0, 1].
     """
-    alpha = 1.0 - _check_level(level)
     n = _check_count(n, "n")
+    _check_ratio(ratio_a, ratio_b)
+    levels = int(ratio_a) + int(ratio_b)
+    level_sum = _check_count(level_sum, "level_sum", upper=n * (levels - 1))
+    level_squares = _check_count(level_squares, "level_squares", upper=n * (levels - 1) ** 2)
+    return _level_mean(level_sum, level_squares, n, offset=0.5, divisor=levels, ratio_a=ratio_a,
+                       ratio_b=ratio_b, lo=lo, hi=hi, level=level, name="level")
+
+
+def debias_hybrid_mean(score_sum, score_squares, n, *, ratio_a, ratio_b, lo, hi, level) -> Estimate:
+    """Estimate the mean of numbers in [lo, hi] from hybrid-mechanism reports (Wang et al. 2019).
+
+    Each report is a level L in 0..G+1 (G = a + b): PM's levels, then Duchi's 0 and 1. Its
+    integer score s (mechanisms.hybrid_scores) gives R = (s + G²)/(2G²), whose mean is
+    q + (p − q)x in either branch (p = a/G, q = b/G). From Σs (``score_sum``) and Σs²
+    (``score_squares``) the estimate, std_error and Student-t interval follow exactly as
+    for debias_piecewise_mean.
+    """
+    n = _check_count(n, "n")
+    _check_ratio(ratio_a, ratio_b)
+    levels = int(ratio_a) + int(ratio_b)
+    square = levels * levels
+    if isinstance(score_sum, bool) or not isinstance(score_sum, numbers.Integral) or abs(score_sum) > n * square:
+        raise ValueError(f"score_sum must be an integer with |score_sum| <= n·G² = {n * square}, got {score_sum!r}")
+    score_squares = _check_count(score_squares, "score_squares", upper=n * square * square)
+    return _level_mean(int(score_sum), score_squares, n, offset=square, divisor=2 * square, ratio_a=ratio_a,
+                       ratio_b=ratio_b, lo=lo, hi=hi, level=level, name="score")
+
+
+def _level_mean(total, squares, n, *, offset, divisor, ratio_a, ratio_b, lo, hi, level, name) -> Estimate:
+    """Return the Student-t estimate of a level mechanism's mean from Σs and Σs², R = (s + offset)/divisor."""
+    alpha = 1.0 - _check_level(level)
     lo = _check_real(lo, "lo")
     hi = _check_real(hi, "hi")
     if not lo < hi:
         raise ValueError(f"hi must be greater than lo = {lo!r}, got {hi!r}")
-    for name, value in (("ratio_a", ratio_a), ("ratio_b", ratio_b)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    if not ratio_a > ratio_b:
-        raise ValueError(f"ratio_a must exceed ratio_b = {ratio_b!r}, got {ratio_a!r}")
-    levels = int(ratio_a) + int(ratio_b)
-    level_sum = _check_count(level_sum, "level_sum", upper=n * (levels - 1))
-    level_squares = _check_count(level_squares, "level_squares", upper=n * (levels - 1) ** 2)
-    if level_sum ** 2 > n * level_squares:
-        raise ValueError(f"level_squares = {level_squares} is too small for level_sum = {level_sum} "
-                         f"over n = {n} reports (Σk² ≥ (Σk)²/n)")
+    if total ** 2 > n * squares:
+        raise ValueError(f"{name}_squares = {squares} is too small for {name}_sum = {total} "
+                         f"over n = {n} reports (Σs² ≥ (Σs)²/n)")
     if n == 0:
         return Estimate(estimate=None, std_error=None, ci_low=lo, ci_high=hi, n=0, noisy_share=None)
+    levels = int(ratio_a) + int(ratio_b)
     q = ratio_b / levels
     spread = (ratio_a - ratio_b) / levels
-    mean_level = (level_sum / n + 0.5) / levels
+    mean_level = (total / n + offset) / divisor
     unit = (mean_level - q) / spread
     width = hi - lo
     if n < 2:
         return Estimate(estimate=lo + unit * width, std_error=None, ci_low=lo, ci_high=hi, n=n,
                         noisy_share=mean_level)
-    # Exact integer arithmetic for n Σk² − (Σk)², then the sample variance of R.
-    variance = (n * level_squares - level_sum ** 2) / (n * (n - 1) * levels * levels)
+    # Exact integer arithmetic for n Σs² − (Σs)², then the sample variance of R.
+    variance = (n * squares - total ** 2) / (n * (n - 1) * divisor * divisor)
     std_error = math.sqrt(variance / n) / spread
     half = float(stdtrit(n - 1, 1 - alpha / 2)) * std_error
     return Estimate(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
 
+from . import mechanisms as mech
 from .planning import posterior_bound
 
 TWO53 = 2**53
@@ -113,6 +114,15 @@ def protection_note(question: dict) -> str:
         return (f"Your number is replaced by one of {a + b} points spread over a range a little wider than "
                 f"{low}–{high}: with probability {percent(Fraction(a, a + b))} a point in a narrow band around "
                 f"your number, otherwise a point anywhere else (ε′ = {eps}).")
+    if kind == "number" and mechanism == "hybrid":
+        a, b = question["ratio_a"], question["ratio_b"]
+        low, high = question["min"], question["max"]
+        beta, flip = mech.hybrid_branch(a, b)
+        return (f"Your number is randomized one of two ways, chosen at random: with probability {percent(beta)} "
+                f"it is replaced by one of {a + b} points spread over a range a little wider than {low}–{high} "
+                f"(with probability {percent(Fraction(a, a + b))} a point in a narrow band around your number, "
+                f"otherwise a point anywhere else); otherwise it is rounded at random to the low or high end "
+                f"of {low}–{high} and kept with probability {percent(1 - flip)} (ε′ = {eps}).")
     raise ValueError(f"question {question.get('id')!r} has an unsupported kind/mechanism {kind!r}/{mechanism!r}")
 
 

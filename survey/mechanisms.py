@@ -176,6 +176,139 @@ def piecewise_worst_variance(ratio_a: int, ratio_b: int) -> float:
     return float(t_scale / 4 + Fraction(1, 4 * ratio_a ** 2))
 
 
+# The hybrid mechanism's output levels G = a + b stay at most this: its tallies keep the
+# sum of squared scores |s| < G^2, so n < 2^63 / G^4 = 2^27 (over 1.3e8) reports fit an int64.
+MAX_HYBRID_BINS = 512
+
+
+def hybrid_ratio(*, epsilon) -> tuple[int, int]:
+    """Return the largest a/b <= e^(eps/2) with a + b <= MAX_HYBRID_BINS: the piecewise ratio of the hybrid mechanism."""
+    return piecewise_ratio(epsilon=epsilon, max_bins=MAX_HYBRID_BINS)
+
+
+def hybrid_epsilon(ratio_a: int, ratio_b: int) -> Decimal:
+    """Return the realised epsilon 2 ln(a/b) of the hybrid mechanism (both branches run at it)."""
+    return piecewise_epsilon(ratio_a, ratio_b)
+
+
+def hybrid_branch(ratio_a: int, ratio_b: int) -> tuple[Fraction, Fraction]:
+    """Return (beta, f): the chance of the piecewise branch, (a - b)/a, and the Duchi branch's flip, b²/(a² + b²).
+
+    Wang et al. (2019, "Collecting and analyzing multidimensional data with local differential
+    privacy", ICDE), the hybrid mechanism: report PM at eps w.p. beta = 1 - e^(-eps/2), else
+    Duchi et al. (2013) at eps. With e^(eps/2) = a/b both are rational: Duchi keeps its bit
+    w.p. a²/(a² + b²), so its ratio is (a/b)² = e^eps' exactly, as PM's. The mixture weight does
+    not depend on the answer and the two branches have disjoint outputs, so every output's
+    probability ratio between two answers is that of one branch: the mixture is eps'-LDP.
+    """
+    return Fraction(ratio_a - ratio_b, ratio_a), Fraction(ratio_b ** 2, ratio_a ** 2 + ratio_b ** 2)
+
+
+def hybrid_level_values(ratio_a: int, ratio_b: int) -> list[Fraction]:
+    """Return R(L) for every output level L in 0..G+1 of the hybrid mechanism, G = a + b.
+
+    PM's levels 0..G-1 keep R = (k + 1/2)/G; Duchi's 0 and 1, reported as G and G + 1, sit at
+    ab/G² and (a² + ab + b²)/G², so that E[R] = q + (p - q)x in both branches with PM's
+    p = a/G, q = b/G: the mixture's mean is that line whatever the branch.
+    """
+    a, b = ratio_a, ratio_b
+    g = a + b
+    return ([Fraction(2 * k + 1, 2 * g) for k in range(g)]
+            + [Fraction(a * b, g * g), Fraction(a * a + a * b + b * b, g * g)])
+
+
+def hybrid_scores(ratio_a: int, ratio_b: int) -> list[int]:
+    """Return the integer score s(L) = 2G²R(L) - G² of every hybrid level: G(2k + 1 - G) for PM, ∓(a² + b²) for Duchi.
+
+    R = (s + G²)/(2G²); |s| < G², so tallies of s and s² stay exact integers (MAX_HYBRID_BINS).
+    """
+    a, b = ratio_a, ratio_b
+    g = a + b
+    return [g * (2 * k + 1 - g) for k in range(g)] + [-(a * a + b * b), a * a + b * b]
+
+
+def _piece_quadratic(ratio_a: int, ratio_b: int, beta, piece, one=Fraction(1)) -> tuple:
+    """Return (c0, c1, c2) with Var(R) = c0 + c1 u + c2 u² for x = (piece + u)/a, u in [0, 1], of the HM mixture.
+
+    PM's grid point is piece or piece + 1 (w.p. u), its level uniform on the band of b levels
+    from there w.p. a/G, else on the other a; Duchi's bit is 1 w.p. x, kept w.p. 1 - f. Both
+    branches have the same E[R], so Var(R) = beta Var_PM(R) + (1 - beta) Var_Duchi(R). Exact
+    with one = Fraction(1) and an integer piece; vectorised floats with one = 1.0 and an array.
+    """
+    a, b = ratio_a, ratio_b
+    g = a + b
+    all1, all2 = one * g * (g - 1) / 2, one * (g - 1) * g * (2 * g - 1) / 6
+
+    def moments(grid):
+        band1 = b * grid + one * b * (b - 1) / 2
+        band2 = b * grid * grid + grid * b * (b - 1) + one * (b - 1) * b * (2 * b - 1) / 6
+        return (one * a / g * band1 / b + one * b / g * (all1 - band1) / a,
+                one * a / g * band2 / b + one * b / g * (all2 - band2) / a)
+
+    m1_lo, m2_lo = moments(piece)
+    m1_hi, m2_hi = moments(piece + 1)
+    # PM on the k scale: E[k²] = m2_lo + (m2_hi - m2_lo)u, E[k] = m1_lo + (m1_hi - m1_lo)u.
+    d1, d2 = m1_hi - m1_lo, m2_hi - m2_lo
+    pm = (m2_lo - m1_lo ** 2, d2 - 2 * m1_lo * d1, -d1 ** 2)
+    # Duchi: P(high) = pi = f + (1 - 2f)x, Var(R) = spread² pi(1 - pi).
+    flip = one * b * b / (a * a + b * b)
+    spread = one * (a * a + b * b) / (g * g)
+    slope = (1 - 2 * flip) / a
+    pi0 = flip + slope * piece
+    duchi = (pi0 * (1 - pi0), slope * (1 - 2 * pi0), -slope ** 2)
+    return tuple(beta * pm[i] / (g * g) + (1 - beta) * spread ** 2 * duchi[i] for i in range(3))
+
+
+def _quadratic_max(c0, c1, c2):
+    """Return (u, value) of the largest c0 + c1 u + c2 u² over u in [0, 1] (exact, one piece)."""
+    points = [Fraction(0), Fraction(1)]
+    if c2 < 0 and 0 < -c1 / (2 * c2) < 1:
+        points.append(-c1 / (2 * c2))
+    return max(((u, c0 + c1 * u + c2 * u * u) for u in points), key=lambda pair: pair[1])
+
+
+def hybrid_variance(ratio_a: int, ratio_b: int, x, *, beta=None) -> Fraction:
+    """Return the exact variance of one report's estimate (R - q)/(p - q) of x in [0, 1] under the discretised HM.
+
+    ``beta`` defaults to the hybrid's (a - b)/a; beta = 1 gives the discretised piecewise mechanism alone.
+    """
+    a, b = ratio_a, ratio_b
+    x = Fraction(x)
+    beta = hybrid_branch(a, b)[0] if beta is None else Fraction(beta)
+    piece = min(int(x * a), a - 1)
+    u = x * a - piece
+    c0, c1, c2 = _piece_quadratic(a, b, beta, piece)
+    return (c0 + c1 * u + c2 * u * u) / Fraction(a - b, a + b) ** 2
+
+
+@functools.lru_cache(maxsize=1024)
+def hybrid_worst(ratio_a: int, ratio_b: int, beta: Fraction | None = None) -> tuple[Fraction, Fraction]:
+    """Return (x, Var) at the x in [0, 1] of largest exact variance of the discretised HM (or PM, beta = 1).
+
+    Var(R) is a concave quadratic in x on each piece [j/a, (j+1)/a] (the grid rounding adds
+    u(1 - u) times a positive constant), so each piece's maximum is at its vertex or an end.
+    Every piece is screened in floating point and the four largest settled exactly.
+    """
+    a, b = ratio_a, ratio_b
+    beta = hybrid_branch(a, b)[0] if beta is None else Fraction(beta)
+    c0, c1, c2 = _piece_quadratic(a, b, float(beta), np.arange(a, dtype=np.float64), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vertex = np.where(c2 < 0, np.clip(-c1 / (2 * c2), 0.0, 1.0), 0.0)
+    screened = np.maximum.reduce([c0, c0 + c1 + c2, c0 + c1 * vertex + c2 * vertex * vertex])
+    scale = Fraction(a - b, a + b) ** 2
+    best = None
+    for piece in np.argsort(screened)[-4:]:
+        u, value = _quadratic_max(*_piece_quadratic(a, b, beta, int(piece)))
+        if best is None or value > best[1]:
+            best = ((int(piece) + u) / a, value / scale)
+    return best
+
+
+def hybrid_worst_variance(ratio_a: int, ratio_b: int) -> float:
+    """Return the largest variance over x in [0, 1] of one report's estimate of x under the discretised HM (exact)."""
+    return float(hybrid_worst(ratio_a, ratio_b)[1])
+
+
 def duchi_worst_variance(flip_threshold: int) -> float:
     """Return the largest variance of one Duchi report's estimate of x on [0, 1]: 1/(4(1-2f)^2), at x = 1/2."""
     spread = 1 - 2 * Fraction(flip_threshold, TWO53)
@@ -248,6 +381,21 @@ def randomize_piecewise(values, *, lo: int, hi: int, ratio_a: int, ratio_b: int,
     return np.where(high, inside, np.where(outside < grid, outside, outside + ratio_b))
 
 
+def randomize_hybrid(values, *, lo: int, hi: int, ratio_a: int, ratio_b: int, rng=None) -> np.ndarray:
+    """Return the output level in 0..G+1 of each integer in lo..hi under the hybrid mechanism (Wang et al. 2019).
+
+    Branch: below(a) < a - b (beta = (a - b)/a) sends the piecewise level in 0..G-1, G = a + b;
+    else Duchi's bit, rounded w.p. (x - lo)/(hi - lo) and flipped when below(a² + b²) < b², as G + bit.
+    """
+    rng = _rng(rng)
+    v = np.asarray(values, dtype=np.int64)
+    piecewise = rng.integers(0, ratio_a, size=v.shape, dtype=np.int64) < ratio_a - ratio_b
+    levels = randomize_piecewise(v, lo=lo, hi=hi, ratio_a=ratio_a, ratio_b=ratio_b, rng=rng)
+    bits = (rng.integers(0, hi - lo, size=v.shape, dtype=np.int64) < (v - lo)).astype(np.int64)
+    flips = rng.integers(0, ratio_a ** 2 + ratio_b ** 2, size=v.shape, dtype=np.int64) < ratio_b ** 2
+    return np.where(piecewise, levels, ratio_a + ratio_b + (bits ^ flips.astype(np.int64)))
+
+
 def randomize_question(question: dict, true_values, rng=None):
     """Randomize true answers of one design question; return reports in the wire format's shape.
 
@@ -274,6 +422,9 @@ def randomize_question(question: dict, true_values, rng=None):
         if mechanism == "piecewise":
             return randomize_piecewise(true_values, lo=question["min"], hi=question["max"],
                                        ratio_a=question["ratio_a"], ratio_b=question["ratio_b"], rng=rng)
+        if mechanism == "hybrid":
+            return randomize_hybrid(true_values, lo=question["min"], hi=question["max"],
+                                    ratio_a=question["ratio_a"], ratio_b=question["ratio_b"], rng=rng)
         return randomize_duchi(true_values, lo=question["min"], hi=question["max"],
                                flip_threshold=question["flip_threshold"], rng=rng)
     raise ValueError(f"unknown question kind/mechanism {kind!r}/{mechanism!r}")

@@ -16,6 +16,7 @@ TWO32 = 2**32
 TWO53 = 2**53
 MAX_OPTIONS = 65536
 MAX_LEVELS = 65536
+MAX_HYBRID_LEVELS = 512
 MAX_SAFE = TWO53 - 1
 
 
@@ -186,6 +187,26 @@ def randomize_piecewise(value: int, *, lo: int, hi: int, ratio_a: int, ratio_b: 
     return other if other < grid else other + ratio_b
 
 
+def randomize_hybrid(value: int, *, lo: int, hi: int, ratio_a: int, ratio_b: int, stream: U32Stream) -> int:
+    """Return the output level in 0..G+1 of the hybrid mechanism (Wang et al. 2019), as randomizeHybrid.
+
+    below(a) < a - b (probability 1 - e^(-eps'/2)) gives randomize_piecewise's level; else
+    Duchi's bit bern(value - lo, hi - lo), flipped when below(a² + b²) < b², sent as G + bit.
+    """
+    _check_integer("min", lo, -MAX_SAFE, MAX_SAFE)
+    _check_integer("max", hi, lo + 1, MAX_SAFE)
+    if hi - lo > TWO32:
+        raise ValueError(f"max - min must be at most 2^32, got {hi - lo}")
+    _check_integer("value", value, lo, hi)
+    _check_integer("ratio_b", ratio_b, 1, MAX_HYBRID_LEVELS)
+    _check_integer("ratio_a", ratio_a, ratio_b + 1, MAX_HYBRID_LEVELS - ratio_b)
+    if stream.below(ratio_a) < ratio_a - ratio_b:
+        return randomize_piecewise(value, lo=lo, hi=hi, ratio_a=ratio_a, ratio_b=ratio_b, stream=stream)
+    rounded = int(stream.bern(value - lo, hi - lo))
+    flipped = int(stream.below(ratio_a * ratio_a + ratio_b * ratio_b) < ratio_b * ratio_b)
+    return ratio_a + ratio_b + (rounded ^ flipped)
+
+
 def randomize_question_stream(question: dict, true_value, stream: U32Stream):
     """Return the report of one design question for its true answer, as the browser computes it.
 
@@ -216,6 +237,9 @@ def randomize_question_stream(question: dict, true_value, stream: U32Stream):
     if kind == "number" and mechanism == "piecewise":
         return randomize_piecewise(true_value, lo=question["min"], hi=question["max"],
                                    ratio_a=question["ratio_a"], ratio_b=question["ratio_b"], stream=stream)
+    if kind == "number" and mechanism == "hybrid":
+        return randomize_hybrid(true_value, lo=question["min"], hi=question["max"],
+                                ratio_a=question["ratio_a"], ratio_b=question["ratio_b"], stream=stream)
     raise ValueError(f"question {question.get('id')!r} has an unsupported kind/mechanism {kind!r}/{mechanism!r}; "
-                     "expected yes_no/rr, choice/grr, choice/oue, choice/ss, multi/rr, multi/sampled, number/duchi "
-                     "or number/piecewise")
+                     "expected yes_no/rr, choice/grr, choice/oue, choice/ss, multi/rr, multi/sampled, number/duchi, "
+                     "number/piecewise or number/hybrid")

@@ -4,7 +4,7 @@ A submission is ``{"design": HASH, "answers": {QID: REPORT}}``, optionally with
 ``"submission"`` (the browser's random id, 32 lowercase hex digits: a retry with the same
 id is stored once) and ``"invite"`` (an invitation token). A report must lie in its
 mechanism's output domain: 0/1 for ``rr`` and ``duchi``, an option index for ``grr``,
-an output level 0..bins-1 for ``piecewise``, a list of d 0/1 integers for ``oue`` and
+an output level 0..bins-1 for ``piecewise`` (0..bins+1 for ``hybrid``), a list of d 0/1 integers for ``oue`` and
 ``multi`` (``rr``), with exactly k ones for ``ss`` (a k-subset) and at most one for
 ``sampled`` multi (one drawn option's randomized bit).
 """
@@ -16,6 +16,8 @@ import re
 from typing import Any
 
 import numpy as np
+
+from . import codec
 
 
 class ReportError(ValueError):
@@ -43,10 +45,10 @@ def validate_report(question: dict, report: Any):
         if not _is_int(report) or report not in (0, 1):
             raise ReportError(f"the report for {qid!r} must be 0 or 1, got {report!r}", field=qid)
         return report
-    if mechanism == "piecewise":
-        bins = question["bins"]
-        if not _is_int(report) or not 0 <= report < bins:
-            raise ReportError(f"the report for {qid!r} must be an output level from 0 to {bins - 1}, "
+    if mechanism in ("piecewise", "hybrid"):
+        levels = codec.level_count(question)
+        if not _is_int(report) or not 0 <= report < levels:
+            raise ReportError(f"the report for {qid!r} must be an output level from 0 to {levels - 1}, "
                               f"got {report!r}", field=qid)
         return report
     if mechanism == "grr":
@@ -76,7 +78,7 @@ def check_report_array(question: dict, reports) -> np.ndarray:
     """Return n reports of one question as an integer array if every one is in the output domain, else raise.
 
     The whole-array form of validate_report, for simulated batches: an (n,) array for
-    rr/duchi/grr/piecewise, an (n, d) array of bits for oue and multi.
+    rr/duchi/grr/piecewise/hybrid, an (n, d) array of bits for oue and multi.
     """
     qid, mechanism = question["id"], question["mechanism"]
     values = np.asarray(reports)
@@ -88,8 +90,8 @@ def check_report_array(question: dict, reports) -> np.ndarray:
         shape, highest = (values.shape[0], len(question["options"])), 1
     elif mechanism in ("rr", "duchi"):
         shape, highest = (values.shape[0],), 1
-    elif mechanism == "piecewise":
-        shape, highest = (values.shape[0],), question["bins"] - 1
+    elif mechanism in ("piecewise", "hybrid"):
+        shape, highest = (values.shape[0],), codec.level_count(question) - 1
     else:
         raise ReportError(f"question {qid!r} has an unknown mechanism {mechanism!r}", field=qid)
     if values.shape != shape:

@@ -181,8 +181,8 @@ def domain_report(question: dict, pick: int = 0):
     """Return a report in a design question's output domain, chosen by ``pick``, for requests made by hand.
 
     Built from the design, so it stays valid when a question gets another mechanism: the
-    integer ``pick`` (modulo the domain) for rr and duchi (a bit), grr (an option index) and
-    piecewise (an output level); for the list reports, d bits with bit ``pick`` mod d set
+    integer ``pick`` (modulo the domain) for rr and duchi (a bit), grr (an option index),
+    piecewise and hybrid (an output level); for the list reports, d bits with bit ``pick`` mod d set
     (oue, multi rr; sampled multi, which has at most one 1) or, for ss, ``subset_size``
     consecutive ones from there (wrapping). Not a randomization of any answer.
     """
@@ -194,7 +194,8 @@ def domain_report(question: dict, pick: int = 0):
         for offset in range(ones):
             report[(pick + offset) % d] = 1
         return report
-    size = {"rr": 2, "duchi": 2, "grr": len(question.get("options", ())), "piecewise": question.get("bins")}[mechanism]
+    size = {"rr": 2, "duchi": 2, "grr": len(question.get("options", ())), "piecewise": question.get("bins"),
+            "hybrid": question.get("levels")}[mechanism]
     return pick % size
 
 

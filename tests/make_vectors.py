@@ -3,7 +3,8 @@
 Run by hand from the repository root: ``python tests/make_vectors.py``. The output is
 deterministic (fixed seed). "thresholds" holds the integer thresholds and realised
 epsilons of a grid of epsilon and d; "piecewise" the rational e^(eps/2) = a/b of the
-piecewise mechanism per epsilon; "streams" holds cases of a fixed list of 32-bit
+piecewise mechanism per epsilon; "hybrid" the same for the hybrid mechanism (at most 512
+levels) with its branch and flip probabilities and level scores; "streams" holds cases of a fixed list of 32-bit
 words, an input and the output survey/replay.py computes from them, which the
 JavaScript must reproduce word for word (consuming exactly the listed words).
 """
@@ -344,6 +345,54 @@ def piecewise_cases(rng: random.Random) -> list[dict]:
     return cases
 
 
+def hybrid_row(epsilon) -> dict:
+    """Return the ratio a/b, realised epsilon, branch and flip probabilities and worst variance of the hybrid mechanism."""
+    a, b = mech.hybrid_ratio(epsilon=epsilon)
+    realised = mech.hybrid_epsilon(a, b)
+    beta, flip = mech.hybrid_branch(a, b)
+    return {"epsilon": epsilon, "ratio_a": a, "ratio_b": b, "bins": a + b, "levels": a + b + 2,
+            "epsilon_realised": _digits30(realised), "epsilon_float": float(realised),
+            "beta": f"{beta.numerator}/{beta.denominator}", "flip": f"{flip.numerator}/{flip.denominator}",
+            "duchi_scores": mech.hybrid_scores(a, b)[-2:], "worst_variance": mech.hybrid_worst_variance(a, b)}
+
+
+def hybrid_cases(rng: random.Random) -> list[dict]:
+    """Return cases of the hybrid mechanism: the branch draw, PM's levels, Duchi's rounding and flip as G + bit."""
+    a, b = mech.hybrid_ratio(epsilon=4)
+    a1, b1 = mech.hybrid_ratio(epsilon=1)
+    fields = {"ratio_a": a, "ratio_b": b, "bins": a + b, "levels": a + b + 2}
+    age = _question("age", "number", "hybrid", min=18, max=90, **fields)
+    unit = _question("unit", "number", "hybrid", min=0, max=1, ratio_a=a1, ratio_b=b1, bins=a1 + b1,
+                     levels=a1 + b1 + 2)
+    wide = _question("income", "number", "hybrid", min=0, max=10**9, **fields)
+    squares = a * a + b * b
+
+    def below(value, m):
+        return word_for_below(value, m, rng)
+
+    cases = [
+        _case("hybrid piecewise branch at min, first level", "question", rng,
+              prefix=below(0, a) + below(5, 72) + below(0, a + b) + below(0, b), question=age, true=18),
+        _case("hybrid last piecewise draw below(a) = a - b - 1, at max, last level", "question", rng,
+              prefix=below(a - b - 1, a) + below(71, 72) + below(a - 1, a + b) + below(b - 1, b), question=age,
+              true=90),
+        _case("hybrid Duchi branch below(a) = a - b, 40 rounds up, kept: level G + 1", "question", rng,
+              prefix=below(a - b, a) + below(21, 72) + below(b * b, squares), question=age, true=40),
+        _case("hybrid Duchi branch, 40 rounds down at below(72) = 22, kept: level G", "question", rng,
+              prefix=below(a - 1, a) + below(22, 72) + below(squares - 1, squares), question=age, true=40),
+        _case("hybrid Duchi branch at max, flipped at below(a²+b²) = b² - 1: level G", "question", rng,
+              prefix=below(a - b, a) + below(71, 72) + below(b * b - 1, squares), question=age, true=90),
+        _case("hybrid Duchi branch at min, flipped: level G + 1", "question", rng,
+              prefix=below(a - b, a) + below(0, 72) + below(0, squares), question=age, true=18),
+        _case("hybrid range 1 at 0", "question", rng, question=unit, true=0),
+        _case("hybrid range 1 at 1", "question", rng, question=unit, true=1),
+        _case("hybrid range 10^9 middle", "question", rng, question=wide, true=123456789),
+    ]
+    for i in range(8):
+        cases.append(_case(f"random hybrid {i}", "question", rng, question=age, true=rng.randint(18, 90)))
+    return cases
+
+
 def build_vectors() -> dict:
     """Return the whole vectors document; equal on every run."""
     rng = random.Random(SEED)
@@ -352,8 +401,9 @@ def build_vectors() -> dict:
         "about": "Shared test vectors of ldp-survey: regenerate with python tests/make_vectors.py",
         "threshold_bits": 53,
         "thresholds": thresholds,
-        "streams": primitive_cases(rng) + question_cases(rng) + piecewise_cases(rng),
+        "streams": primitive_cases(rng) + question_cases(rng) + piecewise_cases(rng) + hybrid_cases(rng),
         "piecewise": [piecewise_row(eps) for eps in EPSILONS],
+        "hybrid": [hybrid_row(eps) for eps in EPSILONS if eps >= 0.5],
     }
 
 

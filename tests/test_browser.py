@@ -224,17 +224,20 @@ def test_the_form_sends_the_randomized_report_not_the_answer(browser, live_serve
     context.close()
 
 
-def test_a_piecewise_number_is_sent_as_one_output_level(browser, live_server):
-    """A number above the crossover leaves the page as one level of the piecewise mechanism, never the answer."""
+@pytest.mark.parametrize("epsilon, mechanism", [(6.0, "hybrid"), (20.0, "piecewise")])
+def test_a_level_number_is_sent_as_one_output_level(browser, live_server, epsilon, mechanism):
+    """A number leaves the page as one level of the hybrid (or, at very large ε, piecewise) mechanism, never the answer."""
+    from survey import codec
     from survey.definition import parse_definition
     from survey.design import build_design
 
+    slug = f"income-{mechanism}"
     design = build_design(parse_definition({
-        "slug": "income-browser", "title": "Income", "epsilon": 6.0,
+        "slug": slug, "title": "Income", "epsilon": epsilon,
         "questions": [{"id": "income", "kind": "number", "text": "Yearly income in euros?",
                        "min": 100000, "max": 100250}]}))
     question = design["questions"][0]
-    assert question["mechanism"] == "piecewise"
+    assert question["mechanism"] == mechanism
     store = Store(live_server["db"])
     try:
         store.create_survey("", design)
@@ -247,21 +250,23 @@ def test_a_piecewise_number_is_sent_as_one_output_level(browser, live_server):
     requests = capture(page)
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{origin}/s/income-browser")
+    page.goto(f"{origin}/s/{slug}")
     page.get_by_role("spinbutton").fill("100123")
     send_and_wait_for_thanks(page)
     posts = [r for r in requests if r["method"] == "POST"]
     assert len(posts) == 1
     body = json.loads(posts[0]["body"])
     level = body["answers"]["income"]
-    assert set(body["answers"]) == {"income"} and isinstance(level, int) and 0 <= level < question["bins"]
+    levels = question.get("levels", question["bins"])
+    assert set(body["answers"]) == {"income"} and isinstance(level, int) and 0 <= level < levels
     assert "100123" not in posts[0]["body"]
     assert page.evaluate("window.__randomCalls") > 0 and page.evaluate("window.__mathRandomCalls") == 0
     assert not errors
     store = Store(live_server["db"])
     try:
-        assert list(store.iter_answers("income-browser")) == [{"income": level}]
-        assert store.question_counts("income-browser")["income"] == (1, [level, level * level])
+        assert list(store.iter_answers(slug)) == [{"income": level}]
+        score = codec.level_scores(question)[level]
+        assert store.question_counts(slug)["income"] == (1, [score, score * score])
     finally:
         store.close()
     context.close()

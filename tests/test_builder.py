@@ -683,14 +683,13 @@ def test_the_new_mechanisms_are_named_in_plain_words(owner):
         {"id": "a", "kind": "yes_no", "text": "A?"}, {"id": "b", "kind": "choice", "text": "B?", "options": options},
         {"id": "c", "kind": "multi", "text": "C?", "options": options},
         {"id": "d", "kind": "number", "text": "D?", "min": 0, "max": 100}]}))
-    assert [q["mechanism"] for q in design["questions"]] == ["rr", "ss", "sampled", "piecewise"]
+    assert [q["mechanism"] for q in design["questions"]] == ["rr", "ss", "sampled", "hybrid"]
     blocks = [re.search(rf'id="questions-{i}-preview"[^>]*>(.*?)</div>', body, re.S).group(1) for i in range(4)]
     assert "subset selection (ss)" in blocks[1]
     assert f"a set of {design['questions'][1]['subset_size']} of the 10 options" in blocks[1]
     assert "one option drawn at random, its bit at full ε′ (sampled)" in blocks[2]
     assert "only its bit is sent" in blocks[2]
-    assert "piecewise mechanism (piecewise)" in blocks[3]
-    assert f"one of {design['questions'][3]['bins']} levels" in blocks[3]
+    assert "hybrid of the piecewise and Duchi mechanisms (hybrid)" in blocks[3]
 
 
 

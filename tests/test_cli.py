@@ -10,11 +10,13 @@ import math
 import socket
 import subprocess
 import sys
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from werkzeug.security import check_password_hash
 
+from survey import mechanisms as mech
 from survey.aggregate import aggregate, rows_to_csv
 from survey.cli import DEMO_EMAIL, main
 from survey.definition import parse_definition_toml
@@ -282,8 +284,15 @@ def expected_standard_error(question: dict, theta: float, n: int) -> float:
 
     A piecewise number (answers lo + Binomial(hi − lo, θ), as simulate draws them) has on t = 2x − 1
     Var = E[t²]·r/(r−1) + (r+3)/(3(r−1)²) − w²/12 − (E t)², r = a/b, w = 2/(a − b) (Wang et al. 2019),
-    divided by 4 for the [0, 1] scale (the grid rounding adds under 1/(4a²)).
+    divided by 4 for the [0, 1] scale (the grid rounding adds under 1/(4a²)). A hybrid number's is
+    E[Var(x̂ | x)] + Var(x) over the same answers, with the exact mech.hybrid_variance.
     """
+    if question["mechanism"] == "hybrid":
+        span = question["max"] - question["min"]
+        weights = [math.comb(span, k) * theta ** k * (1 - theta) ** (span - k) for k in range(span + 1)]
+        inner = sum(w * float(mech.hybrid_variance(question["ratio_a"], question["ratio_b"], Fraction(k, span)))
+                    for k, w in enumerate(weights))
+        return math.sqrt((inner + theta * (1 - theta) / span) / n)
     if question["mechanism"] == "piecewise":
         r = question["ratio_a"] / question["ratio_b"]
         width = 2 / (question["ratio_a"] - question["ratio_b"])
@@ -332,7 +341,7 @@ TRUTHS = {
     "mixed": ["pet=0.3,0.3,0.1,0.1,0.05,0.05,0.05,0.05", "sports=0.6,0.2,0.05", "owner=0.7"],
     "sharp": ["yes=0.35", "pick=0.1,0.2,0.3,0.4", "tick=0.9,0.5,0.15", "score=61.5"],
 }
-MECHANISMS = {"smoking": {"rr", "ss", "duchi"}, "mixed": {"rr", "ss", "sampled"}, "sharp": {"rr", "grr", "piecewise"}}
+MECHANISMS = {"smoking": {"rr", "ss", "duchi"}, "mixed": {"rr", "ss", "sampled"}, "sharp": {"rr", "grr", "hybrid"}}
 
 
 @pytest.mark.parametrize("survey", ["smoking", "mixed", "sharp"])

@@ -92,8 +92,14 @@ for estimand, row in zip(book["estimands"], aggregates):
     p, q = estimand["p"], estimand["q"]
     if estimand["value"] is None:
         # Not one indicator: the mean of the output levels, by the estimator the codebook states.
-        assert estimand["interval"] == "student-t" and "R = (k + 1/2)/" in estimand["estimator"]
-        levels = [(int(cell) + 0.5) / estimand["levels"] for cell in cells]
+        assert estimand["interval"] == "student-t"
+        if "level_values" in estimand:
+            assert "R = level_values[L]" in estimand["estimator"] and len(estimand["level_values"]) == estimand["levels"]
+            values = [float(Fraction(value)) for value in estimand["level_values"]]
+            levels = [values[int(cell)] for cell in cells]
+        else:
+            assert "R = (k + 1/2)/" in estimand["estimator"]
+            levels = [(int(cell) + 0.5) / estimand["levels"] for cell in cells]
         mean = sum(levels) / n
         spread = p - q
         lo, hi = estimand["scale"]
@@ -167,16 +173,16 @@ def test_every_aggregate_follows_from_responses_and_codebook_alone(run, tmp_path
     assert result.stdout.strip() == "checked 102 numbers in 17 rows"
 
 
-PIECEWISE_TOML = """
-slug = "piecewise"
-title = "Piecewise"
-epsilon = 7.0
+LEVELS_TOML = """
+slug = "{slug}"
+title = "Levels"
+epsilon = {epsilon}
 
 [[questions]]
 id = "smoker"
 kind = "yes_no"
 text = "Do you smoke?"
-weight = 3
+weight = {smoker}
 
 [[questions]]
 id = "income"
@@ -188,20 +194,35 @@ weight = 4
 """
 
 
-def test_piecewise_mean_follows_from_responses_and_codebook_alone(run, tmp_path):
-    definition = tmp_path / "piecewise.toml"
-    definition.write_text(PIECEWISE_TOML, encoding="utf-8")
+@pytest.mark.parametrize("slug, epsilon, smoker, meaning", [
+    ("hybrid", 7.0, 3, "the output level L in 0..{top} of the hybrid mechanism"),
+    ("piecewise", 20.0, 1, "the output level k in 0..{top} of the discretised piecewise mechanism")])
+def test_level_mean_follows_from_responses_and_codebook_alone(run, tmp_path, slug, epsilon, smoker, meaning):
+    definition = tmp_path / f"{slug}.toml"
+    definition.write_text(LEVELS_TOML.format(slug=slug, epsilon=epsilon, smoker=smoker), encoding="utf-8")
     run("create", definition)
-    run("simulate", "piecewise", "--n", 2000, "--seed", 5)
+    run("simulate", slug, "--n", 2000, "--seed", 5)
     files = {name: tmp_path / name for name in ("responses.csv", "codebook.json", "aggregates.csv")}
-    run("export", "piecewise", "--responses", "-o", files["responses.csv"])
-    run("export", "piecewise", "--codebook", "-o", files["codebook.json"])
-    run("export", "piecewise", "--aggregates", "--level", "0.9", "-o", files["aggregates.csv"])
+    run("export", slug, "--responses", "-o", files["responses.csv"])
+    run("export", slug, "--codebook", "-o", files["codebook.json"])
+    run("export", slug, "--aggregates", "--level", "0.9", "-o", files["aggregates.csv"])
     book = json.loads(files["codebook.json"].read_text())
     income = book["estimands"][-1]
+    assert book["columns"][-1]["mechanism"] == slug
     assert (income["value"], income["interval"], income["scale"]) == (None, "student-t", [0, 250])
     assert Fraction(income["p_exact"]) + Fraction(income["q_exact"]) == 1
-    assert book["columns"][-1]["meaning"].startswith("the output level k in 0..")
+    assert book["columns"][-1]["meaning"].startswith(meaning.format(top=income["levels"] - 1))
+    if slug == "hybrid":
+        # Both branches' levels have mean q + (p - q)x: Duchi's two values are the ends of that line's image.
+        values = [Fraction(value) for value in income["level_values"]]
+        p, q = Fraction(income["p_exact"]), Fraction(income["q_exact"])
+        bins = income["levels"] - 2
+        a, b = p * bins, q * bins
+        flip = b * b / (a * a + b * b)
+        low, high = values[-2:]
+        assert values[:2] == [Fraction(1, 2 * bins), Fraction(3, 2 * bins)]
+        for x in (0, 1):
+            assert low + (high - low) * (flip + (1 - 2 * flip) * x) == q + (p - q) * x
     script = tmp_path / "recompute.py"
     script.write_text(RECOMPUTE, encoding="utf-8")
     result = subprocess.run([sys.executable, "-I", str(script), *map(str, files.values())], cwd=tmp_path,

@@ -22,6 +22,7 @@ from survey.crosstab import (CSV_HEADER, CrosstabError, crosstab, crosstab_to_cs
                              crosstab_to_table)
 from survey.definition import parse_definition_toml
 from survey.design import build_design, response_probabilities
+from survey import mechanisms as mech
 from survey.mechanisms import randomize_question
 from survey.store import Store
 
@@ -74,6 +75,15 @@ text = "Age?"
 min = 0
 max = 10
 """
+
+
+def as_piecewise(design: dict) -> dict:
+    """Return the design with its number question (the second) under the piecewise mechanism, as older designs hold it."""
+    question = design["questions"][1]
+    a, b = mech.piecewise_ratio(epsilon=question["epsilon_nominal"])
+    piecewise = {key: value for key, value in question.items() if key != "levels"}
+    piecewise.update(mechanism="piecewise", ratio_a=a, ratio_b=b, bins=a + b, epsilon=float(mech.piecewise_epsilon(a, b)))
+    return {**design, "questions": [design["questions"][0], piecewise]}
 
 
 def simulate(design, true_a, true_b, repetitions, n, rng, *, level=0.95):
@@ -154,10 +164,12 @@ def test_choice_by_yes_no(d):
         assert coverage(tables, "b_given_a", f"o{i}", "yes", disease[i]) >= MIN_COVERAGE
 
 
-@pytest.mark.parametrize("epsilon, mechanism", [(3.0, "piecewise"), (2.0, "duchi")])
+@pytest.mark.parametrize("epsilon, mechanism", [(2.0, "hybrid"), (8.0, "hybrid"), (3.0, "piecewise"), (1.0, "duchi")])
 def test_number_within_yes_no(epsilon, mechanism):
     rng = np.random.default_rng(7)
     design = make_design(NUMBER, epsilon)
+    if mechanism == "piecewise":
+        design = as_piecewise(design)
     assert design["questions"][1]["mechanism"] == mechanism
     n = 3000
     smoker = (rng.random(REPETITIONS * n) < 0.3).astype(np.int64)
@@ -273,7 +285,7 @@ def test_odds_ratio_not_estimable_when_a_cell_is_not_positive():
 
 
 def test_conditional_mean_of_a_number():
-    design = make_design(NUMBER, 2.0)
+    design = make_design(NUMBER, 1.0)
     qa, qb = design["questions"]
     assert qb["mechanism"] == "duchi"
     p, q = response_probabilities(qb)
@@ -292,16 +304,30 @@ def test_conditional_mean_of_a_number():
 
 def test_conditional_mean_of_a_piecewise_number_by_hand():
     """The piecewise level R = (k + 1/2)/bins enters the products as a value, with its own second moments."""
-    design = make_design(NUMBER, 3.0)
+    _check_level_number_by_hand(as_piecewise(make_design(NUMBER, 3.0)), "piecewise")
+
+
+def test_conditional_mean_of_a_hybrid_number_by_hand():
+    """A hybrid level's value R(L), Duchi's ab/G² and (a² + ab + b²)/G² among them, enters the products alike."""
+    _check_level_number_by_hand(make_design(NUMBER, 3.0), "hybrid")
+
+
+def _check_level_number_by_hand(design, mechanism):
     qa, qb = design["questions"]
-    assert qb["mechanism"] == "piecewise"
+    assert qb["mechanism"] == mechanism
     bins = qb["bins"]
-    words_a, words_b, counts = [[1], [1], [0], [0]], [[bins - 1], [3], [bins // 2], [0]], np.array([50, 20, 30, 60])
+    levels = [bins - 1, 3, bins // 2, 0]
+    if mechanism == "hybrid":
+        levels = [bins + 1, 3, bins, 0]
+    words_a, words_b, counts = [[1], [1], [0], [0]], [[level] for level in levels], np.array([50, 20, 30, 60])
     table = crosstab(qa, qb, words_a, words_b, counts)
     pa, qa_ = response_probabilities(qa)
     p, q = response_probabilities(qb)
     r_a = np.array([1.0, 1, 0, 0])
-    r_b = (np.array([bins - 1, 3, bins // 2, 0]) + 0.5) / bins
+    r_b = (np.array(levels) + 0.5) / bins
+    if mechanism == "hybrid":
+        a, b = qb["ratio_a"], qb["ratio_b"]
+        r_b = np.array([(a * a + a * b + b * b) / bins ** 2, 3.5 / bins, a * b / bins ** 2, 0.5 / bins])
     w = counts / counts.sum()
     x, y, z = w @ (r_a * r_b), w @ r_a, w @ r_b
     f_a = (y - qa_) / (pa - qa_)

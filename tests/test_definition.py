@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
@@ -149,26 +150,59 @@ def test_realised_epsilons_never_exceed_the_shares_or_the_budget():
                 # e^(eps/2) beyond the largest ratio a/b with a + b <= MAX_PIECEWISE_BINS: eps' = 2 ln 4095 < eps.
                 assert (entry["ratio_a"], entry["ratio_b"]) == (mech.MAX_PIECEWISE_BINS - 1, 1)
                 continue
+            if entry["mechanism"] == "hybrid":
+                # At most 512 levels: a/b is a coarser rational (the design compares variances at eps').
+                assert entry["epsilon"] > 0.995 * float(share), "rounding costs only a sliver of the budget"
+                continue
             assert entry["epsilon"] > 0.999 * float(share), "rounding costs only a sliver of the budget"
 
 
-@pytest.mark.parametrize("epsilon, mechanism", [(0.5, "duchi"), (1.0, "duchi"), (1.28, "duchi"),
-                                                (1.31, "piecewise"), (2.0, "piecewise"), (8.0, "piecewise")])
-def test_number_mechanism_is_the_one_of_lower_worst_case_variance(epsilon, mechanism):
-    """Duchi et al. (2013) below the crossover near eps = 1.29, the piecewise mechanism above it."""
+def _number_variances(epsilon) -> dict:
+    """Return the worst-case variance of each number mechanism at a nominal epsilon, with its ratio if any."""
+    threshold = mech.rr_flip_threshold(epsilon=epsilon)
+    a, b = mech.piecewise_ratio(epsilon=epsilon)
+    c, d = mech.hybrid_ratio(epsilon=epsilon)
+    return {"duchi": (mech.duchi_worst_variance(threshold), None),
+            "piecewise": (mech.piecewise_worst_variance(a, b), (a, b)),
+            "hybrid": (mech.hybrid_worst_variance(c, d), (c, d))}
+
+
+@pytest.mark.parametrize("epsilon, mechanism", [(0.3, "duchi"), (0.5, "duchi"), (0.7, "hybrid"), (1.0, "hybrid"),
+                                                (1.29, "hybrid"), (2.0, "hybrid"), (4.0, "hybrid"), (8.0, "hybrid"),
+                                                (12.5, "piecewise"), (20.0, "piecewise")])
+def test_number_mechanism_is_the_one_of_lowest_worst_case_variance(epsilon, mechanism):
+    """Duchi et al. (2013) at small eps, the hybrid mechanism (Wang et al. 2019) from about 0.61, PM at very large eps."""
     data = definition(epsilon=epsilon, questions=[{"id": "n", "kind": "number", "text": "N", "min": 0, "max": 9}])
     entry = build_design(parse_definition(data))["questions"][0]
     assert entry["mechanism"] == mechanism
-    threshold = mech.rr_flip_threshold(epsilon=entry["epsilon_nominal"])
-    a, b = mech.piecewise_ratio(epsilon=entry["epsilon_nominal"])
-    duchi, piecewise = mech.duchi_worst_variance(threshold), mech.piecewise_worst_variance(a, b)
-    assert (piecewise < duchi) == (mechanism == "piecewise")
+    variances = _number_variances(entry["epsilon_nominal"])
+    assert min(variances, key=lambda name: variances[name][0]) == mechanism
+    ratio = variances[mechanism][1]
     if mechanism == "piecewise":
+        a, b = ratio
         assert (entry["ratio_a"], entry["ratio_b"], entry["bins"]) == (a, b, a + b)
         assert entry["epsilon"] == float(mech.piecewise_epsilon(a, b)) <= epsilon
         assert "flip_threshold" not in entry
+    elif mechanism == "hybrid":
+        a, b = ratio
+        assert (entry["ratio_a"], entry["ratio_b"], entry["bins"], entry["levels"]) == (a, b, a + b, a + b + 2)
+        assert a + b <= mech.MAX_HYBRID_BINS and "flip_threshold" not in entry
+        assert mech.hybrid_epsilon(a, b) <= Decimal(entry["epsilon_nominal"]) <= Decimal(epsilon)
+        assert entry["epsilon"] == float(mech.hybrid_epsilon(a, b))
     else:
-        assert entry["flip_threshold"] == threshold and "ratio_a" not in entry
+        assert entry["flip_threshold"] == mech.rr_flip_threshold(epsilon=entry["epsilon_nominal"])
+        assert "ratio_a" not in entry
+
+
+def test_the_design_picks_the_least_worst_case_variance_over_a_grid_of_epsilons():
+    """Wherever the hybrid's exact worst case is lowest it is chosen, else the better of Duchi and PM."""
+    for epsilon in [0.05, 0.2, 0.4, 0.6, 0.62, 0.8, 1.1, 1.5, 2.5, 3.0, 5.0, 6.5, 10.0, 11.0, 14.0]:
+        data = definition(epsilon=epsilon, questions=[{"id": "n", "kind": "number", "text": "N", "min": 0, "max": 9}])
+        entry = build_design(parse_definition(data))["questions"][0]
+        variances = _number_variances(entry["epsilon_nominal"])
+        assert entry["mechanism"] == min(variances, key=lambda name: variances[name][0]), epsilon
+    assert build_design(parse_definition(definition(epsilon=0.004, questions=[
+        {"id": "n", "kind": "number", "text": "N", "min": 0, "max": 9}])))["questions"][0]["mechanism"] == "duchi"
 
 
 def test_thresholds_reproduce_the_realised_epsilon():
@@ -183,7 +217,8 @@ def test_thresholds_reproduce_the_realised_epsilon():
     # Two options at 0.75: a sampled option gains under 5% over both bits at 0.375, so per-bit RR.
     assert questions["m"]["mechanism"] == "rr"
     assert questions["m"]["epsilon"] == pytest.approx(2 * float(mech.rr_epsilon(questions["m"]["flip_threshold"])))
-    assert questions["n"]["epsilon"] == float(mech.rr_epsilon(questions["n"]["flip_threshold"]))
+    assert questions["n"]["mechanism"] == "hybrid"
+    assert questions["n"]["epsilon"] == float(mech.hybrid_epsilon(questions["n"]["ratio_a"], questions["n"]["ratio_b"]))
 
 
 def test_design_hash_covers_every_parameter():

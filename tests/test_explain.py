@@ -144,8 +144,10 @@ def test_multi_note_gives_per_option_and_total_epsilon():
            f"{format_epsilon(question['epsilon'])} in total" in note
 
 
-def test_number_note_names_the_range(design):
-    question = _question(design, "age")
+def test_number_note_names_the_range():
+    threshold = mech.rr_flip_threshold(epsilon=0.5)
+    question = {"id": "age", "kind": "number", "mechanism": "duchi", "min": 18, "max": 90,
+                "flip_threshold": threshold, "epsilon": float(mech.rr_epsilon(threshold))}
     keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
     note = protection_note(question)
     assert note.startswith("Your number is first rounded at random to the low or high end of 18–90")
@@ -201,3 +203,13 @@ def test_the_respondent_page_states_the_bound_of_everything_it_sends():
 
     note = posterior_note({"epsilon_spent": 2.0, "epsilon": 2.0})
     assert "at most 88% sure" in note and "ε′ = 2" in note
+
+
+def test_hybrid_number_note_gives_both_branches(design):
+    question = _question(design, "age")
+    assert question["mechanism"] == "hybrid"
+    a, b = question["ratio_a"], question["ratio_b"]
+    note = protection_note(question)
+    assert note.startswith(f"Your number is randomized one of two ways, chosen at random: with probability "
+                           f"{percent(Fraction(a - b, a))} it is replaced by one of {a + b} points")
+    assert f"kept with probability {percent(Fraction(a * a, a * a + b * b))}" in note and "18–90" in note

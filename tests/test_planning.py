@@ -11,9 +11,10 @@ import pytest
 from survey.cli import main
 from survey.definition import parse_definition
 from survey.design import build_design, response_probabilities
-from survey.estimators import debias_piecewise_mean, debias_rr
+from survey import mechanisms as mech
+from survey.estimators import debias_hybrid_mean, debias_piecewise_mean, debias_rr
 from survey.mechanisms import TWO53, piecewise_worst_variance, randomize_piecewise, randomize_rr, rr_flip_threshold
-from survey.planning import half_width, plan, plan_allocation, posterior_bound, reports_needed
+from survey.planning import half_width, plan, plan_allocation, plan_question, posterior_bound, reports_needed
 
 # Respondents a yes/no question needs for a worst-case 95% margin h under Warner's randomized
 # response: z²/(4h²tanh²(ε/2)), the non-private n inflated by 1/tanh²(ε/2).
@@ -49,29 +50,49 @@ def test_the_planned_margin_is_the_realised_clopper_pearson_half_width():
     assert np.mean(widths) == pytest.approx(half_width(p, q, n), rel=0.02)
 
 
-def test_the_planned_margin_of_a_piecewise_number_is_its_realised_half_width():
-    """At the worst case (every answer at min) 400 simulated t intervals match the plan within 2%.
+@pytest.mark.parametrize("mechanism, duchi_ratio", [("hybrid", 4.91), ("piecewise", 4.46)])
+def test_the_planned_margin_of_a_level_number_is_its_realised_half_width(mechanism, duchi_ratio):
+    """At min (the hybrid's variance is nearly flat in x, PM's worst) 400 simulated t intervals match the plan within 2%.
 
-    The lower end is clipped at min, so the half-width is measured above the estimate.
+    The hybrid is what a design picks at epsilon 4; a piecewise question (as older designs
+    hold) is planned alike. The lower end is clipped at min, so the half-width is measured
+    above the estimate.
     """
-    defn = parse_definition({"slug": "pw", "title": "PW", "epsilon": 4, "questions": [
+    epsilon = 4
+    defn = parse_definition({"slug": "pw", "title": "PW", "epsilon": epsilon, "questions": [
         {"id": "income", "kind": "number", "text": "Income?", "min": 0, "max": 250}]})
     question = build_design(defn)["questions"][0]
-    assert question["mechanism"] == "piecewise"
-    planned = plan_allocation(defn, sample=None, respondents=2000, margin=0.02).questions[0]
+    assert question["mechanism"] == "hybrid"
+    if mechanism == "piecewise":
+        a, b = mech.piecewise_ratio(epsilon=epsilon)
+        question = {**question, "mechanism": "piecewise", "ratio_a": a, "ratio_b": b, "bins": a + b,
+                    "epsilon": float(mech.piecewise_epsilon(a, b))}
+        del question["levels"]
+        planned = plan_question(question, respondents=2000, margin=0.02)
+    else:
+        planned = plan_allocation(defn, sample=None, respondents=2000, margin=0.02).questions[0]
     a, b = question["ratio_a"], question["ratio_b"]
     rng = np.random.default_rng(8)
-    levels = randomize_piecewise(np.zeros((400, 2000), dtype=np.int64), lo=0, hi=250, ratio_a=a, ratio_b=b, rng=rng)
-    widths = [(e.ci_high - e.estimate) / 250 for e in (
-        debias_piecewise_mean(int(row.sum()), int((row * row).sum()), 2000, ratio_a=a, ratio_b=b, lo=0, hi=250,
-                              level=0.95) for row in levels)]
+    zeros = np.zeros((400, 2000), dtype=np.int64)
+    if mechanism == "hybrid":
+        scores = np.array(mech.hybrid_scores(a, b), dtype=np.int64)[
+            mech.randomize_hybrid(zeros, lo=0, hi=250, ratio_a=a, ratio_b=b, rng=rng)]
+        estimates = [debias_hybrid_mean(int(row.sum()), int((row * row).sum()), 2000, ratio_a=a, ratio_b=b, lo=0,
+                                        hi=250, level=0.95) for row in scores]
+        worst = mech.hybrid_worst_variance(a, b)
+    else:
+        levels = randomize_piecewise(zeros, lo=0, hi=250, ratio_a=a, ratio_b=b, rng=rng)
+        estimates = [debias_piecewise_mean(int(row.sum()), int((row * row).sum()), 2000, ratio_a=a, ratio_b=b,
+                                           lo=0, hi=250, level=0.95) for row in levels]
+        worst = piecewise_worst_variance(a, b)
+    widths = [(e.ci_high - e.estimate) / 250 for e in estimates]
     assert np.mean(widths) == pytest.approx(planned.half_width, rel=0.02)
-    assert planned.half_width == pytest.approx(1.959963984540054 * math.sqrt(piecewise_worst_variance(a, b) / 2000))
-    needed = math.ceil(1.959963984540054 ** 2 * piecewise_worst_variance(a, b) / 0.02 ** 2)
+    assert planned.half_width == pytest.approx(1.959963984540054 * math.sqrt(worst / 2000))
+    needed = math.ceil(1.959963984540054 ** 2 * worst / 0.02 ** 2)
     assert planned.respondents in (needed, needed + 1)
-    # Duchi's worst case at the same epsilon is 4.5 times the variance (Wang et al. 2019).
-    duchi = half_width(*rr(4.0), 2000)
-    assert (duchi / planned.half_width) ** 2 == pytest.approx(4.46, rel=0.01)
+    # Duchi's worst case at the same epsilon is 4.9 (hybrid) or 4.5 (PM) times the variance (Wang et al. 2019).
+    duchi = half_width(*rr(float(epsilon)), 2000)
+    assert (duchi / planned.half_width) ** 2 == pytest.approx(duchi_ratio, rel=0.01)
 
 
 def test_choice_margins_are_simultaneous_and_sampling_scales_respondents():

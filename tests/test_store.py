@@ -25,17 +25,18 @@ WIDE = [f"option {i}" for i in range(256)]
 @pytest.fixture
 def mixed_design() -> dict:
     """A survey with every kind of report: rr, grr, subset selection (bits), OUE over 256 options (five
-    words), a sampled 64-option multi (two words), a per-bit multi and duchi."""
+    words), a sampled 64-option multi (two words), a per-bit multi, duchi and a hybrid number's level."""
     return build_design(parse_definition({
-        "slug": "mixed", "title": "Mixed", "epsilon": 7.0,
+        "slug": "mixed", "title": "Mixed", "epsilon": 7.5,
         "questions": [
             {"id": "smoker", "kind": "yes_no", "text": "Smoke?"},
             {"id": "colour", "kind": "choice", "text": "Colour?", "options": ["red", "green", "blue"]},
             {"id": "pick", "kind": "choice", "text": "Pick", "options": WIDE[:40]},
             {"id": "sports", "kind": "multi", "text": "Sports?", "options": WIDE[:64]},
-            {"id": "age", "kind": "number", "text": "Age?", "min": 18, "max": 90},
+            {"id": "age", "kind": "number", "text": "Age?", "min": 18, "max": 90, "weight": 0.5},
             {"id": "wide", "kind": "choice", "text": "Wide", "options": WIDE},
             {"id": "pair", "kind": "multi", "text": "Pair?", "options": ["tea", "coffee"]},
+            {"id": "hours", "kind": "number", "text": "Hours?", "min": 0, "max": 80},
         ]}))
 
 
@@ -47,7 +48,7 @@ def simulated(design: dict, n: int, seed: int) -> list[dict]:
 def test_the_mixed_design_covers_every_encoding(mixed_design):
     mechanisms = [(q["kind"], q["mechanism"], codec.word_count(q)) for q in mixed_design["questions"]]
     assert mechanisms == [("yes_no", "rr", 1), ("choice", "grr", 1), ("choice", "ss", 1), ("multi", "sampled", 2),
-                          ("number", "duchi", 1), ("choice", "oue", 5), ("multi", "rr", 1)]
+                          ("number", "duchi", 1), ("choice", "oue", 5), ("multi", "rr", 1), ("number", "hybrid", 1)]
 
 
 def test_reports_round_trip_through_their_words(mixed_design):
@@ -57,6 +58,9 @@ def test_reports_round_trip_through_their_words(mixed_design):
             words = codec.encode_report(question, report)
             assert all(0 <= word < 2**63 for word in words)
             assert codec.decode_report(question, words) == report
+            if codec.is_level(question):
+                assert codec.indicators(question, np.array([words]))[0, 0] == float(codec.level_values(question)[report])
+                continue
             assert codec.indicators(question, np.array([words]))[0].nonzero()[0].tolist() == \
                 codec.indicator_options(question, report)
 
@@ -101,21 +105,24 @@ def test_the_vectorised_simulation_stores_exactly_what_the_per_answer_path_store
         by_answers.close()
 
 
-def test_piecewise_numbers_are_tallied_as_sums_of_levels_and_squares_on_every_path(tmp_path):
-    """Insert one by one (trigger), in batches and as columns: Σk and Σk² agree with a recount and the answers."""
+@pytest.mark.parametrize("epsilon, weight, mechanism", [(8.0, 3, "hybrid"), (20.0, 7, "piecewise")])
+def test_level_numbers_are_tallied_as_sums_of_scores_and_squares_on_every_path(tmp_path, epsilon, weight, mechanism):
+    """Insert one by one (trigger), in batches and as columns: Σs and Σs² agree with a recount and the answers."""
     design = build_design(parse_definition({
-        "slug": "levels", "title": "Levels", "epsilon": 8.0,
+        "slug": "levels", "title": "Levels", "epsilon": epsilon,
         "questions": [{"id": "smoker", "kind": "yes_no", "text": "Smoke?"},
-                      {"id": "income", "kind": "number", "text": "Income?", "min": 0, "max": 250, "weight": 3}]}))
+                      {"id": "income", "kind": "number", "text": "Income?", "min": 0, "max": 250, "weight": weight}]}))
     question = design["questions"][1]
-    assert (question["mechanism"], codec.tally_count(question), codec.word_count(question)) == ("piecewise", 2, 1)
+    assert (question["mechanism"], codec.tally_count(question), codec.word_count(question)) == (mechanism, 2, 1)
     n, seed = 300, 9
     truth = complete_truth(design, {}, np.random.default_rng(seed))
     answers = simulate_answers(design, truth, n, np.random.default_rng(seed + 1))
     columns = simulate_columns(design, truth, n, np.random.default_rng(seed + 1))
     levels = np.array([answer["income"] for answer in answers])
-    assert columns[1][:, 0].tolist() == levels.tolist() and 0 <= levels.min() and levels.max() < question["bins"]
-    expected = (n, [int(levels.sum()), int((levels * levels).sum())])
+    assert columns[1][:, 0].tolist() == levels.tolist() and 0 <= levels.min()
+    assert levels.max() < codec.level_count(question) == question.get("levels", question["bins"])
+    scores = np.array(codec.level_scores(question))[levels]
+    expected = (n, [int(scores.sum()), int((scores * scores).sum())])
     stores = {name: Store(tmp_path / f"{name}.db") for name in ("one", "batch", "columns")}
     try:
         for store in stores.values():
@@ -283,7 +290,7 @@ def test_the_responses_csv_streams_in_chunks_that_join_to_the_whole(db_path, mix
     lines = whole.split("\r\n")
     header = ["response_id", "received_day", "smoker", "colour", *(f"pick__option_{i}" for i in range(40)),
               *(f"sports__option_{i}" for i in range(64)), "age", *(f"wide__option_{i}" for i in range(256)),
-              "pair__tea", "pair__coffee"]
+              "pair__tea", "pair__coffee", "hours"]
     assert lines[0] == ",".join(header) and len(lines) == 27
     assert all(len(line.split(",")) == len(header) and set(line.split(",")[44:108]) <= {"0", "1"}
                for line in lines[1:-1])

@@ -80,3 +80,44 @@ def test_pathological_json_is_a_400_not_a_500(app, smoking_survey, db_path):
     store = Store(db_path)
     assert store.response_count(SLUG) == 0
     store.close()
+
+
+def test_fuzzed_hybrid_levels_are_accepted_exactly_inside_the_domain(app, db_path):
+    """Seeded reports around 0..G+1 of a hybrid number: in-domain integers are stored and tallied, the rest refused."""
+    from survey import codec
+    from survey.definition import parse_definition
+    from survey.design import build_design
+
+    design = build_design(parse_definition({"slug": "hours", "title": "Hours", "epsilon": 4.0, "questions": [
+        {"id": "hours", "kind": "number", "text": "Hours?", "min": 0, "max": 80}]}))
+    question = design["questions"][0]
+    assert question["mechanism"] == "hybrid"
+    levels = question["levels"]
+    store = Store(db_path)
+    store.create_survey("", design)
+    store.close()
+    app.config["WTF_CSRF_ENABLED"] = False
+    client = app.test_client()
+    rng = np.random.default_rng(2027)
+    sent = []
+    for _ in range(300):
+        if rng.random() < 0.2:
+            report = ODD_VALUES[rng.integers(len(ODD_VALUES))]
+        else:
+            report = int(rng.integers(-3, levels + 3))
+        response = client.post("/s/hours/responses", json={"design": design["hash"], "answers": {"hours": report}})
+        inside = type(report) is int and 0 <= report < levels
+        assert response.status_code == (201 if inside else 400), (report, response.get_data(as_text=True))
+        if inside:
+            sent.append(report)
+        else:
+            assert response.json["field"] == "hours" or report is None
+    assert {report for report in sent} >= {0, levels - 2, levels - 1}, "the fuzzer reached Duchi's two levels"
+    store = Store(db_path)
+    try:
+        counts = store.question_counts("hours")
+        assert counts["hours"] == (len(sent), [int(x) for x in codec.tally(question, np.array(sent))])
+        assert counts == store.recount("hours")
+        assert sorted(answers["hours"] for answers in store.iter_answers("hours")) == sorted(sent)
+    finally:
+        store.close()

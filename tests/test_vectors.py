@@ -51,7 +51,8 @@ def test_vectors_cover_the_grid_and_enough_streams():
     mechanisms = {(case["question"]["kind"], case["question"]["mechanism"])
                   for case in STREAMS if case["call"] == "question"}
     assert mechanisms == {("yes_no", "rr"), ("choice", "grr"), ("choice", "oue"), ("choice", "ss"),
-                          ("multi", "rr"), ("multi", "sampled"), ("number", "duchi"), ("number", "piecewise")}
+                          ("multi", "rr"), ("multi", "sampled"), ("number", "duchi"), ("number", "piecewise"),
+                          ("number", "hybrid")}
     assert len(STREAMS) >= 60
 
 
@@ -108,6 +109,36 @@ def test_piecewise_ratio_is_the_closest_safe_rational(row):
     best = max(Fraction(min(int(root * c), mech.MAX_PIECEWISE_BINS - c), c)
                for c in range(1, mech.MAX_PIECEWISE_BINS // 2 + 1))
     assert Fraction(a, b) == best
+
+
+@pytest.mark.parametrize("row", VECTORS["hybrid"], ids=lambda row: f"eps={row['epsilon']}")
+def test_hybrid_ratio_is_the_closest_safe_rational_within_512_levels(row):
+    a, b = row["ratio_a"], row["ratio_b"]
+    assert mech.hybrid_ratio(epsilon=row["epsilon"]) == (a, b) and (row["bins"], row["levels"]) == (a + b, a + b + 2)
+    assert a + b <= mech.MAX_HYBRID_BINS == 512
+    realised = mech.hybrid_epsilon(a, b)
+    assert realised <= Decimal(row["epsilon"]) and float(realised) == row["epsilon_float"]
+    assert row["epsilon_realised"] == str(DIGITS30.plus(realised))
+    root = Context(prec=60).exp(Decimal(row["epsilon"]) / 2)
+    best = max(Fraction(min(int(root * c), mech.MAX_HYBRID_BINS - c), c) for c in range(1, mech.MAX_HYBRID_BINS // 2 + 1))
+    assert Fraction(a, b) == best
+    # beta = 1 - e^(-eps'/2) and Duchi's keep/flip = (a/b)² = e^eps', both exactly (Wang et al. 2019).
+    beta, flip = Fraction(row["beta"]), Fraction(row["flip"])
+    assert beta == 1 - Fraction(b, a) and (1 - flip) / flip == Fraction(a, b) ** 2
+    assert row["duchi_scores"] == [-(a * a + b * b), a * a + b * b]
+    assert row["worst_variance"] == mech.hybrid_worst_variance(a, b)
+
+
+def test_hybrid_scores_fit_int64_for_a_hundred_million_reports():
+    """|s| < G² for every level, so Σs² over 10^8 reports at the largest G stays below 2^63."""
+    worst = 0
+    for bins in (mech.MAX_HYBRID_BINS,):
+        for b in range(1, bins // 2):
+            scores = mech.hybrid_scores(bins - b, b)
+            worst = max(worst, max(abs(score) for score in scores))
+            assert max(abs(score) for score in scores) < bins * bins
+    assert worst ** 2 * 10 ** 8 < 2 ** 63
+    assert (mech.MAX_HYBRID_BINS ** 2) ** 2 * 2 ** 27 <= 2 ** 63
 
 
 @pytest.mark.parametrize("row", [row for row in THRESHOLDS if row["d"] >= 3], ids=_row_id)

@@ -365,21 +365,40 @@ def test_dashboard_shows_question_text_responses_per_day_and_an_empty_state(web,
     assert days == [("2026-11-20", "1"), ("2026-11-21", "2")]
 
 
-PIECEWISE_SURVEY = {
+LEVEL_SURVEY = {
     "slug": "income", "title": "Income", "epsilon": 4.0,
     "questions": [{"id": "smoker", "kind": "yes_no", "text": "Smoke?", "weight": 1},
                   {"id": "income", "kind": "number", "text": "Income?", "min": 0, "max": 250, "weight": 3}]}
 
 
-@pytest.fixture
-def piecewise_client(db_path):
-    """Return (client with CSRF off, design) of a survey whose number uses the piecewise mechanism."""
+def level_design(mechanism: str) -> dict:
+    """Return the design of LEVEL_SURVEY with its number under ``mechanism``.
+
+    The design picks the hybrid mechanism at this share; a piecewise design is what surveys
+    created before the hybrid hold, frozen, and must keep working.
+    """
+    from survey import mechanisms as mech
     from survey.definition import parse_definition
-    from survey.design import build_design
+    from survey.design import build_design, design_hash
+
+    design = build_design(parse_definition(LEVEL_SURVEY))
+    assert design["questions"][1]["mechanism"] == "hybrid"
+    if mechanism == "piecewise":
+        question = {key: value for key, value in design["questions"][1].items() if key != "levels"}
+        a, b = mech.piecewise_ratio(epsilon=question["epsilon_nominal"])
+        question.update(mechanism="piecewise", ratio_a=a, ratio_b=b, bins=a + b,
+                        epsilon=float(mech.piecewise_epsilon(a, b)))
+        design = {**design, "questions": [design["questions"][0], question]}
+        design["hash"] = design_hash(design)
+    return design
+
+
+@pytest.fixture(params=["hybrid", "piecewise"])
+def level_client(db_path, request):
+    """Return (client with CSRF off, design) of a survey whose number reports a level (hybrid, or piecewise)."""
     from survey.web import create_app
 
-    design = build_design(parse_definition(PIECEWISE_SURVEY))
-    assert design["questions"][1]["mechanism"] == "piecewise"
+    design = level_design(request.param)
     store = Store(db_path)
     store.create_survey("", design)
     store.close()
@@ -388,32 +407,44 @@ def piecewise_client(db_path):
     return client, design
 
 
-def test_piecewise_levels_are_stored_and_tallied(piecewise_client, db_path):
-    client, design = piecewise_client
-    bins = design["questions"][1]["bins"]
-    for level in (0, bins - 1, 7):
+def _level_scores(question: dict) -> list[int]:
+    from survey import mechanisms as mech
+
+    if question["mechanism"] == "hybrid":
+        return mech.hybrid_scores(question["ratio_a"], question["ratio_b"])
+    return list(range(question["bins"]))
+
+
+def test_levels_are_stored_and_tallied(level_client, db_path):
+    client, design = level_client
+    question = design["questions"][1]
+    top = question.get("levels", question["bins"]) - 1
+    sent = (0, top, 7, top - 1)
+    for level in sent:
         reply = client.post("/s/income/responses", json={"design": design["hash"],
                                                          "answers": {"smoker": 1, "income": level}})
         assert reply.status_code == 201, reply.get_data(as_text=True)
+    scores = _level_scores(question)
     store = Store(db_path)
     try:
         counts = store.question_counts("income")
-        assert counts["income"] == (3, [bins - 1 + 7, (bins - 1) ** 2 + 49])
+        assert counts["income"] == (4, [sum(scores[k] for k in sent), sum(scores[k] ** 2 for k in sent)])
         assert counts == store.recount("income")
-        assert sorted(r["answers"]["income"] for r in store.iter_responses("income")) == [0, 7, bins - 1]
+        assert sorted(r["answers"]["income"] for r in store.iter_responses("income")) == sorted(sent)
     finally:
         store.close()
 
 
-@pytest.mark.parametrize("report", ["bins", -1, 1.5, "3", True, [1], None])
-def test_piecewise_report_outside_the_levels_is_refused_and_nothing_stored(piecewise_client, db_path, report):
-    client, design = piecewise_client
-    bins = design["questions"][1]["bins"]
-    value = bins if report == "bins" else report
+@pytest.mark.parametrize("report", ["top", -1, 1.5, "3", True, [1], None])
+def test_report_outside_the_levels_is_refused_and_nothing_stored(level_client, db_path, report):
+    client, design = level_client
+    question = design["questions"][1]
+    levels = question.get("levels", question["bins"])
+    value = levels if report == "top" else report
     reply = client.post("/s/income/responses", json={"design": design["hash"],
                                                      "answers": {"smoker": 1, "income": value}})
     assert reply.status_code == 400 and reply.is_json and reply.json["field"] == "income"
-    assert f"an output level from 0 to {bins - 1}" in reply.json["error"] or report is None
+    assert f"an output level from 0 to {levels - 1}" in reply.json["error"] or report is None
     store = Store(db_path)
     try:
         assert store.response_count("income") == 0
@@ -422,19 +453,21 @@ def test_piecewise_report_outside_the_levels_is_refused_and_nothing_stored(piece
         store.close()
 
 
-def test_results_and_exports_of_a_piecewise_number(piecewise_client, client, db_path):
-    _, design = piecewise_client
+def test_results_and_exports_of_a_level_number(level_client, client, db_path):
+    _, design = level_client
+    question = design["questions"][1]
+    sent = [3, question["bins"] - 1, question.get("levels", question["bins"]) - 1]
     store = Store(db_path)
     store.add_user("pw@example.org", generate_password_hash("correct horse battery"))
     store.share("income", "pw@example.org")
-    store.add_responses("income", design["hash"], [{"smoker": 1, "income": level} for level in (3, 900, 2000)])
+    store.add_responses("income", design["hash"], [{"smoker": 1, "income": level} for level in sent])
     store.close()
     login(client, "pw@example.org", "correct horse battery")
     html = client.get("/surveys/income/results").get_data(as_text=True)
-    assert "piecewise" in html and "Student’s t" in html
+    assert "piecewise or the hybrid mechanism" in html and "Student’s t" in html
     rows = list(csv.DictReader(io.StringIO(client.get("/surveys/income/results.csv").get_data(as_text=True))))
     income = rows[-1]
-    assert (income["question"], income["mechanism"], income["n"]) == ("income", "piecewise", "3")
+    assert (income["question"], income["mechanism"], income["n"]) == ("income", question["mechanism"], "3")
     assert 0 <= float(income["ci_low"]) <= float(income["ci_high"]) <= 250
     responses = list(csv.reader(io.StringIO(client.get("/surveys/income/responses.csv").get_data(as_text=True))))
-    assert sorted(int(row[3]) for row in responses[1:]) == [3, 900, 2000]
+    assert sorted(int(row[3]) for row in responses[1:]) == sorted(sent)

@@ -3,7 +3,7 @@
 //
 //   node bench/audit/numbers.mjs [--delta 0.05] [--fit-draws 500000]
 //
-// For the discretised piecewise mechanism at several epsilons, and Duchi's for comparison:
+// For the hybrid and the discretised piecewise mechanism at several epsilons, and Duchi's for comparison:
 // the empirical epsilon lower bound between min and max (each sized to catch an excess of
 // --delta with probability 0.99; output levels merged into the groups that attain eps'),
 // the point estimate with its tolerance, and Pearson's chi-square of the output levels
@@ -12,12 +12,13 @@
 
 import { parseArgs } from 'node:util';
 
-import { randomizeDuchi, randomizePiecewise } from '../../client_js/mechanisms.js';
+import { randomizeDuchi, randomizeHybrid, randomizePiecewise } from '../../client_js/mechanisms.js';
 import { auditEpsilon, comparisonCount, describe, drawsToDetect } from '../../tests/js/epsilon-audit.mjs';
 import { readVectors, TWO_53 } from '../../tests/js/helpers.mjs';
 import {
   extremeGroups, groupProbabilities, piecewiseFit, piecewiseLevelProbabilities,
 } from '../../tests/js/piecewise.mjs';
+import { hybridExtremeGroups, hybridFit, hybridLevelProbabilities } from '../../tests/js/hybrid.mjs';
 
 const { values: options } = parseArgs({
   options: { delta: { type: 'string', default: '0.05' }, 'fit-draws': { type: 'string', default: '500000' } },
@@ -57,6 +58,22 @@ for (const row of VECTORS.piecewise.filter((r) => r.epsilon >= 1)) {
   }));
   report(`piecewise ε=${row.epsilon}`, audit, n, row.epsilon_float, seconds);
 }
+for (const row of VECTORS.hybrid.filter((r) => r.epsilon >= 1)) {
+  const parameters = { min: MIN, max: MAX, ratioA: row.ratio_a, ratioB: row.ratio_b };
+  const groupOf = hybridExtremeGroups(parameters);
+  const declared = (value) => groupProbabilities(hybridLevelProbabilities(value, parameters), groupOf, 5);
+  const n = Math.min(...[0, 3].map((y) => drawsToDetect(
+    { delta: DELTA, p: declared(MIN)[y], q: declared(MAX)[y], comparisons: comparisonCount(2, 5) })));
+  if (n > 5e6) {
+    console.log(`hybrid ε=${row.epsilon}`.padEnd(22) + ` skipped: ${n} draws per input needed`);
+    continue;
+  }
+  const [audit, seconds] = timed(() => auditEpsilon({
+    n, inputs: [MIN, MAX], outputs: 5, epsilon: row.epsilon_float, declared,
+    draw: (value) => groupOf(randomizeHybrid(value, parameters)),
+  }));
+  report(`hybrid ε=${row.epsilon}`, audit, n, row.epsilon_float, seconds);
+}
 for (const row of VECTORS.thresholds.filter((r) => r.d === 2 && [1, 2].includes(r.epsilon))) {
   const f = row.rr_flip_threshold / TWO_53;
   const n = drawsToDetect({ delta: DELTA, p: 1 - f, q: f, comparisons: comparisonCount(2, 2) });
@@ -77,6 +94,18 @@ for (const row of VECTORS.piecewise.filter((r) => [1, 4, 10].includes(r.epsilon)
     const ok = fit.stat < fit.critical;
     if (!ok) failures += 1;
     console.log(`piecewise ε=${row.epsilon} value ${String(value).padStart(3)}: chi-square ${fit.stat.toFixed(1)} `
+      + `(df ${fit.df}, critical ${fit.critical.toFixed(1)})  ${seconds.toFixed(1)} s  ${ok ? 'OK' : 'FAIL'}`);
+  }
+}
+console.log(`\ngoodness of fit of the hybrid output levels (${FIT_DRAWS} draws per value, at most 128 groups, α 1e-4)`);
+for (const row of VECTORS.hybrid.filter((r) => [1, 4, 10].includes(r.epsilon))) {
+  const parameters = { min: MIN, max: MAX, ratioA: row.ratio_a, ratioB: row.ratio_b };
+  for (const value of [0, 1, 37, 99, 100]) {
+    const [fit, seconds] = timed(() => hybridFit((x) => randomizeHybrid(x, parameters), value, parameters,
+      { n: FIT_DRAWS, groups: 128 }));
+    const ok = fit.stat < fit.critical;
+    if (!ok) failures += 1;
+    console.log(`hybrid ε=${row.epsilon} value ${String(value).padStart(3)}: chi-square ${fit.stat.toFixed(1)} `
       + `(df ${fit.df}, critical ${fit.critical.toFixed(1)})  ${seconds.toFixed(1)} s  ${ok ? 'OK' : 'FAIL'}`);
   }
 }

@@ -6,7 +6,8 @@ question has one INTEGER column per word of its report (``survey.codec``): the c
 ``q<i>_<w>`` holds word w of question i (design order); NULL when the respondent was
 not asked it. ``tallies`` keeps, per survey and question, the number of reports (in the
 row whose option is REPORTS, -1) and the 1s of each indicator (one row per option; for a
-piecewise number the sum of its levels in row 0 and of their squares in row 1), and
+piecewise number the sum of its levels in row 0 and of their squares in row 1, for a hybrid
+number the same of its levels' integer scores), and
 ``daily_responses`` the responses of each day, updated in the same transaction as every
 insert, so aggregates and the dashboard never scan responses.
 """
@@ -183,6 +184,16 @@ def _indicator_sql(question: dict, names: list[str]) -> str:
     return f"(option = 0 AND NEW.{names[0]} = 1)"
 
 
+def _score_sql(question: dict, column: str) -> str:
+    """Return the SQL expression of a level report's integer score (codec.level_scores) from its column."""
+    if question["mechanism"] != "hybrid":
+        return column
+    a, b, bins = question["ratio_a"], question["ratio_b"], question["bins"]
+    duchi = a * a + b * b
+    return (f"(CASE WHEN {column} < {bins} THEN {bins} * (2 * {column} + 1 - {bins}) "
+            f"WHEN {column} = {bins} THEN {-duchi} ELSE {duchi} END)")
+
+
 def trigger_name(design: dict) -> str:
     """Return the name of the trigger that keeps a design's tallies current."""
     return f"{table_name(design)}_tally"
@@ -200,11 +211,11 @@ def tally_trigger_sql(slug: str, design: dict) -> str:
                "ON CONFLICT (survey, day) DO UPDATE SET responses = responses + 1;"]
     for index, (question, names) in enumerate(zip(design["questions"], report_columns(design))):
         if codec.is_level(question):
-            # A level report k adds 1 to the reports, k to tally 0 and k² to tally 1.
-            level = f"NEW.{names[0]}"
+            # A level report adds 1 to the reports, its score s (k itself for piecewise) to tally 0 and s² to tally 1.
+            level = _score_sql(question, f"NEW.{names[0]}")
             updates.append(f"UPDATE tallies SET count = count + CASE option WHEN {REPORTS} THEN 1 "
                            f"WHEN 0 THEN {level} ELSE {level} * {level} END WHERE survey = {survey} "
-                           f"AND question = {index} AND {level} IS NOT NULL;")
+                           f"AND question = {index} AND NEW.{names[0]} IS NOT NULL;")
             continue
         updates.append(f"UPDATE tallies SET count = count + 1 WHERE survey = {survey} AND question = {index} "
                        f"AND NEW.{names[0]} IS NOT NULL AND (option = {REPORTS} OR {_indicator_sql(question, names)});")

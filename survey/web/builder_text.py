@@ -9,7 +9,8 @@ from __future__ import annotations
 MECHANISM_NAMES = {"rr": "randomized response", "grr": "generalized randomized response",
                    "oue": "optimized unary encoding", "ss": "subset selection",
                    "sampled": "one option drawn at random, its bit at full ε′",
-                   "duchi": "Duchi rounding + randomized response", "piecewise": "piecewise mechanism"}
+                   "duchi": "Duchi rounding + randomized response", "piecewise": "piecewise mechanism",
+                   "hybrid": "hybrid of the piecewise and Duchi mechanisms"}
 
 
 def preview_terms(p: dict) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 
 import { makeRandom } from '../../client_js/random.js';
 import {
-  randomizeDuchi, randomizeGRR, randomizePiecewise, randomizeRR,
+  hybridDuchiBit, randomizeDuchi, randomizeGRR, randomizeHybrid, randomizePiecewise, randomizeRR,
 } from '../../client_js/mechanisms.js';
 import {
   auditEpsilon, comparisonCount, DELTA, describe, drawsToDetect, POWER,
@@ -19,6 +19,7 @@ import { readVectors, seededFill, TWO_53 } from './helpers.mjs';
 import {
   extremeGroups, groupProbabilities, piecewiseFit, piecewiseLevelProbabilities,
 } from './piecewise.mjs';
+import { hybridExtremeGroups, hybridFit, hybridLevelProbabilities } from './hybrid.mjs';
 
 const ROWS = readVectors().thresholds;
 const row = (epsilon, d) => ROWS.find((r) => r.epsilon === epsilon && r.d === d);
@@ -114,6 +115,66 @@ test('the piecewise fit can fail: draws for 40 do not fit the distribution of 41
   const fit = piecewiseFit((x) => randomizePiecewise(x - 1, parameters, rnd), 41, parameters,
     { n: 100000, groups: 64 });
   assert.ok(fit.stat > fit.critical, `chi-square ${fit.stat} < ${fit.critical}`);
+});
+
+const HYBRID = readVectors().hybrid;
+
+/** Return the audit of the hybrid mechanism between min and max over its five extreme groups. */
+function hybridAudit(epsilon, { min, max }, randomize = randomizeHybrid) {
+  const { ratio_a: ratioA, ratio_b: ratioB, epsilon_float: realised } = HYBRID.find((r) => r.epsilon === epsilon);
+  const parameters = { min, max, ratioA, ratioB };
+  const groupOf = hybridExtremeGroups(parameters);
+  const declared = (value) => groupProbabilities(hybridLevelProbabilities(value, parameters), groupOf, 5);
+  // Sized on the likelier of the two outputs that attain ε′: the band group of min or Duchi's low level.
+  const n = Math.min(...[0, 3].map((y) => drawsToDetect(
+    { delta: DELTA, p: declared(min)[y], q: declared(max)[y], comparisons: comparisonCount(2, 5) })));
+  return {
+    n, inputs: [min, max], outputs: 5, epsilon: realised, declared,
+    draw: (value) => groupOf(randomize(value, parameters)),
+  };
+}
+
+test('hybrid at min and max, epsilon 2, leaks no more than its realised ε′ and no less', (t) => {
+  const setup = hybridAudit(2, { min: 18, max: 90 });
+  const audit = auditEpsilon(setup);
+  t.diagnostic(`ε′ ${setup.epsilon}; ${describe(audit, setup.n)}`);
+  assert.deepEqual(audit.problems, []);
+});
+
+test('hybrid output levels fit their integer parameters at min, a rounded value and max', (t) => {
+  const { ratio_a: ratioA, ratio_b: ratioB } = HYBRID.find((r) => r.epsilon === 4);
+  const parameters = { min: 18, max: 90, ratioA, ratioB };
+  for (const value of [18, 40, 61, 90]) {
+    const fit = hybridFit((x) => randomizeHybrid(x, parameters), value, parameters, { n: 100000, groups: 64 });
+    t.diagnostic(`value ${value}: chi-square ${fit.stat.toFixed(1)} (df ${fit.df}, critical ${fit.critical.toFixed(1)})`);
+    assert.ok(fit.stat < fit.critical, `value ${value}: chi-square ${fit.stat} >= ${fit.critical}`);
+  }
+});
+
+test('the hybrid fit can fail: a branch drawn as below(a) < a - b + 1 does not fit', () => {
+  const { ratio_a: ratioA, ratio_b: ratioB } = HYBRID.find((r) => r.epsilon === 4);
+  const parameters = { min: 18, max: 90, ratioA, ratioB };
+  const rnd = makeRandom(seededFill(704));
+  const skewed = (x) => (rnd.below(ratioA) <= ratioA - ratioB ? randomizePiecewise(x, parameters, rnd)
+    : ratioA + ratioB + hybridDuchiBit(rnd.bern(x - 18, 72) ? 1 : 0, { ratioA, ratioB }, rnd));
+  const fit = hybridFit(skewed, 61, parameters, { n: 100000, groups: 64 });
+  assert.ok(fit.stat > fit.critical, `chi-square ${fit.stat} < ${fit.critical}`);
+});
+
+test('the hybrid audit catches a Duchi branch flipped too rarely (it can fail)', (t) => {
+  const { ratio_a: ratioA, ratio_b: ratioB } = HYBRID.find((r) => r.epsilon === 2);
+  const rnd = makeRandom(seededFill(705));
+  // Flip w.p. b²/(a² + 2b²) instead of b²/(a² + b²): the Duchi levels' ratio exceeds (a/b)².
+  const leaky = (value, { min, max }) => {
+    if (rnd.below(ratioA) < ratioA - ratioB) return randomizePiecewise(value, { min, max, ratioA, ratioB }, rnd);
+    const rounded = rnd.bern(value - min, max - min) ? 1 : 0;
+    const flipped = rnd.below(ratioA * ratioA + 2 * ratioB * ratioB) < ratioB * ratioB ? 1 : 0;
+    return ratioA + ratioB + (rounded ^ flipped);
+  };
+  const setup = hybridAudit(2, { min: 18, max: 90 }, leaky);
+  const audit = auditEpsilon(setup);
+  t.diagnostic(`${describe(audit, setup.n)}`);
+  assert.ok(audit.problems.some((problem) => problem.kind === 'leaks'), JSON.stringify(audit.problems));
 });
 
 test('the audit catches RR whose flip probability is 10% too low (it can fail)', (t) => {

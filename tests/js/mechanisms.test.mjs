@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 
 import { makeRandom } from '../../client_js/random.js';
 import {
-  randomizeDuchi, randomizeGRR, randomizeMulti, randomizeOUE, randomizePiecewise, randomizeQuestion, randomizeRR,
+  randomizeDuchi, randomizeGRR, randomizeHybrid, randomizeMulti, randomizeOUE, randomizePiecewise, randomizeQuestion,
+  randomizeRR,
 } from '../../client_js/mechanisms.js';
 import { chiSquare, chiSquareCritical, readVectors, seededFill, TWO_53 } from './helpers.mjs';
 
@@ -157,4 +158,32 @@ test('randomizePiecewise rejects bad input and names the bad value', () => {
   assert.throws(() => randomizePiecewise(40, { ...ok, ratioA: 70000 }, rnd), /ratioA .* got 70000/);
   assert.throws(() => randomizePiecewise(5, { ...ok, min: 5, max: 5 }, rnd), /max must be/);
   assert.throws(() => randomizePiecewise(0, { ...ok, min: 0, max: 2 ** 32 + 1 }, rnd), /at most 2\^32/);
+});
+
+test('hybrid levels stay in 0..a+b+1, the Duchi branch sends a+b or a+b+1 (seeded)', () => {
+  const rnd = makeRandom(seededFill(110));
+  for (const [ratioA, ratioB] of [[511, 1], [299, 110], [61, 37], [3, 2]]) {
+    const bins = ratioA + ratioB;
+    let duchi = 0;
+    for (let i = 0; i < 4000; i += 1) {
+      const level = randomizeHybrid(i % 101, { min: 0, max: 100, ratioA, ratioB }, rnd);
+      assert.ok(Number.isInteger(level) && level >= 0 && level <= bins + 1, `level ${level} of ${bins + 2}`);
+      if (level >= bins) duchi += 1;
+    }
+    // The Duchi branch has probability b/a = e^(-eps'/2).
+    assert.ok(Math.abs(duchi / 4000 - ratioB / ratioA) < 0.04, `a=${ratioA} b=${ratioB}: ${duchi}`);
+  }
+  assert.ok([0, 1, 2, 3, 4, 5, 6].includes(randomizeQuestion(
+    { id: 'n', kind: 'number', mechanism: 'hybrid', min: 0, max: 1, ratio_a: 3, ratio_b: 2, bins: 5, levels: 7 }, 1, rnd)));
+});
+
+test('randomizeHybrid rejects bad input, and more than 512 levels, naming the bad value', () => {
+  const rnd = makeRandom(seededFill(111));
+  const ok = { min: 18, max: 90, ratioA: 5, ratioB: 2 };
+  assert.throws(() => randomizeHybrid(91, ok, rnd), /value must be an integer from 18 to 90, got 91/);
+  assert.throws(() => randomizeHybrid(40.5, ok, rnd), (e) => e instanceof TypeError && /40\.5/.test(e.message));
+  assert.throws(() => randomizeHybrid(40, { ...ok, ratioA: 2 }, rnd), /ratioA must be an integer from 3 to 510, got 2/);
+  assert.throws(() => randomizeHybrid(40, { ...ok, ratioA: 511 }, rnd), /ratioA .* got 511/);
+  assert.throws(() => randomizeHybrid(40, { ...ok, ratioB: 0 }, rnd), /ratioB must be an integer from 1 to 512, got 0/);
+  assert.throws(() => randomizeHybrid(0, { ...ok, min: 0, max: 2 ** 32 + 1 }, rnd), /at most 2\^32/);
 });

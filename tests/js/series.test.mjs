@@ -6,9 +6,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { makeRandom } from '../../client_js/random.js';
-import { fingerprint, forgetSeries, loadMemo, makeMemo, memoReport } from '../../client_js/series.js';
+import {
+  canMemoize, fingerprint, forgetSeries, loadMemo, makeMemo, memoFits, memoReport,
+} from '../../client_js/series.js';
 import { chiSquare, chiSquareCritical, seededFill, TWO_53 } from './helpers.mjs';
 import { piecewiseLevelProbabilities } from './piecewise.mjs';
+import { hybridLevelProbabilities } from './hybrid.mjs';
 
 const N = 40000;
 const F = 0.25;
@@ -21,6 +24,9 @@ const SS = { id: 'sport', kind: 'choice', mechanism: 'ss', options: ['a', 'b', '
   keep_threshold: TWO_53 / 2 };
 const SAMPLED = { id: 'tools', kind: 'multi', mechanism: 'sampled', options: ['a', 'b', 'c'], flip_threshold: FLIP };
 const PIECEWISE = { id: 'hours', kind: 'number', mechanism: 'piecewise', min: 0, max: 10, ratio_a: 3, ratio_b: 1, bins: 4 };
+const HYBRID = {
+  id: 'hours', kind: 'number', mechanism: 'hybrid', min: 0, max: 10, ratio_a: 3, ratio_b: 1, bins: 4, levels: 6,
+};
 const DUCHI = { id: 'age', kind: 'number', mechanism: 'duchi', min: 0, max: 10, flip_threshold: FLIP };
 
 function assertFits(counts, probabilities, label) {
@@ -133,6 +139,26 @@ test('memoized piecewise reports round at random like the mechanism, then draw t
   }
 });
 
+test('memoized hybrid reports draw the branch before any answer, then follow the mechanism', () => {
+  const parameters = { min: 0, max: 10, ratioA: 3, ratioB: 1 };
+  assert.ok(canMemoize(HYBRID));
+  for (const [value, seed] of [[3, 45], [7, 46], [0, 47], [10, 48]]) {
+    const counts = tally(HYBRID, value, seed);
+    assertFits([0, 1, 2, 3, 4, 5].map((k) => counts.get(String(k)) ?? 0), hybridLevelProbabilities(value, parameters),
+      `hybrid(${value} in 0..10)`);
+  }
+  const rnd = makeRandom(seededFill(49));
+  for (let i = 0; i < 200; i += 1) {
+    const memo = makeMemo(HYBRID, rnd);
+    assert.ok(memoFits(HYBRID, memo));
+    const reports = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((value) => memoReport(HYBRID, memo, value));
+    assert.ok(reports.every((level) => (memo.piecewise ? level < 4 : level >= 4 && level <= 5)),
+      'every answer of one memo is reported through the same branch');
+  }
+  assert.ok(!memoFits(HYBRID, { piecewise: false, cut: 0, levels: [1, 5] }), 'a Duchi memo holds levels G and G + 1');
+  assert.ok(!memoFits(HYBRID, { piecewise: true, cut: 0, levels: [0, 1, 2] }), 'a piecewise memo holds a + 1 levels');
+});
+
 function memoryStorage() {
   const items = new Map();
   return {
@@ -164,6 +190,8 @@ test('a kept memo is reused for the same design, replaced for another, forgotten
   assert.equal(loadMemo(storage, 'hours', PIECEWISE, rnd).status, 'new');
   assert.equal(loadMemo(storage, 'hours', PIECEWISE, rnd).status, 'reused');
   assert.equal(loadMemo(storage, 'hours', { ...PIECEWISE, ratio_a: 5, bins: 6 }, rnd).status, 'changed', 'another ratio');
+  assert.equal(loadMemo(storage, 'hours', HYBRID, rnd).status, 'changed', 'hybrid is another mechanism');
+  assert.equal(loadMemo(storage, 'hours', HYBRID, rnd).status, 'reused');
   storage.removeItem('ldp-survey:series:hours:hours');
   const relabelled = loadMemo(storage, 'waves', { ...MULTI, flip_threshold: FLIP + 1, options: ['a', 'c', 'b'] }, rnd);
   assert.equal(relabelled.status, 'changed', 'reordered options are another question');

@@ -64,6 +64,26 @@ for (const row of VECTORS.piecewise) {
   });
 }
 
+for (const row of VECTORS.hybrid) {
+  test(`hybrid ratio at epsilon ${row.epsilon}`, () => {
+    const { ratio_a: a, ratio_b: b } = row;
+    assert.ok(Number.isSafeInteger(a) && Number.isSafeInteger(b) && a > b && b >= 1 && a + b <= 512);
+    assert.equal(row.bins, a + b);
+    assert.equal(row.levels, a + b + 2);
+    assert.equal(row.beta, `${(a - b) / gcd(a - b, a)}/${a / gcd(a - b, a)}`);
+    const squares = a * a + b * b;
+    assert.equal(row.flip, `${(b * b) / gcd(b * b, squares)}/${squares / gcd(b * b, squares)}`);
+    const realised = 2 * Math.log(a / b);
+    assert.ok(Math.abs(realised - row.epsilon_float) < 1e-12, `eps' ${realised} vs ${row.epsilon_float}`);
+    assert.ok(Math.abs(Math.log((a * a) / (b * b)) - row.epsilon_float) < 1e-12, 'Duchi branch at the same eps');
+    assert.ok(row.epsilon_float <= row.epsilon);
+  });
+}
+
+function gcd(x, y) {
+  return y === 0 ? x : gcd(y, x % y);
+}
+
 function run(testCase, rnd) {
   if (testCase.call === 'question') return randomizeQuestion(testCase.question, testCase.true, rnd);
   const result = rnd[testCase.call](...testCase.args);
