@@ -690,7 +690,10 @@ def test_the_new_mechanisms_are_named_in_plain_words(owner):
     assert "one option drawn at random, its bit at full ε′ (sampled)" in blocks[2]
     assert "only its bit is sent" in blocks[2]
     assert "hybrid of the piecewise and Duchi mechanisms (hybrid)" in blocks[3]
-
+    a, b = design["questions"][3]["ratio_a"], design["questions"][3]["ratio_b"]
+    assert (f"With probability {(a - b) / a:.1%} the report is one of {a + b} levels" in blocks[3]
+            and f"reported as itself with probability {a * a / (a * a + b * b):.1%}" in blocks[3])
+    assert "A true answer is reported as itself" not in blocks[3]
 
 
 def test_a_survey_too_large_for_a_quick_recommendation_points_to_the_cli(monkeypatch):

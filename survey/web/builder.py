@@ -117,6 +117,8 @@ def evaluate(form: BuilderForm) -> Evaluation:
                 numbers["bit_keep"] = 1 - flip_probability(entry)
             elif entry["mechanism"] == "piecewise":
                 numbers["bins"] = entry["bins"]
+            elif entry["mechanism"] == "hybrid":
+                numbers.update(bins=entry["bins"], ratio_a=entry["ratio_a"], ratio_b=entry["ratio_b"])
             if sample is not None:
                 numbers.update(sample=sample, questions=len(evaluation.defn.questions),
                                budget=evaluation.defn.epsilon / sample)

@@ -30,6 +30,12 @@ def preview_terms(p: dict) -> list[tuple[str, str]]:
     elif p["mechanism"] == "piecewise":
         kept = (f"The report is one of {p['bins']} levels; with probability {keep} it lies in the narrow band "
                 "around the true answer, else anywhere outside it.")
+    elif p["mechanism"] == "hybrid":
+        a, b = p["ratio_a"], p["ratio_b"]
+        kept = (f"With probability {(a - b) / a:.1%} the report is one of {p['bins']} levels, in the narrow band "
+                f"around the true answer with probability {a / (a + b):.1%}; otherwise the answer is rounded at "
+                "random to the smallest or the largest value, which is reported as itself with probability "
+                f"{a * a / (a * a + b * b):.1%}.")
     elif p["mechanism"] == "duchi":
         kept = ("The answer is rounded at random to the smallest or the largest value, which is reported as "
                 f"itself with probability {keep}.")
