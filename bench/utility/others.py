@@ -17,6 +17,7 @@ formula without the clipping (unbiased).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import random
 import warnings
@@ -280,3 +281,25 @@ def survey_pq(name: str, k: int, epsilon: float) -> tuple[float, float, float] |
     if name in ("SMP[GRR]", "SMP[SS]"):
         return (*_grr(epsilon, 2), 1 / k) if name == "SMP[GRR]" else (*_ss(epsilon, 2), 1 / k)
     return None
+
+
+def rsfd_privacy_loss(k: int, epsilon: float) -> tuple[float, float]:
+    """Return RS+FD[GRR]'s exact privacy loss on k yes/no questions: (two whole answers, two answers one question apart).
+
+    From its client (``RSpFD_GRR_Client``): one question drawn uniformly is reported by GRR at the
+    amplified ε′, every other one is a uniform fake, so P(y | x) = (1/k)(1/2)^(k−1) Σ_j P_GRR(y_j | x_j).
+    The loss is the largest log ratio of P(y | x) / P(y | x′) over all reports y, enumerated over all
+    2^k answers x, x′: between answers one question apart it is ε (the library's claim), between any two
+    answers it is ε′ = ln(k(e^ε − 1) + 1) (x′ the opposite of x on every question).
+    """
+    p, q = rsfd_amplified_pq(k, epsilon)
+    answers = list(itertools.product((0, 1), repeat=k))
+    table = np.array([[sum(p if y[j] == x[j] else q for j in range(k)) for y in answers] for x in answers])
+    whole = one = 0.0
+    for a, x in enumerate(answers):
+        for b, other in enumerate(answers):
+            loss = float(np.max(np.log(table[a] / table[b])))
+            whole = max(whole, loss)
+            if sum(u != v for u, v in zip(x, other)) == 1:
+                one = max(one, loss)
+    return whole, one

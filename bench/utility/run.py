@@ -66,6 +66,10 @@ SURVEY_SHARES = (0.2, 0.35, 0.5, 0.65, 0.8)
 README = REPO / "bench" / "README.md"
 BEGIN, END = "<!-- utility:begin -->", "<!-- utility:end -->"
 RSFD, RSFD_SHIPPED = "RS+FD[GRR]", "RS+FD[GRR] (as shipped)"
+# RS+FD is listed apart, never as best other: as shipped it clips (biased); and at nominal ε its guarantee holds
+# between answers that differ in one question only; two whole answers are told apart up to
+# ε′ = ln(k(e^ε − 1) + 1) (others.rsfd_privacy_loss), while ours is ε-LDP on the whole answer.
+APART = (RSFD, RSFD_SHIPPED)
 PRECISION_REP0 = 1_000_000  # the precision run's repetitions: seeds disjoint from the n = 100,000 run's
 
 
@@ -309,8 +313,14 @@ def library_theory(task: Task, epsilon: float, n: int) -> dict:
 
 def best_theory(theories: dict, library: str | None = None):
     """Return ((library, protocol), TheoryMSE) with the least noise, of one library or all; None if none derived."""
-    derived = [(key, t) for key, t in theories.items() if t is not None and library in (None, key[0])]
+    derived = [(key, t) for key, t in theories.items()
+               if t is not None and library in (None, key[0]) and key[1] not in APART]
     return min(derived, key=lambda item: item[1].noise) if derived else None
+
+
+def point_task(point) -> Task:
+    """Return the Task of a table row."""
+    return next(task for task in tasks() if task.key == point.task)
 
 
 def theory_rows(points: list[Point], n: int) -> list[dict]:
@@ -343,17 +353,23 @@ def theory_table(points: list[Point], n: int) -> str:
              "(bench/utility/others.py: OLH g = round(e^ε) + 1, SS subset size max(1, rint(d/(e^ε+1))), THE's "
              "threshold by each library's own optimiser; SPL at ε/k, SMP at ε). *Against the population* adds "
              "f(1−f)/n, the same for every protocol, as the empirical MSE and the theory var column above do. "
-             "Not derived (and not counted as best): pure-ldp's HR and HM (Hadamard), RS+FD as shipped (clipped).",
+             "Not derived (and not counted as best): pure-ldp's HR and HM (Hadamard), RS+FD as shipped (clipped). "
+             "RS+FD unclipped is derived (Arcolezi et al. 2021: Var = k²σ(1−σ)/(n(p−q)²), σ = (q + f(p−q) + (k−1)/2)/k, "
+             "GRR at ε′ = ln(k(e^ε−1)+1)) but not counted either: at nominal ε its guarantee holds between answers "
+             "one question apart, and two whole answers are told apart up to ε′ (computed exactly from its client, "
+             "`others.rsfd_privacy_loss`), while ours is ε-LDP on the whole answer.",
              "",
              "| task | ε | our mechanism | ours: theory MSE | pure-ldp best by theory | multi-freq-ldpy best by theory "
-             "| theory not derived | **theory: ours / best library protocol** | same, against the population |",
+             "| not counted as best | **theory: ours / best library protocol** | same, against the population |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for row in rows:
         point, cells = row["point"], []
         for library in ("pure-ldp", "multi-freq-ldpy"):
             best = best_theory(row["theories"], library)
             cells.append(f"{best[0][1]}: {fmt(best[1].noise)}" if best else "—")
-        missing = ", ".join(name for (library, name), t in row["theories"].items() if t is None) or "—"
+        missing = ", ".join(name if t is None else
+                            f"{name}: {fmt(t.noise)} (whole-answer ε′ = {others.rsfd_privacy_loss(len(point_task(point).questions), point.epsilon)[0]:.2f})"
+                            for (library, name), t in row["theories"].items() if t is None or name in APART) or "—"
         lines.append(f"| {point.label} | {point.epsilon:g} | {point.mechanism} | {fmt(row['ours'].noise)} | "
                      f"{cells[0]} | {cells[1]} | {missing} | **{row['ratio']:.3f}** | {row['ratio_total']:.3f} |")
     worst = max(rows, key=lambda row: row["ratio"])
@@ -717,7 +733,10 @@ def precision_ratio(point: PrecisionPoint):
         return None, a / value, sa / value, f"theory {name}"
     if not point.others:
         return None, None, None, ""
-    best = min(point.others, key=lambda side: side.nmse)
+    counted = [side for side in point.others if side.name not in APART]
+    if not counted:
+        return None, None, None, ""
+    best = min(counted, key=lambda side: side.nmse)
     b, sb = best.nmse, best.se
     ratio = a / b
     relative2 = (sa / a) ** 2 + (sb / b) ** 2 - 2 * best.cov / (a * b)
@@ -729,7 +748,7 @@ def theory_ratio(point: PrecisionPoint) -> float | None:
     design = build(next(t for t in tasks() if t.key == point.task), point.epsilon)[0]
     task = next(t for t in tasks() if t.key == point.task)
     ours = ours_theory(design, task.truth, point.n) if design else None
-    values = [v for v in point.theory.values()]
+    values = [v for key, v in point.theory.items() if key.split(": ", 1)[1] not in APART]
     if ours is None or not values:
         return None
     return ours.total * point.n / min(values)
@@ -801,7 +820,7 @@ def precision_table(points: list[PrecisionPoint], big: list[Point], n_big: int) 
             best_text = (f"{best.library} {best.name}: {fmt(best.nmse, 4)} ± {fmt(best.se, 2)}"
                          + (" (paired)" if best.paired else "")) if best else "—"
             rest = "; ".join(f"{s.library} {s.name}: {fmt(s.nmse, 4)} ± {fmt(s.se, 2)}"
-                             for s in point.others if s is not best) or "—"
+                             for s in point.others if s is not best and s.name not in APART) or "—"
             ratio_theory = theory_ratio(point)
         zs = agreement(point, index.get((point.task, point.epsilon)), n_big)
         for name, z in zs:
