@@ -26,6 +26,13 @@ of the design's exact (p, q) and of every library protocol with the (p, q) its c
 (``others.frequency_pq``, ``others.survey_pq``), at the task's truth, and the ratio ours / best
 library protocol: 20 repetitions cannot resolve a 5% ratio, the theory can.
 
+The precision run (``--precision``) measures n·MSE, which for an unbiased oracle is λ(1−λ)/(p−q)²
+whatever n, at a small n (2,000) with enough repetitions that each side rests on ``--target``
+squared errors (20,000), ours and each library's candidates on the same repetitions (paired
+answers where our design is ``split``), and reports ours / best other with its delta-method se
+and the one-sided verdict on ≤ 1.05, beside a check of each n·MSE against the n = 100,000 run.
+RS+FD is listed apart: as shipped it clips, and its whole-answer privacy loss is ε′ > ε.
+
 Run it in the bench's own environment (``bash bench/utility/setup.sh``), e.g.
 ``/tmp/bench-venv/bin/python bench/utility/run.py --quick``.
 """
@@ -833,25 +840,29 @@ def precision_table(points: list[PrecisionPoint], big: list[Point], n_big: int) 
                      f"{'—' if ratio_theory is None else f'{ratio_theory:.3f}'} | {z_text} |")
     biased = [p for p in points if p.shipped is not None]
     if biased:
-        lines += ["", "Biased estimators, apart: RS+FD as shipped clips its estimates at 0 and renormalises, so it is "
-                  "not an unbiased estimate and is not counted as best other; beside it, RS+FD's own formula without "
-                  "the clipping (counted above when it is a candidate), ours, and ours clipped to [0, 1] (the "
-                  "projection onto the simplex for two shares, computed here: biased against biased).", "",
-                  "| task | ε | reps × n | RS+FD as shipped (clipped): n·MSE ± se | RS+FD unclipped: n·MSE ± se "
-                  "| ours: n·MSE ± se | ours clipped to [0, 1]: n·MSE ± se | ours clipped / RS+FD as shipped |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        lines += ["", "RS+FD, apart (not counted as best other): as shipped it clips its estimates at 0 and "
+                  "renormalises (biased), and at nominal ε its whole-answer privacy loss is ε′ (two answers differing "
+                  "in every question; `others.rsfd_privacy_loss`), where ours is ε-LDP on the whole answer. Beside it: "
+                  "its own formula without the clipping (unbiased, same client calls), ours, and ours clipped to "
+                  "[0, 1] (the projection onto the simplex for two shares, computed here: biased against biased).", "",
+                  "| task | ε | RS+FD whole-answer ε′ | reps × n | RS+FD as shipped (clipped): n·MSE ± se "
+                  "| RS+FD unclipped: n·MSE ± se | ours: n·MSE ± se | ours clipped to [0, 1]: n·MSE ± se "
+                  "| ours clipped / RS+FD as shipped | ours / RS+FD unclipped |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for point in biased:
             unclipped = next((s for s in point.others if s.name == RSFD), None)
             sh, view = point.shipped, point.view
-            ratio = "—"
-            if view:
-                r = view.nmse / sh.nmse
-                ratio = f"**{r:.3f}** ± {r * math.hypot(view.se / view.nmse, sh.se / sh.nmse):.3f}"
-            lines.append(f"| {point.label} | {point.epsilon:g} | {point.reps:,} × {point.n:,} | "
+            def quotient(a, b):
+                r = a.nmse / b.nmse
+                return f"**{r:.3f}** ± {r * math.hypot(a.se / a.nmse, b.se / b.nmse):.3f}"
+            ratio = quotient(view, sh) if view else "—"
+            versus = quotient(point.ours, unclipped) if unclipped else "—"
+            loss = others.rsfd_privacy_loss(len(point_task(point).questions), point.epsilon)[0]
+            lines.append(f"| {point.label} | {point.epsilon:g} | {loss:.2f} | {point.reps:,} × {point.n:,} | "
                          f"{fmt(sh.nmse, 4)} ± {fmt(sh.se, 2)} | "
                          + (f"{fmt(unclipped.nmse, 4)} ± {fmt(unclipped.se, 2)}" if unclipped else "—") + " | "
                          f"{fmt(point.ours.nmse, 4)} ± {fmt(point.ours.se, 2)} | "
-                         + (f"{fmt(view.nmse, 4)} ± {fmt(view.se, 2)}" if view else "—") + f" | {ratio} |")
+                         + (f"{fmt(view.nmse, 4)} ± {fmt(view.se, 2)}" if view else "—") + f" | {ratio} | {versus} |")
     rates = {}
     for point in points:
         for side in point.others + ([point.shipped] if point.shipped else []):
@@ -1060,7 +1071,15 @@ def main(argv=None) -> int:
                "  bash bench/utility/setup.sh                                   # once: /tmp/bench-venv\n"
                "  /tmp/bench-venv/bin/python bench/utility/run.py --quick        # ~1 minute, n = 10,000\n"
                "  /tmp/bench-venv/bin/python bench/utility/run.py --write-readme # the full run, table into bench/README.md\n"
-               "  /tmp/bench-venv/bin/python bench/utility/run.py --tasks choice8,yes_no --epsilons 1,4")
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --tasks choice8,yes_no --epsilons 1,4\n"
+               "  # the precision run as two processes (about half an hour each), then both tables into the README:\n"
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --precision --json p-a.json "
+               "--tasks yes_no,choice8,choice32,choice128,number,survey5_split\n"
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --precision --json p-b.json "
+               "--tasks survey5_sample,survey5_planned\n"
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --render bench/utility/results/n100000-*.json "
+               "p-a.json p-b.json --write-readme\n"
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --precision --quick --tasks yes_no --epsilons 1  # seconds")
     parser.add_argument("--n", type=int, default=None,
                         help="respondents per repetition (default 100,000; with --precision 2,000)")
     parser.add_argument("--reps", type=int, default=20, help="repetitions per point, ours and each library's best "
