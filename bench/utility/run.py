@@ -770,7 +770,12 @@ def verdict(ratio: float | None, se: float | None, theory: float | None) -> str:
         return f"**shown** (≤ {upper:.3f})"
     if ratio - 2 * se > 1.05:
         return f"**not shown: above 1.05** (≥ {ratio - 2 * se:.3f})"
-    why = f"theory ratio {theory:.3f} > 1.05" if theory is not None and theory > 1.05 else "se too large"
+    if theory is not None and theory > 1.05:
+        why = f"theory ratio {theory:.3f} > 1.05"
+    elif theory is not None and theory > 1.0005:
+        why = f"se too large: the theory ratio {theory:.3f} needs se ≤ {(1.05 - theory) / 2:.3f}"
+    else:
+        why = "se too large"
     return f"not shown: upper {upper:.3f} ({why})"
 
 
