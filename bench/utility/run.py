@@ -802,7 +802,9 @@ def agreement(point: PrecisionPoint, big: Point | None, n_big: int) -> list[tupl
                 else next((s for s in point.others if (s.library, s.name) == (other.library, other.protocol)), None))
         if side is not None:
             pairs.append((f"{other.library} {other.protocol}", side, other.measure))
-    return [(name, (side.nmse - n_big * m.mse) / math.hypot(side.se, n_big * m.se)) for name, side, m in pairs]
+    return [(name, (side.nmse - n_big * m.mse) / math.hypot(side.se, n_big * m.se),
+             f"{fmt(side.nmse, 4)} ± {fmt(side.se, 2)} here, {fmt(n_big * m.mse, 4)} ± {fmt(n_big * m.se, 2)} at "
+             f"n = {n_big:,}") for name, side, m in pairs]
 
 
 def precision_table(points: list[PrecisionPoint], big: list[Point], n_big: int) -> tuple[str, list[str]]:
@@ -812,7 +814,7 @@ def precision_table(points: list[PrecisionPoint], big: list[Point], n_big: int) 
              "| other candidates measured | **ours / best other** | ≤ 1.05? (ratio + 2 se) | theory ratio "
              "| n = 100,000 run agrees (z) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    flags = []
+    flags, theory_z, compared = [], [], 0
     for point in points:
         if not point.supported:
             lines.append(f"| {point.label} | {point.epsilon:g} | — | not supported by this version: {point.reason} "
@@ -822,6 +824,8 @@ def precision_table(points: list[PrecisionPoint], big: list[Point], n_big: int) 
         design = build(task, point.epsilon)[0]
         theory = ours_theory(design, task.truth, point.n)
         theory_text = fmt(theory.total * point.n, 4) if theory else "—"
+        if theory:
+            theory_z.append(((point.ours.nmse - theory.total * point.n) / point.ours.se, point))
         best, ratio, se, reference = precision_ratio(point)
         if point.references:
             name, value = min(point.references.items(), key=lambda item: item[1])
@@ -835,10 +839,14 @@ def precision_table(points: list[PrecisionPoint], big: list[Point], n_big: int) 
                              for s in point.others if s is not best and s.name not in APART) or "—"
             ratio_theory = theory_ratio(point)
         zs = agreement(point, index.get((point.task, point.epsilon)), n_big)
-        for name, z in zs:
+        compared += len(zs)
+        for name, z, figures in zs:
             if abs(z) > 2:
-                flags.append(f"{point.label}, ε = {point.epsilon:g}, {name}: z = {z:+.1f}")
-        z_text = ", ".join(f"{name} {z:+.1f}" + (" **(!)**" if abs(z) > 2 else "") for name, z in zs) or "—"
+                library_theory_value = point.theory.get(name.replace(" ", ": ", 1)) if name != "ours" else (
+                    theory.total * point.n if theory else None)
+                flags.append(f"{point.label}, ε = {point.epsilon:g}, {name}: z = {z:+.1f} ({figures}"
+                             + (f"; theory {fmt(library_theory_value, 4)}" if library_theory_value else "") + ")")
+        z_text = ", ".join(f"{name} {z:+.1f}" + (" **(!)**" if abs(z) > 2 else "") for name, z, _ in zs) or "—"
         lines.append(f"| {point.label} | {point.epsilon:g} | {point.reps:,} × {point.n:,} | {point.mechanism} | "
                      f"{fmt(point.ours.nmse, 4)} ± {fmt(point.ours.se, 2)} | {theory_text} | {best_text} | {rest} | "
                      f"**{ratio:.3f}** ± {se:.3f} | {verdict(ratio, se, ratio_theory)} | "
@@ -868,6 +876,11 @@ def precision_table(points: list[PrecisionPoint], big: list[Point], n_big: int) 
                          + (f"{fmt(unclipped.nmse, 4)} ± {fmt(unclipped.se, 2)}" if unclipped else "—") + " | "
                          f"{fmt(point.ours.nmse, 4)} ± {fmt(point.ours.se, 2)} | "
                          + (f"{fmt(view.nmse, 4)} ± {fmt(view.se, 2)}" if view else "—") + f" | {ratio} | {versus} |")
+    if theory_z:
+        z, worst = max(theory_z, key=lambda item: abs(item[0]))
+        lines += ["", f"Ours against the theory n·MSE (the column theory n·MSE, exact (p, q) of the design): "
+                  f"{sum(abs(z) <= 2 for z, _ in theory_z)} of {len(theory_z)} points within 2 se; the largest "
+                  f"deviation z = {z:+.1f} ({worst.label}, ε = {worst.epsilon:g})."]
     rates = {}
     for point in points:
         for side in point.others + ([point.shipped] if point.shipped else []):
@@ -877,7 +890,7 @@ def precision_table(points: list[PrecisionPoint], big: list[Point], n_big: int) 
         lines += ["", "Library clients, measured throughput in this run (respondents per second, client call and "
                   "aggregation, min–max over points): " + "; ".join(
                       f"{name} {min(v):,.0f}–{max(v):,.0f}" for name, v in sorted(rates.items())) + "."]
-    return "\n".join(lines), flags
+    return "\n".join(lines), (flags, compared)
 
 
 def load_precision(paths: list[Path]) -> tuple[str, list[PrecisionPoint], list[float]]:
@@ -1026,15 +1039,18 @@ def write_readme(section: str) -> None:
     README.write_text(f"{head}{BEGIN}\n{section}\n{END}{tail}", encoding="utf-8")
 
 
-def agreement_text(flags: list[str], points: list[Point]) -> str:
+def agreement_text(checked: tuple[list[str], int], points: list[Point]) -> str:
     """Return the sentence on the check against the n = 100,000 run."""
+    flags, compared = checked
     if not points:
         return "No n = 100,000 run given to check the precision run's n·MSE against."
     if not flags:
-        return ("Check against the n = 100,000 run: every n·MSE measured by both runs (ours, and each library "
-                "protocol both measured) agrees within 2 standard errors.")
-    return ("Check against the n = 100,000 run: n·MSE measured by both runs differing by more than 2 standard errors "
-            "(about 1 in 20 comparisons does by chance): " + "; ".join(flags) + ".")
+        return (f"Check against the n = 100,000 run: all {compared} n·MSE measured by both runs (ours, and each "
+                "library protocol both measured) agree within 2 standard errors.")
+    return (f"Check against the n = 100,000 run: of {compared} n·MSE measured by both runs (ours, each library "
+            f"protocol both measured), {len(flags)} differ by more than 2 standard errors (about 1 in 20 would by "
+            "chance; the n = 100,000 run's se rest on 20 repetitions, themselves uncertain by about 16%): "
+            + "; ".join(flags) + ".")
 
 
 def run_precision(args, chosen: list[Task], all_tasks: list[Task], epsilons: list[float], log) -> int:
@@ -1130,9 +1146,9 @@ def main(argv=None) -> int:
         if precise:
             header, precision_points, times = load_precision(precise)
             header = header.replace("{times}", ", ".join(f"{t:.0f} s" for t in times))
-            table, flags = precision_table(precision_points, points, n_big)
-            section += ("\n\n" if section else "") + header + "\n\n" + table + "\n\n" + agreement_text(flags, points)
-            for flag in flags:
+            table, checked = precision_table(precision_points, points, n_big)
+            section += ("\n\n" if section else "") + header + "\n\n" + table + "\n\n" + agreement_text(checked, points)
+            for flag in checked[0]:
                 print(f"disagreement with the n = {n_big:,} run: {flag}", file=sys.stderr)
         print(section)
         if args.write_readme:
