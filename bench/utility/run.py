@@ -893,9 +893,19 @@ def precision_table(points: list[PrecisionPoint], big: list[Point], n_big: int) 
     return "\n".join(lines), (flags, compared)
 
 
-def load_precision(paths: list[Path]) -> tuple[str, list[PrecisionPoint], list[float]]:
-    """Return the header, the points and each file's run time of precision --json files."""
+def load_precision(paths: list[Path]) -> tuple[str, list[PrecisionPoint], list[str]]:
+    """Return the header, the points and each file's run time (with its tasks and target) of precision --json files.
+
+    Rows of the same point from several files (a point rerun at a larger --target) are all kept, in file order.
+    """
     datas = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    labels = {task.key: task.label for task in tasks()}
+    times = []
+    for data in datas:
+        found = re.search(r"give ([\d,]+) squared errors", data["header"])
+        keys = dict.fromkeys(raw["task"] for raw in data["points"])
+        times.append(f"{data['elapsed']:.0f} s ({', '.join(labels[k] for k in keys)}; "
+                     f"{found.group(1) if found else '?'} squared errors)")
     order = [task.key for task in tasks()]
     raws = sorted((raw for data in datas for raw in data["points"]),
                   key=lambda raw: (order.index(raw["task"]), raw["epsilon"]))
@@ -905,7 +915,7 @@ def load_precision(paths: list[Path]) -> tuple[str, list[PrecisionPoint], list[f
             raw[name] = Side(**raw[name]) if raw[name] else None
         raw["others"] = [Side(**o) for o in raw["others"]]
         points.append(PrecisionPoint(**raw))
-    return datas[0]["header"], points, [data["elapsed"] for data in datas]
+    return datas[0]["header"], points, times
 
 
 def mechanism_name(design: dict) -> str:
@@ -1145,7 +1155,7 @@ def main(argv=None) -> int:
             section = header + "\n\n" + markdown_table(points, n_big)
         if precise:
             header, precision_points, times = load_precision(precise)
-            header = header.replace("{times}", ", ".join(f"{t:.0f} s" for t in times))
+            header = header.replace("{times}", "; ".join(times))
             table, checked = precision_table(precision_points, points, n_big)
             section += ("\n\n" if section else "") + header + "\n\n" + table + "\n\n" + agreement_text(checked, points)
             for flag in checked[0]:
