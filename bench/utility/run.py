@@ -1108,6 +1108,7 @@ def main(argv=None) -> int:
                "--tasks yes_no,choice8,choice32,choice128,number,survey5_split\n"
                "  /tmp/bench-venv/bin/python bench/utility/run.py --precision --json p-b.json "
                "--tasks survey5_sample,survey5_planned\n"
+               "  # (the kept run split B: survey5_sample, then survey5_planned as a third process when A ended)\n"
                "  /tmp/bench-venv/bin/python bench/utility/run.py --render bench/utility/results/n100000-*.json "
                "p-a.json p-b.json --write-readme\n"
                "  /tmp/bench-venv/bin/python bench/utility/run.py --precision --quick --tasks yes_no --epsilons 1  # seconds")
