@@ -10,12 +10,14 @@ multi-freq-ldpy (Arcolezi): every aggregator ends in ``MI`` (matrix inversion), 
 clips negative estimates to 0 and renormalises; ``_unbiased_mi`` swaps that function for
 the same inversion without the post-processing while a protocol aggregates, so both
 libraries are measured on the unbiased estimate that ldp-survey reports (the one its
-intervals are about). RS+FD inlines its clipping, so RS+FD is measured as shipped.
+intervals are about). RS+FD inlines its clipping: `rsfd_both` returns its estimate as shipped and the same
+formula without the clipping (unbiased).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import random
 import warnings
@@ -164,6 +166,46 @@ def survey_protocols(allocation: str) -> list[Protocol]:
                      _mdim(RSpFD_solution.RSpFD_GRR_Client, RSpFD_solution.RSpFD_GRR_Aggregator_MI, unbiased=False))]
 
 
+def rsfd_amplified_pq(k: int, epsilon: float, d: int = 2) -> tuple[float, float]:
+    """RS+FD[GRR]'s GRR (p, q) at the amplified ε′ = ln(k(e^ε − 1) + 1), as RSpFD_solution sets them."""
+    amplified = math.log(k * (math.exp(epsilon) - 1) + 1)
+    p = math.exp(amplified) / (math.exp(amplified) + d - 1)
+    return p, (1 - p) / (d - 1)
+
+
+def rsfd_unbiased(reports: np.ndarray, k: int, epsilon: float, d: int = 2) -> np.ndarray:
+    """RS+FD[GRR]'s own estimator (RSpFD_GRR_Aggregator_MI) without its clip(0) and renormalisation: P(yes) per question.
+
+    f̂ = (C·k·d − n(k − 1 + q·d)) / (n·d·(p − q)), C the count of reports of "yes" (value 1) for the
+    question; unbiased (its expectation is the share), as the library's formula is before it clips.
+    """
+    p, q = rsfd_amplified_pq(k, epsilon, d)
+    n = reports.shape[0]
+    counts = (reports == 1).sum(axis=0).astype(float)
+    return (counts * k * d - n * (k - 1 + q * d)) / (n * d * (p - q))
+
+
+def rsfd_both(values: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """Run RS+FD[GRR]'s client once per respondent; return (unbiased estimate, the library's clipped estimate as shipped)."""
+    k = values.shape[1]
+    domains = [2] * k
+    reports = [RSpFD_solution.RSpFD_GRR_Client(row, domains, k, epsilon) for row in values.tolist()]
+    shipped = RSpFD_solution.RSpFD_GRR_Aggregator_MI(reports, domains, k, epsilon)
+    return (rsfd_unbiased(np.asarray(reports, dtype=int), k, epsilon),
+            np.array([float(estimate[1]) for estimate in shipped]))
+
+
+def rsfd_variance(f: float, k: int, epsilon: float, d: int = 2) -> float:
+    """Per-respondent variance of the unbiased RS+FD[GRR] estimate against the population share f (Variance_RSpFD).
+
+    Each report of the question is "yes" with probability σ = (q + f(p − q) + (k − 1)/d)/k, so
+    Var = k²σ(1 − σ)/(n(p − q)²); this returns n·Var.
+    """
+    p, q = rsfd_amplified_pq(k, epsilon, d)
+    sigma = (q + f * (p - q) + (k - 1) / d) / k
+    return k * k * sigma * (1 - sigma) / (p - q) ** 2
+
+
 # --- Theory: each protocol's (p, q) exactly as the libraries set them -------------------------------
 
 def _grr(epsilon: float, d: int) -> tuple[float, float]:
@@ -231,11 +273,33 @@ def survey_pq(name: str, k: int, epsilon: float) -> tuple[float, float, float] |
     """Return (p, q, share of respondents who answer each question) of a ``survey_protocols`` solution for yes/no.
 
     SPL runs GRR or SS on every question at ε/k (SS at d = 2 has subset size 1: GRR); SMP samples
-    one question per respondent (share 1/k) at full ε. RS+FD as shipped clips its estimates, so
-    its variance is not derived (None).
+    one question per respondent (share 1/k) at full ε. RS+FD is not of this form (its reports mix
+    fake data in; see ``rsfd_variance``), and as shipped it clips its estimates: None.
     """
     if name in ("SPL[GRR]", "SPL[SS]"):
         return (*_grr(epsilon / k, 2), 1.0) if name == "SPL[GRR]" else (*_ss(epsilon / k, 2), 1.0)
     if name in ("SMP[GRR]", "SMP[SS]"):
         return (*_grr(epsilon, 2), 1 / k) if name == "SMP[GRR]" else (*_ss(epsilon, 2), 1 / k)
     return None
+
+
+def rsfd_privacy_loss(k: int, epsilon: float) -> tuple[float, float]:
+    """Return RS+FD[GRR]'s exact privacy loss on k yes/no questions: (two whole answers, two answers one question apart).
+
+    From its client (``RSpFD_GRR_Client``): one question drawn uniformly is reported by GRR at the
+    amplified ε′, every other one is a uniform fake, so P(y | x) = (1/k)(1/2)^(k−1) Σ_j P_GRR(y_j | x_j).
+    The loss is the largest log ratio of P(y | x) / P(y | x′) over all reports y, enumerated over all
+    2^k answers x, x′: between answers one question apart it is ε (the library's claim), between any two
+    answers it is ε′ = ln(k(e^ε − 1) + 1) (x′ the opposite of x on every question).
+    """
+    p, q = rsfd_amplified_pq(k, epsilon)
+    answers = list(itertools.product((0, 1), repeat=k))
+    table = np.array([[sum(p if y[j] == x[j] else q for j in range(k)) for y in answers] for x in answers])
+    whole = one = 0.0
+    for a, x in enumerate(answers):
+        for b, other in enumerate(answers):
+            loss = float(np.max(np.log(table[a] / table[b])))
+            whole = max(whole, loss)
+            if sum(u != v for u, v in zip(x, other)) == 1:
+                one = max(one, loss)
+    return whole, one

@@ -26,6 +26,13 @@ of the design's exact (p, q) and of every library protocol with the (p, q) its c
 (``others.frequency_pq``, ``others.survey_pq``), at the task's truth, and the ratio ours / best
 library protocol: 20 repetitions cannot resolve a 5% ratio, the theory can.
 
+The precision run (``--precision``) measures n·MSE, which for an unbiased oracle is λ(1−λ)/(p−q)²
+whatever n, at a small n (2,000) with enough repetitions that each side rests on ``--target``
+squared errors (20,000), ours and each library's candidates on the same repetitions (paired
+answers where our design is ``split``), and reports ours / best other with its delta-method se
+and the one-sided verdict on ≤ 1.05, beside a check of each n·MSE against the n = 100,000 run.
+RS+FD is listed apart: as shipped it clips, and its whole-answer privacy loss is ε′ > ε.
+
 Run it in the bench's own environment (``bash bench/utility/setup.sh``), e.g.
 ``/tmp/bench-venv/bin/python bench/utility/run.py --quick``.
 """
@@ -65,6 +72,12 @@ EPSILONS = (0.5, 1.0, 2.0, 4.0)
 SURVEY_SHARES = (0.2, 0.35, 0.5, 0.65, 0.8)
 README = REPO / "bench" / "README.md"
 BEGIN, END = "<!-- utility:begin -->", "<!-- utility:end -->"
+RSFD, RSFD_SHIPPED = "RS+FD[GRR]", "RS+FD[GRR] (as shipped)"
+# RS+FD is listed apart, never as best other: as shipped it clips (biased); and at nominal ε its guarantee holds
+# between answers that differ in one question only; two whole answers are told apart up to
+# ε′ = ln(k(e^ε − 1) + 1) (others.rsfd_privacy_loss), while ours is ε-LDP on the whole answer.
+APART = (RSFD, RSFD_SHIPPED)
+PRECISION_REP0 = 1_000_000  # the precision run's repetitions: seeds disjoint from the n = 100,000 run's
 
 
 @dataclass(frozen=True)
@@ -271,6 +284,10 @@ def survey_theory(task: Task, epsilon: float, n: int) -> dict:
         pqs = others.survey_pq(protocol.name, len(shares), epsilon)
         result[(protocol.library, protocol.name)] = None if pqs is None else TheoryMSE.of(
             [(pqs[0], pqs[1], f, n * pqs[2]) for f in shares], n)
+    if "sample" in allocations:  # RS+FD's own formula without its clipping: unbiased, its variance derived
+        totals = [others.rsfd_variance(f, len(shares), epsilon) / n for f in shares]
+        result[("multi-freq-ldpy", RSFD)] = TheoryMSE(
+            noise=float(np.mean([t - f * (1 - f) / n for t, f in zip(totals, shares)])), total=float(np.mean(totals)))
     return result
 
 
@@ -303,8 +320,14 @@ def library_theory(task: Task, epsilon: float, n: int) -> dict:
 
 def best_theory(theories: dict, library: str | None = None):
     """Return ((library, protocol), TheoryMSE) with the least noise, of one library or all; None if none derived."""
-    derived = [(key, t) for key, t in theories.items() if t is not None and library in (None, key[0])]
+    derived = [(key, t) for key, t in theories.items()
+               if t is not None and library in (None, key[0]) and key[1] not in APART]
     return min(derived, key=lambda item: item[1].noise) if derived else None
+
+
+def point_task(point) -> Task:
+    """Return the Task of a table row."""
+    return next(task for task in tasks() if task.key == point.task)
 
 
 def theory_rows(points: list[Point], n: int) -> list[dict]:
@@ -337,17 +360,23 @@ def theory_table(points: list[Point], n: int) -> str:
              "(bench/utility/others.py: OLH g = round(e^ε) + 1, SS subset size max(1, rint(d/(e^ε+1))), THE's "
              "threshold by each library's own optimiser; SPL at ε/k, SMP at ε). *Against the population* adds "
              "f(1−f)/n, the same for every protocol, as the empirical MSE and the theory var column above do. "
-             "Not derived (and not counted as best): pure-ldp's HR and HM (Hadamard), RS+FD as shipped (clipped).",
+             "Not derived (and not counted as best): pure-ldp's HR and HM (Hadamard), RS+FD as shipped (clipped). "
+             "RS+FD unclipped is derived (Arcolezi et al. 2021: Var = k²σ(1−σ)/(n(p−q)²), σ = (q + f(p−q) + (k−1)/2)/k, "
+             "GRR at ε′ = ln(k(e^ε−1)+1)) but not counted either: at nominal ε its guarantee holds between answers "
+             "one question apart, and two whole answers are told apart up to ε′ (computed exactly from its client, "
+             "`others.rsfd_privacy_loss`), while ours is ε-LDP on the whole answer.",
              "",
              "| task | ε | our mechanism | ours: theory MSE | pure-ldp best by theory | multi-freq-ldpy best by theory "
-             "| theory not derived | **theory: ours / best library protocol** | same, against the population |",
+             "| not counted as best | **theory: ours / best library protocol** | same, against the population |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for row in rows:
         point, cells = row["point"], []
         for library in ("pure-ldp", "multi-freq-ldpy"):
             best = best_theory(row["theories"], library)
             cells.append(f"{best[0][1]}: {fmt(best[1].noise)}" if best else "—")
-        missing = ", ".join(name for (library, name), t in row["theories"].items() if t is None) or "—"
+        missing = ", ".join(name if t is None else
+                            f"{name}: {fmt(t.noise)} (whole-answer ε′ = {others.rsfd_privacy_loss(len(point_task(point).questions), point.epsilon)[0]:.2f})"
+                            for (library, name), t in row["theories"].items() if t is None or name in APART) or "—"
         lines.append(f"| {point.label} | {point.epsilon:g} | {point.mechanism} | {fmt(row['ours'].noise)} | "
                      f"{cells[0]} | {cells[1]} | {missing} | **{row['ratio']:.3f}** | {row['ratio_total']:.3f} |")
     worst = max(rows, key=lambda row: row["ratio"])
@@ -460,17 +489,16 @@ def library_error(protocol, task: Task, values, goal, d: int, epsilon: float, se
     return float(np.mean((estimates - goal) ** 2))
 
 
-def measure_others(task: Task, task_index: int, epsilon: float, n: int, reps: int, screen_reps: int,
-                   screen_n: int, seed: int, log) -> list[Other]:
-    """Screen each library's protocols for the task, then measure each library's best on ``reps`` fresh repetitions.
+def screen(task: Task, task_index: int, epsilon: float, screen_reps: int, screen_n: int, seed: int, log):
+    """Screen every candidate protocol of each library for the task on ``screen_n`` respondents.
 
-    Screening runs on ``screen_n`` respondents: every protocol's error scales as 1/n, so the
-    ranking does not depend on n, and the screening costs less.
+    Return (results, candidates, d): ``results`` holds one ``Other`` per library with its
+    screening MSEs (``screened``) or a note why the library has no protocol for the task.
     """
     kind = task.questions[0]["kind"]
     if kind == "number":
         note = "no protocol for numbers (frequency oracles only)"
-        return [Other("pure-ldp", note=note), Other("multi-freq-ldpy", note=note)]
+        return [Other("pure-ldp", note=note), Other("multi-freq-ldpy", note=note)], [], 1
     if len(task.questions) > 1:
         allocations = ("split", "sample") if task.allocation == "planned" else (task.allocation,)
         candidates = [p for allocation in allocations for p in others.survey_protocols(allocation)]
@@ -499,8 +527,23 @@ def measure_others(task: Task, task_index: int, epsilon: float, n: int, reps: in
             other.screened[protocol.name] = float(np.mean(per_rep))
         if not other.screened:
             other.note = "every protocol failed"
-            results.append(other)
+        results.append(other)
+    return results, candidates, d
+
+
+def measure_others(task: Task, task_index: int, epsilon: float, n: int, reps: int, screen_reps: int,
+                   screen_n: int, seed: int, log) -> list[Other]:
+    """Screen each library's protocols for the task, then measure each library's best on ``reps`` fresh repetitions.
+
+    Screening runs on ``screen_n`` respondents: every protocol's error scales as 1/n, so the
+    ranking does not depend on n, and the screening costs less.
+    """
+    results, candidates, d = screen(task, task_index, epsilon, screen_reps, screen_n, seed, log)
+    questions = [dict(q) for q in task.questions]
+    for other in results:
+        if not other.screened:
             continue
+        library = other.library
         best = min(other.screened, key=other.screened.get)
         protocol = next(p for p in candidates if p.library == library and p.name == best)
         per_rep = []
@@ -511,8 +554,368 @@ def measure_others(task: Task, task_index: int, epsilon: float, n: int, reps: in
         other.protocol, other.measure = best, Measure.of(per_rep)
         log(f"    {library}: screened {', '.join(f'{k} {v:.3g}' for k, v in other.screened.items())}; "
             f"best {best}: MSE {other.measure.mse:.4g}")
-        results.append(other)
     return results
+
+
+# --- The precision run: n·MSE at a small n, with enough repetitions to settle each ratio ------------------------
+
+
+@dataclass
+class Side:
+    """One estimator's n·MSE in the precision run, over ``reps`` repetitions of n respondents.
+
+    ``cov`` is the covariance of its mean per-repetition n·MSE with ours (0 unless ``paired``:
+    the same true answers as ours, repetition by repetition). ``calls_per_s``: the library's
+    client calls (one per respondent) per second of the whole measurement, aggregation included.
+    """
+
+    library: str
+    name: str
+    nmse: float
+    se: float
+    reps: int
+    paired: bool = False
+    cov: float = 0.0
+    seconds: float = 0.0
+    calls_per_s: float | None = None
+
+
+@dataclass
+class PrecisionPoint:
+    """One row of the precision table."""
+
+    task: str
+    label: str
+    epsilon: float
+    supported: bool
+    n: int
+    reps: int
+    reason: str = ""
+    mechanism: str = ""
+    ours: Side | None = None
+    view: Side | None = None
+    others: list = field(default_factory=list)
+    shipped: Side | None = None
+    screened: dict = field(default_factory=dict)
+    chosen: dict = field(default_factory=dict)
+    theory: dict = field(default_factory=dict)
+    references: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def side_of(library: str, name: str, per_rep, n: int, ours_per_rep=None, seconds: float = 0.0,
+            calls: int | None = None) -> Side:
+    """Return the n·MSE of per-repetition MSEs; with ``ours_per_rep`` (same answers) also the covariance of the means."""
+    values = n * np.asarray(per_rep, dtype=float)
+    reps = values.size
+    cov = 0.0
+    if ours_per_rep is not None:
+        cov = float(np.cov(n * np.asarray(ours_per_rep, dtype=float), values, ddof=1)[0, 1] / reps)
+    return Side(library=library, name=name, nmse=float(values.mean()), se=float(values.std(ddof=1) / math.sqrt(reps)),
+                reps=int(reps), paired=ours_per_rep is not None, cov=cov, seconds=seconds,
+                calls_per_s=None if calls is None else calls / max(seconds, 1e-9))
+
+
+def precision_choice(task: Task, epsilon: float, n: int, screened: list[Other]) -> tuple[dict, dict]:
+    """Return ({library: [protocol names to measure]}, {(library, protocol): n·theory MSE against the population}).
+
+    Each library's candidates: its best protocol by theory (``library_theory``, the (p, q) its code
+    sets), and the protocol today's screening picks (``screen``, as the n = 100,000 run does) unless
+    the theory puts that one more than 5% behind the library's best (then only noise made it win
+    the screening, or it has exactly the best's (p, q), e.g. SS with subset size 1, which is GRR). A protocol without derived theory (pure-ldp's HR, HM) picked by the screening
+    is always measured. RS+FD as shipped (clipped) is replaced by the same estimator unclipped
+    (``others.rsfd_unbiased``), which is derived and measured wherever the task samples questions;
+    as shipped it comes from the same client calls and is reported beside, not as a candidate.
+    """
+    theories = library_theory(task, epsilon, n)
+    theory = {key: n * t.total for key, t in theories.items() if t is not None}
+    chosen = {}
+    for other in screened:
+        if not other.screened:
+            continue
+        library = other.library
+        names = []
+        best = best_theory(theories, library)
+        if best:
+            names.append(best[0][1])
+        pick = min(other.screened, key=other.screened.get)
+        pick = RSFD if pick == RSFD_SHIPPED else pick
+        pick_theory = theory.get((library, pick))
+        same = best and pick_theory is not None and abs(pick_theory / (n * best[1].total) - 1) < 1e-9
+        if same:  # the same (p, q) as the best by theory (SS with subset size 1 is GRR): the same protocol
+            pass
+        elif pick not in names and (pick_theory is None or not best or pick_theory <= 1.05 * n * best[1].total):
+            names.append(pick)
+        if (library, RSFD) in theory and RSFD not in names:  # one client run gives RS+FD unclipped and as shipped
+            names.append(RSFD)
+        chosen[library] = names
+    return chosen, theory
+
+
+def measure_precision(task: Task, task_index: int, epsilon: float, n: int, target: int, screen_reps: int,
+                      screen_n: int, seed: int, log) -> PrecisionPoint:
+    """Measure one point of the precision run: ours and each library's candidates on the same repetitions.
+
+    Every side runs ``ceil(target / estimates per repetition)`` repetitions of n respondents, the
+    repetitions PRECISION_REP0, PRECISION_REP0 + 1, … (seeds disjoint from the n = 100,000 run's).
+    Where our design is ``split`` ours and the libraries randomize the same true answers in each
+    repetition (paired: the covariance enters the ratio's standard error); a sampled survey of
+    ours draws its own answers and which questions each respondent answers (unpaired).
+    """
+    clock = time.perf_counter()
+    design, reason = build(task, epsilon)
+    reps = math.ceil(target / estimand_count(task))
+    point = PrecisionPoint(task=task.key, label=task.label, epsilon=epsilon, supported=design is not None, n=n,
+                           reps=reps, reason=reason or "")
+    log(f"{task.label}, ε = {epsilon:g}: " + (mechanism_name(design) if design else f"unsupported ({reason})")
+        + f"; {reps} repetitions of n = {n:,}")
+    ours = None
+    if design is not None:
+        point.mechanism = mechanism_name(design)
+        goal = np.asarray(targets(design, task.truth))
+        ours, view = [], []
+        started = time.perf_counter()
+        for r in range(reps):
+            rep = PRECISION_REP0 + r
+            answers = true_answers(design, task.truth, n, rep_seed(seed, task_index, rep, 0))
+            rows = ours_once(design, task.truth, answers, n,
+                             np.random.default_rng(rep_seed(seed, task_index, rep, 1, design["epsilon"])))
+            estimates = np.array([row.estimate for row in rows], dtype=float)
+            ours.append(float(np.mean((estimates - goal) ** 2)))
+            if all(row.consistent is not None for row in rows):  # a choice question: the Norm-Sub view
+                view.append(float(np.mean((np.array([row.consistent for row in rows], dtype=float) - goal) ** 2)))
+            elif len(design["questions"]) > 1:  # yes/no questions: the simplex projection of two shares is a clip
+                view.append(float(np.mean((np.clip(estimates, 0, 1) - goal) ** 2)))
+        point.ours = side_of("ours", point.mechanism, ours, n, seconds=time.perf_counter() - started)
+        point.view = side_of("ours", "Norm-Sub" if task.questions[0]["kind"] == "choice" else "clipped to [0, 1]",
+                             view, n) if view else None
+        log(f"    ours: n·MSE {point.ours.nmse:.4g} ± {point.ours.se:.2g} ({point.ours.seconds:.0f} s)")
+        if task.questions[0]["kind"] == "number":
+            point.references = {k: n * v for k, v in number_references(task.questions[0], task.truth["q"],
+                                                                       epsilon, n).items()}
+    paired = design is not None and design["allocation"] == "split"
+    screened, candidates, d = screen(task, task_index, epsilon, screen_reps, screen_n, seed, log)
+    point.screened = {o.library: o.screened for o in screened if o.screened}
+    point.chosen, point.theory = precision_choice(task, epsilon, n, screened)
+    point.theory = {f"{library}: {name}": value for (library, name), value in point.theory.items()}
+    questions = [dict(q) for q in task.questions]
+    for library, names in point.chosen.items():
+        for name in names:
+            started = time.perf_counter()
+            per_rep, shipped = [], []
+            protocol = next((p for p in candidates if p.library == library and p.name == name), None)
+            for r in range(reps):
+                rep = PRECISION_REP0 + r
+                values, goal = library_inputs(task, task_index, questions, n, rep, seed)
+                seed_seq = rep_seed(seed, task_index, rep, 3, epsilon)
+                if name == RSFD:
+                    others.seed_all(int(seed_seq.generate_state(1, dtype=np.uint32)[0]))
+                    unbiased, clipped = others.rsfd_both(values, epsilon)
+                    per_rep.append(float(np.mean((unbiased - np.asarray(goal)) ** 2)))
+                    shipped.append(float(np.mean((clipped - np.asarray(goal)) ** 2)))
+                else:
+                    per_rep.append(library_error(protocol, task, values, goal, d, epsilon, seed_seq))
+            seconds = time.perf_counter() - started
+            side = side_of(library, name, per_rep, n, ours if paired and ours else None, seconds, reps * n)
+            point.others.append(side)
+            if shipped:
+                point.shipped = side_of(library, RSFD_SHIPPED, shipped, n, None, seconds, reps * n)
+            log(f"    {library} {name}: n·MSE {side.nmse:.4g} ± {side.se:.2g} ({seconds:.0f} s, "
+                f"{side.calls_per_s:,.0f} calls/s)")
+    point.seconds = time.perf_counter() - clock
+    return point
+
+
+def precision_ratio(point: PrecisionPoint):
+    """Return (best other Side or None, ratio, se, reference text) of ours against the best unbiased other.
+
+    For a number (no library protocol) the reference is the best theory of the continuous mechanisms.
+    The ratio's se is the delta method's, with the covariance of paired sides.
+    """
+    if point.ours is None:
+        return None, None, None, ""
+    a, sa = point.ours.nmse, point.ours.se
+    if point.references:
+        name, value = min(point.references.items(), key=lambda item: item[1])
+        return None, a / value, sa / value, f"theory {name}"
+    if not point.others:
+        return None, None, None, ""
+    counted = [side for side in point.others if side.name not in APART]
+    if not counted:
+        return None, None, None, ""
+    best = min(counted, key=lambda side: side.nmse)
+    b, sb = best.nmse, best.se
+    ratio = a / b
+    relative2 = (sa / a) ** 2 + (sb / b) ** 2 - 2 * best.cov / (a * b)
+    return best, ratio, ratio * math.sqrt(max(relative2, 0.0)), f"{best.library} {best.name}"
+
+
+def theory_ratio(point: PrecisionPoint) -> float | None:
+    """Return the theory ratio ours / the best library protocol against the population, or None."""
+    design = build(next(t for t in tasks() if t.key == point.task), point.epsilon)[0]
+    task = next(t for t in tasks() if t.key == point.task)
+    ours = ours_theory(design, task.truth, point.n) if design else None
+    values = [v for key, v in point.theory.items() if key.split(": ", 1)[1] not in APART]
+    if ours is None or not values:
+        return None
+    return ours.total * point.n / min(values)
+
+
+def verdict(ratio: float | None, se: float | None, theory: float | None) -> str:
+    """Return the one-sided verdict on ours / best other ≤ 1.05, and why when it is not shown."""
+    if ratio is None:
+        return "—"
+    upper = ratio + 2 * se
+    if upper <= 1.05:
+        return f"**shown** (≤ {upper:.3f})"
+    if ratio - 2 * se > 1.05:
+        return f"**not shown: above 1.05** (≥ {ratio - 2 * se:.3f})"
+    if theory is not None and theory > 1.05:
+        why = f"theory ratio {theory:.3f} > 1.05"
+    elif theory is not None and theory > 1.0005:
+        why = f"se too large: the theory ratio {theory:.3f} needs se ≤ {(1.05 - theory) / 2:.3f}"
+    else:
+        why = "se too large"
+    return f"not shown: upper {upper:.3f} ({why})"
+
+
+def hundred_k_index(points: list[Point]) -> dict:
+    """Return {(task, ε): Point} of the n = 100,000 run."""
+    return {(p.task, p.epsilon): p for p in points}
+
+
+def agreement(point: PrecisionPoint, big: Point | None, n_big: int) -> list[tuple[str, float]]:
+    """Return [(side, z)] comparing the precision run's n·MSE with the n = 100,000 run's, side by side.
+
+    z = (n·MSE here − n·MSE there) / √(se² + se²); the same estimator on both sides (ours; a
+    library protocol both runs measured; RS+FD as shipped).
+    """
+    if big is None:
+        return []
+    pairs = []
+    if point.ours and big.ours:
+        pairs.append(("ours", point.ours, big.ours))
+    for other in big.others:
+        if other.measure is None:
+            continue
+        side = (point.shipped if other.protocol == RSFD_SHIPPED
+                else next((s for s in point.others if (s.library, s.name) == (other.library, other.protocol)), None))
+        if side is not None:
+            pairs.append((f"{other.library} {other.protocol}", side, other.measure))
+    return [(name, (side.nmse - n_big * m.mse) / math.hypot(side.se, n_big * m.se),
+             f"{fmt(side.nmse, 4)} ± {fmt(side.se, 2)} here, {fmt(n_big * m.mse, 4)} ± {fmt(n_big * m.se, 2)} at "
+             f"n = {n_big:,}") for name, side, m in pairs]
+
+
+def precision_table(points: list[PrecisionPoint], big: list[Point], n_big: int) -> tuple[str, list[str]]:
+    """Return the precision tables as markdown, and the list of disagreements with the n = 100,000 run (|z| > 2)."""
+    index = hundred_k_index(big)
+    lines = ["| task | ε | reps × n | our mechanism | ours: n·MSE ± se | theory n·MSE | best other (unbiased): n·MSE ± se "
+             "| other candidates measured | **ours / best other** | ≤ 1.05? (ratio + 2 se) | theory ratio "
+             "| n = 100,000 run agrees (z) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    flags, theory_z, compared = [], [], 0
+    for point in points:
+        if not point.supported:
+            lines.append(f"| {point.label} | {point.epsilon:g} | — | not supported by this version: {point.reason} "
+                         "| — | — | — | — | — | — | — | — |")
+            continue
+        task = next(t for t in tasks() if t.key == point.task)
+        design = build(task, point.epsilon)[0]
+        theory = ours_theory(design, task.truth, point.n)
+        theory_text = fmt(theory.total * point.n, 4) if theory else "—"
+        if theory:
+            theory_z.append(((point.ours.nmse - theory.total * point.n) / point.ours.se, point))
+        best, ratio, se, reference = precision_ratio(point)
+        if point.references:
+            name, value = min(point.references.items(), key=lambda item: item[1])
+            best_text = f"no library protocol; best theory {name}: {fmt(value, 4)}"
+            rest = "—"
+            ratio_theory = None
+        else:
+            best_text = (f"{best.library} {best.name}: {fmt(best.nmse, 4)} ± {fmt(best.se, 2)}"
+                         + (" (paired)" if best.paired else "")) if best else "—"
+            rest = "; ".join(f"{s.library} {s.name}: {fmt(s.nmse, 4)} ± {fmt(s.se, 2)}"
+                             for s in point.others if s is not best and s.name not in APART) or "—"
+            ratio_theory = theory_ratio(point)
+        zs = agreement(point, index.get((point.task, point.epsilon)), n_big)
+        compared += len(zs)
+        for name, z, figures in zs:
+            if abs(z) > 2:
+                library_theory_value = point.theory.get(name.replace(" ", ": ", 1)) if name != "ours" else (
+                    theory.total * point.n if theory else None)
+                flags.append(f"{point.label}, ε = {point.epsilon:g}, {name}: z = {z:+.1f} ({figures}"
+                             + (f"; theory {fmt(library_theory_value, 4)}" if library_theory_value else "") + ")")
+        z_text = ", ".join(f"{name} {z:+.1f}" + (" **(!)**" if abs(z) > 2 else "") for name, z, _ in zs) or "—"
+        lines.append(f"| {point.label} | {point.epsilon:g} | {point.reps:,} × {point.n:,} | {point.mechanism} | "
+                     f"{fmt(point.ours.nmse, 4)} ± {fmt(point.ours.se, 2)} | {theory_text} | {best_text} | {rest} | "
+                     f"**{ratio:.3f}** ± {se:.3f} | {verdict(ratio, se, ratio_theory)} | "
+                     f"{'—' if ratio_theory is None else f'{ratio_theory:.3f}'} | {z_text} |")
+    biased = [p for p in points if p.shipped is not None]
+    if biased:
+        lines += ["", "RS+FD, apart (not counted as best other): as shipped it clips its estimates at 0 and "
+                  "renormalises (biased), and at nominal ε its whole-answer privacy loss is ε′ (two answers differing "
+                  "in every question; `others.rsfd_privacy_loss`), where ours is ε-LDP on the whole answer. Beside it: "
+                  "its own formula without the clipping (unbiased, same client calls), ours, and ours clipped to "
+                  "[0, 1] (the projection onto the simplex for two shares, computed here: biased against biased).", "",
+                  "| task | ε | RS+FD whole-answer ε′ | reps × n | RS+FD as shipped (clipped): n·MSE ± se "
+                  "| RS+FD unclipped: n·MSE ± se | ours: n·MSE ± se | ours clipped to [0, 1]: n·MSE ± se "
+                  "| ours clipped / RS+FD as shipped | ours / RS+FD unclipped |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for point in biased:
+            unclipped = next((s for s in point.others if s.name == RSFD), None)
+            sh, view = point.shipped, point.view
+            def quotient(a, b):
+                r = a.nmse / b.nmse
+                return f"**{r:.3f}** ± {r * math.hypot(a.se / a.nmse, b.se / b.nmse):.3f}"
+            ratio = quotient(view, sh) if view else "—"
+            versus = quotient(point.ours, unclipped) if unclipped else "—"
+            loss = others.rsfd_privacy_loss(len(point_task(point).questions), point.epsilon)[0]
+            lines.append(f"| {point.label} | {point.epsilon:g} | {loss:.2f} | {point.reps:,} × {point.n:,} | "
+                         f"{fmt(sh.nmse, 4)} ± {fmt(sh.se, 2)} | "
+                         + (f"{fmt(unclipped.nmse, 4)} ± {fmt(unclipped.se, 2)}" if unclipped else "—") + " | "
+                         f"{fmt(point.ours.nmse, 4)} ± {fmt(point.ours.se, 2)} | "
+                         + (f"{fmt(view.nmse, 4)} ± {fmt(view.se, 2)}" if view else "—") + f" | {ratio} | {versus} |")
+    if theory_z:
+        z, worst = max(theory_z, key=lambda item: abs(item[0]))
+        lines += ["", f"Ours against the theory n·MSE (the column theory n·MSE, exact (p, q) of the design): "
+                  f"{sum(abs(z) <= 2 for z, _ in theory_z)} of {len(theory_z)} points within 2 se; the largest "
+                  f"deviation z = {z:+.1f} ({worst.label}, ε = {worst.epsilon:g})."]
+    rates = {}
+    for point in points:
+        for side in point.others + ([point.shipped] if point.shipped else []):
+            if side.calls_per_s and side.name != RSFD_SHIPPED:
+                rates.setdefault(f"{side.library} {side.name}", []).append(side.calls_per_s)
+    if rates:
+        lines += ["", "Library clients, measured throughput in this run (respondents per second, client call and "
+                  "aggregation, min–max over points): " + "; ".join(
+                      f"{name} {min(v):,.0f}–{max(v):,.0f}" for name, v in sorted(rates.items())) + "."]
+    return "\n".join(lines), (flags, compared)
+
+
+def load_precision(paths: list[Path]) -> tuple[str, list[PrecisionPoint], list[str]]:
+    """Return the header, the points and each file's run time (with its tasks and target) of precision --json files.
+
+    Rows of the same point from several files (a point rerun at a larger --target) are all kept, in file order.
+    """
+    datas = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    labels = {task.key: task.label for task in tasks()}
+    times = []
+    for data in datas:
+        found = re.search(r"give ([\d,]+) squared errors", data["header"])
+        keys = dict.fromkeys(raw["task"] for raw in data["points"])
+        times.append(f"{data['elapsed']:.0f} s ({', '.join(labels[k] for k in keys)}; "
+                     f"{found.group(1) if found else '?'} squared errors)")
+    order = [task.key for task in tasks()]
+    raws = sorted((raw for data in datas for raw in data["points"]),
+                  key=lambda raw: (order.index(raw["task"]), raw["epsilon"]))
+    points = []
+    for raw in raws:
+        for name in ("ours", "view", "shipped"):
+            raw[name] = Side(**raw[name]) if raw[name] else None
+        raw["others"] = [Side(**o) for o in raw["others"]]
+        points.append(PrecisionPoint(**raw))
+    return datas[0]["header"], points, times
 
 
 def mechanism_name(design: dict) -> str:
@@ -646,6 +1049,51 @@ def write_readme(section: str) -> None:
     README.write_text(f"{head}{BEGIN}\n{section}\n{END}{tail}", encoding="utf-8")
 
 
+def agreement_text(checked: tuple[list[str], int], points: list[Point]) -> str:
+    """Return the sentence on the check against the n = 100,000 run."""
+    flags, compared = checked
+    if not points:
+        return "No n = 100,000 run given to check the precision run's n·MSE against."
+    if not flags:
+        return (f"Check against the n = 100,000 run: all {compared} n·MSE measured by both runs (ours, and each "
+                "library protocol both measured) agree within 2 standard errors.")
+    return (f"Check against the n = 100,000 run: of {compared} n·MSE measured by both runs (ours, each library "
+            f"protocol both measured), {len(flags)} differ by more than 2 standard errors (about 1 in 20 would by "
+            "chance; the n = 100,000 run's se rest on 20 repetitions, themselves uncertain by about 16%): "
+            + "; ".join(flags) + ".")
+
+
+def run_precision(args, chosen: list[Task], all_tasks: list[Task], epsilons: list[float], log) -> int:
+    """Run the precision run over the chosen tasks and epsilons; print and keep (--json) its figures."""
+    started = time.perf_counter()
+    points = []
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+
+    def save(elapsed):
+        header = (f"**Precision run**, measured {today} on {machine()}. n = {args.n:,} respondents per repetition, "
+                  f"as many repetitions as give {args.target:,} squared errors per side and point (yes/no and the "
+                  f"number: {args.target:,} repetitions; choice d: {args.target:,}/d; 5 questions: "
+                  f"{args.target:,}/5), ours and every library candidate on the same repetitions (seeded, base seed "
+                  f"{args.seed}, repetitions {PRECISION_REP0:,} on, disjoint from the n = 100,000 run's). Each "
+                  f"library's candidates: its best protocol by theory and the protocol the screening picks (as the "
+                  f"n = 100,000 run does, unless the theory puts it more than 5% behind). Run time: {{times}}.")
+        if args.json:
+            args.json.write_text(json.dumps({"kind": "precision", "header": header, "elapsed": elapsed,
+                                             "points": [asdict(p) for p in points]}, indent=2), encoding="utf-8")
+
+    for task in chosen:
+        for epsilon in epsilons:
+            points.append(measure_precision(task, all_tasks.index(task), epsilon, args.n, args.target,
+                                            args.screen_reps, args.screen_n, args.seed, log))
+            save(time.perf_counter() - started)
+    elapsed = time.perf_counter() - started
+    save(elapsed)
+    table, _ = precision_table(points, [], 0)
+    print(table)
+    log(f"precision run: {elapsed:.0f} s")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -654,8 +1102,18 @@ def main(argv=None) -> int:
                "  bash bench/utility/setup.sh                                   # once: /tmp/bench-venv\n"
                "  /tmp/bench-venv/bin/python bench/utility/run.py --quick        # ~1 minute, n = 10,000\n"
                "  /tmp/bench-venv/bin/python bench/utility/run.py --write-readme # the full run, table into bench/README.md\n"
-               "  /tmp/bench-venv/bin/python bench/utility/run.py --tasks choice8,yes_no --epsilons 1,4")
-    parser.add_argument("--n", type=int, default=100_000, help="respondents per repetition (default 100,000)")
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --tasks choice8,yes_no --epsilons 1,4\n"
+               "  # the precision run as two processes (about half an hour each), then both tables into the README:\n"
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --precision --json p-a.json "
+               "--tasks yes_no,choice8,choice32,choice128,number,survey5_split\n"
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --precision --json p-b.json "
+               "--tasks survey5_sample,survey5_planned\n"
+               "  # (the kept run split B: survey5_sample, then survey5_planned as a third process when A ended)\n"
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --render bench/utility/results/n100000-*.json "
+               "p-a.json p-b.json --write-readme\n"
+               "  /tmp/bench-venv/bin/python bench/utility/run.py --precision --quick --tasks yes_no --epsilons 1  # seconds")
+    parser.add_argument("--n", type=int, default=None,
+                        help="respondents per repetition (default 100,000; with --precision 2,000)")
     parser.add_argument("--reps", type=int, default=20, help="repetitions per point, ours and each library's best "
                         "(default 20)")
     parser.add_argument("--other-reps", type=int, default=None,
@@ -671,22 +1129,48 @@ def main(argv=None) -> int:
                         help="respondents per screening repetition (default 2,000)")
     parser.add_argument("--quick", action="store_true",
                         help="n = 10,000, 5 repetitions, screening on 1,000 respondents")
+    parser.add_argument("--precision", action="store_true",
+                        help="the precision run instead: n·MSE at a small n (default 2,000) with enough repetitions that "
+                             "each side's MSE rests on --target squared errors; every library candidate on the same "
+                             "repetitions as ours; the ratio ours / best other with its se and the verdict on <= 1.05")
+    parser.add_argument("--target", type=int, default=20_000,
+                        help="with --precision: squared errors per side and point (default 20,000; repetitions = "
+                             "target / estimates per repetition)")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     parser.add_argument("--render", type=Path, nargs="+", metavar="JSON",
                         help="print (and with --write-readme write) the tables of earlier --json files, with the theory "
-                             "computed from the tasks, n and ε; run nothing")
+                             "computed from the tasks, n and ε; run nothing. Files of the n = 100,000 run and of the "
+                             "precision run may be mixed: the precision table then goes below the other and is "
+                             "checked against it")
     parser.add_argument("--write-readme", action="store_true",
                         help="write the table into bench/README.md between its utility markers")
     args = parser.parse_args(argv)
     if args.render:
-        header, points = load_points(args.render)
-        section = header + "\n\n" + markdown_table(points, header_n(header))
+        kinds = {path: json.loads(path.read_text(encoding="utf-8")).get("kind", "n") for path in args.render}
+        plain = [path for path in args.render if kinds[path] != "precision"]
+        precise = [path for path in args.render if kinds[path] == "precision"]
+        section, points, n_big = "", [], 0
+        if plain:
+            header, points = load_points(plain)
+            n_big = header_n(header)
+            section = header + "\n\n" + markdown_table(points, n_big)
+        if precise:
+            header, precision_points, times = load_precision(precise)
+            header = header.replace("{times}", "; ".join(times))
+            table, checked = precision_table(precision_points, points, n_big)
+            section += ("\n\n" if section else "") + header + "\n\n" + table + "\n\n" + agreement_text(checked, points)
+            for flag in checked[0]:
+                print(f"disagreement with the n = {n_big:,} run: {flag}", file=sys.stderr)
         print(section)
         if args.write_readme:
             write_readme(section)
         return 0
+    if args.n is None:
+        args.n = 2_000 if args.precision else 100_000
     if args.quick:
         args.n, args.reps, args.screen_reps, args.screen_n = 10_000, 5, 1, 1_000
+        if args.precision:
+            args.n, args.target = 1_000, 200
     if others.IMPORT_ERROR is not None:
         raise SystemExit(f"the libraries are missing ({others.IMPORT_ERROR}); run bash bench/utility/setup.sh "
                          "and use /tmp/bench-venv/bin/python")
@@ -704,6 +1188,8 @@ def main(argv=None) -> int:
     def log(message):
         print(message, file=sys.stderr, flush=True)
 
+    if args.precision:
+        return run_precision(args, chosen, all_tasks, epsilons, log)
     started = time.perf_counter()
     points = []
     for task in chosen:
