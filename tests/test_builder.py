@@ -735,7 +735,7 @@ def test_change_a_questions_kind_without_javascript(owner, db_path):
     assert "respondents tick any number of them" in page(response), "the options' hint is the multi one"
 
     response = press(owner, response, "kind:1", **{"questions-1-kind": "number"})
-    assert shown(response, 1) == ["kind", "id", "text", "min", "max", "weight"]
+    assert shown(response, 1) == ["kind", "id", "text", "min", "max", "mechanism", "weight"]
     assert fields(response)["questions-1-options"] == "walk\nbicycle\ncar", "hidden, not lost"
     response = press(owner, response, "preview", **{"questions-1-min": "0", "questions-1-max": "20"})
     assert response.status_code == 200, field_errors_of(response)
