@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 KINDS = ("yes_no", "choice", "multi", "number")
+# How a number question is randomized: "auto" picks the least worst-case variance (survey/design.py).
+NUMBER_MECHANISMS = ("auto", "hybrid", "piecewise", "duchi")
 ALLOCATIONS = ("split", "sample")
 # "open": anyone with the link may answer; "invite": only holders of a single-use invitation.
 ACCESS = ("open", "invite")
@@ -35,7 +37,7 @@ QUESTION_FIELDS = {
     "yes_no": {"id", "kind", "text", "weight"},
     "choice": {"id", "kind", "text", "weight", "options", "decline"},
     "multi": {"id", "kind", "text", "weight", "options", "decline"},
-    "number": {"id", "kind", "text", "weight", "min", "max"},
+    "number": {"id", "kind", "text", "weight", "min", "max", "mechanism"},
 }
 
 
@@ -66,6 +68,7 @@ class Question:
     min: int | None = None
     max: int | None = None
     decline: bool = False
+    mechanism: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,8 @@ def _parse_question(qdata, index, fail):
     if kind not in KINDS:
         fail(f"must be one of {', '.join(KINDS)}, got {kind!r}", question=qid, field_name="kind")
     unknown = sorted(set(qdata) - QUESTION_FIELDS[kind])
+    if "mechanism" in unknown:
+        fail(f"only a number question has a mechanism, not a {kind} question", question=qid, field_name="mechanism")
     if unknown:
         fail(f"not a field of a {kind} question; allowed fields are {', '.join(sorted(QUESTION_FIELDS[kind]))}",
              question=qid, field_name=unknown[0])
@@ -223,8 +228,11 @@ def _parse_question(qdata, index, fail):
             qfail(f"must be greater than min ({lo}), got {hi}", "max")
         if hi - lo > MAX_NUMBER_RANGE:
             qfail(f"the range max - min must be at most {MAX_NUMBER_RANGE}, got {hi - lo}", "max")
+    mechanism = qdata.get("mechanism", "auto")
+    if mechanism not in NUMBER_MECHANISMS:
+        qfail(f"must be one of {', '.join(NUMBER_MECHANISMS)}, got {mechanism!r}", "mechanism")
     return Question(id=qid, kind=kind, text=text, weight=weight, options=options, min=lo, max=hi,
-                    decline=bool(kind in ("choice", "multi") and qdata.get("decline", False)))
+                    decline=bool(kind in ("choice", "multi") and qdata.get("decline", False)), mechanism=mechanism)
 
 
 def _text(value, fail, name, *, required):

@@ -58,9 +58,10 @@ def dump_definition(defn: SurveyDefinition) -> str:
 
     Every dataclass field that is set (not None) is written, in declaration order, so a
     field added to SurveyDefinition or Question is carried over without changing this.
-    The one exception is ``decline``: written only when true (a yes/no or number question
+    The exceptions are ``decline``, written only when true (a yes/no or number question
     may not have it), and then the "Prefer not to say" option it added is left out of
-    ``options``, since parsing adds it again.
+    ``options``, since parsing adds it again; and ``mechanism``, written only when not
+    "auto" (only a number question may have it, and "auto" is what its absence means).
     """
     lines = [f"{f.name} = {toml_value(getattr(defn, f.name))}" for f in fields(defn)
              if f.name not in _NOT_WRITTEN and getattr(defn, f.name) is not None]
@@ -73,7 +74,7 @@ def dump_definition(defn: SurveyDefinition) -> str:
 def _question_fields(question: Question):
     for f in fields(question):
         value = getattr(question, f.name)
-        if value is None or (f.name == "decline" and not value):
+        if value is None or (f.name == "decline" and not value) or (f.name == "mechanism" and value == "auto"):
             continue
         if f.name == "options" and question.decline and value and value[-1] == DECLINE_LABEL:
             value = value[:-1]

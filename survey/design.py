@@ -73,7 +73,10 @@ def build_design(defn: SurveyDefinition) -> dict:
                 f"this question's share of the budget is {float(share):.6g}, below the minimum "
                 f"{float(MIN_QUESTION_EPSILON):g}; raise epsilon or the question's weight",
                 source=defn.source, question=question.id, field="sample" if sampled else "weight")
-        entry, realised = _design_question(question, Decimal(_float_down(share)))
+        try:
+            entry, realised = _design_question(question, Decimal(_float_down(share)))
+        except DefinitionError as exc:
+            raise DefinitionError(exc.reason, source=defn.source, question=exc.question, field=exc.field) from exc
         realised_epsilons.append(realised)
         questions.append(entry)
     # Sequential composition: a respondent's reports together cost the sum of the realised
@@ -165,7 +168,10 @@ def _design_question(question, share: Decimal) -> tuple[dict, Decimal]:
             entry.update(mechanism="rr", flip_threshold=threshold, epsilon_per_option=float(option_realised))
     elif question.kind == "number":
         entry.update(min=question.min, max=question.max)
-        realised = _design_number(entry, share)
+        try:
+            realised = _design_number(entry, share, question.mechanism)
+        except ValueError as exc:
+            raise DefinitionError(str(exc), question=question.id, field="mechanism") from exc
     else:
         raise DefinitionError(f"unknown kind {question.kind!r}", question=question.id, field="kind")
     if realised > share:
@@ -174,23 +180,38 @@ def _design_question(question, share: Decimal) -> tuple[dict, Decimal]:
     return entry, realised
 
 
-def _design_number(entry: dict, share: Decimal) -> Decimal:
-    """Give a number question the mechanism of least worst-case variance at its realised epsilon; return it.
+def _design_number(entry: dict, share: Decimal, forced: str = "auto") -> Decimal:
+    """Give a number question its mechanism at its realised epsilon (least worst-case variance unless forced); return it.
 
     Duchi et al. (2013), the discretised piecewise mechanism or the hybrid of the two (both
     Wang et al. 2019): Duchi and PM cross near eps = 1.29, and the hybrid is below both from
-    about eps = 0.7 until PM's finer ratio a/b (more levels) wins at large eps.
+    about eps = 0.7 until PM's finer ratio a/b (more levels) wins at large eps. A definition
+    may force one (``mechanism``); the entry then says ``"chosen_by": "definition"``, and a
+    mechanism impossible at this share raises ValueError naming the smallest share that works.
     """
     threshold = mech.rr_flip_threshold(epsilon=share)
     candidates = [(mech.duchi_worst_variance(threshold), "duchi", None)]
     try:
         ratio_a, ratio_b = mech.piecewise_ratio(epsilon=share)
         candidates.append((mech.piecewise_worst_variance(ratio_a, ratio_b), "piecewise", (ratio_a, ratio_b)))
+    except ValueError:
+        pass
+    try:
         hybrid_a, hybrid_b = mech.hybrid_ratio(epsilon=share)
         candidates.append((mech.hybrid_worst_variance(hybrid_a, hybrid_b), "hybrid", (hybrid_a, hybrid_b)))
     except ValueError:
         pass
-    _, mechanism, ratio = min(candidates, key=lambda candidate: candidate[0])
+    if forced == "auto":
+        _, mechanism, ratio = min(candidates, key=lambda candidate: candidate[0])
+    else:
+        possible = [candidate for candidate in candidates if candidate[1] == forced]
+        if not possible:
+            raise ValueError(
+                f"the {forced} mechanism needs a share of the budget of at least "
+                f"{smallest_epsilon(forced):.3g}, but this question's share is {float(share):.3g}; raise epsilon "
+                f"or the question's weight, or use mechanism \"auto\" or \"duchi\"")
+        _, mechanism, ratio = possible[0]
+        entry["chosen_by"] = "definition"
     if mechanism == "piecewise":
         entry.update(mechanism="piecewise", ratio_a=ratio[0], ratio_b=ratio[1], bins=ratio[0] + ratio[1])
         return mech.piecewise_epsilon(*ratio)
@@ -200,6 +221,21 @@ def _design_number(entry: dict, share: Decimal) -> Decimal:
         return mech.hybrid_epsilon(*ratio)
     entry.update(mechanism="duchi", flip_threshold=threshold)
     return mech.rr_epsilon(threshold)
+
+
+def smallest_epsilon(mechanism: str) -> float:
+    """Return a share of the budget (rounded up to 3 digits) from which a number question can use ``mechanism``.
+
+    Piecewise and hybrid need e^(eps/2) >= a/b > 1 with a + b within their bins, so the
+    closest ratio (b + 1)/b with the largest such b sets the least eps; Duchi works at any.
+    """
+    max_bins = {"piecewise": mech.MAX_PIECEWISE_BINS, "hybrid": mech.MAX_HYBRID_BINS}.get(mechanism)
+    if max_bins is None:
+        return 0.0
+    b = (max_bins - 1) // 2
+    least = float(mech.piecewise_epsilon(b + 1, b))
+    scale = 10 ** (2 - math.floor(math.log10(least)))
+    return math.ceil(least * scale) / scale
 
 
 def design_hash(design: dict) -> str:

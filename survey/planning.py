@@ -21,7 +21,7 @@ from fractions import Fraction
 import numpy as np
 from scipy.stats import norm
 
-from .definition import SurveyDefinition
+from .definition import DefinitionError, SurveyDefinition
 from .design import MIN_QUESTION_EPSILON, allocate_split, design_question, response_probabilities
 from .mechanisms import hybrid_worst_variance, piecewise_worst_variance
 
@@ -143,15 +143,15 @@ def allocation_budgets(defn: SurveyDefinition, sample: int | None) -> tuple[list
 def question_planner(*, respondents: int, margin: float, level: float = DEFAULT_LEVEL):
     """Return plan(question, budget, share) -> QuestionPlan, designing each question shape once per budget.
 
-    A question's design, and so its plan, depends only on its kind, options, range and
-    decline flag and its budget, so questions of one shape share it: surveys of many
+    A question's design, and so its plan, depends only on its kind, options, range,
+    decline flag and mechanism and its budget, so questions of one shape share it: surveys of many
     similar questions plan in the time of a few designs.
     """
     cache: dict = {}
 
     def planned(question, budget: Fraction, share: float) -> QuestionPlan:
         key = (question.kind, len(question.options or ()), question.min, question.max, question.decline,
-               budget, share)
+               question.mechanism, budget, share)
         if key not in cache:
             cache[key] = plan_question(design_question(question, budget), respondents=respondents,
                                        margin=margin, share=share, level=level)
@@ -184,10 +184,20 @@ def plan(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS, marg
 
     The recommendation is the allocation whose least precise question needs the fewest
     respondents (ties go to split, then to larger m, which keeps more crosstabs possible).
+    Allocations at which a question's forced mechanism is impossible are left out (the
+    first such error is raised when none is left).
     """
     planner = question_planner(respondents=respondents, margin=margin, level=level)
-    allocations = [plan_allocation(defn, sample=sample, respondents=respondents, margin=margin, level=level,
-                                   planner=planner) for sample in _samples(defn)]
+    allocations = []
+    refused = None
+    for sample in _samples(defn):
+        try:
+            allocations.append(plan_allocation(defn, sample=sample, respondents=respondents, margin=margin,
+                                               level=level, planner=planner))
+        except DefinitionError as exc:
+            refused = refused or exc
+    if not allocations:
+        raise refused
     best = min(allocations, key=lambda allocation: allocation.respondents)
     return {
         "survey": defn.slug, "epsilon": defn.epsilon, "level": level, "respondents": respondents,
@@ -202,8 +212,8 @@ def recommend(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS,
               level: float = DEFAULT_LEVEL) -> dict | None:
     """Return plan()'s choice among the allocations build_design accepts: {"allocation", "sample", "respondents"}.
 
-    Allocations that give a question less than the minimum budget are left out (None when
-    none is left). The survey builder shows it beside the allocation being edited.
+    Allocations that give a question less than the minimum budget, or too little for its
+    forced mechanism, are left out (None when none is left). The survey builder shows it beside the allocation being edited.
     """
     planner = question_planner(respondents=respondents, margin=margin, level=level)
     best = None
@@ -211,8 +221,11 @@ def recommend(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS,
         budgets, _ = allocation_budgets(defn, sample)
         if min(budgets) < MIN_QUESTION_EPSILON:
             continue
-        needed = plan_allocation(defn, sample=sample, respondents=respondents, margin=margin, level=level,
-                                 planner=planner).respondents
+        try:
+            needed = plan_allocation(defn, sample=sample, respondents=respondents, margin=margin, level=level,
+                                     planner=planner).respondents
+        except DefinitionError:
+            continue
         if best is None or needed < best["respondents"]:
             best = {"allocation": "split" if sample is None else "sample", "sample": sample, "respondents": needed}
     return best

@@ -735,7 +735,7 @@ def test_change_a_questions_kind_without_javascript(owner, db_path):
     assert "respondents tick any number of them" in page(response), "the options' hint is the multi one"
 
     response = press(owner, response, "kind:1", **{"questions-1-kind": "number"})
-    assert shown(response, 1) == ["kind", "id", "text", "min", "max", "weight"]
+    assert shown(response, 1) == ["kind", "id", "text", "min", "max", "mechanism", "weight"]
     assert fields(response)["questions-1-options"] == "walk\nbicycle\ncar", "hidden, not lost"
     response = press(owner, response, "preview", **{"questions-1-min": "0", "questions-1-max": "20"})
     assert response.status_code == 200, field_errors_of(response)
@@ -761,3 +761,37 @@ def test_change_a_questions_kind_without_javascript(owner, db_path):
     assert bad.status_code == 422 and "got 'essay'" in page(bad).split('id="questions-1-error">')[1].split("</p>")[0]
     for action in ("kind:9", "kind:x"):
         assert without_token(fields(press(owner, response, action))) == without_token(fields(response)), action
+
+
+def test_a_number_questions_mechanism_without_javascript(owner, db_path):
+    response = build_every_kind(owner)
+    assert fields(response)["questions-3-mechanism"] == "auto"
+    select = re.search(r'<select\b[^>]*id="questions-3-mechanism".*?</select>', page(response), re.S).group(0)
+    assert re.findall(r'value="([^"]+)"', select) == ["auto", "hybrid", "piecewise", "duchi"]
+    assert "Piecewise is more precise when answers lie inside the range" in page(response)
+    preview = owner.post("/surveys/build/preview.json", data={**fields(response), "questions-3-mechanism": "piecewise"})
+    assert preview.get_json()["questions"][3]["mechanism"] == "piecewise"
+
+    # Impossible at the question's share (ε 0.01 over weights 1 + 0.5 + 1 + 1): beside the select.
+    response = press(owner, response, "preview", epsilon="0.01", **{"questions-3-mechanism": "hybrid"})
+    assert response.status_code == 422
+    error = field_error(response, "questions-3-mechanism")
+    assert "hybrid mechanism needs a share of the budget of at least 0.00783" in error and '"duchi"' in error
+    response = press(owner, response, "preview", epsilon="2", **{"questions-3-mechanism": "fastest"})
+    assert "Must be one of auto, hybrid, piecewise, duchi, got 'fastest'" in field_error(
+        response, "questions-3-mechanism")
+
+    response = press(owner, response, "save", **{"questions-3-mechanism": "duchi"})
+    assert response.status_code == 302, field_errors_of(response)
+    definition = parse_definition_toml(stored_definition(db_path, "habits"))
+    assert [q.mechanism for q in definition.questions] == ["auto", "auto", "auto", "duchi"]
+    store = Store(db_path)
+    try:
+        entry = store.get_design("habits")["questions"][3]
+    finally:
+        store.close()
+    assert (entry["mechanism"], entry["chosen_by"]) == ("duchi", "definition")
+    edit = owner.get("/surveys/build?edit=habits")
+    assert fields(edit)["questions-3-mechanism"] == "duchi"
+    response = press(owner, edit, "save", **{"questions-3-mechanism": "auto"})
+    assert "mechanism" not in stored_definition(db_path, "habits")

@@ -62,7 +62,8 @@ def test_change_a_questions_kind_in_place(builder, axe):
     expect(page.locator("#questions-0-kind-apply")).to_be_hidden()
     options, decline = page.locator("#questions-0-options"), page.locator("#questions-0-decline")
     smallest, largest = page.locator("#questions-0-min"), page.locator("#questions-0-max")
-    for hidden in (options, decline, smallest, largest):
+    mechanism = page.get_by_label("Mechanism")
+    for hidden in (options, decline, smallest, largest, mechanism):
         expect(hidden).to_be_hidden()
 
     # By keyboard: the focus stays on the select, the change is announced, the fields of a choice appear.
@@ -75,6 +76,7 @@ def test_change_a_questions_kind_in_place(builder, axe):
     expect(options).to_be_visible()
     expect(decline).to_be_visible()
     expect(smallest).to_be_hidden()
+    expect(mechanism).to_be_hidden()
     expect(page.locator("#questions-0-options-hint")).to_contain_text("respondents pick one")
     expect(preview.locator(".stale-note")).to_have_text(
         "Out of date: fill in the empty fields to update this preview.", timeout=WAIT)
@@ -98,6 +100,8 @@ def test_change_a_questions_kind_in_place(builder, axe):
     expect(decline).to_be_hidden()
     expect(smallest).to_be_visible()
     expect(largest).to_be_visible()
+    expect(mechanism).to_be_visible()
+    expect(mechanism).to_have_value("auto")
     smallest.fill("0")
     largest.fill("20")
     expect(preview).to_contain_text("of the answer's range", timeout=WAIT)
@@ -109,6 +113,7 @@ def test_change_a_questions_kind_in_place(builder, axe):
     expect(preview.locator(".stale-note")).to_contain_text("fix the 1 marked field")
     kind.select_option("choice")
     assert page.input_value("#questions-0-options") == "walk\nbicycle\ncar", "hidden options come back"
+    expect(mechanism).to_be_hidden()
     expect(preview).to_contain_text("all 3 options at once", timeout=WAIT)
     expect(preview.locator(".stale-note")).to_have_count(0)
     expect(page.locator(".field-error:not(:empty)")).to_have_count(0)

@@ -66,6 +66,9 @@ BAD = [
     (definition(questions=[{"id": "q", "kind": "number", "text": "Q?", "min": 5, "max": 5}]), "q", "max"),
     (definition(questions=[{"id": "q", "kind": "number", "text": "Q?", "min": 0.5, "max": 5}]), "q", "min"),
     (definition(questions=[{"id": "q", "kind": "yes_no", "text": ""}]), "q", "text"),
+    (question(mechanism="duchi"), "q", "mechanism"),
+    (definition(questions=[{"id": "q", "kind": "number", "text": "Q?", "min": 0, "max": 5, "mechanism": "PM"}]),
+     "q", "mechanism"),
     (definition(questions=[{"id": "q", "kind": "yes_no", "text": "A"},
                            {"id": "q", "kind": "yes_no", "text": "B"}]), "q", "id"),
 ]
@@ -228,3 +231,81 @@ def test_design_hash_covers_every_parameter():
     assert design_hash(changed) != design["hash"]
     again = build_design(load_definition(EXAMPLES / "smoking.toml"))
     assert again["hash"] == design["hash"], "the same definition always gives the same design"
+
+
+def number_definition(epsilon, mechanism=None, **overrides):
+    number = {"id": "n", "kind": "number", "text": "N", "min": 0, "max": 9}
+    if mechanism is not None:
+        number["mechanism"] = mechanism
+    return parse_definition(definition(epsilon=epsilon, questions=[number], **overrides))
+
+
+def test_the_mechanism_field_of_a_number_question():
+    assert number_definition(2.0).questions[0].mechanism == "auto"
+    for mechanism in ("auto", "hybrid", "piecewise", "duchi"):
+        assert number_definition(2.0, mechanism).questions[0].mechanism == mechanism
+    with pytest.raises(DefinitionError) as info:
+        parse_definition(definition(questions=[{"id": "c", "kind": "choice", "text": "C", "options": ["a", "b"],
+                                                "mechanism": "auto"}]))
+    assert (info.value.question, info.value.field) == ("c", "mechanism")
+    assert "only a number question has a mechanism, not a choice question" in str(info.value)
+    with pytest.raises(DefinitionError) as info:
+        number_definition(2.0, "laplace")
+    assert "must be one of auto, hybrid, piecewise, duchi, got 'laplace'" in str(info.value)
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 2.0, 4.0, 15.0])
+@pytest.mark.parametrize("mechanism", ["hybrid", "piecewise", "duchi"])
+def test_a_forced_mechanism_is_designed_at_the_questions_share(epsilon, mechanism):
+    entry = build_design(number_definition(epsilon, mechanism))["questions"][0]
+    assert entry["mechanism"] == mechanism and entry["chosen_by"] == "definition"
+    assert entry["epsilon"] <= entry["epsilon_nominal"] == epsilon
+    if mechanism == "duchi":
+        assert entry["flip_threshold"] == mech.rr_flip_threshold(epsilon=Decimal(epsilon))
+    else:
+        ratio = (mech.hybrid_ratio if mechanism == "hybrid" else mech.piecewise_ratio)(epsilon=Decimal(epsilon))
+        assert (entry["ratio_a"], entry["ratio_b"]) == ratio
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 0.7, 2.0, 12.5])
+def test_auto_is_the_worst_case_choice_and_leaves_the_design_unchanged(epsilon):
+    auto = build_design(number_definition(epsilon, "auto"))
+    assert auto == build_design(number_definition(epsilon))
+    assert "chosen_by" not in auto["questions"][0]
+    forced = build_design(number_definition(epsilon, auto["questions"][0]["mechanism"]))
+    assert {k: v for k, v in forced["questions"][0].items() if k != "chosen_by"} == auto["questions"][0]
+    assert forced["hash"] != auto["hash"] == design_hash(auto)
+
+
+def test_a_forced_mechanism_impossible_at_the_share_is_a_definition_error():
+    defn = parse_definition(definition(epsilon=0.005, questions=[
+        {"id": "days", "kind": "number", "text": "D", "min": 0, "max": 30, "mechanism": "hybrid"}]),
+        source="days.toml")
+    with pytest.raises(DefinitionError) as info:
+        build_design(defn)
+    error = info.value
+    assert (error.source, error.question, error.field) == ("days.toml", "days", "mechanism")
+    assert "hybrid mechanism needs a share of the budget of at least 0.00783" in str(error)
+    assert 'use mechanism "auto" or "duchi"' in str(error)
+    assert build_design(number_definition(0.00783, "hybrid"))["questions"][0]["mechanism"] == "hybrid"
+    assert build_design(number_definition(0.001, "piecewise"))["questions"][0]["mechanism"] == "piecewise"
+    assert build_design(number_definition(0.005, "duchi"))["questions"][0]["mechanism"] == "duchi"
+
+
+def test_the_planner_and_the_previews_use_the_forced_mechanism():
+    from survey.planning import plan, question_previews, recommend
+
+    for mechanism in ("hybrid", "piecewise", "duchi"):
+        defn = number_definition(4.0, mechanism)
+        assert [q["mechanism"] for a in plan(defn)["allocations"] for q in a["questions"]] == [mechanism] * 2
+        assert question_previews(defn)[0]["mechanism"] == mechanism
+    worse = plan(number_definition(4.0, "piecewise"))["allocations"][0]["questions"][0]
+    best = plan(number_definition(4.0))["allocations"][0]["questions"][0]
+    assert best["mechanism"] == "hybrid" and worse["half_width"] > best["half_width"]
+    # At eps/2 (sample 2 of 2) the hybrid is impossible: that allocation is left out, the others are planned.
+    two = definition(epsilon=0.01, questions=[
+        {"id": "a", "kind": "number", "text": "A", "min": 0, "max": 9, "mechanism": "hybrid"},
+        {"id": "b", "kind": "number", "text": "B", "min": 0, "max": 9, "weight": 0.0001}])
+    planned = plan(parse_definition(two))
+    assert [(a["allocation"], a["sample"]) for a in planned["allocations"]] == [("split", None), ("sample", 1)]
+    assert recommend(parse_definition(two))["sample"] in (None, 1)

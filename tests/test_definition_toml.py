@@ -38,6 +38,8 @@ def random_definition(rng: random.Random) -> dict:
         if kind == "number":
             low = rng.randint(-10**6, 10**6)
             question.update(min=low, max=low + rng.randint(1, 10**6))
+            if rng.random() < 0.6:
+                question["mechanism"] = rng.choice(["auto", "hybrid", "piecewise", "duchi"])
         questions.append(question)
     data = {"slug": f"s-{rng.randint(0, 10**6)}", "title": tricky_text(rng), "description": tricky_text(rng),
             "epsilon": rng.choice([0.1, 0.3, 1.0, 2.0, 1 / 7, 19.999999999999996, 20.0]), "questions": questions}
@@ -64,6 +66,17 @@ def test_random_definitions_with_unicode_quotes_backslashes_and_newlines_round_t
         defn = parse_definition(random_definition(rng))
         text = dump_definition(defn)
         assert parse_definition_toml(text) == defn, text
+        assert ("mechanism" in text) == any(q.mechanism != "auto" for q in defn.questions), text
+
+
+def test_a_forced_mechanism_is_written_and_auto_is_not():
+    data = {**VALID, "questions": [{**VALID["questions"][3], "mechanism": "piecewise"},
+                                   {**VALID["questions"][3], "id": "e", "mechanism": "auto"}]}
+    defn = parse_definition(data)
+    text = dump_definition(defn)
+    assert text.count("mechanism") == 1 and 'max = 10\nmechanism = "piecewise"' in text
+    assert parse_definition_toml(text) == defn
+    assert [q.mechanism for q in parse_definition_toml(text).questions] == ["piecewise", "auto"]
 
 
 def test_strings_and_floats_are_valid_toml():
@@ -139,6 +152,15 @@ def test_options_are_checked_with_decline():
                                                        (1, "decline")}
 
 
+def test_mechanism_errors_are_found_with_the_others():
+    data = {**VALID, "questions": [{**VALID["questions"][0], "mechanism": "duchi"},
+                                   {**VALID["questions"][3], "mechanism": "fastest", "max": -1}]}
+    messages = {(e.question, e.field): e.message for e in definition_errors(data)}
+    assert set(messages) == {(0, "mechanism"), (1, "mechanism"), (1, "max")}
+    assert messages[(0, "mechanism")] == "only a number question has a mechanism, not a yes_no question"
+    assert messages[(1, "mechanism")] == "must be one of auto, hybrid, piecewise, duchi, got 'fastest'"
+
+
 def test_the_allocation_is_checked_against_the_number_of_questions():
     data = {**VALID, "allocation": "sample", "sample": 5}
     assert definition_errors(data) == [FieldError(None, "sample", "must be an integer from 1 to the number of "
@@ -152,7 +174,8 @@ def mutate(rng: random.Random, data: dict) -> dict:
     """Return a copy of a valid definition with a few fields set to random good or bad values."""
     data = {**data, "questions": [dict(q) for q in data["questions"]]}
     values = [None, "", " ", "x", "Bad Id", "a\n", 0, -1, 1, 3, 2.5, 1e9, True, [], ["x"], ["x", "x"], ["x", "y"],
-              "choice", "number", "essay", "sample", "split", "open", "invite", False, ["x", "Prefer not to say"]]
+              "choice", "number", "essay", "sample", "split", "open", "invite", False, ["x", "Prefer not to say"],
+              "auto", "hybrid", "piecewise", "duchi", "fastest"]
     for _ in range(rng.randint(1, 4)):
         if rng.random() < 0.3:
             name = rng.choice(["slug", "title", "epsilon", "allocation", "sample", "description", "access",
@@ -160,7 +183,7 @@ def mutate(rng: random.Random, data: dict) -> dict:
             target = data
         else:
             target = rng.choice(data["questions"])
-            name = rng.choice(["id", "kind", "text", "options", "min", "max", "weight", "decline"])
+            name = rng.choice(["id", "kind", "text", "options", "min", "max", "weight", "decline", "mechanism"])
         value = rng.choice(values)
         if value is None:
             target.pop(name, None)
@@ -196,3 +219,8 @@ def test_design_errors_tie_a_refused_design_to_its_question():
     assert "below the minimum" in errors[0].message
     design, errors = design_errors(parse_definition(VALID))
     assert errors == [] and design["slug"] == "ok"
+    data = {**VALID, "epsilon": 0.005, "questions": [*VALID["questions"][:3],
+                                                     {**VALID["questions"][3], "mechanism": "hybrid"}]}
+    design, errors = design_errors(parse_definition(data))
+    assert design is None and [(e.question, e.field) for e in errors] == [(3, "mechanism")]
+    assert "hybrid mechanism needs a share of the budget of at least 0.00783" in errors[0].message

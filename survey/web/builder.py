@@ -35,7 +35,7 @@ from .research import login_required
 
 bp = Blueprint("builder", __name__)
 
-QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "weight")
+QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "mechanism", "weight")
 SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample", "access", "series")
 MAX_RESPONDENTS = 10**9
 # The recommendation tries every allocation (split, and sample m = k..1): at most this many

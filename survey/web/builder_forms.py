@@ -14,11 +14,13 @@ from wtforms import BooleanField, FieldList, Form, FormField, SelectField, Strin
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import Length
 
-from ..definition import DECLINE_LABEL, KINDS, MAX_QUESTIONS
+from ..definition import DECLINE_LABEL, KINDS, MAX_QUESTIONS, NUMBER_MECHANISMS
 from ..planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS
 from .forms import MAX_DEFINITION_SIZE
 
 KIND_NAMES = {"yes_no": "yes/no", "choice": "single choice", "multi": "multiple choice", "number": "number"}
+MECHANISM_NAMES = {"auto": "Automatic: least worst-case error", "hybrid": "Hybrid",
+                   "piecewise": "Piecewise", "duchi": "Duchi"}
 NO_AUTOFILL = {"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"}
 
 
@@ -32,6 +34,8 @@ class QuestionForm(Form):
     decline = BooleanField(f"Offer “{DECLINE_LABEL}”")
     min = StringField("Smallest answer", render_kw={"inputmode": "numeric", **NO_AUTOFILL})
     max = StringField("Largest answer", render_kw={"inputmode": "numeric", **NO_AUTOFILL})
+    mechanism = SelectField("Mechanism", default="auto",
+                            choices=[SelectChoice(name, MECHANISM_NAMES[name]) for name in NUMBER_MECHANISMS])
     weight = StringField("Weight", default="1", render_kw={"inputmode": "decimal", **NO_AUTOFILL})
 
 
@@ -107,6 +111,9 @@ def form_to_mapping(form: BuilderForm) -> dict:
         if kind == "number":
             question["min"] = _number(sub.min.data, int)
             question["max"] = _number(sub.max.data, int)
+            mechanism = (sub.mechanism.data or "").strip() or "auto"
+            if mechanism != "auto":
+                question["mechanism"] = mechanism
         weight = _number(sub.weight.data)
         if weight is not None:
             question["weight"] = weight
@@ -147,5 +154,6 @@ def mapping_to_formdata(data: Mapping) -> dict:
             prefix + "text": _text(question.get("text")),
             prefix + "options": "\n".join(map(str, options)) if isinstance(options, list) else _text(options),
             prefix + "min": _text(question.get("min")), prefix + "max": _text(question.get("max")),
+            prefix + "mechanism": _text(question.get("mechanism", "auto")),
             prefix + "weight": _text(question.get("weight", 1))})
     return fields
