@@ -105,8 +105,11 @@ def tasks() -> list[Task]:
         options = [f"o{v}" for v in range(d)]
         result.append(Task(f"choice{d}", f"choice d={d}",
                            ({"id": "q", "kind": "choice", "text": "Q?", "options": options},), {"q": zipf(d)}))
-    result.append(Task("number", "number 0..100",
-                       ({"id": "q", "kind": "number", "text": "Q?", "min": 0, "max": 100},), {"q": 37.0}))
+    number = {"id": "q", "kind": "number", "text": "Q?", "min": 0, "max": 100}
+    result.append(Task("number", "number 0..100", (number,), {"q": 37.0}))
+    # The same answers with the definition's choice for answers inside the range (mechanism = "piecewise").
+    result.append(Task("number_piecewise", "number 0..100, piecewise chosen", ({**number, "mechanism": "piecewise"},),
+                       {"q": 37.0}))
     survey = tuple({"id": f"q{j}", "kind": "yes_no", "text": f"Q{j}?"} for j in range(len(SURVEY_SHARES)))
     truth = {f"q{j}": share for j, share in enumerate(SURVEY_SHARES)}
     result.append(Task("survey5_split", "5 yes/no, split", survey, truth))
