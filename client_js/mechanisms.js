@@ -155,6 +155,18 @@ export function randomizeDuchi(value, { min, max, flipThreshold } = {}, rnd = cr
   return rounded ^ flip(rnd, flipThreshold);
 }
 
+/** Check a level mechanism's input: an integer in min..max (at most 2^32 apart), a > b >= 1, a + b <= levels. */
+function checkLevelInput(value, { min, max, ratioA, ratioB }, levels) {
+  checkInteger('min', min, -MAX_SAFE, MAX_SAFE);
+  checkInteger('max', max, min + 1, MAX_SAFE);
+  if (max - min > 2 ** 32) {
+    throw new RangeError(`max - min must be at most 2^32, got ${max - min}`);
+  }
+  checkInteger('value', value, min, max);
+  checkInteger('ratioB', ratioB, 1, levels);
+  checkInteger('ratioA', ratioA, ratioB + 1, levels - ratioB);
+}
+
 /**
  * Return the output level in 0..a+b-1 of an integer in min..max: the discretised piecewise mechanism.
  *
@@ -165,14 +177,7 @@ export function randomizeDuchi(value, { min, max, flipThreshold } = {}, rnd = cr
  * a/((a+b)b) or b/((a+b)a), so eps' = 2 ln(a/b) exactly.
  */
 export function randomizePiecewise(value, { min, max, ratioA, ratioB } = {}, rnd = cryptoRandom) {
-  checkInteger('min', min, -MAX_SAFE, MAX_SAFE);
-  checkInteger('max', max, min + 1, MAX_SAFE);
-  if (max - min > 2 ** 32) {
-    throw new RangeError(`max - min must be at most 2^32, got ${max - min}`);
-  }
-  checkInteger('value', value, min, max);
-  checkInteger('ratioB', ratioB, 1, MAX_LEVELS);
-  checkInteger('ratioA', ratioA, ratioB + 1, MAX_LEVELS - ratioB);
+  checkLevelInput(value, { min, max, ratioA, ratioB }, MAX_LEVELS);
   const range = max - min;
   const scaled = (value - min) * ratioA;
   const remainder = scaled % range;
@@ -205,14 +210,7 @@ export function piecewiseLevel(grid, { ratioA, ratioB } = {}, rnd = cryptoRandom
  * eps'-LDP with eps' = 2 ln(a/b), their outputs disjoint, the branch independent of the answer.
  */
 export function randomizeHybrid(value, { min, max, ratioA, ratioB } = {}, rnd = cryptoRandom) {
-  checkInteger('min', min, -MAX_SAFE, MAX_SAFE);
-  checkInteger('max', max, min + 1, MAX_SAFE);
-  if (max - min > 2 ** 32) {
-    throw new RangeError(`max - min must be at most 2^32, got ${max - min}`);
-  }
-  checkInteger('value', value, min, max);
-  checkInteger('ratioB', ratioB, 1, MAX_HYBRID_LEVELS);
-  checkInteger('ratioA', ratioA, ratioB + 1, MAX_HYBRID_LEVELS - ratioB);
+  checkLevelInput(value, { min, max, ratioA, ratioB }, MAX_HYBRID_LEVELS);
   if (rnd.below(ratioA) < ratioA - ratioB) return randomizePiecewise(value, { min, max, ratioA, ratioB }, rnd);
   return ratioA + ratioB + hybridDuchiBit(rnd.bern(value - min, max - min) ? 1 : 0, { ratioA, ratioB }, rnd);
 }

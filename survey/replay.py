@@ -170,15 +170,20 @@ def randomize_duchi(value: int, *, lo: int, hi: int, flip_threshold: int, stream
     return randomize_rr(rounded, flip_threshold=flip_threshold, stream=stream)
 
 
-def randomize_piecewise(value: int, *, lo: int, hi: int, ratio_a: int, ratio_b: int, stream: U32Stream) -> int:
-    """Return the output level of the discretised piecewise mechanism (Wang et al. 2019), as randomizePiecewise."""
+def _check_level_input(value: int, lo: int, hi: int, ratio_a: int, ratio_b: int, levels: int):
+    """Check a level mechanism's input as checkLevelInput does: lo <= value <= hi, a > b >= 1, a + b <= levels."""
     _check_integer("min", lo, -MAX_SAFE, MAX_SAFE)
     _check_integer("max", hi, lo + 1, MAX_SAFE)
     if hi - lo > TWO32:
         raise ValueError(f"max - min must be at most 2^32, got {hi - lo}")
     _check_integer("value", value, lo, hi)
-    _check_integer("ratio_b", ratio_b, 1, MAX_LEVELS)
-    _check_integer("ratio_a", ratio_a, ratio_b + 1, MAX_LEVELS - ratio_b)
+    _check_integer("ratio_b", ratio_b, 1, levels)
+    _check_integer("ratio_a", ratio_a, ratio_b + 1, levels - ratio_b)
+
+
+def randomize_piecewise(value: int, *, lo: int, hi: int, ratio_a: int, ratio_b: int, stream: U32Stream) -> int:
+    """Return the output level of the discretised piecewise mechanism (Wang et al. 2019), as randomizePiecewise."""
+    _check_level_input(value, lo, hi, ratio_a, ratio_b, MAX_LEVELS)
     grid, remainder = divmod((value - lo) * ratio_a, hi - lo)
     grid += 1 if stream.below(hi - lo) < remainder else 0
     if stream.below(ratio_a + ratio_b) < ratio_a:
@@ -193,13 +198,7 @@ def randomize_hybrid(value: int, *, lo: int, hi: int, ratio_a: int, ratio_b: int
     below(a) < a - b (probability 1 - e^(-eps'/2)) gives randomize_piecewise's level; else
     Duchi's bit bern(value - lo, hi - lo), flipped when below(a² + b²) < b², sent as G + bit.
     """
-    _check_integer("min", lo, -MAX_SAFE, MAX_SAFE)
-    _check_integer("max", hi, lo + 1, MAX_SAFE)
-    if hi - lo > TWO32:
-        raise ValueError(f"max - min must be at most 2^32, got {hi - lo}")
-    _check_integer("value", value, lo, hi)
-    _check_integer("ratio_b", ratio_b, 1, MAX_HYBRID_LEVELS)
-    _check_integer("ratio_a", ratio_a, ratio_b + 1, MAX_HYBRID_LEVELS - ratio_b)
+    _check_level_input(value, lo, hi, ratio_a, ratio_b, MAX_HYBRID_LEVELS)
     if stream.below(ratio_a) < ratio_a - ratio_b:
         return randomize_piecewise(value, lo=lo, hi=hi, ratio_a=ratio_a, ratio_b=ratio_b, stream=stream)
     rounded = int(stream.bern(value - lo, hi - lo))
