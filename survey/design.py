@@ -185,7 +185,7 @@ def _design_number(entry: dict, share: Decimal, forced: str = "auto") -> Decimal
 
     Duchi et al. (2013), the discretised piecewise mechanism or the hybrid of the two (both
     Wang et al. 2019): Duchi and PM cross near eps = 1.29, and the hybrid is below both from
-    about eps = 0.7 until PM's finer ratio a/b (more levels) wins at large eps. A definition
+    about eps = 0.61 until PM's finer ratio a/b (more levels) wins at large eps. A definition
     may force one (``mechanism``); the entry then says ``"chosen_by": "definition"``, and a
     mechanism impossible at this share raises ValueError naming the smallest share that works.
     """
