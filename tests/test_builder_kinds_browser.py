@@ -228,3 +228,23 @@ def test_drag_a_question_by_its_handle(builder):
     expect(page.locator("#questions-2-preview")).to_contain_text("of the answer's range", timeout=WAIT)
     assert page.evaluate("window.__sameDocument === true")
     assert errors == []
+
+
+def test_a_numbers_mechanism_chosen_in_the_select_changes_its_preview(builder):
+    """Choosing Piecewise, then Duchi, then Automatic redraws the preview with that mechanism, in place."""
+    page, errors, _ = builder
+    fill_survey(page, "age", "How old are you?")
+    page.get_by_label("Privacy budget ε per respondent").fill("4")
+    page.locator("#questions-0-kind").select_option("number")
+    page.fill("#questions-0-min", "16")
+    page.fill("#questions-0-max", "99")
+    preview = page.locator("#questions-0-preview")
+    expect(preview).to_contain_text("hybrid of the piecewise and Duchi mechanisms (hybrid)", timeout=WAIT)
+    mechanism = page.get_by_label("Mechanism")
+    for value, name in (("piecewise", "piecewise mechanism (piecewise)"),
+                        ("duchi", "Duchi rounding + randomized response (duchi)"),
+                        ("auto", "hybrid of the piecewise and Duchi mechanisms (hybrid)")):
+        mechanism.select_option(value)
+        expect(preview).to_contain_text(name, timeout=WAIT)
+    assert page.evaluate("window.__sameDocument === true")
+    assert errors == []
