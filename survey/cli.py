@@ -149,7 +149,7 @@ def _print_design(design: dict):
                    "drawn at random on their device (allocation = \"sample\")")
     width = max(len(q["id"]) for q in design["questions"])
     for q in design["questions"]:
-        click.echo(f"  {q['id']:<{width}}  {q['kind']:<6}  {q['mechanism']:<5}  epsilon {q['epsilon']:.6g}")
+        click.echo(f"  {q['id']:<{width}}  {q['kind']:<6}  {q['mechanism']:<9}  epsilon {q['epsilon']:.6g}")
     click.echo(f"Privacy budget per respondent: {design['epsilon_spent']:.6g} spent of {design['epsilon']:g}")
     click.echo(f"Respondent page: /s/{design['slug']}")
 
@@ -772,7 +772,7 @@ def plan(file, respondents, margin, fmt, level, odds, shares):
         click.echo(f"\n{name}: needs {allocation['respondents']:,} respondents")
         width = max(len(question["id"]) for question in allocation["questions"])
         for question in allocation["questions"]:
-            click.echo(f"  {question['id']:<{width}}  {question['mechanism']:<5}  epsilon {question['epsilon']:<8.4g}"
+            click.echo(f"  {question['id']:<{width}}  {question['mechanism']:<9}  epsilon {question['epsilon']:<8.4g}"
                        f"  ±{question['half_width']:.3f}  {question['respondents']:>12,} respondents")
     if odds is not None:
         detect = result["odds_ratio"]

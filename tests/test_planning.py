@@ -145,6 +145,19 @@ def test_plan_command_table_and_json(cli_runner, smoking_toml):
     assert both.exit_code == 2 and "not both" in both.stderr
 
 
+def test_plan_table_columns_line_up_whatever_the_mechanisms_name(cli_runner, tmp_path):
+    definition = tmp_path / "names.toml"
+    definition.write_text('slug = "names"\ntitle = "Names"\nepsilon = 4\n'
+                          '[[questions]]\nid = "a"\nkind = "yes_no"\ntext = "A?"\n'
+                          '[[questions]]\nid = "b"\nkind = "number"\ntext = "B?"\nmin = 0\nmax = 9\n'
+                          'mechanism = "piecewise"\n', encoding="utf-8")
+    table = cli_runner.invoke(main, ["plan", str(definition)])
+    assert table.exit_code == 0, table.output
+    rows = [line for line in table.stdout.splitlines() if "  epsilon " in line]
+    assert {row.split()[1] for row in rows} == {"rr", "piecewise"}
+    assert len({row.index("  epsilon ") for row in rows}) == 1
+
+
 def test_create_prints_the_precision_and_warns_when_protection_is_nominal(cli_runner, tmp_path):
     definition = tmp_path / "high.toml"
     definition.write_text('slug = "high"\ntitle = "High"\nepsilon = 10\n'
