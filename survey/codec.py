@@ -59,6 +59,17 @@ def level_scores(question: dict) -> list[int]:
     return list(range(question["bins"]))
 
 
+def level_score(question: dict, level: int) -> int:
+    """Return the integer score tallied for one output level, as ``level_scores(question)[level]`` without the list."""
+    if question["mechanism"] != "hybrid":
+        return level
+    bins = question["bins"]
+    if level < bins:
+        return bins * (2 * level + 1 - bins)
+    duchi = question["ratio_a"] ** 2 + question["ratio_b"] ** 2
+    return duchi if level > bins else -duchi
+
+
 def level_values(question: dict) -> list[Fraction]:
     """Return the exact value R in (0, 1) of each output level, whose mean is q + (p - q)x."""
     if question["mechanism"] == "hybrid":
@@ -100,7 +111,7 @@ def decode_report(question: dict, words) -> Any:
 def tally_increments(question: dict, report: Any) -> list[tuple[int, int]]:
     """Return (tally, increment) pairs that one validated wire-format report adds to the tallies."""
     if is_level(question):
-        score = level_scores(question)[int(report)]
+        score = level_score(question, int(report))
         return [(0, score), (1, score * score)]
     return [(option, 1) for option in indicator_options(question, report)]
 

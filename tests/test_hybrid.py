@@ -120,6 +120,10 @@ def test_level_values_scores_and_int64_bound():
     assert codec.tally(question, np.array([[g], [g + 1], [0]])).tolist() == [
         scores[g] + scores[g + 1] + scores[0], scores[g] ** 2 + scores[g + 1] ** 2 + scores[0] ** 2]
     assert max(abs(s) for s in scores) ** 2 * 10**8 < 2**63
+    assert [codec.level_score(question, level) for level in range(g + 2)] == scores
+    assert codec.tally_increments(question, g + 1) == [(0, scores[g + 1]), (1, scores[g + 1] ** 2)]
+    piecewise = {"mechanism": "piecewise", "ratio_a": a, "ratio_b": b, "bins": g, "kind": "number"}
+    assert [codec.level_score(piecewise, level) for level in range(g)] == codec.level_scores(piecewise)
 
 
 def _simulate(epsilon, truth_p, repetitions, n, seed, lo=0, hi=100):
