@@ -111,19 +111,23 @@ def protection_note(question: dict) -> str:
     if kind == "number" and mechanism == "piecewise":
         a, b = question["ratio_a"], question["ratio_b"]
         low, high = question["min"], question["max"]
-        return (f"Your number is replaced by one of {a + b} points spread over a range a little wider than "
-                f"{low}–{high}: with probability {percent(Fraction(a, a + b))} a point in a narrow band around "
-                f"your number, otherwise a point anywhere else (ε′ = {eps}).")
+        return f"Your number is replaced by {_piecewise_points(a, b, low, high, ': ')} (ε′ = {eps})."
     if kind == "number" and mechanism == "hybrid":
         a, b = question["ratio_a"], question["ratio_b"]
         low, high = question["min"], question["max"]
         beta, flip = mech.hybrid_branch(a, b)
         return (f"Your number is randomized one of two ways, chosen at random: with probability {percent(beta)} "
-                f"it is replaced by one of {a + b} points spread over a range a little wider than {low}–{high} "
-                f"(with probability {percent(Fraction(a, a + b))} a point in a narrow band around your number, "
-                f"otherwise a point anywhere else); otherwise it is rounded at random to the low or high end "
+                f"it is replaced by {_piecewise_points(a, b, low, high, ' (')}); otherwise it is rounded at "
+                f"random to the low or high end "
                 f"of {low}–{high} and kept with probability {percent(1 - flip)} (ε′ = {eps}).")
     raise ValueError(f"question {question.get('id')!r} has an unsupported kind/mechanism {kind!r}/{mechanism!r}")
+
+
+def _piecewise_points(a: int, b: int, low, high, joint: str) -> str:
+    """Return the piecewise mechanism's report in words: its a + b points, then (after ``joint``) its band."""
+    return (f"one of {a + b} points spread over a range a little wider than {low}–{high}{joint}with probability "
+            f"{percent(Fraction(a, a + b))} a point in a narrow band around your number, otherwise a point "
+            "anywhere else")
 
 
 def sample_note(design: dict) -> str | None:
