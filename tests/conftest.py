@@ -65,6 +65,15 @@ def smoking_toml() -> Path:
     return REPO / "examples" / "smoking.toml"
 
 
+def stored_count(db_path, slug: str) -> int:
+    """Return how many responses the survey ``slug`` has in the database file, through a Store opened and closed here."""
+    store = Store(db_path)
+    try:
+        return store.response_count(slug)
+    finally:
+        store.close()
+
+
 @pytest.fixture
 def smoking_survey(db_path, smoking_toml) -> dict:
     """Create the smoking survey in the temporary database and return its design."""

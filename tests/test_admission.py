@@ -17,7 +17,7 @@ from survey.store import Store
 from survey.web import create_app
 from survey.web.flood import SubmissionLimiter
 
-from conftest import PANEL_TOML, domain_answers, smoking_design
+from conftest import domain_answers, PANEL_TOML, smoking_design, stored_count
 
 SLUG = "smoking-2026"
 # Reports in each question's output domain (cigarettes is a subset selection: a list of bits).
@@ -35,13 +35,6 @@ def post(client, body, token, slug=SLUG):
     return client.post(f"/s/{slug}/responses", data=json.dumps(body), headers={"X-CSRFToken": token},
                        content_type="application/json")
 
-
-def count(db_path, slug=SLUG) -> int:
-    store = Store(db_path)
-    try:
-        return store.response_count(slug)
-    finally:
-        store.close()
 
 
 @pytest.fixture
@@ -73,7 +66,7 @@ def test_a_repeat_with_the_same_id_and_answers_is_stored_once_and_answered_alike
     first, again = post(client, body, token), post(client, body, token)
     assert (first.status_code, again.status_code) == (201, 201)
     assert first.get_data() == again.get_data()
-    assert count(db_path) == 1
+    assert stored_count(db_path, SLUG) == 1
 
 
 def test_the_same_id_with_other_answers_is_409_and_stores_nothing(client, db_path, smoking_survey):
@@ -81,7 +74,7 @@ def test_the_same_id_with_other_answers_is_409_and_stores_nothing(client, db_pat
     assert post(client, {"design": smoking_survey["hash"], "answers": GOOD, "submission": ID}, token).status_code == 201
     response = post(client, {"design": smoking_survey["hash"], "answers": OTHER, "submission": ID}, token)
     assert response.status_code == 409 and response.get_json()["field"] == "submission"
-    assert count(db_path) == 1
+    assert stored_count(db_path, SLUG) == 1
     store = Store(db_path)
     assert [*store.iter_answers(SLUG)] == [GOOD]
     store.close()
@@ -92,7 +85,7 @@ def test_different_ids_are_different_respondents(client, db_path, smoking_survey
     for submission in (ID, "f" * 32):
         assert post(client, {"design": smoking_survey["hash"], "answers": GOOD, "submission": submission},
                     token).status_code == 201
-    assert count(db_path) == 2
+    assert stored_count(db_path, SLUG) == 2
 
 
 @pytest.mark.parametrize("bad", ["0123", ID.upper(), ID + "0", 12345, None, "g" * 32])
@@ -104,7 +97,7 @@ def test_a_malformed_submission_id_is_400_naming_the_field(client, db_path, smok
         return
     response = post(client, body, csrf_token(client))
     assert response.status_code == 400 and response.get_json()["field"] == "submission"
-    assert count(db_path) == 0
+    assert stored_count(db_path, SLUG) == 0
 
 
 def test_the_submission_id_is_kept_apart_from_the_response(client, db_path, smoking_survey):
@@ -134,7 +127,7 @@ def test_an_invitation_admits_one_response_then_409(client, db_path, panel):
     assert post(client, body, token, "panel").status_code == 201
     again = post(client, {**body, "submission": "e" * 32}, token, "panel")
     assert again.status_code == 409 and again.get_json()["field"] == "invite"
-    assert count(db_path, "panel") == 1
+    assert stored_count(db_path, "panel") == 1
 
 
 def test_a_lost_201_of_an_invited_send_is_retried_safely(client, db_path, panel):
@@ -142,7 +135,7 @@ def test_a_lost_201_of_an_invited_send_is_retried_safely(client, db_path, panel)
     token = csrf_token(client, f"/s/panel?invite={token_text}")
     body = {"design": panel["hash"], "answers": {"remote": 0}, "invite": token_text, "submission": ID}
     assert [post(client, body, token, "panel").status_code for _ in range(2)] == [201, 201]
-    assert count(db_path, "panel") == 1
+    assert stored_count(db_path, "panel") == 1
 
 
 @pytest.mark.parametrize("invite", [None, "A" * 22, "not a token", 7])
@@ -153,7 +146,7 @@ def test_a_missing_or_unknown_invitation_is_403_and_stores_nothing(client, db_pa
         body["invite"] = invite
     response = post(client, body, csrf_token(client, "/s/panel"), "panel")
     assert response.status_code == 403 and response.get_json()["field"] == "invite"
-    assert count(db_path, "panel") == 0
+    assert stored_count(db_path, "panel") == 0
 
 
 def test_an_invitation_of_another_survey_is_403(client, db_path, panel):
@@ -164,14 +157,14 @@ def test_an_invitation_of_another_survey_is_403(client, db_path, panel):
     [token_text] = invitations(db_path, 1, "panel-b")
     body = {"design": panel["hash"], "answers": {"remote": 1}, "invite": token_text}
     assert post(client, body, csrf_token(client, "/s/panel"), "panel").status_code == 403
-    assert count(db_path, "panel") == 0
+    assert stored_count(db_path, "panel") == 0
 
 
 def test_an_open_survey_takes_no_invitation(client, db_path, smoking_survey):
     body = {"design": smoking_survey["hash"], "answers": GOOD, "invite": "A" * 22}
     response = post(client, body, csrf_token(client))
     assert response.status_code == 400 and response.get_json()["field"] == "invite"
-    assert count(db_path) == 0
+    assert stored_count(db_path, SLUG) == 0
 
 
 def test_the_page_of_an_invitation_only_survey_without_a_token_shows_no_form_to_use(client, panel):
@@ -335,7 +328,7 @@ def test_a_flood_from_one_client_gets_429_beyond_the_limit_and_stores_nothing_of
     refused = statuses[-1]
     assert refused.is_json and "Nothing was stored" in refused.get_json()["error"]
     assert 1 <= int(refused.headers["Retry-After"]) <= 60
-    assert count(db_path) == 5
+    assert stored_count(db_path, SLUG) == 5
     other = limited_app.test_client()
     response = other.post(f"/s/{SLUG}/responses", data=json.dumps({"design": smoking_survey["hash"], "answers": GOOD}),
                           headers={"X-CSRFToken": csrf_token(other)}, content_type="application/json",
@@ -363,6 +356,6 @@ def test_the_flood_limit_trusts_x_forwarded_for_only_behind_configured_proxies(d
             assert statuses == [201] * 6, "each client behind the proxy has its own limit"
         else:
             assert statuses == [201, 201] + [429] * 4, "a forged X-Forwarded-For does not escape the limit"
-        assert count(db_path) == statuses.count(201)
+        assert stored_count(db_path, SLUG) == statuses.count(201)
     finally:
         app.extensions["ldp_stores"].close_all()

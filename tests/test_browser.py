@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from survey.store import Store
+from conftest import stored_count
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -47,13 +48,6 @@ window.fetch = (...args) => {
 SEND_DELAY_MS = 400
 
 
-def response_count(db_path) -> int:
-    store = Store(db_path)
-    try:
-        return store.response_count(SLUG)
-    finally:
-        store.close()
-
 
 def fill_survey(page):
     """Answer every question of the smoking survey with known true answers."""
@@ -78,7 +72,7 @@ def capture(page):
 
 def test_survey_sends_only_randomized_reports(browser, live_server):
     origin = live_server["origin"]
-    before = response_count(live_server["db"])
+    before = stored_count(live_server["db"], SLUG)
     context = browser.new_context(viewport={"width": 390, "height": 844})
     context.add_init_script(INSTRUMENT)
     page = context.new_page()
@@ -111,7 +105,7 @@ def test_survey_sends_only_randomized_reports(browser, live_server):
     assert page.evaluate("window.__randomCalls") > 0
     assert page.evaluate("window.__mathRandomCalls") == 0
     assert not errors
-    assert response_count(live_server["db"]) == before + 1
+    assert stored_count(live_server["db"], SLUG) == before + 1
 
     names = page.evaluate("[...document.querySelectorAll('input, select, textarea')]"
                           ".filter(e => e.hasAttribute('name')).map(e => e.name)")
@@ -120,7 +114,7 @@ def test_survey_sends_only_randomized_reports(browser, live_server):
 
 
 def test_incomplete_survey_is_not_sent(browser, live_server):
-    before = response_count(live_server["db"])
+    before = stored_count(live_server["db"], SLUG)
     context = browser.new_context()
     page = context.new_page()
     requests = capture(page)
@@ -129,12 +123,12 @@ def test_incomplete_survey_is_not_sent(browser, live_server):
     page.get_by_role("button", name=re.compile("send", re.I)).click()
     page.wait_for_timeout(1000)
     assert not [r for r in requests if r["method"] == "POST"]
-    assert response_count(live_server["db"]) == before
+    assert stored_count(live_server["db"], SLUG) == before
     context.close()
 
 
 def test_without_javascript_nothing_is_sent(browser, live_server):
-    before = response_count(live_server["db"])
+    before = stored_count(live_server["db"], SLUG)
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
     requests = capture(page)
@@ -147,7 +141,7 @@ def test_without_javascript_nothing_is_sent(browser, live_server):
         page.wait_for_timeout(1000)
     assert not [r for r in requests if r["method"] == "POST"]
     assert not [r for r in requests[1:] if urlsplit(r["url"]).query or r["body"]]
-    assert response_count(live_server["db"]) == before
+    assert stored_count(live_server["db"], SLUG) == before
     context.close()
 
 
@@ -168,7 +162,7 @@ def test_request_leaves_a_fixed_delay_after_send(browser, live_server):
 def test_retry_resends_the_same_reports_even_for_a_changed_answer_unless_confirmed(browser, live_server):
     """Randomizing an answer again would spend its budget twice: a retry reuses its report (test_respondent_trust.py
     checks the confirmed change)."""
-    before = response_count(live_server["db"])
+    before = stored_count(live_server["db"], SLUG)
     context = browser.new_context()
     page = context.new_page()
     requests = capture(page)
@@ -200,7 +194,7 @@ def test_retry_resends_the_same_reports_even_for_a_changed_answer_unless_confirm
     unchanged = {"smoker", "lung_disease", "cigarettes"}
     assert {q: bodies[2][q] for q in unchanged} == {q: bodies[0][q] for q in unchanged}
     assert bodies[2]["age"] == bodies[0]["age"], "the changed answer keeps its report until a change is confirmed"
-    assert response_count(live_server["db"]) == before + 1
+    assert stored_count(live_server["db"], SLUG) == before + 1
     context.close()
 
 

@@ -13,20 +13,13 @@ from werkzeug.security import generate_password_hash
 from survey.definition import parse_definition, parse_definition_toml
 from survey.planning import question_previews
 from survey.store import Store
-from conftest import signed_in_page
+from conftest import signed_in_page, stored_count
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 EMAIL, PASSWORD = "builder@example.org", "builds surveys"
 SLUG = "gym-habits"
 
-
-def count(db_path) -> int:
-    store = Store(db_path)
-    try:
-        return store.response_count(SLUG)
-    finally:
-        store.close()
 
 
 def legends(page) -> list[str]:
@@ -144,7 +137,7 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     answer.get_by_role("group", name=re.compile("How old")).get_by_role("spinbutton").fill("40")
     answer.get_by_role("button", name=re.compile("send", re.I)).click()
     answer.get_by_text(re.compile("thank you", re.I)).first.wait_for(timeout=10_000)
-    assert count(db_path) == 1 and len(posts) == 1
+    assert stored_count(db_path, SLUG) == 1 and len(posts) == 1
 
     page.reload()
     assert page.get_by_text(re.compile(r"^1 response\.")).is_visible()
@@ -161,7 +154,7 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     assert late.status == 410, late.text()
     repeat = answer.request.post(f"{origin}/s/{SLUG}/responses", data=sent, headers=headers)
     assert repeat.status in (201, 410), repeat.text()
-    assert count(db_path) == 1, "a submission to a closed survey stores nothing"
+    assert stored_count(db_path, SLUG) == 1, "a submission to a closed survey stores nothing"
     assert errors == []
     respondent.close()
     context.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PANEL_TOML
+from conftest import PANEL_TOML, stored_count
 
 from survey.definition import parse_definition_toml
 from survey.design import build_design
@@ -55,13 +55,6 @@ def create(db_path, text) -> dict:
         store.close()
     return design
 
-
-def response_count(db_path, slug=SLUG) -> int:
-    store = Store(db_path)
-    try:
-        return store.response_count(slug)
-    finally:
-        store.close()
 
 
 def posts(page) -> list:
@@ -146,7 +139,7 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
 
 
 def test_a_lost_201_then_a_retry_stores_one_response(browser, live_server):
-    before = response_count(live_server["db"])
+    before = stored_count(live_server["db"], SLUG)
     context = browser.new_context()
     page = context.new_page()
     sent = posts(page)
@@ -164,20 +157,20 @@ def test_a_lost_201_then_a_retry_stores_one_response(browser, live_server):
     fill_smoking(page)
     send(page)
     page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
-    assert delivered == [201] and response_count(live_server["db"]) == before + 1
+    assert delivered == [201] and stored_count(live_server["db"], SLUG) == before + 1
     page.wait_for_function("!document.querySelector('button[type=submit]').disabled")
     send(page)
     wait_thanks(page)
 
     assert len(sent) == 2 and sent[0] == sent[1], "the retry is the same submission, id and reports"
-    assert response_count(live_server["db"]) == before + 1, "stored once"
+    assert stored_count(live_server["db"], SLUG) == before + 1, "stored once"
     stored = page.evaluate("JSON.stringify(Object.entries(localStorage))")
     assert sent[0]["submission"] not in stored, "the acknowledged id is forgotten"
     context.close()
 
 
 def test_after_a_lost_201_and_a_reload_the_page_offers_the_same_reports_and_stores_them_once(browser, live_server):
-    before = response_count(live_server["db"])
+    before = stored_count(live_server["db"], SLUG)
     context = browser.new_context()
     page = context.new_page()
     sent = posts(page)
@@ -201,13 +194,13 @@ def test_after_a_lost_201_and_a_reload_the_page_offers_the_same_reports_and_stor
     page.get_by_role("button", name="Send the same reports again").click()
     wait_thanks(page)
     assert len(sent) == 2 and sent[1] == sent[0]
-    assert response_count(live_server["db"]) == before + 1
+    assert stored_count(live_server["db"], SLUG) == before + 1
     assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('ldp-survey:pending:'))") == []
     context.close()
 
 
 def test_a_changed_answer_after_a_failed_send_keeps_its_report_unless_confirmed(browser, live_server):
-    before = response_count(live_server["db"])
+    before = stored_count(live_server["db"], SLUG)
     context = browser.new_context()
     page = context.new_page()
     sent = posts(page)
@@ -238,12 +231,12 @@ def test_a_changed_answer_after_a_failed_send_keeps_its_report_unless_confirmed(
     wait_thanks(page)
     assert len(sent) == 2 and sent[1]["submission"] == sent[0]["submission"]
     assert sent[1]["answers"] == {qid: report for qid, (report, _) in shown.items()}
-    assert response_count(live_server["db"]) == before + 1
+    assert stored_count(live_server["db"], SLUG) == before + 1
     context.close()
 
 
 def test_a_second_visit_does_not_send_again(browser, live_server):
-    before = response_count(live_server["db"])
+    before = stored_count(live_server["db"], SLUG)
     context = browser.new_context()
     page = context.new_page()
     sent = posts(page)
@@ -256,7 +249,7 @@ def test_a_second_visit_does_not_send_again(browser, live_server):
     assert page.locator("#survey-form").is_hidden()
     page.keyboard.press("Enter")
     page.wait_for_timeout(600)
-    assert len(sent) == 1 and response_count(live_server["db"]) == before + 1
+    assert len(sent) == 1 and stored_count(live_server["db"], SLUG) == before + 1
     context.close()
 
 
@@ -340,7 +333,7 @@ def test_an_invitation_link_works_once_then_409_with_nothing_stored(browser, liv
     page.get_by_role("radio", name="Yes").check()
     send(page)
     wait_thanks(page)
-    assert sent[0]["invite"] == token and response_count(db, "panel") == 1
+    assert sent[0]["invite"] == token and stored_count(db, "panel") == 1
     context.close()
 
     context = browser.new_context()  # another device, or cleared storage: the link is used
@@ -351,7 +344,7 @@ def test_an_invitation_link_works_once_then_409_with_nothing_stored(browser, liv
     page.get_by_role("radio", name="No").check()
     send(page)
     page.get_by_text(re.compile("already been used")).wait_for(timeout=10_000)
-    assert replies == [409] and response_count(db, "panel") == 1
+    assert replies == [409] and stored_count(db, "panel") == 1
     context.close()
 
 
@@ -365,7 +358,7 @@ def tab_to(page, selector: str, limit: int = 60):
 
 
 def test_keyboard_only_completion(browser, live_server):
-    before = response_count(live_server["db"])
+    before = stored_count(live_server["db"], SLUG)
     context = browser.new_context()
     page = context.new_page()
     sent = posts(page)
@@ -383,7 +376,7 @@ def test_keyboard_only_completion(browser, live_server):
     page.keyboard.press("Enter")
     wait_thanks(page)
     assert page.evaluate("document.activeElement.id") == "thanks"
-    assert len(sent) == 1 and response_count(live_server["db"]) == before + 1
+    assert len(sent) == 1 and stored_count(live_server["db"], SLUG) == before + 1
     checked = page.evaluate("[...document.querySelectorAll('input:checked')].length")
     assert checked == 0, "the true answers were cleared"
     context.close()

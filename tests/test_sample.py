@@ -32,7 +32,7 @@ from survey.planning import plan_allocation
 from survey.simulate import complete_truth, parse_given, parse_truth, simulate_answers, simulate_reports
 from survey.store import Store
 
-from conftest import domain_report
+from conftest import domain_report, stored_count
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 ATHLETES = EXAMPLES / "athletes.toml"
@@ -149,13 +149,6 @@ def athletes(db_path) -> dict:
     return design
 
 
-def stored(db_path, slug=SLUG) -> int:
-    store = Store(db_path)
-    try:
-        return store.response_count(slug)
-    finally:
-        store.close()
-
 
 REPORTS = {"doping": 1, "missed_test": 0, "supplements": report("supplements", 1), "source": report("source", 3),
            "hours": 1, "pressure": 0}
@@ -178,7 +171,7 @@ def test_the_server_refuses_any_other_set_of_questions_and_stores_nothing(client
     response = post(client, {"design": athletes["hash"], "answers": answers})
     assert response.status_code == 400 and response.is_json, response.get_data(as_text=True)
     assert response.json["field"] == field and fragment in response.json["error"], response.json
-    assert stored(db_path) == 0
+    assert stored_count(db_path, SLUG) == 0
 
 
 def test_a_repeated_question_is_refused(client, db_path, athletes):
@@ -186,7 +179,7 @@ def test_a_repeated_question_is_refused(client, db_path, athletes):
     response = post(client, raw)
     assert response.status_code == 400 and response.json["field"] == "doping"
     assert "more than once" in response.json["error"]
-    assert stored(db_path) == 0
+    assert stored_count(db_path, SLUG) == 0
 
 
 def test_a_sampled_response_stores_null_for_the_others_and_counts_per_question(client, db_path, athletes):

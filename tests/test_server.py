@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, create_smoking_db, start_server
+from conftest import create_smoking_db, REPO, start_server, stored_count
 from survey.cli import DEMO_EMAIL
 from survey.simulate import complete_truth, simulate_answers
 from survey.store import Store
@@ -119,13 +119,6 @@ def valid_body(db_path: Path) -> bytes:
     return json.dumps({"design": design["hash"], "answers": answers}).encode()
 
 
-def response_count(db_path: Path) -> int:
-    store = Store(db_path)
-    try:
-        return store.response_count(SLUG)
-    finally:
-        store.close()
-
 
 def post_head(port: int, length: int, *extra: str) -> bytes:
     lines = [f"POST /s/{SLUG}/responses HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
@@ -191,7 +184,7 @@ def test_a_body_at_the_limit_is_read_as_usual(app, smoking_survey):
 @pytest.mark.parametrize("expect", [False, True], ids=["plain", "expect-100-continue"])
 def test_the_real_server_answers_413_to_a_declared_200_mib_body_without_waiting_for_it(live_server, expect):
     port = int(live_server["origin"].rsplit(":", 1)[1])
-    before = response_count(live_server["db"])
+    before = stored_count(live_server["db"], SLUG)
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
         started = time.monotonic()
         sock.sendall(post_head(port, HUGE, *(["Expect: 100-continue"] if expect else [])))
@@ -203,7 +196,7 @@ def test_the_real_server_answers_413_to_a_declared_200_mib_body_without_waiting_
     assert elapsed < 2.5, f"answered after {elapsed:.1f} s"
     assert json.loads(body) == {"error": f"The request body is larger than the limit of {LIMIT} bytes.",
                                 "field": None}
-    assert response_count(live_server["db"]) == before
+    assert stored_count(live_server["db"], SLUG) == before
 
 
 # graceful stop
@@ -228,7 +221,7 @@ def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(server_db, spawn):
     assert status == 201, data
     assert int(headers["content-length"]) == len(reply)
     assert server.process.wait(timeout=30) == 0
-    assert response_count(server_db) == 1
+    assert stored_count(server_db, SLUG) == 1
     assert "Handling signal: term" in server.log_text()
 
 

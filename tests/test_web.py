@@ -12,6 +12,7 @@ from werkzeug.security import generate_password_hash
 
 from survey.aggregate import CSV_HEADER
 from survey.store import Store
+from conftest import stored_count
 
 SLUG = "smoking-2026"
 GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
@@ -32,13 +33,6 @@ def post(client, body, token=None, **kwargs):
                        content_type=kwargs.pop("content_type", "application/json"), **kwargs)
 
 
-def count(db_path, slug=SLUG) -> int:
-    store = Store(db_path)
-    try:
-        return store.response_count(slug)
-    finally:
-        store.close()
-
 
 @pytest.fixture
 def web(client, smoking_survey):
@@ -50,7 +44,7 @@ def test_valid_response_is_stored_with_only_the_day(web, db_path, smoking_survey
     token = csrf_token(web)
     response = post(web, {"design": smoking_survey["hash"], "answers": GOOD}, token)
     assert response.status_code == 201, response.get_data(as_text=True)
-    assert count(db_path) == 1
+    assert stored_count(db_path, SLUG) == 1
     store = Store(db_path)
     table = store.conn.execute("SELECT reports_table FROM surveys WHERE slug = ?", [SLUG]).fetchone()[0]
     columns = {c.name for c in store.db[table].columns}
@@ -84,13 +78,13 @@ def test_multi_and_oue_reports_are_lists(db_path, tmp_path):
     for report in ([0, 0, 0], [0, 1, 0]):
         good = {"design": design["hash"], "answers": {"pick": subset, "tick": report}}
         assert client.post("/s/wide/responses", json=good).status_code == 201
-    assert count(db_path, "wide") == 2
+    assert stored_count(db_path, "wide") == 2
     for pick_report, tick_report, field in (([0] * 11, [1, 0, 0], "pick"), ([0] * 10 + [1, 1], [1, 0, 0], "pick"),
                                             (subset, [1, 2, 1], "tick"), (subset, [1, 0, 1], "tick")):
         bad = {"design": design["hash"], "answers": {"pick": pick_report, "tick": tick_report}}
         response = client.post("/s/wide/responses", json=bad)
         assert response.status_code == 400 and response.json["field"] == field
-    assert count(db_path, "wide") == 2
+    assert stored_count(db_path, "wide") == 2
 
 
 BAD_BODIES = [
@@ -120,7 +114,7 @@ def test_bad_reports_are_rejected_and_nothing_is_stored(web, db_path, smoking_su
     response = post(web, body, token)
     assert response.status_code == status
     assert response.is_json and response.json["field"] == field and response.json["error"]
-    assert count(db_path) == 0
+    assert stored_count(db_path, SLUG) == 0
 
 
 @pytest.mark.parametrize("raw", [b"not json", b'{"design": NaN}', b"\xff\xfe", b"[]",
@@ -128,7 +122,7 @@ def test_bad_reports_are_rejected_and_nothing_is_stored(web, db_path, smoking_su
 def test_malformed_bodies_are_rejected(web, db_path, smoking_survey, raw):
     response = post(web, raw, csrf_token(web))
     assert response.status_code == 400 and response.is_json and response.json["error"]
-    assert count(db_path) == 0
+    assert stored_count(db_path, SLUG) == 0
 
 
 def test_duplicate_answer_keys_are_rejected(web, db_path, smoking_survey):
@@ -136,14 +130,14 @@ def test_duplicate_answer_keys_are_rejected(web, db_path, smoking_survey):
            '"cigarettes": [0, 0, 1, 1, 0], "age": 1}}' % smoking_survey["hash"])
     response = post(web, raw, csrf_token(web))
     assert response.status_code == 400 and response.json["field"] == "smoker"
-    assert count(db_path) == 0
+    assert stored_count(db_path, SLUG) == 0
 
 
 def test_non_json_content_type_is_rejected(web, db_path, smoking_survey):
     body = json.dumps({"design": smoking_survey["hash"], "answers": GOOD})
     response = post(web, body, csrf_token(web), content_type="text/plain")
     assert response.status_code == 400 and response.is_json
-    assert count(db_path) == 0
+    assert stored_count(db_path, SLUG) == 0
 
 
 def test_missing_or_wrong_csrf_token_is_rejected(web, db_path, smoking_survey):
@@ -153,14 +147,14 @@ def test_missing_or_wrong_csrf_token_is_rejected(web, db_path, smoking_survey):
         response = post(web, body, token)
         assert response.status_code == 400
         assert response.is_json and response.json["field"] == "csrf_token"
-    assert count(db_path) == 0
+    assert stored_count(db_path, SLUG) == 0
 
 
 def test_oversized_body_is_rejected(web, db_path, smoking_survey):
     body = json.dumps({"design": smoking_survey["hash"], "answers": GOOD, "pad": "x" * 70_000})
     response = post(web, body, csrf_token(web))
     assert response.status_code == 413 and response.is_json
-    assert count(db_path) == 0
+    assert stored_count(db_path, SLUG) == 0
 
 
 def test_unknown_survey_is_404(web):
