@@ -74,17 +74,21 @@ def stored_count(db_path, slug: str) -> int:
         store.close()
 
 
-@pytest.fixture
-def smoking_survey(db_path, smoking_toml) -> dict:
-    """Create the smoking survey in the temporary database and return its design."""
-    text = smoking_toml.read_text(encoding="utf-8")
-    design = build_design(parse_definition_toml(text, source=str(smoking_toml)))
+def create_from_toml(db_path, text: str, *, source: str = "<definition>") -> dict:
+    """Create the survey of a TOML definition in the database file; return its design."""
+    design = build_design(parse_definition_toml(text, source=source))
     store = Store(db_path)
     try:
         store.create_survey(text, design)
     finally:
         store.close()
     return design
+
+
+@pytest.fixture
+def smoking_survey(db_path, smoking_toml) -> dict:
+    """Create the smoking survey in the temporary database and return its design."""
+    return create_from_toml(db_path, smoking_toml.read_text(encoding="utf-8"), source=str(smoking_toml))
 
 
 OWNER = ("owner@example.org", "owner password")

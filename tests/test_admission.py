@@ -17,7 +17,7 @@ from survey.store import Store
 from survey.web import create_app
 from survey.web.flood import SubmissionLimiter
 
-from conftest import domain_answers, PANEL_TOML, smoking_design, stored_count
+from conftest import PANEL_TOML, create_from_toml, domain_answers, smoking_design, stored_count
 
 SLUG = "smoking-2026"
 # Reports in each question's output domain (cigarettes is a subset selection: a list of bits).
@@ -40,13 +40,7 @@ def post(client, body, token, slug=SLUG):
 @pytest.fixture
 def panel(db_path, smoking_survey):
     """Create the invitation-only panel survey; return its design."""
-    design = build_design(parse_definition_toml(PANEL_TOML))
-    store = Store(db_path)
-    try:
-        store.create_survey(PANEL_TOML, design)
-    finally:
-        store.close()
-    return design
+    return create_from_toml(db_path, PANEL_TOML)
 
 
 def invitations(db_path, n, slug="panel") -> list[str]:

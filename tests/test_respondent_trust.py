@@ -14,10 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PANEL_TOML, stored_count
+from conftest import PANEL_TOML, create_from_toml, stored_count
 
-from survey.definition import parse_definition_toml
-from survey.design import build_design
 from survey.store import Store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -45,16 +43,6 @@ kind = "multi"
 text = "Which of these do you do?"
 options = {options}
 """
-
-def create(db_path, text) -> dict:
-    design = build_design(parse_definition_toml(text))
-    store = Store(db_path)
-    try:
-        store.create_survey(text, design)
-    finally:
-        store.close()
-    return design
-
 
 
 def posts(page) -> list:
@@ -281,7 +269,7 @@ def sampled_report(memo: dict, ticked: list[int]) -> list[int]:
 def test_a_later_wave_of_a_series_sends_the_same_report_for_an_unchanged_answer(browser, live_server):
     origin, db = live_server["origin"], live_server["db"]
     for slug, epsilon in (("habits-1", 4), ("habits-2", 4), ("habits-3", 3)):
-        create(db, WAVE_TOML.format(slug=slug, epsilon=epsilon, options=json.dumps(OPTIONS)))
+        create_from_toml(db, WAVE_TOML.format(slug=slug, epsilon=epsilon, options=json.dumps(OPTIONS)))
     context = browser.new_context()
     page = context.new_page()
     ticks = [1, 5, 9]
@@ -319,7 +307,7 @@ def test_a_later_wave_of_a_series_sends_the_same_report_for_an_unchanged_answer(
 
 def test_an_invitation_link_works_once_then_409_with_nothing_stored(browser, live_server):
     origin, db = live_server["origin"], live_server["db"]
-    create(db, PANEL_TOML)
+    create_from_toml(db, PANEL_TOML)
     store = Store(db)
     [token] = store.create_invitations("panel", 1)
     store.close()
@@ -388,8 +376,8 @@ def test_the_trust_sections_are_axe_clean_without_sideways_scroll_at_360_px(brow
     rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
              "resultTypes": ["violations"]}
     origin, db = live_server["origin"], live_server["db"]
-    create(db, WAVE_TOML.format(slug="habits-a11y", epsilon=4, options=json.dumps(OPTIONS)))
-    create(db, PANEL_TOML.replace('slug = "panel"', 'slug = "panel-a11y"'))
+    create_from_toml(db, WAVE_TOML.format(slug="habits-a11y", epsilon=4, options=json.dumps(OPTIONS)))
+    create_from_toml(db, PANEL_TOML.replace('slug = "panel"', 'slug = "panel-a11y"'))
     context = browser.new_context(viewport={"width": 360, "height": 800})
     page = context.new_page()
     page.route(f"{origin}/s/habits-a11y/responses", lambda route: route.abort("connectionrefused"))
@@ -418,7 +406,7 @@ def test_the_dashboard_downloads_invitation_links_and_is_axe_clean_at_360_px(bro
     rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
              "resultTypes": ["violations"]}
     origin, db = live_server["origin"], live_server["db"]
-    create(db, PANEL_TOML.replace('slug = "panel"', 'slug = "panel-dash"'))
+    create_from_toml(db, PANEL_TOML.replace('slug = "panel"', 'slug = "panel-dash"'))
     store = Store(db)
     store.add_user("inviter@example.org", generate_password_hash("invite people"), replace=True)
     store.share("panel-dash", "inviter@example.org")
