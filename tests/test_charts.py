@@ -317,17 +317,17 @@ def signed_in(app, db_path, smoking_survey):
 @pytest.fixture
 def draws(monkeypatch):
     """Count the question charts the web layer draws (each drawing takes a little while)."""
-    import survey.web.charts as web_charts
+    import survey.charts as drawing
 
     calls = []
-    real = web_charts.question_chart
+    real = drawing.question_chart
 
     def counting(design, qid, rows, *, fmt):
         calls.append((qid, fmt))
         time.sleep(0.2)
         return real(design, qid, rows, fmt=fmt)
 
-    monkeypatch.setattr(web_charts, "question_chart", counting)
+    monkeypatch.setattr(drawing, "question_chart", counting)
     return calls
 
 
@@ -443,9 +443,9 @@ def test_web_chart_routes_are_404_for_another_researcher_and_unknown_questions(a
 
 
 def test_web_draws_one_whole_survey_chart_at_a_time(signed_in, monkeypatch):
-    import survey.web.charts as web_charts
+    import survey.charts as drawing
 
-    active, most, real = [0], [0], web_charts.survey_chart
+    active, most, real = [0], [0], drawing.survey_chart
 
     def slow(design, rows, *, fmt):
         active[0] += 1
@@ -454,7 +454,7 @@ def test_web_draws_one_whole_survey_chart_at_a_time(signed_in, monkeypatch):
         active[0] -= 1
         return real(design, rows, fmt=fmt)
 
-    monkeypatch.setattr(web_charts, "survey_chart", slow)
+    monkeypatch.setattr(drawing, "survey_chart", slow)
     levels = ["0.9", "0.95", "0.99"]
     clients = [signed_in() for _ in levels]
     barrier = threading.Barrier(len(levels))

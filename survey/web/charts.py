@@ -15,13 +15,19 @@ import threading
 
 from flask import Blueprint, Response, abort, current_app, request, url_for
 
-from ..charts import chart_size, question_chart, survey_chart
 from .access import survey_for_researcher
 from .chart_cache import chart_cache
 from .db import get_store
 from .research import _level, _rows, login_required
 
 bp = Blueprint("charts", __name__)
+
+
+def _drawing():
+    """Return survey.charts, imported on first use: a worker that only takes responses never loads matplotlib."""
+    from .. import charts
+
+    return charts
 
 # A chart is an image: inline style (matplotlib's), no script, no fetch, no frame.
 CHART_CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -59,7 +65,7 @@ def question(slug, question, fmt):
     design, rows, key = _data(slug, level)
     if question not in {q["id"] for q in design["questions"]}:
         abort(404)
-    return _send(key + (question, fmt), lambda: question_chart(design, question, rows, fmt=fmt), fmt,
+    return _send(key + (question, fmt), lambda: _drawing().question_chart(design, question, rows, fmt=fmt), fmt,
                  f"{slug}-{question}.{fmt}")
 
 
@@ -72,7 +78,7 @@ def survey(slug):
 
     def draw():
         with _WHOLE_SURVEY:
-            return survey_chart(design, rows, fmt="svg")
+            return _drawing().survey_chart(design, rows, fmt="svg")
 
     return _send(key + ("", "svg"), draw, "svg", f"{slug}-charts.svg")
 
@@ -86,7 +92,7 @@ def question_charts(design: dict, rows, level: float) -> list[dict]:
     slug = design["slug"]
     charts = []
     for q in design["questions"]:
-        width, height = chart_size(q, by_question[q["id"]])
+        width, height = _drawing().chart_size(q, by_question[q["id"]])
         chart = {"id": q["id"], "text": q.get("text") or q["id"], "width": width, "height": height}
         # One url_for per question (a survey can have 100): the PNG's address differs only in its extension.
         svg = url_for("charts.question", slug=slug, question=q["id"], fmt="svg", level=level)
