@@ -493,6 +493,7 @@ def uniform_variance(p, q, d: int) -> float:
     return float(lam * (1 - lam) / (p - q) ** 2)
 
 
+@functools.lru_cache(maxsize=1024)
 def best_subset_size(*, epsilon, d: int) -> tuple[int, int, float]:
     """Return (k, keep threshold, n·Var at f = 1/d) of the subset size k in 2..d−1 of least variance.
 
