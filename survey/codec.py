@@ -149,6 +149,8 @@ def indicators(question: dict, words: np.ndarray) -> np.ndarray:
     """
     words = np.asarray(words, dtype=np.int64).reshape(-1, word_count(question))
     d = option_count(question)
+    if question["mechanism"] == "piecewise":
+        return (words[:, :1] + 0.5) / question["bins"]
     if is_level(question):
         values = np.array([float(value) for value in level_values(question)])
         return values[words[:, :1]]
