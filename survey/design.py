@@ -109,13 +109,6 @@ def build_design(defn: SurveyDefinition) -> dict:
     return design
 
 
-def answered_per_respondent(design: dict) -> int:
-    """Return how many questions one respondent answers: ``sample`` under sample allocation, else all."""
-    if design.get("allocation") == "sample":
-        return int(design["sample"])
-    return len(design["questions"])
-
-
 def design_question(question, budget: Fraction) -> dict:
     """Return the design entry of one definition question given its exact budget (mechanism, thresholds, ε′).
 

@@ -63,7 +63,7 @@ def validate_report(question: dict, report: Any):
                 or not all(_is_int(bit) and bit in (0, 1) for bit in report)):
             raise ReportError(f"the report for {qid!r} must be a list of {d} values, each 0 or 1, "
                               f"got {report!r}", field=qid)
-        ones = sum(report)
+        ones = sum(report) if mechanism in ("ss", "sampled") else None
         if mechanism == "ss" and ones != question["subset_size"]:
             raise ReportError(f"the report for {qid!r} must have exactly {question['subset_size']} values "
                               f"equal to 1 (a subset of that size), got {ones}", field=qid)
