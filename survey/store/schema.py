@@ -240,22 +240,34 @@ class Batch:
                 self.ones[index, option] = self.ones.get((index, option), 0) + int(count)
 
 
+def row_from_answer(design: dict, rid: str, day: str, answer: dict) -> tuple:
+    """Return the report table's row of one validated wire-format answer ``{QID: REPORT}`` (a question may be absent).
+
+    Only the row: a single INSERT leaves the tallies to the trigger.
+    """
+    row = [rid, day]
+    for question in design["questions"]:
+        report = answer.get(question["id"])
+        if report is None:
+            row.extend([None] * codec.word_count(question))
+        else:
+            row.extend(codec.encode_report(question, report))
+    return tuple(row)
+
+
 def batch_from_answers(design: dict, ids: Sequence[str], days: Sequence[str], answers: Sequence[dict]) -> Batch:
     """Return the batch of validated wire-format answers ``{QID: REPORT}`` (a question may be absent)."""
     batch = Batch(design)
     questions = list(enumerate(design["questions"]))
     for rid, day, answer in zip(ids, days, answers):
-        row = [rid, day]
+        batch.rows.append(row_from_answer(design, rid, day, answer))
         for index, question in questions:
             report = answer.get(question["id"])
             if report is None:
-                row.extend([None] * codec.word_count(question))
                 continue
-            row.extend(codec.encode_report(question, report))
             batch.reports[index] += 1
             for option, increment in codec.tally_increments(question, report):
                 batch.ones[index, option] = batch.ones.get((index, option), 0) + increment
-        batch.rows.append(tuple(row))
     return batch
 
 
