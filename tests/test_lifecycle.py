@@ -117,6 +117,22 @@ def test_closed_and_draft_surveys_store_nothing_in_either_insert_path(store, smo
     assert store.recount(SLUG) == before[1]
 
 
+
+@pytest.mark.parametrize("insert", ["response", "submission"])
+def test_a_draft_replaced_after_its_design_was_read_refuses_the_old_design_cleanly(store, smoking_toml, insert):
+    """The old design's report table is gone: both insert paths explain the refusal, neither fails on SQL."""
+    text, design = smoking(smoking_toml)
+    store.create_survey(text, design, status="draft")
+    add = {"response": lambda: store.add_response(SLUG, design["hash"], GOOD),
+           "submission": lambda: store.add_submission(SLUG, design["hash"], GOOD, submission="0" * 32)}[insert]
+    with pytest.raises(SurveyClosed, match="draft"):
+        add()
+    resaved = text.replace("Smoking and", "Smoking, and")
+    store.create_survey(resaved, build_design(parse_definition_toml(resaved)), replace=True)
+    with pytest.raises(SurveyClosed, match="draft"):
+        add()
+    assert store.response_count(SLUG) == 0
+
 # The respondent side
 
 

@@ -30,7 +30,8 @@ from .. import codec
 from . import admission
 from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
 from .schema import (REPORTS, Batch, batch_from_answers, batch_from_columns, create_reports, insert_batch,
-                     column_names, insert_one_sql, migrations, report_columns, reports_table, table_name)
+                     column_names, insert_one_sql, migrations, report_columns, reports_table, row_from_answer,
+                     table_name)
 
 BUSY_TIMEOUT_MS = 10_000
 LOCK_FIRST_PAUSE = 20e-6
@@ -383,18 +384,14 @@ class Store:
         """
         design = self._design_with_hash(slug, design_hash)
         for attempt in range(ID_ATTEMPTS):
-            row = batch_from_answers(design, new_ids(1), [day or today()], [answers]).rows[0]
+            row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
             try:
-                stored = self._execute(insert_one_sql(design), (*row, slug, design_hash)).rowcount
+                stored = self._stored(self._execute, insert_one_sql(design), (*row, slug, design_hash))
             except sqlite3.IntegrityError:
                 # Two random 64-bit ids collided: draw a new one (nothing was stored).
                 if attempt == ID_ATTEMPTS - 1:
                     raise
                 continue
-            except sqlite3.OperationalError as exc:
-                if "no such table" not in str(exc):
-                    raise
-                stored = 0  # the design was replaced since this process read it
             if not stored:
                 self._refuse_insert(self.conn, slug, design_hash)
             return row[0]
@@ -418,13 +415,13 @@ class Store:
             claim = admission.submission_hash(slug, submission), admission.answers_check(submission, answers)
         insert = insert_one_sql(design)
         for attempt in range(ID_ATTEMPTS):
-            row = batch_from_answers(design, new_ids(1), [day or today()], [answers]).rows[0]
+            row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
             try:
                 with self._write() as conn:
                     if claim is not None and not admission.claim_submission(conn, slug, *claim):
                         return False
                     admission.check_invitation(conn, slug, invite)
-                    if not conn.execute(insert, (*row, slug, design_hash)).rowcount:
+                    if not self._stored(conn.execute, insert, (*row, slug, design_hash)):
                         self._refuse_insert(conn, slug, design_hash)
                     admission.use_invitation(conn, slug, invite)
                 return True
@@ -433,6 +430,16 @@ class Store:
                 if attempt == ID_ATTEMPTS - 1:
                     raise
         raise AssertionError("unreachable")
+
+    @staticmethod
+    def _stored(execute, insert: str, params) -> int:
+        """Run a guarded INSERT; return its rowcount, 0 when the design's table is gone (replaced since it was read)."""
+        try:
+            return execute(insert, params).rowcount
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            return 0
 
     @staticmethod
     def _refuse_insert(conn: sqlite3.Connection, slug: str, design_hash: str):
