@@ -238,7 +238,8 @@ def nominal_warning(subject: str, epsilon: float) -> str:
 
 
 def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS,
-                      margin: float = DEFAULT_MARGIN, level: float = DEFAULT_LEVEL) -> list[dict]:
+                      margin: float = DEFAULT_MARGIN, level: float = DEFAULT_LEVEL,
+                      design: dict | None = None) -> list[dict]:
     """Return, per question under the definition's own allocation, what the survey builder previews.
 
     Each entry: the mechanism and realised ε′, ``keep`` (the chance a true answer, or under
@@ -247,13 +248,15 @@ def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESP
     expected worst-case ``half_width`` at ``respondents`` (a share of [min, max] for a
     number, whose range is ``scale``), the ``respondents_needed`` for ``margin``, and
     whether the protection is ``nominal`` (ε′ above NOMINAL_EPSILON). The definition
-    must be one build_design accepts.
+    must be one build_design accepts; ``design``, its build_design result when the caller has
+    it, saves designing every question again.
     """
     sample = defn.sample if defn.allocation == "sample" else None
     budgets, share = allocation_budgets(defn, sample)
+    entries = design["questions"] if design is not None else [
+        design_question(question, budget) for question, budget in zip(defn.questions, budgets)]
     previews = []
-    for question, budget in zip(defn.questions, budgets):
-        entry = design_question(question, budget)
+    for question, entry in zip(defn.questions, entries):
         planned = plan_question(entry, respondents=respondents, margin=margin, share=share, level=level)
         previews.append({
             "id": question.id, "kind": question.kind, "mechanism": entry["mechanism"], "epsilon": entry["epsilon"],

@@ -40,6 +40,13 @@ def test_previews_agree_with_the_plan_of_the_same_allocation(sample):
     assert [p["scale"] for p in previews] == [None, None, None, 72]
 
 
+@pytest.mark.parametrize("sample", [None, 1, 3])
+def test_previews_from_the_callers_design_are_the_previews_designed_again(sample):
+    extra = {} if sample is None else {"allocation": "sample", "sample": sample}
+    defn = definition(questions=[{k: v for k, v in q.items() if k != "weight"} for q in QUESTIONS], **extra)
+    assert question_previews(defn, respondents=900, design=build_design(defn)) == question_previews(defn, respondents=900)
+
+
 def test_sample_allocation_scales_respondents_by_k_over_m():
     """MATH §8: under sample, a question's reports come from m/k of the respondents, each at ε/m."""
     split = question_previews(definition(epsilon=1.0, questions=QUESTIONS[:1] * 1), respondents=1000, margin=0.05)

@@ -108,7 +108,8 @@ def evaluate(form: BuilderForm) -> Evaluation:
         evaluation.add(_field_name(error), _message(error.message))
     if evaluation.design is not None and inputs is not None:
         respondents, margin = inputs
-        evaluation.previews = question_previews(evaluation.defn, respondents=respondents, margin=margin)
+        evaluation.previews = question_previews(evaluation.defn, respondents=respondents, margin=margin,
+                                                 design=evaluation.design)
         sample = evaluation.defn.sample if evaluation.defn.allocation == "sample" else None
         for numbers, entry in zip(evaluation.previews, evaluation.design["questions"]):
             if entry["mechanism"] == "ss":
