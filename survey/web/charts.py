@@ -15,10 +15,8 @@ import threading
 
 from flask import Blueprint, Response, abort, current_app, request, url_for
 
-from .access import survey_for_researcher
 from .chart_cache import chart_cache
-from .db import get_store
-from .research import _level, _rows, login_required
+from .research import _level, keyed_rows, login_required
 
 bp = Blueprint("charts", __name__)
 
@@ -48,21 +46,12 @@ def _send(key: tuple, draw, fmt: str, filename: str) -> Response:
     return response.make_conditional(request)
 
 
-def _data(slug: str, level: float):
-    """Return the design, its rows and the cache key prefix of their data version."""
-    survey_for_researcher(slug)
-    # Counted before the rows are read, so a chart is never cached under a newer count than its rows.
-    count = get_store().response_count(slug)
-    design, rows = _rows(slug, level)
-    return design, rows, (current_app.config["DATABASE"], slug, design["hash"], count, level)
-
-
 @bp.get("/surveys/<slug>/charts/<question>.<any(svg, png):fmt>")
 @login_required
 def question(slug, question, fmt):
     """Send one question's estimates with their intervals as an SVG or PNG chart; ``?download=1`` attaches it."""
     level = _level()
-    design, rows, key = _data(slug, level)
+    design, rows, key = keyed_rows(slug, level)
     if question not in {q["id"] for q in design["questions"]}:
         abort(404)
     return _send(key + (question, fmt), lambda: _drawing().question_chart(design, question, rows, fmt=fmt), fmt,
@@ -74,7 +63,7 @@ def question(slug, question, fmt):
 def survey(slug):
     """Send every question's chart stacked in one SVG (slow for very large surveys: the dashboard never loads it)."""
     level = _level()
-    design, rows, key = _data(slug, level)
+    design, rows, key = keyed_rows(slug, level)
 
     def draw():
         with _WHOLE_SURVEY:

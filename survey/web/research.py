@@ -121,10 +121,17 @@ def _level() -> float:
 
 
 def _rows(slug: str, level: float):
-    """Return the design and aggregate rows, reusing them while no response has arrived.
+    """Return the design and aggregate rows, reusing them while no response has arrived."""
+    design, rows, _ = keyed_rows(slug, level)
+    return design, rows
 
-    The dashboard page, its chart and the CSV all need the same rows; the cache key holds
-    the response count, so a new response (or a replaced design) recomputes them.
+
+def keyed_rows(slug: str, level: float):
+    """Return the design, the aggregate rows and their cache key (database, slug, design hash, count, level).
+
+    The dashboard page, its charts and the CSV all need the same rows; the key holds the
+    response count the rows were computed from, so a new response (or a replaced design)
+    recomputes them, and a chart cached under the key is never newer than its rows.
     """
     store = get_store()
     design = survey_for_researcher(slug)
@@ -135,11 +142,12 @@ def _rows(slug: str, level: float):
         # The count and the tallies are read in one snapshot, so rows are cached under their own count.
         count, counts = store.tallies(slug)
         rows = aggregate_counts(design, counts, level=level)
+        key = key[:3] + (count, level)
         with _CACHE_LOCK:
-            _ROWS_CACHE[key[:3] + (count, level)] = rows
+            _ROWS_CACHE[key] = rows
             while len(_ROWS_CACHE) > _CACHE_SIZE:
                 _ROWS_CACHE.popitem(last=False)
-    return design, rows
+    return design, rows, key
 
 
 @bp.get("/surveys/<slug>/results")
