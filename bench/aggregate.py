@@ -49,7 +49,7 @@ def build_reference(path: Path, n: int, values: int, seed: int) -> sqlite3.Conne
 
 def time_inprocess(db: Path, slug: str, repeat: int):
     """Return (best seconds of question_counts + aggregate_counts, best of recount, rows, both counts)."""
-    from survey.aggregate import aggregate_counts
+    from survey.core.aggregate import aggregate_counts
     from survey.store import Store
 
     store = Store(db)

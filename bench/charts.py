@@ -1,6 +1,6 @@
 """Charts: time matplotlib drawing one question's chart (2 and 64 options, SVG and PNG) in process.
 
-Draws with ``survey.charts.question_chart`` from made-up aggregate rows (no database, no
+Draws with ``survey.core.charts.question_chart`` from made-up aggregate rows (no database, no
 server), each --repeat times, and prints the median and the worst:
 
   2 options and 64 options (the definition limit), as SVG and as PNG
@@ -29,8 +29,8 @@ import common  # noqa: E402
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from survey.aggregate import AggregateRow  # noqa: E402
-from survey.charts import PNG_SCALE, PX_PER_INCH, chart_size, question_chart, survey_chart  # noqa: E402
+from survey.core.aggregate import AggregateRow  # noqa: E402
+from survey.core.charts import PNG_SCALE, PX_PER_INCH, chart_size, question_chart, survey_chart  # noqa: E402
 
 
 def rows_for(qid: str, options: int) -> list[AggregateRow]:

@@ -151,8 +151,8 @@ def percentile(values, q: float) -> float:
 
 def smoking_design() -> dict:
     """Return the design of examples/smoking.toml (the hash the server will have)."""
-    from survey.definition import parse_definition_toml
-    from survey.design import build_design
+    from survey.core.definition import parse_definition_toml
+    from survey.core.design import build_design
 
     text = SMOKING_TOML.read_text(encoding="utf-8")
     return build_design(parse_definition_toml(text, source=str(SMOKING_TOML)))
@@ -160,15 +160,15 @@ def smoking_design() -> dict:
 
 def design_of(toml: Path) -> dict:
     """Return the design of a definition file."""
-    from survey.definition import parse_definition_toml
-    from survey.design import build_design
+    from survey.core.definition import parse_definition_toml
+    from survey.core.design import build_design
 
     return build_design(parse_definition_toml(toml.read_text(encoding="utf-8"), source=str(toml)))
 
 
 def make_bodies(design: dict, n: int, seed: int) -> list[bytes]:
     """Return n valid randomized submissions of the design as JSON bodies."""
-    from survey.simulate import complete_truth, simulate_answers
+    from survey.core.simulate import complete_truth, simulate_answers
 
     rng = np.random.default_rng(seed)
     answers = simulate_answers(design, complete_truth(design, {}, rng), n, rng)

@@ -3,7 +3,7 @@
 Starts `python -m survey --db DB serve --workers W --threads T` on a fresh SQLite file in
 a temporary directory (the smoking survey, no responses), fetches --sessions respondent
 sessions (cookie + CSRF token from GET /s/smoking-2026) in Python, writes a wrk Lua
-script that cycles --bodies pre-made submissions (survey.simulate.simulate_answers) over
+script that cycles --bodies pre-made submissions (survey.core.simulate.simulate_answers) over
 those sessions round-robin (each with a fresh random "submission" id, as the browser sends, unless
 --no-submission-ids) and counts response statuses, warms up for 1 s, then runs
 --runs rounds of

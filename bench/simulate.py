@@ -55,7 +55,7 @@ def reference_insert(path: Path, rows: list[tuple], words: int) -> float:
 def in_process(db: Path, n: int, seed: int, batch: int) -> tuple[float, float]:
     """Return the seconds of simulate_column_batches + add_report_columns of n respondents (like the CLI),
     and the part spent in add_report_columns."""
-    from survey.simulate import complete_truth, simulate_column_batches
+    from survey.core.simulate import complete_truth, simulate_column_batches
     from survey.store import Store
 
     design = common.smoking_design()

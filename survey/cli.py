@@ -16,11 +16,11 @@ from pathlib import Path
 import click
 import numpy as np
 
-from .definition import DefinitionError, parse_definition_toml
-from .design import build_design
-from .reports import ReportError
+from .core.definition import DefinitionError, parse_definition_toml
+from .core.design import build_design
+from .core.reports import ReportError
 from .resources import resource_dir
-from .simulate import (TruthError, batch_count, complete_truth, format_given, format_truth, parse_given,
+from .core.simulate import (TruthError, batch_count, complete_truth, format_given, format_truth, parse_given,
                        parse_truth, simulate_report_batches)
 from .store import Store, StoreError, SurveyClosed, SurveyNotFound
 
@@ -123,7 +123,7 @@ def main(ctx, db):
 
 def _print_precision(defn, design: dict):
     """Print what the survey needs for a ±5-point margin, and warn where an answer's protection is nominal."""
-    from .planning import DEFAULT_MARGIN, NOMINAL_EPSILON, nominal_warning, plan, plan_allocation
+    from .core.planning import DEFAULT_MARGIN, NOMINAL_EPSILON, nominal_warning, plan, plan_allocation
 
     current = plan_allocation(defn, sample=defn.sample if defn.allocation == "sample" else None,
                               respondents=1000, margin=DEFAULT_MARGIN)
@@ -287,7 +287,7 @@ def invite(db, slug, count, base):
       ldp-survey invite panel-2026 --count 30 --base https://surveys.example.org > links.txt
       ldp-survey --db study.db invite panel-2026 --count 1
     """
-    from .invitations import check_base, invitation_links
+    from .core.invitations import check_base, invitation_links
 
     try:
         check_base(base)
@@ -538,7 +538,7 @@ def aggregate(db, slug, fmt, level):
       ldp-survey aggregate smoking-2026
       ldp-survey aggregate smoking-2026 --format csv --level 0.99 > estimates.csv
     """
-    from . import aggregate as agg
+    from .core import aggregate as agg
 
     store = open_store(db, must_exist=True)
     try:
@@ -573,7 +573,7 @@ def crosstab(db, slug, a, b, fmt, level):
       ldp-survey crosstab smoking-2026 smoker age --format csv > smoker-age.csv
       ldp-survey crosstab smoking-2026 cigarettes lung_disease --format json --level 0.9
     """
-    from . import crosstab as xt
+    from .core import crosstab as xt
 
     store = open_store(db, must_exist=True)
     try:
@@ -621,9 +621,9 @@ def export(db, slug, aggregates, responses, codebook, output, level):
       ldp-survey export smoking-2026 --responses > reports.csv
       ldp-survey export smoking-2026 --codebook -o codebook.json
     """
-    from . import aggregate as agg
-    from .codebook import codebook as make_codebook
-    from .export import responses_csv
+    from .core import aggregate as agg
+    from .core.codebook import codebook as make_codebook
+    from .core.export import responses_csv
 
     chosen = [name for name, flag in (("--aggregates", aggregates), ("--responses", responses),
                                       ("--codebook", codebook)) if flag]
@@ -697,8 +697,8 @@ def _read_definition(file: Path):
 
 def _plan_odds_ratio(defn, odds, shares, level) -> dict:
     """Return what detecting an odds ratio between two yes/no questions needs, under split allocation."""
-    from .design import allocate_split, design_question
-    from .planning import respondents_for_odds_ratio
+    from .core.design import allocate_split, design_question
+    from .core.planning import respondents_for_odds_ratio
 
     a, b, text = odds
     try:
@@ -753,7 +753,7 @@ def plan(file, respondents, margin, fmt, level, odds, shares):
       ldp-survey plan survey.toml --margin 0.03 --format json
       ldp-survey plan examples/smoking.toml --odds-ratio smoker lung_disease 3 --shares 0.22 0.06
     """
-    from .planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS, plan as make_plan
+    from .core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS, plan as make_plan
 
     if respondents is not None and margin is not None:
         raise click.UsageError("give --respondents or --margin, not both")

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from survey.definition import parse_definition_toml
-from survey.design import build_design
+from survey.core.definition import parse_definition_toml
+from survey.core.design import build_design
 from survey.store import Store
 
 REPO = Path(__file__).resolve().parent.parent

@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from survey import mechanisms as mech  # noqa: E402
-from survey.replay import U32Stream, randomize_question_stream  # noqa: E402
+from survey.core import mechanisms as mech  # noqa: E402
+from survey.core.replay import U32Stream, randomize_question_stream  # noqa: E402
 
 VECTORS_PATH = Path(__file__).resolve().parent / "vectors.json"
 EPSILONS = (0.1, 0.5, 0.5714285714285714, 1, 2, 4, 10)

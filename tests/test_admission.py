@@ -11,8 +11,8 @@ import pytest
 from werkzeug.security import generate_password_hash
 
 from survey.cli import main
-from survey.definition import DefinitionError, parse_definition_toml
-from survey.design import build_design
+from survey.core.definition import DefinitionError, parse_definition_toml
+from survey.core.design import build_design
 from survey.store import Store
 from survey.web import create_app
 from survey.web.flood import SubmissionLimiter

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from survey import mechanisms as mech
-from survey.aggregate import (CSV_HEADER, AggregateRow, aggregate, count_reports, format_decimal, rows_to_csv,
+from survey.core import mechanisms as mech
+from survey.core.aggregate import (CSV_HEADER, AggregateRow, aggregate, count_reports, format_decimal, rows_to_csv,
                               rows_to_json, rows_to_table)
-from survey.definition import load_definition
-from survey.design import build_design, response_probabilities
-from survey.estimators import debias_duchi_mean, debias_indicators, debias_rr, project_simplex
+from survey.core.definition import load_definition
+from survey.core.design import build_design, response_probabilities
+from survey.core.estimators import debias_duchi_mean, debias_indicators, debias_rr, project_simplex
 from survey.resources import resource_dir
 
 TWO53 = 2**53

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from survey.cli import main
-from survey.crosstab import crosstab, crosstab_to_json
+from survey.core.crosstab import crosstab, crosstab_to_json
 from survey.store import Store, StoreError
 
 from conftest import OTHER, OWNER, free_port
@@ -132,7 +132,7 @@ def test_endpoints_with_a_token(app, db_path, accounts, smoking_survey):
 
 
 def test_codebook_endpoint(app, db_path, accounts, smoking_survey):
-    from survey.codebook import codebook
+    from survey.core.codebook import codebook
 
     client = app.test_client()
     response = client.get(f"/api/surveys/{SLUG}/codebook", headers=bearer(make_token(db_path, OWNER[0])))

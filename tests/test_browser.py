@@ -221,9 +221,9 @@ def test_the_form_sends_the_randomized_report_not_the_answer(browser, live_serve
 @pytest.mark.parametrize("epsilon, mechanism", [(6.0, "hybrid"), (20.0, "piecewise")])
 def test_a_level_number_is_sent_as_one_output_level(browser, live_server, epsilon, mechanism):
     """A number leaves the page as one level of the hybrid (or, at very large ε, piecewise) mechanism, never the answer."""
-    from survey import codec
-    from survey.definition import parse_definition
-    from survey.design import build_design
+    from survey.core import codec
+    from survey.core.definition import parse_definition
+    from survey.core.design import build_design
 
     slug = f"income-{mechanism}"
     design = build_design(parse_definition({

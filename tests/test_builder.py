@@ -13,11 +13,11 @@ from html.parser import HTMLParser
 import pytest
 
 from survey.cli import main
-from survey.definition import (DECLINE_LABEL, MAX_OPTIONS, QUESTION_FIELDS, SURVEY_FIELDS, Question,
+from survey.core.definition import (DECLINE_LABEL, MAX_OPTIONS, QUESTION_FIELDS, SURVEY_FIELDS, Question,
                                parse_definition, parse_definition_toml)
-from survey.definition_toml import dump_definition
-from survey.design import build_design
-from survey.planning import plan, posterior_bound, question_previews, reports_needed
+from survey.core.definition_toml import dump_definition
+from survey.core.design import build_design
+from survey.core.planning import plan, posterior_bound, question_previews, reports_needed
 from survey.store import Store
 from survey.web.builder import recommendation
 

@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import expect
 from werkzeug.security import generate_password_hash
 
-from survey.definition import parse_definition, parse_definition_toml
-from survey.planning import question_previews
+from survey.core.definition import parse_definition, parse_definition_toml
+from survey.core.planning import question_previews
 from survey.store import Store
 from conftest import signed_in_page, stored_count
 

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 from werkzeug.security import generate_password_hash
 
-from survey.definition import Question, parse_definition_toml
+from survey.core.definition import Question, parse_definition_toml
 from survey.store import Store
 from conftest import signed_in_page
 from test_accessibility import violations

@@ -14,8 +14,8 @@ import pytest
 from PIL import Image
 from werkzeug.security import generate_password_hash
 
-from survey.aggregate import AggregateRow, aggregate
-from survey.charts import PNG_SCALE, chart_size, question_chart, survey_chart
+from survey.core.aggregate import AggregateRow, aggregate
+from survey.core.charts import PNG_SCALE, chart_size, question_chart, survey_chart
 from survey.store import Store
 from survey.web.chart_cache import ChartCache
 
@@ -159,8 +159,8 @@ def test_long_texts_and_labels_are_cut_and_the_width_stays(design, rows):
 
 def test_a_question_without_rows_and_a_survey_without_responses(design):
     assert "no estimates" in texts(parse(question_chart(design, "colour", [])))
-    from survey.definition import parse_definition_toml
-    from survey.design import build_design
+    from survey.core.definition import parse_definition_toml
+    from survey.core.design import build_design
 
     text = (ROOT / "examples" / "smoking.toml").read_text(encoding="utf-8")
     smoking = build_design(parse_definition_toml(text, source="smoking.toml"))
@@ -223,7 +223,7 @@ def test_bad_requests_name_the_problem(design, rows):
 
 
 def test_charts_use_no_pyplot_and_plain_text_settings():
-    code = ("import sys, matplotlib, survey.charts\n"
+    code = ("import sys, matplotlib, survey.core.charts\n"
             "r = matplotlib.rcParams\n"
             "print('matplotlib.pyplot' in sys.modules, r['text.parse_math'], r['text.usetex'], r['svg.fonttype'])")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -317,7 +317,7 @@ def signed_in(app, db_path, smoking_survey):
 @pytest.fixture
 def draws(monkeypatch):
     """Count the question charts the web layer draws (each drawing takes a little while)."""
-    import survey.charts as drawing
+    import survey.core.charts as drawing
 
     calls = []
     real = drawing.question_chart
@@ -443,7 +443,7 @@ def test_web_chart_routes_are_404_for_another_researcher_and_unknown_questions(a
 
 
 def test_web_draws_one_whole_survey_chart_at_a_time(signed_in, monkeypatch):
-    import survey.charts as drawing
+    import survey.core.charts as drawing
 
     active, most, real = [0], [0], drawing.survey_chart
 

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 from werkzeug.security import generate_password_hash
 
-from survey.charts import PNG_SCALE
+from survey.core.charts import PNG_SCALE
 from survey.store import Store
 from conftest import signed_in_page
 

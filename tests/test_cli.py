@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from werkzeug.security import check_password_hash
 
-from survey import mechanisms as mech
-from survey.aggregate import aggregate, rows_to_csv
+from survey.core import mechanisms as mech
+from survey.core.aggregate import aggregate, rows_to_csv
 from survey.cli import DEMO_EMAIL, main
-from survey.definition import parse_definition_toml
-from survey.design import build_design, response_probabilities
-from survey.simulate import draw_true_values, parse_truth
+from survey.core.definition import parse_definition_toml
+from survey.core.design import build_design, response_probabilities
+from survey.core.simulate import draw_true_values, parse_truth
 from survey.store import Store
 
 from conftest import free_port
@@ -157,7 +157,7 @@ def test_create_stores_definition_and_prints_design(run, db_path, smoking_toml):
 
 
 def test_create_makes_a_sample_survey_and_prints_its_allocation_and_the_recommendation(run, db_path, smoking_toml):
-    from survey.planning import plan
+    from survey.core.planning import plan
 
     athletes = smoking_toml.parent / "athletes.toml"
     result = run("create", athletes)

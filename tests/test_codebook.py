@@ -16,12 +16,12 @@ from fractions import Fraction
 
 import pytest
 
-from survey.aggregate import CSV_HEADER
+from survey.core.aggregate import CSV_HEADER
 from survey.cli import main
-from survey import mechanisms as mech
-from survey.codebook import codebook, response_columns, slugify
-from survey.definition import parse_definition
-from survey.design import build_design, response_probabilities
+from survey.core import mechanisms as mech
+from survey.core.codebook import codebook, response_columns, slugify
+from survey.core.definition import parse_definition
+from survey.core.design import build_design, response_probabilities
 
 # Every kind and mechanism: rr (yes_no), grr (3 options), OUE (8 options: at epsilon 0.4 a
 # question, OUE is chosen from d >= 3e^0.4 + 2 = 6.5), multi (with labels that collide
@@ -291,7 +291,7 @@ def test_column_names_are_unique_slugs_with_fallbacks():
 
 
 def test_responses_csv_has_one_column_per_bit_and_empty_cells_for_unasked(tmp_path):
-    from survey.export import responses_csv
+    from survey.core.export import responses_csv
 
     design = all_kinds_design()
     answers = {"smoker": 1, "colour": 2, "pet": [0, 1, 0, 0, 1, 0, 0, 0], "sports": [1, 0, 0, 1], "age": 0}

@@ -1,8 +1,8 @@
 """Crosstabs: the indicator-product estimator, its delta-method intervals, and the store path.
 
 The statistical tests draw all repetitions at once: true pairs from a known joint
-distribution, randomized by ``survey.mechanisms.randomize_question``, encoded by
-``survey.codec.encode_column`` and grouped per repetition with ``np.unique`` as
+distribution, randomized by ``survey.core.mechanisms.randomize_question``, encoded by
+``survey.core.codec.encode_column`` and grouped per repetition with ``np.unique`` as
 ``Store.joint_reports`` groups them in SQL. The mean of R estimates must lie within 4
 standard errors of the truth (the standard error of the mean from the spread of the R
 estimates); normal intervals on the delta-method standard error must cover at least 93%.
@@ -17,13 +17,13 @@ import math
 import numpy as np
 import pytest
 
-from survey import codec
-from survey.crosstab import (CSV_HEADER, CrosstabError, crosstab, crosstab_to_csv, crosstab_to_json,
+from survey.core import codec
+from survey.core.crosstab import (CSV_HEADER, CrosstabError, crosstab, crosstab_to_csv, crosstab_to_json,
                              crosstab_to_table)
-from survey.definition import parse_definition_toml
-from survey.design import build_design, response_probabilities
-from survey import mechanisms as mech
-from survey.mechanisms import randomize_question
+from survey.core.definition import parse_definition_toml
+from survey.core.design import build_design, response_probabilities
+from survey.core import mechanisms as mech
+from survey.core.mechanisms import randomize_question
 from survey.store import Store
 
 REPETITIONS = 400
@@ -499,7 +499,7 @@ kind = "choice"
 text = "Drink?"
 options = ["never", "sometimes", "daily"]
 """, 6.0)
-    from survey.simulate import complete_truth, parse_given, parse_truth, simulate_columns
+    from survey.core.simulate import complete_truth, parse_given, parse_truth, simulate_columns
 
     rng = np.random.default_rng(12)
     truth = complete_truth(design, parse_truth(design, ["smoker=0.3"]), rng)
@@ -525,7 +525,7 @@ options = ["never", "sometimes", "daily"]
     ("smoker|lung=1:0.3", "has givens of its own"),
 ])
 def test_parse_given_errors(spec, fragment):
-    from survey.simulate import TruthError, parse_given
+    from survey.core.simulate import TruthError, parse_given
 
     design = make_design(YES_NO_2, 2.0)
     specs = [spec, "lung|smoker=0:0.2"] if spec.startswith("smoker|") else [spec]

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from werkzeug.security import generate_password_hash
 
-from survey.crosstab import crosstab, crosstab_to_csv
-from survey.simulate import complete_truth, parse_given, parse_truth, simulate_columns
+from survey.core.crosstab import crosstab, crosstab_to_csv
+from survey.core.simulate import complete_truth, parse_given, parse_truth, simulate_columns
 from survey.store import Store
 
 SLUG = "smoking-2026"

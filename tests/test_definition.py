@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from survey import mechanisms as mech
-from survey.definition import DefinitionError, load_definition, parse_definition, parse_definition_toml
-from survey.design import build_design, design_hash
+from survey.core import mechanisms as mech
+from survey.core.definition import DefinitionError, load_definition, parse_definition, parse_definition_toml
+from survey.core.design import build_design, design_hash
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -293,7 +293,7 @@ def test_a_forced_mechanism_impossible_at_the_share_is_a_definition_error():
 
 
 def test_the_planner_and_the_previews_use_the_forced_mechanism():
-    from survey.planning import plan, question_previews, recommend
+    from survey.core.planning import plan, question_previews, recommend
 
     for mechanism in ("hybrid", "piecewise", "duchi"):
         defn = number_definition(4.0, mechanism)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from survey.definition import DECLINE_LABEL, MAX_OPTIONS, DefinitionError, parse_definition, parse_definition_toml
-from survey.definition_check import FieldError, definition_errors, design_errors
-from survey.definition_toml import dump_definition, toml_float, toml_string
+from survey.core.definition import DECLINE_LABEL, MAX_OPTIONS, DefinitionError, parse_definition, parse_definition_toml
+from survey.core.definition_check import FieldError, definition_errors, design_errors
+from survey.core.definition_toml import dump_definition, toml_float, toml_string
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TRICKY = ['"', "\\", "\n", "\r", "\t", "\b", "\f", "\x00", "\x1f", "\x7f", "'", "'''", '"""', "#", "=", "[", "]",

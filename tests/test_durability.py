@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from survey.aggregate import aggregate_counts, rows_to_csv
-from survey.simulate import complete_truth, simulate_answers
+from survey.core.aggregate import aggregate_counts, rows_to_csv
+from survey.core.simulate import complete_truth, simulate_answers
 from survey.store import Store
 
 from conftest import REPO, create_smoking_db, start_server

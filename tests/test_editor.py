@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from werkzeug.security import generate_password_hash
 
-from survey.definition import parse_definition_toml
-from survey.design import build_design
+from survey.core.definition import parse_definition_toml
+from survey.core.design import build_design
 from survey.store import Store
 from survey.web.forms import DEFINITION_TEMPLATE
 

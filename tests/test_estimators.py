@@ -1,7 +1,7 @@
 """Estimators: exact values, input errors, and seeded simulations through the Python mirror.
 
-The statistical tests draw all repetitions at once through ``survey.mechanisms.randomize_*``
-with thresholds from ``survey.mechanisms``. The mean of R estimates must lie within 4
+The statistical tests draw all repetitions at once through ``survey.core.mechanisms.randomize_*``
+with thresholds from ``survey.core.mechanisms``. The mean of R estimates must lie within 4
 standard errors of the truth, with the standard error sqrt(Var/R) from the exact variance
 λ(1−λ)/(n(p−q)²) of i.i.d. reports (Warner 1965; Wang et al. 2017), never from the sample.
 Coverage must be at least 93% over at least 400 repetitions (Clopper-Pearson guarantees
@@ -19,8 +19,8 @@ import pytest
 from scipy import stats
 from scipy.stats import binomtest
 
-from survey import mechanisms as mech
-from survey.estimators import (Estimate, clopper_pearson, debias_binary, debias_duchi_mean, debias_grr,
+from survey.core import mechanisms as mech
+from survey.core.estimators import (Estimate, clopper_pearson, debias_binary, debias_duchi_mean, debias_grr,
                                debias_indicators, debias_oue, debias_piecewise_mean, debias_rr, project_simplex)
 
 REPETITIONS = 1000

@@ -7,10 +7,10 @@ from fractions import Fraction
 
 import pytest
 
-from survey import mechanisms as mech
-from survey.definition import parse_definition_toml
-from survey.design import build_design
-from survey.explain import format_epsilon, percent, protection_note
+from survey.core import mechanisms as mech
+from survey.core.definition import parse_definition_toml
+from survey.core.design import build_design
+from survey.core.explain import format_epsilon, percent, protection_note
 
 TWO53 = 2**53
 
@@ -191,15 +191,15 @@ def test_bad_threshold_is_rejected():
 @pytest.mark.parametrize("epsilon, shown", [(0.29, "57%"), (0.57, "64%"), (1, "73%"), (2, "88%"), (4, "98%"),
                                             (8, "99.97%")])
 def test_the_posterior_bound_from_even_odds_is_e_eps_over_1_plus_e_eps(epsilon, shown):
-    from survey.explain import percent
-    from survey.planning import posterior_bound
+    from survey.core.explain import percent
+    from survey.core.planning import posterior_bound
 
     assert posterior_bound(epsilon) == pytest.approx(math.exp(epsilon) / (1 + math.exp(epsilon)), rel=1e-12)
     assert percent(Fraction(posterior_bound(epsilon))) == shown
 
 
 def test_the_respondent_page_states_the_bound_of_everything_it_sends():
-    from survey.explain import posterior_note
+    from survey.core.explain import posterior_note
 
     note = posterior_note({"epsilon_spent": 2.0, "epsilon": 2.0})
     assert "at most 88% sure" in note and "ε′ = 2" in note

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from survey.aggregate import QuestionCounts, aggregate_counts, rows_to_csv
-from survey.csvsafe import spreadsheet_safe
-from survey.definition import DefinitionError, parse_definition
-from survey.design import build_design
-from survey.export import responses_csv
+from survey.core.aggregate import QuestionCounts, aggregate_counts, rows_to_csv
+from survey.core.csvsafe import spreadsheet_safe
+from survey.core.definition import DefinitionError, parse_definition
+from survey.core.design import build_design
+from survey.core.export import responses_csv
 
 
 @pytest.mark.parametrize("text, safe", [
@@ -73,7 +73,7 @@ def test_valid_slugs_and_ids_still_pass():
 
 
 def test_crosstab_csv_neutralises_option_fields():
-    from survey.crosstab import crosstab, crosstab_to_csv
+    from survey.core.crosstab import crosstab, crosstab_to_csv
 
     design = build_design(parse_definition({
         "slug": "formulas", "title": "Formulas", "epsilon": 4.0,

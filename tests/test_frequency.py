@@ -15,11 +15,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from survey import mechanisms as mech
-from survey.aggregate import QuestionCounts, question_rows
-from survey.definition import parse_definition
-from survey.design import build_design, response_probabilities
-from survey.estimators import debias_indicators
+from survey.core import mechanisms as mech
+from survey.core.aggregate import QuestionCounts, question_rows
+from survey.core.definition import parse_definition
+from survey.core.design import build_design, response_probabilities
+from survey.core.estimators import debias_indicators
 
 MIN_COVERAGE = 0.93
 TOLERANCE_SE = 4.0

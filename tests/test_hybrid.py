@@ -1,7 +1,7 @@
 """The hybrid mechanism for numbers (Wang et al. 2019): exact distribution, variance, privacy, estimator, tallies.
 
 The output distribution is enumerated here from the mechanism's definition with exact
-fractions, independently of survey.mechanisms, and everything the product computes (the
+fractions, independently of survey.core.mechanisms, and everything the product computes (the
 worst-case variance the design compares, ε′, the level values and scores, the unbiased
 estimator and its Student-t interval, the SQLite tallies) is checked against it.
 """
@@ -15,12 +15,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from survey import codec
-from survey import mechanisms as mech
-from survey.aggregate import aggregate
-from survey.definition import parse_definition
-from survey.design import build_design, response_probabilities
-from survey.estimators import debias_hybrid_mean
+from survey.core import codec
+from survey.core import mechanisms as mech
+from survey.core.aggregate import aggregate
+from survey.core.definition import parse_definition
+from survey.core.design import build_design, response_probabilities
+from survey.core.estimators import debias_hybrid_mean
 from survey.store import Store
 
 
@@ -206,7 +206,7 @@ def test_tally_trigger_equals_codec_tally_on_a_real_database(tmp_path):
         assert reopened.question_counts("hy") == counts
     finally:
         reopened.close()
-    from survey.aggregate import aggregate_counts
+    from survey.core.aggregate import aggregate_counts
 
     assert aggregate_counts(design, counts) == aggregate(design, answers)
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE = ["survey.definition", "survey.design", "survey.mechanisms", "survey.estimators",
-        "survey.aggregate", "survey.reports", "survey.replay", "survey.explain", "survey.charts",
-        "survey.crosstab", "survey.planning"]
-CORE += ["survey.codebook", "survey.csvsafe", "survey.export", "survey.invitations"]
-CORE += ["survey.definition_toml", "survey.definition_check"]
+CORE = ["survey.core.definition", "survey.core.design", "survey.core.mechanisms", "survey.core.estimators",
+        "survey.core.aggregate", "survey.core.reports", "survey.core.replay", "survey.core.explain", "survey.core.charts",
+        "survey.core.crosstab", "survey.core.planning"]
+CORE += ["survey.core.codebook", "survey.core.csvsafe", "survey.core.export", "survey.core.invitations"]
+CORE += ["survey.core.definition_toml", "survey.core.definition_check"]
 FORBIDDEN = ["flask", "flask_wtf", "werkzeug", "sqlite3", "sqlite_utils", "survey.store", "survey.web"]
 
 

@@ -9,8 +9,8 @@ import sqlite3
 import pytest
 from werkzeug.security import generate_password_hash
 
-from survey.definition import parse_definition_toml
-from survey.design import build_design
+from survey.core.definition import parse_definition_toml
+from survey.core.design import build_design
 from survey.store import Store, StoreError, SurveyClosed
 from survey.web.lifecycle import definition_with_slug
 

@@ -13,7 +13,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from survey.simulate import complete_truth, simulate_answers
+from survey.core.simulate import complete_truth, simulate_answers
 from survey.store import Store
 
 pytestmark = pytest.mark.slow

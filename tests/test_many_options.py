@@ -14,11 +14,11 @@ import re
 import numpy as np
 import pytest
 
-from survey.aggregate import aggregate_counts
-from survey.definition import DECLINE_LABEL, MAX_OPTIONS, DefinitionError, parse_definition, parse_definition_toml
-from survey.design import build_design
-from survey.reports import validate_report
-from survey.simulate import simulate_columns
+from survey.core.aggregate import aggregate_counts
+from survey.core.definition import DECLINE_LABEL, MAX_OPTIONS, DefinitionError, parse_definition, parse_definition_toml
+from survey.core.design import build_design
+from survey.core.reports import validate_report
+from survey.core.simulate import simulate_columns
 from survey.store import Store
 
 SLUG = "many-options"

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from survey.cli import main
-from survey.definition import parse_definition
-from survey.design import build_design, response_probabilities
-from survey import mechanisms as mech
-from survey.estimators import debias_hybrid_mean, debias_piecewise_mean, debias_rr
-from survey.mechanisms import TWO53, piecewise_worst_variance, randomize_piecewise, randomize_rr, rr_flip_threshold
-from survey.planning import half_width, plan, plan_allocation, plan_question, posterior_bound, reports_needed
+from survey.core.definition import parse_definition
+from survey.core.design import build_design, response_probabilities
+from survey.core import mechanisms as mech
+from survey.core.estimators import debias_hybrid_mean, debias_piecewise_mean, debias_rr
+from survey.core.mechanisms import TWO53, piecewise_worst_variance, randomize_piecewise, randomize_rr, rr_flip_threshold
+from survey.core.planning import half_width, plan, plan_allocation, plan_question, posterior_bound, reports_needed
 
 # Respondents a yes/no question needs for a worst-case 95% margin h under Warner's randomized
 # response: z²/(4h²tanh²(ε/2)), the non-private n inflated by 1/tanh²(ε/2).
@@ -175,10 +175,10 @@ def test_create_prints_the_precision_and_warns_when_protection_is_nominal(cli_ru
 
 def test_respondents_for_an_odds_ratio_give_the_planned_spread_and_power():
     """At the planned n, 400 simulated crosstabs show log-OR spread as predicted and ~80% power."""
-    from survey import codec
-    from survey.crosstab import crosstab
-    from survey.mechanisms import randomize_question
-    from survey.planning import log_odds_ratio_variance, odds_ratio_cells, respondents_for_odds_ratio
+    from survey.core import codec
+    from survey.core.crosstab import crosstab
+    from survey.core.mechanisms import randomize_question
+    from survey.core.planning import log_odds_ratio_variance, odds_ratio_cells, respondents_for_odds_ratio
 
     defn = parse_definition({"slug": "or", "title": "OR", "epsilon": 4, "questions": [
         {"id": "a", "kind": "yes_no", "text": "A?"}, {"id": "b", "kind": "yes_no", "text": "B?"}]})
@@ -211,8 +211,8 @@ def test_respondents_for_an_odds_ratio_give_the_planned_spread_and_power():
 
 
 def test_plan_command_odds_ratio(cli_runner, smoking_toml):
-    from survey.definition import load_definition
-    from survey.planning import respondents_for_odds_ratio
+    from survey.core.definition import load_definition
+    from survey.core.planning import respondents_for_odds_ratio
 
     args = ["plan", str(smoking_toml), "--odds-ratio", "smoker", "lung_disease", "3", "--shares", "0.22", "0.06"]
     result = cli_runner.invoke(main, [*args, "--format", "json"])

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from survey.definition import parse_definition
-from survey.design import build_design, response_probabilities
-from survey.estimators import clopper_pearson, debias_binary
-from survey.planning import (NOMINAL_EPSILON, nominal_warning, plan_allocation, posterior_bound,
+from survey.core.definition import parse_definition
+from survey.core.design import build_design, response_probabilities
+from survey.core.estimators import clopper_pearson, debias_binary
+from survey.core.planning import (NOMINAL_EPSILON, nominal_warning, plan_allocation, posterior_bound,
                              question_previews)
 
 QUESTIONS = [{"id": "smoker", "kind": "yes_no", "text": "Smoke?"},
@@ -106,7 +106,7 @@ def worst_case_share(p: float, q: float) -> float:
 def test_the_previewed_margin_is_the_margin_the_intervals_have(index):
     """Over 400 seeded surveys of the planned size, the mean half-width of the product's interval matches
     the preview (Clopper–Pearson on the reports, Bonferroni over a choice's options), and it covers."""
-    from survey.design import build_design
+    from survey.core.design import build_design
 
     defn = definition(epsilon=2.0)
     design = build_design(defn)

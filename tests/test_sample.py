@@ -20,16 +20,16 @@ import numpy as np
 import pytest
 from werkzeug.security import generate_password_hash
 
-from survey import codec
-from survey.aggregate import aggregate_counts
+from survey.core import codec
+from survey.core.aggregate import aggregate_counts
 from survey.cli import main
-from survey.codebook import codebook, response_columns
-from survey.crosstab import crosstab
-from survey.definition import DefinitionError, parse_definition, parse_definition_toml
-from survey.design import build_design, design_hash
-from survey.mechanisms import rr_epsilon
-from survey.planning import plan_allocation
-from survey.simulate import complete_truth, parse_given, parse_truth, simulate_answers, simulate_reports
+from survey.core.codebook import codebook, response_columns
+from survey.core.crosstab import crosstab
+from survey.core.definition import DefinitionError, parse_definition, parse_definition_toml
+from survey.core.design import build_design, design_hash
+from survey.core.mechanisms import rr_epsilon
+from survey.core.planning import plan_allocation
+from survey.core.simulate import complete_truth, parse_given, parse_truth, simulate_answers, simulate_reports
 from survey.store import Store
 
 from conftest import domain_report, stored_count
@@ -385,7 +385,7 @@ def test_exports_leave_questions_not_asked_empty_and_the_codebook_says_so(db_pat
         responses = list(store.iter_responses(SLUG))
     finally:
         store.close()
-    from survey.export import responses_csv
+    from survey.core.export import responses_csv
 
     rows = list(csv.DictReader(io.StringIO(responses_csv(athletes, responses))))
     # A bit-list report (source, a subset selection) fills one column per option.
@@ -408,7 +408,7 @@ def test_the_respondent_page_says_why_only_some_questions_are_shown(client, athl
 
 
 def test_the_sample_note_counts_the_answered_questions_and_says_nothing_when_all_are_asked():
-    from survey.explain import sample_note
+    from survey.core.explain import sample_note
 
     design = yes_no_survey(5, 2, 1.0)
     assert "Each person answers 2 of the 5 questions" in sample_note(design)
@@ -418,7 +418,7 @@ def test_the_sample_note_counts_the_answered_questions_and_says_nothing_when_all
 
 
 def test_whole_column_simulation_refuses_a_sampled_design():
-    from survey.simulate import TruthError, simulate_columns
+    from survey.core.simulate import TruthError, simulate_columns
 
     design = yes_no_survey(3, 1, 1.0)
     with pytest.raises(TruthError, match="simulate_reports"):

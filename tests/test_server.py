@@ -23,7 +23,7 @@ import pytest
 
 from conftest import create_smoking_db, REPO, start_server, stored_count
 from survey.cli import DEMO_EMAIL
-from survey.simulate import complete_truth, simulate_answers
+from survey.core.simulate import complete_truth, simulate_answers
 from survey.store import Store
 
 pytestmark = pytest.mark.slow

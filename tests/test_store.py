@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import sqlite_utils
 
-from survey import codec
-from survey.aggregate import aggregate, aggregate_counts, rows_to_csv
-from survey.definition import parse_definition
-from survey.design import build_design
-from survey.export import iter_responses_csv, responses_csv
-from survey.simulate import complete_truth, simulate_answers, simulate_columns
+from survey.core import codec
+from survey.core.aggregate import aggregate, aggregate_counts, rows_to_csv
+from survey.core.definition import parse_definition
+from survey.core.design import build_design
+from survey.core.export import iter_responses_csv, responses_csv
+from survey.core.simulate import complete_truth, simulate_answers, simulate_columns
 from survey.store import Store, StoreError
 from survey.store.schema import migrations
 

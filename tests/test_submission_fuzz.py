@@ -8,8 +8,8 @@ import json
 
 import numpy as np
 
-from survey.reports import validate_submission
-from survey.simulate import complete_truth, simulate_answers
+from survey.core.reports import validate_submission
+from survey.core.simulate import complete_truth, simulate_answers
 from survey.store import Store
 
 SLUG = "smoking-2026"
@@ -84,9 +84,9 @@ def test_pathological_json_is_a_400_not_a_500(app, smoking_survey, db_path):
 
 def test_fuzzed_hybrid_levels_are_accepted_exactly_inside_the_domain(app, db_path):
     """Seeded reports around 0..G+1 of a hybrid number: in-domain integers are stored and tallied, the rest refused."""
-    from survey import codec
-    from survey.definition import parse_definition
-    from survey.design import build_design
+    from survey.core import codec
+    from survey.core.definition import parse_definition
+    from survey.core.design import build_design
 
     design = build_design(parse_definition({"slug": "hours", "title": "Hours", "epsilon": 4.0, "questions": [
         {"id": "hours", "kind": "number", "text": "Hours?", "min": 0, "max": 80}]}))

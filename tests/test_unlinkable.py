@@ -17,8 +17,8 @@ import pytest
 
 from conftest import PANEL_TOML
 
-from survey.definition import parse_definition_toml
-from survey.design import build_design
+from survey.core.definition import parse_definition_toml
+from survey.core.design import build_design
 from survey.store import Store
 from survey.store.admission import invite_hash, submission_hash
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from survey import mechanisms as mech
-from survey.design import response_probabilities
-from survey.replay import StreamExhausted, U32Stream, randomize_question_stream
-from survey.reports import validate_report
+from survey.core import mechanisms as mech
+from survey.core.design import response_probabilities
+from survey.core.replay import StreamExhausted, U32Stream, randomize_question_stream
+from survey.core.reports import validate_report
 
 TESTS = Path(__file__).resolve().parent
 VECTORS = json.loads((TESTS / "vectors.json").read_text(encoding="utf-8"))

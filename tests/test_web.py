@@ -10,7 +10,7 @@ import re
 import pytest
 from werkzeug.security import generate_password_hash
 
-from survey.aggregate import CSV_HEADER
+from survey.core.aggregate import CSV_HEADER
 from survey.store import Store
 from conftest import stored_count
 
@@ -58,8 +58,8 @@ def test_valid_response_is_stored_with_only_the_day(web, db_path, smoking_survey
 
 
 def test_multi_and_oue_reports_are_lists(db_path, tmp_path):
-    from survey.definition import parse_definition
-    from survey.design import build_design
+    from survey.core.definition import parse_definition
+    from survey.core.design import build_design
     from survey.web import create_app
 
     design = build_design(parse_definition({
@@ -371,9 +371,9 @@ def level_design(mechanism: str) -> dict:
     The design picks the hybrid mechanism at this share; a piecewise design is what surveys
     created before the hybrid hold, frozen, and must keep working.
     """
-    from survey import mechanisms as mech
-    from survey.definition import parse_definition
-    from survey.design import build_design, design_hash
+    from survey.core import mechanisms as mech
+    from survey.core.definition import parse_definition
+    from survey.core.design import build_design, design_hash
 
     design = build_design(parse_definition(LEVEL_SURVEY))
     assert design["questions"][1]["mechanism"] == "hybrid"
@@ -402,7 +402,7 @@ def level_client(db_path, request):
 
 
 def _level_scores(question: dict) -> list[int]:
-    from survey import mechanisms as mech
+    from survey.core import mechanisms as mech
 
     if question["mechanism"] == "hybrid":
         return mech.hybrid_scores(question["ratio_a"], question["ratio_b"])

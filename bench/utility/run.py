@@ -5,14 +5,14 @@ and a survey of 5 yes/no questions under ``split`` and ``sample`` allocation) an
 epsilon, it builds the survey through the product's public core API
 (``parse_definition`` → ``build_design``), so the design chooses the mechanism exactly as it
 does for a real survey. It then randomizes seeded synthetic answers with the product's
-integer-threshold randomizers (``survey.mechanisms.randomize_question``, checked by
-``survey.reports.check_report_array``, tallied by ``survey.codec.tally``) and debiases them
-with ``survey.aggregate.aggregate_counts``, the aggregator's own code; a survey with another
-allocation than ``split`` goes through ``survey.simulate.simulate_answers`` and
-``survey.aggregate.aggregate`` (reports carry only the questions a respondent was shown).
+integer-threshold randomizers (``survey.core.mechanisms.randomize_question``, checked by
+``survey.core.reports.check_report_array``, tallied by ``survey.core.codec.tally``) and debiases them
+with ``survey.core.aggregate.aggregate_counts``, the aggregator's own code; a survey with another
+allocation than ``split`` goes through ``survey.core.simulate.simulate_answers`` and
+``survey.core.aggregate.aggregate`` (reports carry only the questions a respondent was shown).
 
 Beside our empirical MSE it prints the theoretical variance λ(1−λ)/(n(p−q)²) of the design's
-mechanism (``survey.design.response_probabilities``), the mean of the aggregator's own
+mechanism (``survey.core.design.response_probabilities``), the mean of the aggregator's own
 variance estimate (std_error²), and the MSE of the best protocol of pure-ldp and of
 multi-freq-ldpy for the same task on the same true answers (bench/utility/others.py):
 every candidate protocol of a library is first screened on a few repetitions, then the
@@ -60,13 +60,13 @@ import numpy as np  # noqa: E402
 
 import others  # noqa: E402
 from survey import codec  # noqa: E402
-from survey.aggregate import QuestionCounts, aggregate, aggregate_counts  # noqa: E402
-from survey.definition import DefinitionError, parse_definition  # noqa: E402
-from survey.design import build_design, response_probabilities  # noqa: E402
-from survey.mechanisms import randomize_question  # noqa: E402
-from survey.planning import plan  # noqa: E402
-from survey.reports import check_report_array  # noqa: E402
-from survey.simulate import draw_true_values, simulate_answers  # noqa: E402
+from survey.core.aggregate import QuestionCounts, aggregate, aggregate_counts  # noqa: E402
+from survey.core.definition import DefinitionError, parse_definition  # noqa: E402
+from survey.core.design import build_design, response_probabilities  # noqa: E402
+from survey.core.mechanisms import randomize_question  # noqa: E402
+from survey.core.planning import plan  # noqa: E402
+from survey.core.reports import check_report_array  # noqa: E402
+from survey.core.simulate import draw_true_values, simulate_answers  # noqa: E402
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0)
 SURVEY_SHARES = (0.2, 0.35, 0.5, 0.65, 0.8)
@@ -155,7 +155,7 @@ def rep_seed(seed: int, task_index: int, rep: int, stream: int, epsilon: float =
 
 
 def true_answers(design: dict, truth: dict, n: int, seed_seq) -> dict:
-    """Draw n true answers per question with the product's own sampler (survey.simulate.draw_true_values)."""
+    """Draw n true answers per question with the product's own sampler (survey.core.simulate.draw_true_values)."""
     rng = np.random.default_rng(seed_seq)
     return {q["id"]: draw_true_values(q, truth[q["id"]], n, rng) for q in design["questions"]}
 
@@ -359,7 +359,7 @@ def theory_table(points: list[Point], n: int) -> str:
              "averaged over the estimates, against the n respondents' own answers: Var = q(1−q)/(n_q(p−q)²) + "
              "f(1−p−q)/(n_q(p−q)) (Wang et al. 2017), plus f(1−f)(1/n_q − 1/n) where only n_q < n respondents "
              "answer a question (n/k under SMP, n·m/k under ours sampled). Ours from the design's exact (p, q) "
-             "(`survey.design.response_probabilities`), the libraries' from (p, q) as their code sets them "
+             "(`survey.core.design.response_probabilities`), the libraries' from (p, q) as their code sets them "
              "(bench/utility/others.py: OLH g = round(e^ε) + 1, SS subset size max(1, rint(d/(e^ε+1))), THE's "
              "threshold by each library's own optimiser; SPL at ε/k, SMP at ε). *Against the population* adds "
              "f(1−f)/n, the same for every protocol, as the empirical MSE and the theory var column above do. "

@@ -26,7 +26,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import sqlite_utils
 
-from .. import codec
+from ..core import codec
 from . import admission
 from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
 from .schema import (REPORTS, Batch, batch_from_answers, batch_from_columns, create_reports, insert_batch,
@@ -483,7 +483,7 @@ class Store:
 
     def add_report_columns(self, slug: str, design_hash: str, columns: Sequence[np.ndarray], *,
                            asked: np.ndarray | None = None, day: str | None = None) -> int:
-        """Store validated reports given per question as (n, words) arrays (``survey.codec``) in one transaction.
+        """Store validated reports given per question as (n, words) arrays (``survey.core.codec``) in one transaction.
 
         The fast path of simulations: every question answered by all n respondents, or with
         ``asked`` (an (n, k) boolean matrix, sample allocation) only the asked ones, the

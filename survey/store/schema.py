@@ -2,7 +2,7 @@
 
 Reports live in one table per survey, ``reports_<hex>``, a ``WITHOUT ROWID`` table keyed
 by a random id, so rows sit in random-key order whatever order they arrived in. Each
-question has one INTEGER column per word of its report (``survey.codec``): the column
+question has one INTEGER column per word of its report (``survey.core.codec``): the column
 ``q<i>_<w>`` holds word w of question i (design order); NULL when the respondent was
 not asked it. ``tallies`` keeps, per survey and question, the number of reports (in the
 row whose option is REPORTS, -1) and the 1s of each indicator (one row per option; for a
@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 import sqlite_utils
 
-from .. import codec
+from ..core import codec
 
 migrations = sqlite_utils.Migrations("ldp-survey")
 MIGRATION_BATCH = 10_000

@@ -14,8 +14,8 @@ from flask import Blueprint, current_app, g, jsonify, request
 from flask.sessions import NullSession, SessionInterface
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
-from ..aggregate import rows_to_json
-from ..crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_json
+from ..core.aggregate import rows_to_json
+from ..core.crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_json
 from ..store import StoreError, SurveyNotFound
 from .access import survey_for_researcher
 from .db import get_store
@@ -162,7 +162,7 @@ def crosstab_view(slug):
 @bp.get("/surveys/<slug>/codebook")
 def codebook_view(slug):
     """The codebook (as ``/surveys/<slug>/codebook.json``): each responses column's meaning, each estimand's p and q."""
-    from ..codebook import codebook
+    from ..core.codebook import codebook
 
     design = survey_for_researcher(slug)
     return jsonify(codebook(design))

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from flask import Blueprint, Response, flash, g, jsonify, redirect, render_template, request, url_for
 from werkzeug.datastructures import MultiDict
 
-from ..definition import DECLINE_LABEL, KINDS, MAX_OPTIONS, SurveyDefinition, parse_definition
-from ..definition import QUESTION_FIELDS as DEFINITION_QUESTION_FIELDS
-from ..definition import SURVEY_FIELDS as DEFINITION_SURVEY_FIELDS
-from ..definition_check import FieldError, definition_errors, design_errors
-from ..definition_toml import dump_definition
-from ..design import flip_probability
-from ..planning import NOMINAL_EPSILON, nominal_warning, question_previews, recommend
+from ..core.definition import DECLINE_LABEL, KINDS, MAX_OPTIONS, SurveyDefinition, parse_definition
+from ..core.definition import QUESTION_FIELDS as DEFINITION_QUESTION_FIELDS
+from ..core.definition import SURVEY_FIELDS as DEFINITION_SURVEY_FIELDS
+from ..core.definition_check import FieldError, definition_errors, design_errors
+from ..core.definition_toml import dump_definition
+from ..core.design import flip_probability
+from ..core.planning import NOMINAL_EPSILON, nominal_warning, question_previews, recommend
 from ..store import StoreError
 from .access import survey_for_researcher
 from .builder_forms import KIND_NAMES, BuilderForm, ImportForm, QuestionForm, form_to_mapping, mapping_to_formdata

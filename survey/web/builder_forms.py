@@ -14,8 +14,8 @@ from wtforms import BooleanField, FieldList, Form, FormField, SelectField, Strin
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import Length
 
-from ..definition import DECLINE_LABEL, KINDS, MAX_QUESTIONS, NUMBER_MECHANISMS
-from ..planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS
+from ..core.definition import DECLINE_LABEL, KINDS, MAX_QUESTIONS, NUMBER_MECHANISMS
+from ..core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS
 from .forms import MAX_DEFINITION_SIZE
 
 KIND_NAMES = {"yes_no": "yes/no", "choice": "single choice", "multi": "multiple choice", "number": "number"}

@@ -22,8 +22,8 @@ bp = Blueprint("charts", __name__)
 
 
 def _drawing():
-    """Return survey.charts, imported on first use: a worker that only takes responses never loads matplotlib."""
-    from .. import charts
+    """Return survey.core.charts, imported on first use: a worker that only takes responses never loads matplotlib."""
+    from ..core import charts
 
     return charts
 

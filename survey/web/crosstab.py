@@ -3,14 +3,14 @@
 ``GET /surveys/<slug>/crosstab?a=Q&b=Q[&level=]`` shows the tables and a plain-words summary;
 ``GET /surveys/<slug>/crosstab.csv?a=Q&b=Q[&level=]`` downloads the same rows. The joint
 counts come from one GROUP BY (``Store.joint_reports``); the estimates from
-``survey.crosstab`` (post-processing of noisy reports only).
+``survey.core.crosstab`` (post-processing of noisy reports only).
 """
 
 from __future__ import annotations
 
 from flask import Blueprint, Response, render_template, request
 
-from ..crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_csv, sampled_pair_note
+from ..core.crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_csv, sampled_pair_note
 from .access import survey_for_researcher
 from .db import get_store
 from .forms import LogoutForm

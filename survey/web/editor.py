@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, flash, g, redirect, render_template, request, url_for
 
-from ..definition import DefinitionError, parse_definition_toml
-from ..design import build_design
+from ..core.definition import DefinitionError, parse_definition_toml
+from ..core.design import build_design
 from ..store import StoreError
 from .access import survey_for_researcher
 from .builder_text import MECHANISM_NAMES

@@ -8,7 +8,7 @@ from flask import jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from ..reports import ReportError
+from ..core.reports import ReportError
 from ..store import SurveyNotFound
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import explain
+from ..core import explain
 
 
 def init_app(app):

@@ -12,7 +12,7 @@ from flask_wtf import FlaskForm
 from wtforms import IntegerField
 from wtforms.validators import DataRequired, NumberRange
 
-from ..invitations import invitation_links, links_csv
+from ..core.invitations import invitation_links, links_csv
 from ..store import StoreError
 from .db import get_store
 from .lifecycle import _submitted

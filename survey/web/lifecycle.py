@@ -15,8 +15,8 @@ from flask_wtf import FlaskForm
 from wtforms import EmailField, HiddenField, StringField
 from wtforms.validators import DataRequired, Length
 
-from ..definition import DefinitionError, parse_definition_toml
-from ..design import build_design
+from ..core.definition import DefinitionError, parse_definition_toml
+from ..core.design import build_design
 from ..store import StoreError
 from .access import survey_for_researcher
 from .db import get_store

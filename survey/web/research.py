@@ -11,8 +11,8 @@ from flask import (Blueprint, Response, abort, current_app, flash, g, redirect, 
                    request, session, url_for)
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from ..aggregate import aggregate_counts, rows_to_csv
-from ..export import iter_responses_csv
+from ..core.aggregate import aggregate_counts, rows_to_csv
+from ..core.export import iter_responses_csv
 from .access import survey_for_researcher
 from .db import get_store
 from .forms import LoginForm, LogoutForm
@@ -192,7 +192,7 @@ def codebook_json(slug):
     """Send the codebook: the meaning of each responses.csv column and how each aggregates row follows."""
     import json
 
-    from ..codebook import codebook
+    from ..core.codebook import codebook
 
     design = survey_for_researcher(slug)
     body = json.dumps(codebook(design), indent=2, ensure_ascii=False)

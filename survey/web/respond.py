@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, abort, jsonify, render_template, request
 
-from ..reports import ReportError, admission_fields, parse_submission, validate_submission
+from ..core.reports import ReportError, admission_fields, parse_submission, validate_submission
 from ..store import AdmissionError, StoreError, SurveyClosed
 from . import flood
 from .db import get_store

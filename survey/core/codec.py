@@ -11,7 +11,7 @@ when the report's value equals i (``grr``), when bit i is set (bit vectors) or w
 report is 1 (``rr``/``duchi``, one option). A ``piecewise`` number's report is its output level
 k, tallied as Σk and Σk² (``is_level``); a ``hybrid`` number's level L in 0..G+1 is tallied
 as Σs and Σs² of its integer score s(L) (``level_scores``), R = (s + G²)/(2G²).
-``indicators`` and ``tally`` compute exactly what ``survey.aggregate.count_reports`` counts
+``indicators`` and ``tally`` compute exactly what ``survey.core.aggregate.count_reports`` counts
 from wire-format reports. Pure numpy; no I/O.
 """
 

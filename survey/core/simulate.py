@@ -3,7 +3,7 @@
 A truth gives, per question: yes_no the share answering yes; choice the probability of each
 option; multi each option's inclusion probability; number the population mean, with answers
 drawn as min + Binomial(max - min, (mean - min)/(max - min)). The reports go through the
-Python mirror of the browser's randomizers (survey.mechanisms) and the same validation as a
+Python mirror of the browser's randomizers (survey.core.mechanisms) and the same validation as a
 web submission, so simulated data is indistinguishable in form from real data.
 
 Under ``sample`` allocation each simulated respondent is asked a uniform m-subset of the
@@ -267,7 +267,7 @@ def simulate_answers(design: dict, truth: dict, n: int, rng: np.random.Generator
 
 def simulate_columns(design: dict, truth: dict, n: int, rng: np.random.Generator, *,
                      given: dict | None = None) -> list[np.ndarray]:
-    """Return n simulated respondents' reports per question as (n, words) arrays (``survey.codec``).
+    """Return n simulated respondents' reports per question as (n, words) arrays (``survey.core.codec``).
 
     The vectorised twin of simulate_answers: the same draws, checked against each
     mechanism's output domain as a whole array (``reports.check_report_array``). Every

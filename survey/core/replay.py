@@ -3,7 +3,7 @@
 A scalar mirror of ``client_js/random.js`` and ``client_js/mechanisms.js``: every function
 consumes words from a :class:`U32Stream` in exactly the order the JavaScript draws them
 from ``crypto.getRandomValues``, so a shared list of words must give the same report in
-both languages (``tests/vectors.json``). Use ``survey.mechanisms`` for simulations; this
+both languages (``tests/vectors.json``). Use ``survey.core.mechanisms`` for simulations; this
 module exists to prove the two implementations agree.
 """
 

@@ -139,7 +139,7 @@ def sampled_pair_note(design: dict) -> str | None:
 def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, *, level=0.95) -> Crosstab:
     """Return the crosstab of two design questions from their joint reports.
 
-    ``words_a``/``words_b`` hold the integer words (``survey.codec``) of each distinct report
+    ``words_a``/``words_b`` hold the integer words (``survey.core.codec``) of each distinct report
     pair, ``counts`` how many respondents gave it (``Store.joint_reports``); without counts
     every row is one respondent.
     """

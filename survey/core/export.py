@@ -5,7 +5,7 @@ received_day, then per question in design order its columns (``codebook.response
 one 0/1 column per bit of a bit-list report (OUE choice, multi), named ``QID__LABEL``
 (e.g. ``sports__run``), so a spreadsheet keeps every bit; one column ``QID`` for any other
 report (0/1 for rr and duchi, the option index for grr). A question the respondent was not
-asked is an empty cell in each of its columns. The codebook (``survey.codebook``) explains
+asked is an empty cell in each of its columns. The codebook (``survey.core.codebook``) explains
 every column.
 """
 

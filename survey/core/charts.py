@@ -232,7 +232,7 @@ def _group(design: dict, rows) -> dict[str, list]:
 def question_chart(design: dict, question_id: str, rows, *, fmt: str = "svg") -> bytes:
     """Return the chart of one question of ``design`` as SVG or PNG bytes.
 
-    ``rows`` are ``AggregateRow``s (``survey.aggregate``); those of other questions are ignored.
+    ``rows`` are ``AggregateRow``s (``survey.core.aggregate``); those of other questions are ignored.
     """
     if fmt not in FORMATS:
         raise ValueError(f"chart format must be one of {', '.join(FORMATS)}, got {fmt!r}")

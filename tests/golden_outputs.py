@@ -1,0 +1,179 @@
+"""Every output a survey's design feeds, computed for one definition: the golden record of the product.
+
+``tests/golden/`` holds these records, made before the mechanisms became objects; the test
+recomputes them and compares, so a refactoring that changes a design hash, a codebook, an
+export, a sentence or a single simulated draw fails (``python tests/golden_outputs.py`` writes them again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from survey.core.aggregate import aggregate, rows_to_csv, rows_to_json, rows_to_table
+from survey.core.codebook import codebook, response_columns
+from survey.core import codec
+from survey.core.crosstab import CrosstabError, check_pair, crosstab, crosstab_to_csv
+from survey.core.definition import DefinitionError, parse_definition, parse_definition_toml
+from survey.core.design import build_design
+from survey.core.explain import posterior_note, protection_note, sample_note
+from survey.core.export import responses_csv
+from survey.core.planning import question_previews
+from survey.core.replay import U32Stream, randomize_question_stream
+from survey.core.reports import ReportError, check_report_array, validate_report
+from survey.core.simulate import complete_truth, simulate_answers
+from survey.web.builder_text import preview_terms
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+RANDOM_SEED = 20261124
+RANDOM_COUNT = 300
+_BAD_REPORTS = [2, -1, True, "1", [], [0, 1, 2], [1] * 70, None, 1.5]
+
+
+def random_definition(rng: random.Random) -> dict:
+    """Return a valid-looking definition drawn at random (every kind, weights, forced number mechanisms)."""
+    questions = []
+    for index in range(rng.randint(1, 6)):
+        kind = rng.choice(["yes_no", "choice", "multi", "number"])
+        question = {"id": f"q{index}_{rng.randint(0, 99)}", "kind": kind, "text": f"Question {index}?",
+                    "weight": rng.choice([1.0, 0.5, 2.5, 7.0])}
+        if kind in ("choice", "multi"):
+            count = rng.choice([2, 3, 5, 8, 17, 40, 70])
+            question["options"] = [f"option {i}" for i in range(count)]
+            if rng.random() < 0.3:
+                question["decline"] = True
+        if kind == "number":
+            low = rng.randint(-1000, 1000)
+            question.update(min=low, max=low + rng.randint(1, 5000))
+            if rng.random() < 0.5:
+                question["mechanism"] = rng.choice(["auto", "hybrid", "piecewise", "duchi"])
+        questions.append(question)
+    data = {"slug": f"s-{rng.randint(0, 10**6)}", "title": "Golden", "description": "",
+            "epsilon": rng.choice([0.05, 0.3, 1.0, 2.0, 4.0, 8.0, 1 / 7]), "questions": questions}
+    if rng.random() < 0.3:
+        data.update(allocation="sample", sample=rng.randint(1, len(questions)))
+    return data
+
+
+def _preview_numbers(preview: dict, entry: dict) -> dict:
+    """Return a preview with the design entry's numbers the builder adds for its sentences."""
+    numbers = dict(preview)
+    numbers.update({key: entry[key] for key in ("subset_size", "bins", "ratio_a", "ratio_b") if key in entry})
+    if "flip_threshold" in entry:
+        numbers["bit_keep"] = 1 - entry["flip_threshold"] / 2**53
+    return numbers
+
+
+def _errors(question: dict) -> list[str]:
+    out = []
+    for bad in _BAD_REPORTS:
+        try:
+            validate_report(question, bad)
+            out.append("accepted")
+        except ReportError as exc:
+            out.append(exc.message)
+    return out
+
+
+def outputs(defn) -> dict:
+    """Return every output of one parsed definition as JSON-ready values (text where the product writes text)."""
+    design = build_design(defn)
+    rng = np.random.default_rng(int(design["hash"][:8], 16))
+    truth = complete_truth(design, {}, rng)
+    answers = simulate_answers(design, truth, 120, rng)
+    rows = aggregate(design, answers)
+    responses = [{"id": f"r{index:04d}", "received_day": "2026-11-24", "answers": answer}
+                 for index, answer in enumerate(answers)]
+    record = {
+        "design": design, "codebook": codebook(design), "columns": response_columns(design),
+        "aggregates_csv": rows_to_csv(rows), "aggregates_json": rows_to_json(rows),
+        "aggregates_table": rows_to_table(rows), "responses_csv": responses_csv(design, responses),
+        "posterior_note": posterior_note(design), "sample_note": sample_note(design),
+        "previews": question_previews(defn, design=design),
+        "preview_terms": [preview_terms(_preview_numbers(p, entry))
+                          for p, entry in zip(question_previews(defn, design=design), design["questions"])],
+        "questions": {},
+    }
+    for question in design["questions"]:
+        qid = question["id"]
+        reports = [answer[qid] for answer in answers if qid in answer]
+        words = codec.encode_column(question, reports) if reports else np.zeros((0, codec.word_count(question)),
+                                                                                  dtype=np.int64)
+        stream = U32Stream([(2654435761 * i + 12345) % 2**32 for i in range(4000)])
+        kind = question["kind"]
+        true_value = {"yes_no": 1, "choice": 0, "multi": [1] + [0] * (len(question.get("options", [])) - 1),
+                      "number": question.get("max")}[kind]
+        record["questions"][qid] = {
+            "note": protection_note(question),
+            "words": words.tolist(), "tally": codec.tally(question, words).tolist(),
+            "increments": [codec.tally_increments(question, report) for report in reports[:5]],
+            "decoded": [codec.decode_report(question, row) for row in words[:5].tolist()],
+            "indicators": np.asarray(codec.indicators(question, words[:5])).tolist(),
+            "array": check_report_array(question, np.asarray(reports, dtype=np.int64)).tolist()[:5] if reports else [],
+            "replay": randomize_question_stream(question, true_value, stream),
+            "errors": _errors(question),
+        }
+    qs = design["questions"]
+    pairs = [(a, b) for a in qs for b in qs if a["id"] != b["id"]][:3]
+    record["crosstabs"] = []
+    for a, b in pairs:
+        try:
+            check_pair(a, b)
+        except CrosstabError as exc:
+            record["crosstabs"].append(f"refused: {exc}")
+            continue
+        both = [answer for answer in answers if a["id"] in answer and b["id"] in answer]
+        if len(both) < 2:
+            record["crosstabs"].append("too few")
+            continue
+        words_a = codec.encode_column(a, [answer[a["id"]] for answer in both])
+        words_b = codec.encode_column(b, [answer[b["id"]] for answer in both])
+        record["crosstabs"].append(crosstab_to_csv(crosstab(a, b, words_a, words_b)))
+    return json.loads(json.dumps(record, default=str))
+
+
+def digest(value) -> str:
+    """Return the SHA-256 of a value's canonical JSON."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def random_records() -> list[dict]:
+    """Return, for each of RANDOM_COUNT random definitions, the digest of each of its outputs (or its error)."""
+    rng = random.Random(RANDOM_SEED)
+    records = []
+    for _ in range(RANDOM_COUNT):
+        try:
+            defn = parse_definition(random_definition(rng))
+            record = outputs(defn)
+        except DefinitionError as exc:
+            records.append({"error": str(exc)})
+            continue
+        records.append({key: digest(value) for key, value in record.items()})
+    return records
+
+
+def example_records() -> dict:
+    """Return the whole outputs of every example definition, by file name."""
+    return {path.name: outputs(parse_definition_toml(path.read_text(encoding="utf-8")))
+            for path in sorted((ROOT / "examples").glob("*.toml"))}
+
+
+def main() -> None:
+    GOLDEN.mkdir(exist_ok=True)
+    for name, value in (("examples.json", example_records()), ("random.json", random_records())):
+        (GOLDEN / name).write_text(json.dumps(value, sort_keys=True, ensure_ascii=False, indent=1) + "\n",
+                                   encoding="utf-8")
+    print("wrote", GOLDEN, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
