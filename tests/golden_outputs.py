@@ -64,15 +64,6 @@ def random_definition(rng: random.Random) -> dict:
     return data
 
 
-def _preview_numbers(preview: dict, entry: dict) -> dict:
-    """Return a preview with the design entry's numbers the builder adds for its sentences."""
-    numbers = dict(preview)
-    numbers.update({key: entry[key] for key in ("subset_size", "bins", "ratio_a", "ratio_b") if key in entry})
-    if "flip_threshold" in entry:
-        numbers["bit_keep"] = 1 - entry["flip_threshold"] / 2**53
-    return numbers
-
-
 def _errors(question: dict) -> list[str]:
     out = []
     for bad in _BAD_REPORTS:
@@ -99,7 +90,7 @@ def outputs(defn) -> dict:
         "aggregates_table": rows_to_table(rows), "responses_csv": responses_csv(design, responses),
         "posterior_note": posterior_note(design), "sample_note": sample_note(design),
         "previews": question_previews(defn, design=design),
-        "preview_terms": [preview_terms(_preview_numbers(p, entry))
+        "preview_terms": [preview_terms(p, entry)
                           for p, entry in zip(question_previews(defn, design=design), design["questions"])],
         "questions": {},
     }

@@ -21,9 +21,8 @@ import numpy as np
 
 from . import codec
 from .csvsafe import spreadsheet_safe
-from .design import flip_probability, response_probabilities
-from .estimators import (Estimate, debias_duchi_mean, debias_grr, debias_indicators, debias_oue,
-                         debias_hybrid_mean, debias_piecewise_mean, debias_rr, project_simplex)
+from .estimators import Estimate, project_simplex
+from .mechanisms import BITS, INDEX, LEVEL, mechanism_for
 
 CSV_HEADER = ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
               "std_error", "ci_low", "ci_high", "ci_level"]
@@ -113,25 +112,19 @@ def count_reports(design: dict, answers: Iterable[dict]) -> dict[str, QuestionCo
 
 
 def _count_question(question: dict, reports: list) -> QuestionCounts:
-    qid, kind, mechanism = question["id"], question["kind"], question["mechanism"]
-    if kind == "choice" and mechanism == "grr":
-        d = len(question["options"])
-        values = _report_array(qid, reports, width=None, highest=d - 1,
-                               domain=f"an option index from 0 to {d - 1}")
-        return QuestionCounts(n=len(reports), ones=np.bincount(values, minlength=d))
-    if (kind == "choice" and mechanism in ("oue", "ss")) or kind == "multi":
-        d = len(question["options"])
-        values = _report_array(qid, reports, width=d, highest=1, domain=f"a list of {d} values, each 0 or 1")
-        return QuestionCounts(n=len(reports), ones=values.sum(axis=0))
-    if kind == "number" and mechanism in ("piecewise", "hybrid"):
-        levels = codec.level_count(question)
-        values = _report_array(qid, reports, width=None, highest=levels - 1,
-                               domain=f"an output level from 0 to {levels - 1}")
-        return QuestionCounts(n=len(reports), ones=codec.tally(question, values))
-    if kind in ("yes_no", "number"):
-        values = _report_array(qid, reports, width=None, highest=1, domain="0 or 1")
-        return QuestionCounts(n=len(reports), ones=np.array([np.count_nonzero(values)]))
-    raise ValueError(f"question {qid!r} has an unknown kind/mechanism {kind!r}/{mechanism!r}")
+    mechanism = mechanism_for(question)
+    width = mechanism.estimands if mechanism.report == BITS else None
+    values = _report_array(question["id"], reports, width=width, highest=mechanism.highest,
+                           domain=mechanism.domain())
+    if mechanism.report == LEVEL:
+        ones = codec.tally(question, values)
+    elif mechanism.report == BITS:
+        ones = values.sum(axis=0)
+    elif mechanism.report == INDEX:
+        ones = np.bincount(values, minlength=mechanism.estimands)
+    else:
+        ones = np.array([np.count_nonzero(values)])
+    return QuestionCounts(n=len(reports), ones=ones)
 
 
 def _report_array(qid: str, reports: list, *, width: int | None, highest: int, domain: str) -> np.ndarray:
@@ -173,45 +166,24 @@ def _report_fits(report, width: int | None, highest: int) -> bool:
 
 def question_rows(question: dict, counts: QuestionCounts, *, level) -> list[AggregateRow]:
     """Return the debiased rows of one design question from its counts."""
-    kind, mechanism, n = question["kind"], question["mechanism"], counts.n
+    kind, n = question["kind"], counts.n
     ones = [int(count) for count in counts.ones]
+    estimates = mechanism_for(question).estimates(ones, n, level)
+    labels = estimand_labels(question)
     consistent = None
-    if kind == "yes_no":
-        labels = ["yes"]
-        estimates = [debias_rr(ones[0], n, flip=flip_probability(question), level=level)]
-    elif kind == "number" and mechanism == "hybrid":
-        labels = [""]
-        estimates = [debias_hybrid_mean(ones[0], ones[1], n, ratio_a=question["ratio_a"],
-                                        ratio_b=question["ratio_b"], lo=question["min"],
-                                        hi=question["max"], level=level)]
-    elif kind == "number" and mechanism == "piecewise":
-        labels = [""]
-        estimates = [debias_piecewise_mean(ones[0], ones[1], n, ratio_a=question["ratio_a"],
-                                           ratio_b=question["ratio_b"], lo=question["min"],
-                                           hi=question["max"], level=level)]
-    elif kind == "number":
-        labels = [""]
-        estimates = [debias_duchi_mean(ones[0], n, flip=flip_probability(question), lo=question["min"],
-                                       hi=question["max"], level=level)]
-    elif kind == "multi":
-        labels = list(question["options"])
-        p, q = response_probabilities(question)
-        estimates = debias_indicators(ones, n, p=p, q=q, level=level)
-    elif kind == "choice":
-        labels = list(question["options"])
-        p, q = response_probabilities(question)
-        if mechanism == "grr":
-            estimates = debias_grr(ones, n, p=p, q=q, level=level)
-        elif mechanism == "ss":
-            estimates = debias_indicators(ones, n, p=p, q=q, level=level)
-        else:
-            estimates = debias_oue(ones, n, q=q, level=level)
-        if n > 0:
-            consistent = [float(value) for value in project_simplex([e.estimate for e in estimates])]
-    else:
-        raise ValueError(f"question {question['id']!r} has an unknown kind {kind!r}")
+    if kind == "choice" and n > 0:
+        consistent = [float(value) for value in project_simplex([e.estimate for e in estimates])]
     return [_row(question, label, estimate, level, None if consistent is None else consistent[index])
             for index, (label, estimate) in enumerate(zip(labels, estimates))]
+
+
+def estimand_labels(question: dict) -> list[str]:
+    """Return the option label of each of a question's rows: "yes", its options, or "" for a number's mean."""
+    if question["kind"] == "yes_no":
+        return ["yes"]
+    if question["kind"] == "number":
+        return [""]
+    return list(question["options"])
 
 
 def _row(question: dict, option: str, estimate: Estimate, level, consistent) -> AggregateRow:

@@ -1,18 +1,16 @@
 """Encode noisy reports as the integers the store keeps, and count their indicators.
 
-Every report is one or more non-negative integers ("words"): 0/1 for ``rr`` and
-``duchi``, the option index for ``grr``, the output level for ``piecewise`` and
-``hybrid``, and for a bit-vector report (``oue`` and ``ss`` choice, ``multi``) a bitmask
-with bit i for option i, WORD_BITS options per word. Integers are what SQLite counts and
-indexes without decoding anything.
+Every report is one or more non-negative integers ("words"), by the shape its mechanism
+declares (``Mechanism.report``): a 0/1 bit, an option index, an output level, or for a
+bit-vector report a bitmask with bit i for option i, WORD_BITS options per word. Integers
+are what SQLite counts and indexes without decoding anything.
 
-Every estimand is an indicator (DESIGN.md §3): option i of a question "is 1" in a report
-when the report's value equals i (``grr``), when bit i is set (bit vectors) or when the
-report is 1 (``rr``/``duchi``, one option). A ``piecewise`` number's report is its output level
-k, tallied as Σk and Σk² (``is_level``); a ``hybrid`` number's level L in 0..G+1 is tallied
-as Σs and Σs² of its integer score s(L) (``level_scores``), R = (s + G²)/(2G²).
-``indicators`` and ``tally`` compute exactly what ``survey.core.aggregate.count_reports`` counts
-from wire-format reports. Pure numpy; no I/O.
+Every estimand is an indicator (Warner 1965; Wang et al. 2017): option i of a question
+"is 1" in a report when the report's index equals i, when bit i is set (bit vectors) or when
+the report is 1 (a bit, one option). A level report is tallied as Σs and Σs² of its level's
+integer score s (``Mechanism.level_scores``), whose value R has mean q + (p − q)x.
+``indicators`` and ``tally`` compute exactly what ``survey.core.aggregate.count_reports``
+counts from wire-format reports. Pure numpy; no I/O.
 """
 
 from __future__ import annotations
@@ -22,15 +20,25 @@ from typing import Any
 
 import numpy as np
 
-from .mechanisms import hybrid_level_values, hybrid_scores
+from .mechanisms import BIT, BITS, INDEX, LEVEL, mechanism_for
 
 # 63 bits per word keeps every word a non-negative signed 64-bit SQLite INTEGER.
 WORD_BITS = 63
 
 
+def report_shape(question: dict) -> str:
+    """Return the shape of the question's report: BIT, INDEX, BITS or LEVEL (``survey.core.mechanisms``)."""
+    return mechanism_for(question).report
+
+
 def is_bit_vector(question: dict) -> bool:
-    """Return whether the question's report is a list of d bits (OUE or subset-selection choice, multi)."""
-    return question["kind"] == "multi" or question["mechanism"] in ("oue", "ss")
+    """Return whether the question's report is a list of d bits (e.g. unary encodings and multi-select)."""
+    return report_shape(question) == BITS
+
+
+def is_index(question: dict) -> bool:
+    """Return whether the question's report is one option's index (e.g. generalized randomized response)."""
+    return report_shape(question) == INDEX
 
 
 def option_count(question: dict) -> int:
@@ -39,42 +47,32 @@ def option_count(question: dict) -> int:
 
 
 def is_level(question: dict) -> bool:
-    """Return whether the question's report is an output level, not an indicator (piecewise or hybrid number).
+    """Return whether the question's report is an output level, not an indicator (a level mechanism's number).
 
     Its estimand is the mean of the level's value R in [0, 1], which is q + (p - q)·x for the
     scaled answer x, so it is tallied as the sum of the level's score and the sum of its square.
     """
-    return question["mechanism"] in ("piecewise", "hybrid")
+    return report_shape(question) == LEVEL
 
 
 def level_count(question: dict) -> int:
-    """Return how many output levels a level report has: bins for piecewise, bins + 2 for hybrid."""
-    return question["bins"] + (2 if question["mechanism"] == "hybrid" else 0)
+    """Return how many output levels a level report has."""
+    return mechanism_for(question).levels
 
 
 def level_scores(question: dict) -> list[int]:
-    """Return the integer score tallied for each output level: k itself (piecewise), s(L) (hybrid)."""
-    if question["mechanism"] == "hybrid":
-        return hybrid_scores(question["ratio_a"], question["ratio_b"])
-    return list(range(question["bins"]))
+    """Return the integer score tallied for each output level."""
+    return mechanism_for(question).level_scores()
 
 
 def level_score(question: dict, level: int) -> int:
     """Return the integer score tallied for one output level, as ``level_scores(question)[level]`` without the list."""
-    if question["mechanism"] != "hybrid":
-        return level
-    bins = question["bins"]
-    if level < bins:
-        return bins * (2 * level + 1 - bins)
-    duchi = question["ratio_a"] ** 2 + question["ratio_b"] ** 2
-    return duchi if level > bins else -duchi
+    return mechanism_for(question).level_score(level)
 
 
 def level_values(question: dict) -> list[Fraction]:
     """Return the exact value R in (0, 1) of each output level, whose mean is q + (p - q)x."""
-    if question["mechanism"] == "hybrid":
-        return hybrid_level_values(question["ratio_a"], question["ratio_b"])
-    return [Fraction(2 * k + 1, 2 * question["bins"]) for k in range(question["bins"])]
+    return mechanism_for(question).level_values()
 
 
 def tally_count(question: dict) -> int:
@@ -118,9 +116,10 @@ def tally_increments(question: dict, report: Any) -> list[tuple[int, int]]:
 
 def indicator_options(question: dict, report: Any) -> list[int]:
     """Return the options whose indicator is 1 in one validated wire-format report."""
-    if is_bit_vector(question):
+    shape = report_shape(question)
+    if shape == BITS:
         return [option for option, bit in enumerate(report) if bit]
-    if question["mechanism"] == "grr":
+    if shape == INDEX:
         return [int(report)]
     return [0] if report else []
 
@@ -147,27 +146,27 @@ def indicators(question: dict, words: np.ndarray) -> np.ndarray:
 
     For a level report (``is_level``) the one column is the level's value R in (0, 1), floats.
     """
+    mechanism = mechanism_for(question)
     words = np.asarray(words, dtype=np.int64).reshape(-1, word_count(question))
     d = option_count(question)
-    if question["mechanism"] == "piecewise":
-        return (words[:, :1] + 0.5) / question["bins"]
-    if is_level(question):
-        values = np.array([float(value) for value in level_values(question)])
-        return values[words[:, :1]]
-    if is_bit_vector(question):
+    if mechanism.report == LEVEL:
+        return mechanism.level_value_array(words[:, :1])
+    if mechanism.report == BITS:
         index = np.arange(d)
         return (words[:, index // WORD_BITS] >> (index % WORD_BITS)) & 1
-    if question["mechanism"] == "grr":
+    if mechanism.report == INDEX:
         return (words[:, :1] == np.arange(d)).astype(np.int64)
+    assert mechanism.report == BIT
     return words[:, :1] & 1
 
 
 def tally(question: dict, words: np.ndarray) -> np.ndarray:
     """Return, per indicator of the question, how many of the reports have it (the 1s); Σs and Σs² for levels."""
     words = np.asarray(words, dtype=np.int64).reshape(-1, word_count(question))
-    if is_level(question):
+    shape = report_shape(question)
+    if shape == LEVEL:
         scores = np.array(level_scores(question), dtype=np.int64)[words[:, 0]]
         return np.array([scores.sum(), (scores * scores).sum()], dtype=np.int64)
-    if not is_bit_vector(question) and question["mechanism"] == "grr":
+    if shape == INDEX:
         return np.bincount(words[:, 0], minlength=option_count(question)).astype(np.int64)
     return indicators(question, words).sum(axis=0, dtype=np.int64)

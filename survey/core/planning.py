@@ -8,8 +8,8 @@ normal approximation to the Clopper–Pearson interval, at ``z`` for one estiman
 intervals, as the aggregates report them). For a number the half-width is a share of
 its range [min, max]. Under ``sample`` allocation each respondent answers m of the k
 questions at ε/m each, so a question gets about n·m/k reports (Warner 1965; Wang et
-al. 2017; Duchi et al. 2013). A piecewise or hybrid number's report is a level, not a bit: its
-worst-case variance is that of the mechanism (Wang et al. 2019). Pure: no I/O.
+al. 2017; Duchi et al. 2013). A level mechanism's report is a level, not a bit: its worst-case
+variance is that of the mechanism (Wang et al. 2019). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from scipy.stats import norm
 
 from .definition import DefinitionError, SurveyDefinition
 from .design import MIN_QUESTION_EPSILON, allocate_split, design_question, response_probabilities
-from .mechanisms import hybrid_worst_variance, piecewise_worst_variance
+from .mechanisms import mechanism_for, worst_case_spread
 
 DEFAULT_MARGIN = 0.05
 DEFAULT_RESPONDENTS = 1000
@@ -57,13 +57,6 @@ class AllocationPlan:
     def respondents(self) -> int:
         """The respondents the whole survey needs: enough for its least precise question."""
         return max(question.respondents for question in self.questions)
-
-
-def worst_case_spread(p: float, q: float) -> float:
-    """Return the largest λ(1 − λ) over λ between q and p (the reported share's variance per report)."""
-    low, high = min(p, q), max(p, q)
-    nearest = min(max(0.5, low), high)
-    return nearest * (1 - nearest)
 
 
 def z_value(level: float, simultaneous_over: int = 1) -> float:
@@ -103,15 +96,10 @@ def posterior_bound(epsilon: float) -> float:
 def worst_report_variance(question: dict) -> float:
     """Return the largest variance of one report's unbiased estimate (a share, or a number's mean on [0, 1]).
 
-    λ(1 − λ)/(p − q)² at the worst λ for an indicator; for a piecewise or hybrid number, whose
-    report is a level rather than a bit, the worst case of its own variance (Wang et al. 2019).
+    λ(1 − λ)/(p − q)² at the worst λ for an indicator; for a level mechanism, whose report is a
+    level rather than a bit, the worst case of its own variance (``Mechanism.worst_variance``).
     """
-    if question["mechanism"] == "piecewise":
-        return piecewise_worst_variance(question["ratio_a"], question["ratio_b"])
-    if question["mechanism"] == "hybrid":
-        return hybrid_worst_variance(question["ratio_a"], question["ratio_b"])
-    p, q = response_probabilities(question)
-    return worst_case_spread(p, q) / (p - q) ** 2
+    return mechanism_for(question).worst_variance()
 
 
 def plan_question(question: dict, *, respondents: int, margin: float, share: float = 1.0,

@@ -3,10 +3,9 @@
 A submission is ``{"design": HASH, "answers": {QID: REPORT}}``, optionally with
 ``"submission"`` (the browser's random id, 32 lowercase hex digits: a retry with the same
 id is stored once) and ``"invite"`` (an invitation token). A report must lie in its
-mechanism's output domain: 0/1 for ``rr`` and ``duchi``, an option index for ``grr``,
-an output level 0..bins-1 for ``piecewise`` (0..bins+1 for ``hybrid``), a list of d 0/1 integers for ``oue`` and
-``multi`` (``rr``), with exactly k ones for ``ss`` (a k-subset) and at most one for
-``sampled`` multi (one drawn option's randomized bit).
+mechanism's output domain (``Mechanism.domain``): a 0/1 bit, an option index or an output
+level up to the mechanism's ``highest``, or a list of d 0/1 integers that also obeys the
+mechanism's own rule (a subset of exactly k options; at most one drawn option).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import codec
+from .mechanisms import BITS, mechanism_for
 
 
 class ReportError(ValueError):
@@ -40,68 +39,50 @@ def _is_int(value) -> bool:
 
 def validate_report(question: dict, report: Any):
     """Return the report of one question if it is in the mechanism's output domain, else raise."""
-    qid, mechanism = question["id"], question["mechanism"]
-    if mechanism in ("rr", "duchi") and question["kind"] != "multi":
-        if not _is_int(report) or report not in (0, 1):
-            raise ReportError(f"the report for {qid!r} must be 0 or 1, got {report!r}", field=qid)
+    qid = question["id"]
+    mechanism = _mechanism(question)
+    if mechanism.report != BITS:
+        if not _is_int(report) or not 0 <= report <= mechanism.highest:
+            raise ReportError(f"the report for {qid!r} must be {mechanism.domain()}, got {report!r}", field=qid)
         return report
-    if mechanism in ("piecewise", "hybrid"):
-        levels = codec.level_count(question)
-        if not _is_int(report) or not 0 <= report < levels:
-            raise ReportError(f"the report for {qid!r} must be an output level from 0 to {levels - 1}, "
-                              f"got {report!r}", field=qid)
-        return report
-    if mechanism == "grr":
-        d = len(question["options"])
-        if not _is_int(report) or not 0 <= report < d:
-            raise ReportError(f"the report for {qid!r} must be an option index from 0 to {d - 1}, "
-                              f"got {report!r}", field=qid)
-        return report
-    if mechanism in ("oue", "rr", "ss", "sampled"):
-        d = len(question["options"])
-        if (not isinstance(report, list) or len(report) != d
-                or not all(_is_int(bit) and bit in (0, 1) for bit in report)):
-            raise ReportError(f"the report for {qid!r} must be a list of {d} values, each 0 or 1, "
-                              f"got {report!r}", field=qid)
-        ones = sum(report) if mechanism in ("ss", "sampled") else None
-        if mechanism == "ss" and ones != question["subset_size"]:
-            raise ReportError(f"the report for {qid!r} must have exactly {question['subset_size']} values "
-                              f"equal to 1 (a subset of that size), got {ones}", field=qid)
-        if mechanism == "sampled" and ones > 1:
-            raise ReportError(f"the report for {qid!r} must have at most one value equal to 1, got {ones}",
-                              field=qid)
-        return list(report)
-    raise ReportError(f"question {qid!r} has an unknown mechanism {mechanism!r}", field=qid)
+    if (not isinstance(report, list) or len(report) != mechanism.estimands
+            or not all(_is_int(bit) and bit in (0, 1) for bit in report)):
+        raise ReportError(f"the report for {qid!r} must be {mechanism.domain()}, got {report!r}", field=qid)
+    error = mechanism.report_error(qid, sum(report))
+    if error is not None:
+        raise ReportError(error, field=qid)
+    return list(report)
+
+
+def _mechanism(question: dict):
+    try:
+        return mechanism_for(question)
+    except ValueError as exc:
+        raise ReportError(f"question {question['id']!r} has an unknown mechanism {question.get('mechanism')!r}",
+                          field=question["id"]) from exc
 
 
 def check_report_array(question: dict, reports) -> np.ndarray:
     """Return n reports of one question as an integer array if every one is in the output domain, else raise.
 
-    The whole-array form of validate_report, for simulated batches: an (n,) array for
-    rr/duchi/grr/piecewise/hybrid, an (n, d) array of bits for oue and multi.
+    The whole-array form of validate_report, for simulated batches: an (n,) array of scalar
+    reports, or an (n, d) array of bits for a bit-vector report.
     """
-    qid, mechanism = question["id"], question["mechanism"]
+    qid = question["id"]
     values = np.asarray(reports)
     if values.dtype.kind not in "iu":
         raise ReportError(f"the reports for {qid!r} must be integers, got an array of {values.dtype}", field=qid)
-    if mechanism == "grr":
-        shape, highest = (values.shape[0],), len(question["options"]) - 1
-    elif mechanism in ("oue", "ss") or question["kind"] == "multi":
-        shape, highest = (values.shape[0], len(question["options"])), 1
-    elif mechanism in ("rr", "duchi"):
-        shape, highest = (values.shape[0],), 1
-    elif mechanism in ("piecewise", "hybrid"):
-        shape, highest = (values.shape[0],), codec.level_count(question) - 1
-    else:
-        raise ReportError(f"question {qid!r} has an unknown mechanism {mechanism!r}", field=qid)
+    mechanism = _mechanism(question)
+    shape = (values.shape[0], mechanism.estimands) if mechanism.report == BITS else (values.shape[0],)
+    highest = mechanism.highest
     if values.shape != shape:
         raise ReportError(f"the reports for {qid!r} must have shape {shape}, got {values.shape}", field=qid)
     if values.size and (values.min() < 0 or values.max() > highest):
         raise ReportError(f"the reports for {qid!r} must lie in 0..{highest}", field=qid)
-    if values.size and mechanism == "ss" and np.any(values.sum(axis=1) != question["subset_size"]):
-        raise ReportError(f"every report for {qid!r} must have exactly {question['subset_size']} ones", field=qid)
-    if values.size and mechanism == "sampled" and np.any(values.sum(axis=1) > 1):
-        raise ReportError(f"every report for {qid!r} must have at most one 1", field=qid)
+    if values.size and mechanism.report == BITS:
+        error = mechanism.batch_error(qid, values.sum(axis=1))
+        if error is not None:
+            raise ReportError(error, field=qid)
     return values.astype(np.int64, copy=False)
 
 

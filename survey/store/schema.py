@@ -6,8 +6,7 @@ question has one INTEGER column per word of its report (``survey.core.codec``): 
 ``q<i>_<w>`` holds word w of question i (design order); NULL when the respondent was
 not asked it. ``tallies`` keeps, per survey and question, the number of reports (in the
 row whose option is REPORTS, -1) and the 1s of each indicator (one row per option; for a
-piecewise number the sum of its levels in row 0 and of their squares in row 1, for a hybrid
-number the same of its levels' integer scores), and
+level report the sum of its levels' integer scores in row 0 and of their squares in row 1), and
 ``daily_responses`` the responses of each day, updated in the same transaction as every
 insert, so aggregates and the dashboard never scan responses.
 """
@@ -22,6 +21,7 @@ import numpy as np
 import sqlite_utils
 
 from ..core import codec
+from ..core.mechanisms import mechanism_for
 
 migrations = sqlite_utils.Migrations("ldp-survey")
 MIGRATION_BATCH = 10_000
@@ -179,19 +179,21 @@ def _indicator_sql(question: dict, names: list[str]) -> str:
             word = ("CASE option / " + str(codec.WORD_BITS)
                     + "".join(f" WHEN {index} THEN NEW.{name}" for index, name in enumerate(names)) + " END")
         return f"(option >= 0 AND (({word}) >> (option % {codec.WORD_BITS})) & 1)"
-    if question["mechanism"] == "grr":
+    if codec.is_index(question):
         return f"option = NEW.{names[0]}"
     return f"(option = 0 AND NEW.{names[0]} = 1)"
 
 
 def _score_sql(question: dict, column: str) -> str:
-    """Return the SQL expression of a level report's integer score (codec.level_scores) from its column."""
-    if question["mechanism"] != "hybrid":
-        return column
-    a, b, bins = question["ratio_a"], question["ratio_b"], question["bins"]
-    duchi = a * a + b * b
-    return (f"(CASE WHEN {column} < {bins} THEN {bins} * (2 * {column} + 1 - {bins}) "
-            f"WHEN {column} = {bins} THEN {-duchi} ELSE {duchi} END)")
+    """Return the SQL expression of a level report's integer score from its column, piece by piece (``score_pieces``)."""
+    pieces = mechanism_for(question).score_pieces()
+    terms = [column if (slope, offset) == (1, 0) else
+             str(offset) if slope == 0 else f"({slope} * {column} + {offset})"
+             for _, _, slope, offset in pieces]
+    if len(pieces) == 1:
+        return terms[0]
+    cases = "".join(f" WHEN {column} <= {last} THEN {term}" for (_, last, _, _), term in zip(pieces[:-1], terms))
+    return f"(CASE{cases} ELSE {terms[-1]} END)"
 
 
 def trigger_name(design: dict) -> str:
@@ -211,7 +213,7 @@ def tally_trigger_sql(slug: str, design: dict) -> str:
                "ON CONFLICT (survey, day) DO UPDATE SET responses = responses + 1;"]
     for index, (question, names) in enumerate(zip(design["questions"], report_columns(design))):
         if codec.is_level(question):
-            # A level report adds 1 to the reports, its score s (k itself for piecewise) to tally 0 and s² to tally 1.
+            # A level report adds 1 to the reports, its integer score s to tally 0 and s² to tally 1.
             level = _score_sql(question, f"NEW.{names[0]}")
             updates.append(f"UPDATE tallies SET count = count + CASE option WHEN {REPORTS} THEN 1 "
                            f"WHEN 0 THEN {level} ELSE {level} * {level} END WHERE survey = {survey} "

@@ -23,7 +23,6 @@ from ..core.definition import QUESTION_FIELDS as DEFINITION_QUESTION_FIELDS
 from ..core.definition import SURVEY_FIELDS as DEFINITION_SURVEY_FIELDS
 from ..core.definition_check import FieldError, definition_errors, design_errors
 from ..core.definition_toml import dump_definition
-from ..core.design import flip_probability
 from ..core.planning import NOMINAL_EPSILON, nominal_warning, question_previews, recommend
 from ..store import StoreError
 from .access import survey_for_researcher
@@ -112,18 +111,10 @@ def evaluate(form: BuilderForm) -> Evaluation:
                                                  design=evaluation.design)
         sample = evaluation.defn.sample if evaluation.defn.allocation == "sample" else None
         for numbers, entry in zip(evaluation.previews, evaluation.design["questions"]):
-            if entry["mechanism"] == "ss":
-                numbers["subset_size"] = entry["subset_size"]
-            elif entry["mechanism"] == "sampled":
-                numbers["bit_keep"] = 1 - flip_probability(entry)
-            elif entry["mechanism"] == "piecewise":
-                numbers["bins"] = entry["bins"]
-            elif entry["mechanism"] == "hybrid":
-                numbers.update(bins=entry["bins"], ratio_a=entry["ratio_a"], ratio_b=entry["ratio_b"])
             if sample is not None:
                 numbers.update(sample=sample, questions=len(evaluation.defn.questions),
                                budget=evaluation.defn.epsilon / sample)
-            numbers["terms"] = preview_terms(numbers)
+            numbers["terms"] = preview_terms(numbers, entry)
             numbers["warning"] = nominal_warning("This question", numbers["epsilon"]) if numbers["nominal"] else None
         if evaluation.defn.epsilon > NOMINAL_EPSILON:
             evaluation.warning = nominal_warning("Each respondent's set of answers", evaluation.defn.epsilon)

@@ -15,12 +15,13 @@ from wtforms.fields.choices import SelectChoice
 from wtforms.validators import Length
 
 from ..core.definition import DECLINE_LABEL, KINDS, MAX_QUESTIONS, NUMBER_MECHANISMS
+from ..core.mechanisms import for_kind
 from ..core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS
 from .forms import MAX_DEFINITION_SIZE
 
 KIND_NAMES = {"yes_no": "yes/no", "choice": "single choice", "multi": "multiple choice", "number": "number"}
-MECHANISM_NAMES = {"auto": "Automatic: least worst-case error", "hybrid": "Hybrid",
-                   "piecewise": "Piecewise", "duchi": "Duchi"}
+MECHANISM_NAMES = {"auto": "Automatic: least worst-case error",
+                   **{mechanism.name: mechanism.label for mechanism in for_kind("number")}}
 NO_AUTOFILL = {"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"}
 
 

@@ -6,43 +6,21 @@ the page builder.js updates, so that the browser formats no number.
 
 from __future__ import annotations
 
-MECHANISM_NAMES = {"rr": "randomized response", "grr": "generalized randomized response",
-                   "oue": "optimized unary encoding", "ss": "subset selection",
-                   "sampled": "one option drawn at random, its bit at full ε′",
-                   "duchi": "Duchi rounding + randomized response", "piecewise": "piecewise mechanism",
-                   "hybrid": "hybrid of the piecewise and Duchi mechanisms"}
+from ..core.mechanisms import mechanism_for
 
 
-def preview_terms(p: dict) -> list[tuple[str, str]]:
-    """Return the preview of one question (a question_previews entry) as (term, sentence) pairs."""
-    mechanism = f"{MECHANISM_NAMES.get(p['mechanism'], p['mechanism'])} ({p['mechanism']})"
+def mechanism_title(entry: dict) -> str:
+    """Return a design entry's mechanism in words for a table of questions, e.g. "subset selection"."""
+    return mechanism_for(entry).list_title
+
+
+def preview_terms(p: dict, entry: dict) -> list[tuple[str, str]]:
+    """Return the preview of one question (a question_previews entry, and its design entry) as (term, sentence) pairs."""
+    mechanism = mechanism_for(entry)
+    name = f"{mechanism.title} ({mechanism.name})"
     if p["kind"] == "multi":
-        mechanism += ", one bit per option"
-    keep = f"{p['keep']:.1%}"
-    if p["mechanism"] == "oue":
-        kept = f"The chosen option's bit is reported as 1 with probability {keep}."
-    elif p["mechanism"] == "ss":
-        kept = (f"The report is a set of {p['subset_size']} of the {p['simultaneous_over']} options; "
-                f"it holds the true answer with probability {keep}.")
-    elif p["mechanism"] == "sampled":
-        kept = (f"One option is drawn at random and only its bit is sent, reported as it is with probability "
-                f"{p['bit_keep']:.1%}.")
-    elif p["mechanism"] == "piecewise":
-        kept = (f"The report is one of {p['bins']} levels; with probability {keep} it lies in the narrow band "
-                "around the true answer, else anywhere outside it.")
-    elif p["mechanism"] == "hybrid":
-        a, b = p["ratio_a"], p["ratio_b"]
-        kept = (f"With probability {(a - b) / a:.1%} the report is one of {p['bins']} levels, in the narrow band "
-                f"around the true answer with probability {a / (a + b):.1%}; otherwise the answer is rounded at "
-                "random to the smallest or the largest value, which is reported as itself with probability "
-                f"{a * a / (a * a + b * b):.1%}.")
-    elif p["mechanism"] == "duchi":
-        kept = ("The answer is rounded at random to the smallest or the largest value, which is reported as "
-                f"itself with probability {keep}.")
-    elif p["kind"] == "multi":
-        kept = f"Each option's bit is reported as it is with probability {keep}."
-    else:
-        kept = f"A true answer is reported as itself with probability {keep}."
+        name += ", one bit per option"
+    kept = mechanism.kept_sentence(f"{p['keep']:.1%}")
     if p["scale"] is not None:
         margin = (f"±{p['half_width']:.1%} of the answer's range, i.e. ±{p['half_width'] * p['scale']:.3g} "
                   "on the mean")
@@ -50,7 +28,7 @@ def preview_terms(p: dict) -> list[tuple[str, str]]:
         margin = f"±{p['half_width'] * 100:.1f} percentage points"
     margin += f" ({p['level']:.0%} interval, worst case"
     margin += f", all {p['simultaneous_over']} options at once)" if p["simultaneous_over"] > 1 else ")"
-    terms = [("Mechanism", f"{mechanism}, ε′ = {p['epsilon']:.3g}")]
+    terms = [("Mechanism", f"{name}, ε′ = {p['epsilon']:.3g}")]
     if p.get("sample"):
         terms.append(("Answered by", f"about {p['sample'] / p['questions']:.0%} of respondents: each answers "
                                      f"{p['sample']} of the {p['questions']} questions, drawn at random, "

@@ -8,7 +8,7 @@ from ..core.definition import DefinitionError, parse_definition_toml
 from ..core.design import build_design
 from ..store import StoreError
 from .access import survey_for_researcher
-from .builder_text import MECHANISM_NAMES
+from .builder_text import mechanism_title
 from .db import get_store
 from .forms import LogoutForm, NewSurveyForm
 from .research import login_required
@@ -58,4 +58,4 @@ def new_survey():
                         return redirect(url_for("research.results", slug=slug))
     status = 422 if form.errors else 200
     return render_template("new_survey.html", form=form, design=design, logout_form=LogoutForm(),
-                           mechanism_names=MECHANISM_NAMES), status
+                           mechanism_title=mechanism_title), status

@@ -11,6 +11,7 @@ from flask import (Blueprint, Response, abort, current_app, flash, g, redirect, 
                    request, session, url_for)
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from ..core import codec
 from ..core.aggregate import aggregate_counts, rows_to_csv
 from ..core.export import iter_responses_csv
 from .access import survey_for_researcher
@@ -159,6 +160,7 @@ def results(slug):
     store = get_store()
     texts = {question["id"]: question["text"] for question in design["questions"]}
     return render_template("results.html", design=design, rows=rows, level=level, texts=texts,
+                           has_levels=any(codec.is_level(question) for question in design["questions"]),
                            n=store.response_count(slug), per_day=store.responses_per_day(slug),
                            logout_form=LogoutForm())
 

@@ -1,0 +1,227 @@
+"""The one interface every randomizer implements: what the design, aggregation, codebook, planner and pages ask of it.
+
+A mechanism is a class named by its role, with the design entry's ``kind`` and ``name``
+(the entry's ``mechanism``) as class attributes; an instance is a frozen dataclass holding
+exactly the integer parameters of one design entry (``from_entry``), so it can be rebuilt
+from ``design.json`` alone. The class builds those parameters from a question and its
+budget (``build``); the instance answers everything else: the exact (p, q) of its indicators
+(every estimand is an indicator whose report is 1 with probability q + (p − q)·[true]), or
+for a level mechanism the values of its output levels; its variances; the Python mirrors of
+the browser's draw (vectorised for simulation, scalar for the draw-for-draw replay); its
+report's domain; its estimates; its codebook entry; and its sentences in plain words.
+Pure: no Flask, no SQL, no I/O.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from ..estimators import Estimate
+from .common import TWO53, worst_case_spread
+
+# The four shapes a report takes on the wire and in the store.
+BIT, INDEX, BITS, LEVEL = "bit", "index", "bits", "level"
+
+
+@dataclass(frozen=True)
+class Mechanism(ABC):
+    """A local randomizer of one question kind; an instance holds one design entry's integer parameters.
+
+    ``report`` is the shape of its report: BIT (0/1), INDEX (an option index), BITS (a list
+    of d bits) or LEVEL (an output level tallied by its integer score). ``gain_needed`` is the
+    share of variance a newer mechanism must save over every classic one of its kind before
+    the design prefers it (0 for a classic). ``title`` names it in words; ``label`` is the
+    short name a menu offers where a definition may choose it.
+    """
+
+    kind: ClassVar[str]
+    name: ClassVar[str]
+    title: ClassVar[str]
+    report: ClassVar[str]
+    gain_needed: ClassVar[float] = 0.0
+    label: ClassVar[str] = ""
+
+    @property
+    def list_title(self) -> str:
+        """The mechanism in words where a table lists questions of every kind (``title`` unless it needs more)."""
+        return self.title
+
+    @classmethod
+    @abstractmethod
+    def build(cls, question, share: Decimal) -> tuple[dict, Decimal]:
+        """Return the design entry's fields (``mechanism`` first) and the realised ε′ ≤ share; ValueError if impossible."""
+
+    @classmethod
+    @abstractmethod
+    def from_entry(cls, entry: Mapping) -> Mechanism:
+        """Return the mechanism of a design entry, checking its parameters."""
+
+    @classmethod
+    def smallest_epsilon(cls) -> float:
+        """Return a share of the budget from which ``build`` always succeeds (0 when any share works)."""
+        return 0.0
+
+    @property
+    @abstractmethod
+    def estimands(self) -> int:
+        """The number of estimands (aggregate rows): d options, or 1."""
+
+    @abstractmethod
+    def probabilities(self) -> tuple[Fraction, Fraction]:
+        """Return the exact (p, q): the chance an indicator's report is 1 when it is true, and when not."""
+
+    def response_probabilities(self) -> tuple[float, float]:
+        """Return (p, q) as floats."""
+        p, q = self.probabilities()
+        return float(p), float(q)
+
+    def worst_variance(self) -> float:
+        """Return the largest n·Var of one estimate over the unknown truth (the planner's worst case)."""
+        p, q = self.response_probabilities()
+        return worst_case_spread(p, q) / (p - q) ** 2
+
+    def selection_variance(self):
+        """Return the variance by which the design compares the mechanisms of this kind (default: the worst case)."""
+        return self.worst_variance()
+
+    def ranking_variance(self):
+        """Return the variance by which the design ranks the classic mechanisms of this kind among themselves."""
+        return self.selection_variance()
+
+    @abstractmethod
+    def randomize(self, true_values, rng=None) -> np.ndarray:
+        """Return reports of n true answers drawn as the browser draws them (numpy; ``rng`` seedable, OS entropy by default)."""
+
+    @abstractmethod
+    def replay(self, true_value, stream):
+        """Return the browser's report of one true answer from a replay stream of 32-bit words, draw for draw."""
+
+    @property
+    @abstractmethod
+    def highest(self) -> int:
+        """The largest integer a report (or one of its bits) can hold."""
+
+    @abstractmethod
+    def domain(self) -> str:
+        """Return the report's domain in words, after "must be" ("0 or 1", "an option index from 0 to 4", …)."""
+
+    def report_error(self, qid: str, ones: int) -> str | None:
+        """Return why a list of bits with ``ones`` ones is not a report of this mechanism, or None."""
+        return None
+
+    def batch_error(self, qid: str, ones: np.ndarray) -> str | None:
+        """Return why an array of bit rows with these row sums are not all reports of this mechanism, or None."""
+        return None
+
+    @abstractmethod
+    def estimates(self, ones: list[int], n: int, level) -> list[Estimate]:
+        """Return one unbiased estimate per estimand from n reports and their tallies (``codec.tally``)."""
+
+    def exact_denominators(self) -> tuple[int, ...]:
+        """Return the denominators the codebook writes p and q over, the first that fits (the browser's 2^53)."""
+        return (TWO53,)
+
+    @abstractmethod
+    def meanings(self, p: Fraction, q: Fraction) -> list[str]:
+        """Return what each of its columns in responses.csv holds, in words (one per bit, or one)."""
+
+    def codebook_fields(self) -> dict[str, Any]:
+        """Return the fields an estimand of this mechanism adds to, or changes in, the codebook."""
+        return {}
+
+    @abstractmethod
+    def protection_note(self, epsilon: str) -> str:
+        """Return the respondent's sentence on how the answer is randomized on the device (ε′ as ``epsilon``)."""
+
+    @abstractmethod
+    def kept_sentence(self, keep: str) -> str:
+        """Return the survey builder's sentence on what is kept of a true answer (p as the percentage ``keep``)."""
+
+
+class LevelMechanism(Mechanism):
+    """A number mechanism whose report is an output level L, tallied as Σs(L) and Σs(L)² of its integer score.
+
+    The level's value R(L) in (0, 1) has mean q + (p − q)x for the answer x scaled to [0, 1]
+    (Wang et al. 2019), so its mean is estimated from Σs and Σs² with a Student-t interval.
+    """
+
+    report: ClassVar[str] = LEVEL
+
+    @property
+    def estimands(self) -> int:
+        return 1
+
+    @property
+    @abstractmethod
+    def levels(self) -> int:
+        """The number of output levels."""
+
+    @property
+    def highest(self) -> int:
+        return self.levels - 1
+
+    def domain(self) -> str:
+        return f"an output level from 0 to {self.levels - 1}"
+
+    @abstractmethod
+    def level_scores(self) -> list[int]:
+        """Return the integer score s(L) of every level; |s| stays small enough for int64 tallies."""
+
+    def level_score(self, level: int) -> int:
+        """Return the score of one level, as ``level_scores()[level]`` without the list."""
+        return self.level_scores()[level]
+
+    @abstractmethod
+    def level_values(self) -> list[Fraction]:
+        """Return the exact value R(L) in (0, 1) of every level, whose mean is q + (p − q)x."""
+
+    def level_value_array(self, levels: np.ndarray) -> np.ndarray:
+        """Return R(L) as floats for an array of levels."""
+        return np.array([float(value) for value in self.level_values()])[levels]
+
+    @abstractmethod
+    def score_pieces(self) -> list[tuple[int, int, int, int]]:
+        """Return the score as pieces (first level, last level, slope, offset): s(L) = slope·L + offset on each.
+
+        The store's tally trigger computes the score from them without naming the mechanism.
+        """
+
+    def exact_denominators(self) -> tuple[int, ...]:
+        return (self.levels_of_band(),)
+
+    @abstractmethod
+    def levels_of_band(self) -> int:
+        """Return G = a + b, the denominator of p = a/G and q = b/G."""
+
+    @abstractmethod
+    def estimator_sentence(self) -> str:
+        """Return how the codebook's reader finds R from the column of levels (the start of the estimator)."""
+
+    def codebook_fields(self) -> dict[str, Any]:
+        return {"value": None, "interval": "student-t", "levels": self.levels,
+                "estimator": (f"not one indicator: {self.estimator_sentence()}, "
+                              "r = mean(R) and s² = the sample variance of R (divisor n - 1): noisy_share = r; "
+                              "estimate = (r - q)/(p - q); "
+                              "std_error = s/(sqrt(n)(p - q)); the interval is estimate ± "
+                              "t(n - 1, 1 - (1 - ci_level)/2)·std_error "
+                              "(Student's t quantile), clipped to [0, 1]; then mapped by min + (max - min)x "
+                              "and std_error multiplied by max - min (Wang et al. 2019)")}
+
+
+def options_of(entry: Mapping) -> tuple[str, ...]:
+    """Return a choice or multi entry's option labels, or raise ValueError unless it has some."""
+    options = entry.get("options")
+    if not isinstance(options, (list, tuple)) or not options:
+        raise ValueError(f"question {entry.get('id')!r} needs a non-empty options list, got {options!r}")
+    return tuple(options)
+
+
+def bits_meanings(options, sentence) -> list[str]:
+    """Return one column meaning per option of a bit-vector report, from ``sentence(label)``."""
+    return [sentence(label) for label in options]

@@ -1,0 +1,102 @@
+"""Duchi, Jordan & Wainwright's (2013) mechanism for a number: round to an end of the range at random, then RR."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Mapping
+
+import numpy as np
+
+from ..estimators import Estimate, debias_duchi_mean
+from ..words import percent
+from .base import BIT, Mechanism
+from .common import (TWO53, check_integer, check_range, default_rng, randomize_rr, replay_rr, round_at_random,
+                     rr_epsilon, rr_flip_threshold, threshold_fraction)
+
+
+def duchi_worst_variance(flip_threshold: int) -> float:
+    """Return the largest variance of one Duchi report's estimate of x on [0, 1]: 1/(4(1-2f)^2), at x = 1/2."""
+    spread = 1 - 2 * Fraction(flip_threshold, TWO53)
+    return float(1 / (4 * spread ** 2))
+
+
+def randomize_duchi(values, *, lo: int, hi: int, flip_threshold: int, rng=None) -> np.ndarray:
+    """Round each integer in lo..hi to 1 w.p. (x-lo)/(hi-lo), then apply Warner RR (Duchi et al. 2013)."""
+    rng = default_rng(rng)
+    return randomize_rr(round_at_random(values, lo, hi, rng), flip_threshold=flip_threshold, rng=rng)
+
+
+@dataclass(frozen=True)
+class Duchi(Mechanism):
+    """The answer x in lo..hi becomes 1 w.p. (x − lo)/(hi − lo), else 0; that bit is kept w.p. 1 − f."""
+
+    lo: int
+    hi: int
+    flip_threshold: int
+    kind = "number"
+    name = "duchi"
+    title = "Duchi rounding + randomized response"
+    label = "Duchi"
+    report = BIT
+
+    @classmethod
+    def build(cls, question, share: Decimal) -> tuple[dict, Decimal]:
+        threshold = rr_flip_threshold(epsilon=share)
+        return {"mechanism": cls.name, "flip_threshold": threshold}, rr_epsilon(threshold)
+
+    @classmethod
+    def from_entry(cls, entry: Mapping) -> Duchi:
+        threshold_fraction("flip_threshold", entry["flip_threshold"])
+        return cls(lo=entry["min"], hi=entry["max"], flip_threshold=entry["flip_threshold"])
+
+    @property
+    def flip(self) -> Fraction:
+        return Fraction(self.flip_threshold, TWO53)
+
+    @property
+    def estimands(self) -> int:
+        return 1
+
+    def probabilities(self) -> tuple[Fraction, Fraction]:
+        return 1 - self.flip, self.flip
+
+    def selection_variance(self) -> float:
+        return duchi_worst_variance(self.flip_threshold)
+
+    def randomize(self, true_values, rng=None) -> np.ndarray:
+        return randomize_duchi(true_values, lo=self.lo, hi=self.hi, flip_threshold=self.flip_threshold, rng=rng)
+
+    def replay(self, true_value, stream):
+        """Return RR(b) with b = bern(value - lo, hi - lo)."""
+        check_range(self.lo, self.hi)
+        check_integer("value", true_value, self.lo, self.hi)
+        rounded = int(stream.bern(true_value - self.lo, self.hi - self.lo))
+        return replay_rr(rounded, flip_threshold=self.flip_threshold, stream=stream)
+
+    @property
+    def highest(self) -> int:
+        return 1
+
+    def domain(self) -> str:
+        return "0 or 1"
+
+    def estimates(self, ones, n, level) -> list[Estimate]:
+        return [debias_duchi_mean(ones[0], n, flip=self.flip_threshold / TWO53, lo=self.lo, hi=self.hi, level=level)]
+
+    def meanings(self, p, q) -> list[str]:
+        lo, hi = self.lo, self.hi
+        return [f"0 or 1: the answer x in {lo}..{hi} was rounded to 1 with probability (x - {lo})/{hi - lo}, "
+                f"else to 0, and that bit kept with probability {format(float(p), '.6g')} and flipped with "
+                f"probability {format(float(q), '.6g')}; the share of 1s estimates (mean - {lo})/{hi - lo}"]
+
+    def protection_note(self, epsilon: str) -> str:
+        keep = 1 - threshold_fraction("flip_threshold", self.flip_threshold)
+        return (f"Your number is first rounded at random to the low or high end of {self.lo}–{self.hi} "
+                f"(the closer end being more likely), then kept with probability {percent(keep)} "
+                f"and flipped to the other end otherwise (ε′ = {epsilon}).")
+
+    def kept_sentence(self, keep: str) -> str:
+        return ("The answer is rounded at random to the smallest or the largest value, which is reported as "
+                f"itself with probability {keep}.")

@@ -1,0 +1,148 @@
+"""Generalized randomized response for a choice question (Wang et al. 2017): keep the option, else name another."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_FLOOR, Decimal
+from fractions import Fraction
+from typing import Mapping
+
+import numpy as np
+
+from ..estimators import Estimate, debias_grr
+from ..words import percent
+from .base import INDEX, Mechanism, options_of
+from .common import (CTX, MAX_OPTIONS, TWO53, as_decimal, bern53, check_d, check_integer, default_rng,
+                     threshold_fraction, uniform_variance)
+
+
+def grr_keep_threshold(*, epsilon, d: int) -> int:
+    """Return T with P(keep) = T/2^53, T = floor(2^53 e^eps/(e^eps+d-1)).
+
+    Keep the true option, else report one of the d-1 others uniformly, so
+    e^eps' = T(d-1)/(2^53-T) <= e^eps.
+    """
+    eps = as_decimal(epsilon)
+    check_d(d)
+    e = CTX.exp(eps)
+    ratio = CTX.divide(CTX.multiply(Decimal(TWO53), e), CTX.add(e, Decimal(d - 1)))
+    threshold = int(ratio.to_integral_value(rounding=ROUND_FLOOR))
+    while grr_epsilon(threshold, d) > eps:
+        threshold -= 1
+    return threshold
+
+
+def grr_epsilon(keep_threshold: int, d: int) -> Decimal:
+    """Return the realised epsilon ln(T(d-1)/(2^53-T)) of a GRR keep threshold."""
+    t = keep_threshold
+    return CTX.ln(CTX.divide(Decimal(t * (d - 1)), Decimal(TWO53 - t)))
+
+
+def grr_probabilities(keep_threshold: int, d: int) -> tuple[Fraction, Fraction]:
+    """Return the exact (p, q) of GRR: p = T/2^53, q = (1 − p)/(d − 1)."""
+    p = Fraction(keep_threshold, TWO53)
+    return p, (1 - p) / (d - 1)
+
+
+def rare_option_variance(epsilon: Decimal, numerator: Decimal) -> Decimal:
+    """Return numerator/(e^ε − 1)²: n·Var of an option near share 0 as Wang et al. (2017) compare GRR and OUE.
+
+    GRR's is (d − 2 + e^ε)/(e^ε − 1)², OUE's 4e^ε/(e^ε − 1)², so OUE wins from d = 3e^ε + 2.
+    """
+    return CTX.divide(numerator, CTX.power(CTX.subtract(CTX.exp(epsilon), Decimal(1)), 2))
+
+
+def randomize_grr(indices, *, d: int, keep_threshold: int, rng=None) -> np.ndarray:
+    """Keep each option index w.p. T/2^53, else report one of the other d-1 uniformly."""
+    rng = default_rng(rng)
+    x = np.asarray(indices, dtype=np.int64)
+    keep = bern53(keep_threshold, x.shape, rng)
+    other = rng.integers(0, d - 1, size=x.shape, dtype=np.int64)
+    other = other + (other >= x)
+    return np.where(keep, x, other)
+
+
+@dataclass(frozen=True)
+class GeneralizedRR(Mechanism):
+    """Report the true option w.p. p = T/2^53, each other w.p. q = (1 − p)/(d − 1): e^ε′ = p/q."""
+
+    options: tuple[str, ...]
+    keep_threshold: int
+    epsilon_nominal: float
+    kind = "choice"
+    name = "grr"
+    title = "generalized randomized response"
+    report = INDEX
+
+    @classmethod
+    def build(cls, question, share: Decimal) -> tuple[dict, Decimal]:
+        d = len(question.options)
+        threshold = grr_keep_threshold(epsilon=share, d=d)
+        return {"mechanism": cls.name, "keep_threshold": threshold}, grr_epsilon(threshold, d)
+
+    @classmethod
+    def from_entry(cls, entry: Mapping) -> GeneralizedRR:
+        threshold_fraction("keep_threshold", entry["keep_threshold"])
+        return cls(options=options_of(entry), keep_threshold=entry["keep_threshold"],
+                   epsilon_nominal=entry.get("epsilon_nominal", entry.get("epsilon")))
+
+    @property
+    def d(self) -> int:
+        return len(self.options)
+
+    @property
+    def estimands(self) -> int:
+        return self.d
+
+    def probabilities(self) -> tuple[Fraction, Fraction]:
+        return grr_probabilities(self.keep_threshold, self.d)
+
+    def selection_variance(self) -> float:
+        return uniform_variance(*self.probabilities(), self.d)
+
+    def ranking_variance(self) -> Decimal:
+        eps = as_decimal(self.epsilon_nominal)
+        return rare_option_variance(eps, CTX.add(Decimal(self.d - 2), CTX.exp(eps)))
+
+    def randomize(self, true_values, rng=None) -> np.ndarray:
+        return randomize_grr(true_values, d=self.d, keep_threshold=self.keep_threshold, rng=rng)
+
+    def replay(self, true_value, stream):
+        """Keep index if bern53(keep_threshold), else j = below(d-1) skipping index."""
+        d = check_integer("d", self.d, 2, MAX_OPTIONS)
+        check_integer("index", true_value, 0, d - 1)
+        check_integer("keep_threshold", self.keep_threshold, 0, TWO53)
+        if stream.bern53(self.keep_threshold):
+            return true_value
+        other = stream.below(d - 1)
+        return other + (1 if other >= true_value else 0)
+
+    @property
+    def highest(self) -> int:
+        return self.d - 1
+
+    def domain(self) -> str:
+        return f"an option index from 0 to {self.d - 1}"
+
+    def estimates(self, ones, n, level) -> list[Estimate]:
+        p, q = self.response_probabilities()
+        return debias_grr(ones, n, p=p, q=q, level=level)
+
+    def exact_denominators(self) -> tuple[int, ...]:
+        return (TWO53, (self.d - 1) * TWO53)
+
+    def meanings(self, p, q) -> list[str]:
+        listing = ", ".join(f"{index} = {label!r}" for index, label in enumerate(self.options))
+        return [f"the index of the option the randomized report names ({listing}); the true option is "
+                f"reported with probability {format(float(p), '.6g')}, each other option with probability "
+                f"{format(float(q), '.6g')}"]
+
+    def protection_note(self, epsilon: str) -> str:
+        others = self.d - 1
+        noun = "option" if others == 1 else "options"
+        return (f"Your answer is kept with probability {percent(Fraction(self.keep_threshold, TWO53))} and otherwise "
+                f"replaced by {'the other option' if others == 1 else f'one of the other {others} {noun} at random'} "
+                f"(ε′ = {epsilon}).")
+
+    def kept_sentence(self, keep: str) -> str:
+        return f"A true answer is reported as itself with probability {keep}."

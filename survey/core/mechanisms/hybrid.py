@@ -1,0 +1,285 @@
+"""The hybrid mechanism for a number (Wang et al. 2019): the piecewise mechanism or Duchi's, chosen at random.
+
+Report PM at ε w.p. β = 1 − e^(−ε/2), else Duchi et al. (2013) at ε. With e^(ε/2) = a/b both
+are rational, and the two branches have disjoint outputs: the mixture is ε′-LDP.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Mapping
+
+import numpy as np
+
+from ..estimators import Estimate, debias_hybrid_mean
+from ..words import percent
+from .base import LevelMechanism
+from .common import default_rng, round_at_random
+from .piecewise import (check_level_input, least_ratio_epsilon, piecewise_epsilon, piecewise_points,
+                        piecewise_probabilities, piecewise_ratio, randomize_piecewise, replay_piecewise)
+
+# The hybrid mechanism's output levels G = a + b stay at most this: its tallies keep the
+# sum of squared scores |s| < G^2, so n < 2^63 / G^4 = 2^27 (over 1.3e8) reports fit an int64.
+MAX_HYBRID_BINS = 512
+
+
+def hybrid_ratio(*, epsilon) -> tuple[int, int]:
+    """Return the largest a/b <= e^(eps/2) with a + b <= MAX_HYBRID_BINS: the piecewise ratio of the hybrid mechanism."""
+    return piecewise_ratio(epsilon=epsilon, max_bins=MAX_HYBRID_BINS)
+
+
+def hybrid_epsilon(ratio_a: int, ratio_b: int) -> Decimal:
+    """Return the realised epsilon 2 ln(a/b) of the hybrid mechanism (both branches run at it)."""
+    return piecewise_epsilon(ratio_a, ratio_b)
+
+
+def hybrid_branch(ratio_a: int, ratio_b: int) -> tuple[Fraction, Fraction]:
+    """Return (beta, f): the chance of the piecewise branch, (a - b)/a, and the Duchi branch's flip, b²/(a² + b²).
+
+    Wang et al. (2019, "Collecting and analyzing multidimensional data with local differential
+    privacy", ICDE), the hybrid mechanism: report PM at eps w.p. beta = 1 - e^(-eps/2), else
+    Duchi et al. (2013) at eps. With e^(eps/2) = a/b both are rational: Duchi keeps its bit
+    w.p. a²/(a² + b²), so its ratio is (a/b)² = e^eps' exactly, as PM's. The mixture weight does
+    not depend on the answer and the two branches have disjoint outputs, so every output's
+    probability ratio between two answers is that of one branch: the mixture is eps'-LDP.
+    """
+    return Fraction(ratio_a - ratio_b, ratio_a), Fraction(ratio_b ** 2, ratio_a ** 2 + ratio_b ** 2)
+
+
+def hybrid_level_values(ratio_a: int, ratio_b: int) -> list[Fraction]:
+    """Return R(L) for every output level L in 0..G+1 of the hybrid mechanism, G = a + b.
+
+    PM's levels 0..G-1 keep R = (k + 1/2)/G; Duchi's 0 and 1, reported as G and G + 1, sit at
+    ab/G² and (a² + ab + b²)/G², so that E[R] = q + (p - q)x in both branches with PM's
+    p = a/G, q = b/G: the mixture's mean is that line whatever the branch.
+    """
+    a, b = ratio_a, ratio_b
+    g = a + b
+    return ([Fraction(2 * k + 1, 2 * g) for k in range(g)]
+            + [Fraction(a * b, g * g), Fraction(a * a + a * b + b * b, g * g)])
+
+
+def hybrid_scores(ratio_a: int, ratio_b: int) -> list[int]:
+    """Return the integer score s(L) = 2G²R(L) - G² of every hybrid level: G(2k + 1 - G) for PM, ∓(a² + b²) for Duchi.
+
+    R = (s + G²)/(2G²); |s| < G², so tallies of s and s² stay exact integers (MAX_HYBRID_BINS).
+    """
+    a, b = ratio_a, ratio_b
+    g = a + b
+    return [g * (2 * k + 1 - g) for k in range(g)] + [-(a * a + b * b), a * a + b * b]
+
+
+def _piece_quadratic(ratio_a: int, ratio_b: int, beta, piece, one=Fraction(1)) -> tuple:
+    """Return (c0, c1, c2) with Var(R) = c0 + c1 u + c2 u² for x = (piece + u)/a, u in [0, 1], of the HM mixture.
+
+    PM's grid point is piece or piece + 1 (w.p. u), its level uniform on the band of b levels
+    from there w.p. a/G, else on the other a; Duchi's bit is 1 w.p. x, kept w.p. 1 - f. Both
+    branches have the same E[R], so Var(R) = beta Var_PM(R) + (1 - beta) Var_Duchi(R). Exact
+    with one = Fraction(1) and an integer piece; vectorised floats with one = 1.0 and an array.
+    """
+    a, b = ratio_a, ratio_b
+    g = a + b
+    all1, all2 = one * g * (g - 1) / 2, one * (g - 1) * g * (2 * g - 1) / 6
+
+    def moments(grid):
+        band1 = b * grid + one * b * (b - 1) / 2
+        band2 = b * grid * grid + grid * b * (b - 1) + one * (b - 1) * b * (2 * b - 1) / 6
+        return (one * a / g * band1 / b + one * b / g * (all1 - band1) / a,
+                one * a / g * band2 / b + one * b / g * (all2 - band2) / a)
+
+    m1_lo, m2_lo = moments(piece)
+    m1_hi, m2_hi = moments(piece + 1)
+    # PM on the k scale: E[k²] = m2_lo + (m2_hi - m2_lo)u, E[k] = m1_lo + (m1_hi - m1_lo)u.
+    d1, d2 = m1_hi - m1_lo, m2_hi - m2_lo
+    pm = (m2_lo - m1_lo ** 2, d2 - 2 * m1_lo * d1, -d1 ** 2)
+    # Duchi: P(high) = pi = f + (1 - 2f)x, Var(R) = spread² pi(1 - pi).
+    flip = one * b * b / (a * a + b * b)
+    spread = one * (a * a + b * b) / (g * g)
+    slope = (1 - 2 * flip) / a
+    pi0 = flip + slope * piece
+    duchi = (pi0 * (1 - pi0), slope * (1 - 2 * pi0), -slope ** 2)
+    return tuple(beta * pm[i] / (g * g) + (1 - beta) * spread ** 2 * duchi[i] for i in range(3))
+
+
+def _quadratic_max(c0, c1, c2):
+    """Return (u, value) of the largest c0 + c1 u + c2 u² over u in [0, 1] (exact, one piece)."""
+    points = [Fraction(0), Fraction(1)]
+    if c2 < 0 and 0 < -c1 / (2 * c2) < 1:
+        points.append(-c1 / (2 * c2))
+    return max(((u, c0 + c1 * u + c2 * u * u) for u in points), key=lambda pair: pair[1])
+
+
+def hybrid_variance(ratio_a: int, ratio_b: int, x, *, beta=None) -> Fraction:
+    """Return the exact variance of one report's estimate (R - q)/(p - q) of x in [0, 1] under the discretised HM.
+
+    ``beta`` defaults to the hybrid's (a - b)/a; beta = 1 gives the discretised piecewise mechanism alone.
+    """
+    a, b = ratio_a, ratio_b
+    x = Fraction(x)
+    beta = hybrid_branch(a, b)[0] if beta is None else Fraction(beta)
+    piece = min(int(x * a), a - 1)
+    u = x * a - piece
+    c0, c1, c2 = _piece_quadratic(a, b, beta, piece)
+    return (c0 + c1 * u + c2 * u * u) / Fraction(a - b, a + b) ** 2
+
+
+@functools.lru_cache(maxsize=1024)
+def hybrid_worst(ratio_a: int, ratio_b: int, beta: Fraction | None = None) -> tuple[Fraction, Fraction]:
+    """Return (x, Var) at the x in [0, 1] of largest exact variance of the discretised HM (or PM, beta = 1).
+
+    Var(R) is a concave quadratic in x on each piece [j/a, (j+1)/a] (the grid rounding adds
+    u(1 - u) times a positive constant), so each piece's maximum is at its vertex or an end.
+    Every piece is screened in floating point and the four largest settled exactly.
+    """
+    a, b = ratio_a, ratio_b
+    beta = hybrid_branch(a, b)[0] if beta is None else Fraction(beta)
+    c0, c1, c2 = _piece_quadratic(a, b, float(beta), np.arange(a, dtype=np.float64), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vertex = np.where(c2 < 0, np.clip(-c1 / (2 * c2), 0.0, 1.0), 0.0)
+    screened = np.maximum.reduce([c0, c0 + c1 + c2, c0 + c1 * vertex + c2 * vertex * vertex])
+    scale = Fraction(a - b, a + b) ** 2
+    best = None
+    for piece in np.argsort(screened)[-4:]:
+        u, value = _quadratic_max(*_piece_quadratic(a, b, beta, int(piece)))
+        if best is None or value > best[1]:
+            best = ((int(piece) + u) / a, value / scale)
+    return best
+
+
+def hybrid_worst_variance(ratio_a: int, ratio_b: int) -> float:
+    """Return the largest variance over x in [0, 1] of one report's estimate of x under the discretised HM (exact)."""
+    return float(hybrid_worst(ratio_a, ratio_b)[1])
+
+
+
+def randomize_hybrid(values, *, lo: int, hi: int, ratio_a: int, ratio_b: int, rng=None) -> np.ndarray:
+    """Return the output level in 0..G+1 of each integer in lo..hi under the hybrid mechanism.
+
+    Branch: below(a) < a - b (beta = (a - b)/a) sends the piecewise level in 0..G-1, G = a + b;
+    else Duchi's bit, rounded w.p. (x - lo)/(hi - lo) and flipped when below(a² + b²) < b², as G + bit.
+    """
+    rng = default_rng(rng)
+    v = np.asarray(values, dtype=np.int64)
+    piecewise = rng.integers(0, ratio_a, size=v.shape, dtype=np.int64) < ratio_a - ratio_b
+    levels = randomize_piecewise(v, lo=lo, hi=hi, ratio_a=ratio_a, ratio_b=ratio_b, rng=rng)
+    bits = round_at_random(v, lo, hi, rng)
+    flips = rng.integers(0, ratio_a ** 2 + ratio_b ** 2, size=v.shape, dtype=np.int64) < ratio_b ** 2
+    return np.where(piecewise, levels, ratio_a + ratio_b + (bits ^ flips.astype(np.int64)))
+
+
+@dataclass(frozen=True)
+class Hybrid(LevelMechanism):
+    """Report a piecewise level in 0..G−1 w.p. (a − b)/a, else Duchi's bit as level G or G + 1; e^ε′ = (a/b)²."""
+
+    lo: int
+    hi: int
+    ratio_a: int
+    ratio_b: int
+    kind = "number"
+    name = "hybrid"
+    title = "hybrid of the piecewise and Duchi mechanisms"
+    label = "Hybrid"
+    max_bins = MAX_HYBRID_BINS
+
+    @classmethod
+    def build(cls, question, share: Decimal) -> tuple[dict, Decimal]:
+        a, b = hybrid_ratio(epsilon=share)
+        return ({"mechanism": cls.name, "ratio_a": a, "ratio_b": b, "bins": a + b, "levels": a + b + 2},
+                hybrid_epsilon(a, b))
+
+    @classmethod
+    def from_entry(cls, entry: Mapping) -> Hybrid:
+        return cls(lo=entry["min"], hi=entry["max"], ratio_a=entry["ratio_a"], ratio_b=entry["ratio_b"])
+
+    @classmethod
+    def smallest_epsilon(cls) -> float:
+        return least_ratio_epsilon(cls.max_bins)
+
+    @property
+    def bins(self) -> int:
+        return self.ratio_a + self.ratio_b
+
+    @property
+    def levels(self) -> int:
+        return self.bins + 2
+
+    def levels_of_band(self) -> int:
+        return self.bins
+
+    def probabilities(self) -> tuple[Fraction, Fraction]:
+        return piecewise_probabilities(self.ratio_a, self.ratio_b)
+
+    def worst_variance(self) -> float:
+        return hybrid_worst_variance(self.ratio_a, self.ratio_b)
+
+    def level_scores(self) -> list[int]:
+        return hybrid_scores(self.ratio_a, self.ratio_b)
+
+    def level_score(self, level: int) -> int:
+        bins = self.bins
+        if level < bins:
+            return bins * (2 * level + 1 - bins)
+        duchi = self.ratio_a ** 2 + self.ratio_b ** 2
+        return duchi if level > bins else -duchi
+
+    def level_values(self) -> list[Fraction]:
+        return hybrid_level_values(self.ratio_a, self.ratio_b)
+
+    def score_pieces(self) -> list[tuple[int, int, int, int]]:
+        g, duchi = self.bins, self.ratio_a ** 2 + self.ratio_b ** 2
+        return [(0, g - 1, 2 * g, g * (1 - g)), (g, g, 0, -duchi), (g + 1, g + 1, 0, duchi)]
+
+    def randomize(self, true_values, rng=None) -> np.ndarray:
+        return randomize_hybrid(true_values, lo=self.lo, hi=self.hi, ratio_a=self.ratio_a, ratio_b=self.ratio_b,
+                                rng=rng)
+
+    def replay(self, true_value, stream):
+        """below(a) < a - b gives the piecewise level; else bern(value - lo, hi - lo), flipped when below(a² + b²) < b²."""
+        a, b = self.ratio_a, self.ratio_b
+        check_level_input(true_value, self.lo, self.hi, a, b, MAX_HYBRID_BINS)
+        if stream.below(a) < a - b:
+            return replay_piecewise(true_value, lo=self.lo, hi=self.hi, ratio_a=a, ratio_b=b, stream=stream)
+        rounded = int(stream.bern(true_value - self.lo, self.hi - self.lo))
+        flipped = int(stream.below(a * a + b * b) < b * b)
+        return a + b + (rounded ^ flipped)
+
+    def estimates(self, ones, n, level) -> list[Estimate]:
+        return [debias_hybrid_mean(ones[0], ones[1], n, ratio_a=self.ratio_a, ratio_b=self.ratio_b,
+                                   lo=self.lo, hi=self.hi, level=level)]
+
+    def estimator_sentence(self) -> str:
+        return "with L the n non-empty cells of the column, R = level_values[L]"
+
+    def codebook_fields(self) -> dict:
+        return {**super().codebook_fields(),
+                "level_values": [f"{value.numerator}/{value.denominator}" for value in self.level_values()]}
+
+    def meanings(self, p, q) -> list[str]:
+        lo, hi, a, b = self.lo, self.hi, self.ratio_a, self.ratio_b
+        g = a + b
+        return [f"the output level L in 0..{g + 1} of the hybrid mechanism: with probability {a - b}/{a} "
+                f"(the piecewise branch) L = k in 0..{g - 1}, the answer x in {lo}..{hi} rounded at random to a "
+                f"grid point i in 0..{a} with mean {a}(x - {lo})/{hi - lo}, then k uniform on i..i+{b - 1} with "
+                f"probability {a}/{g}, else uniform on the other {a} levels; otherwise (the Duchi branch) x was "
+                f"rounded to 1 with probability (x - {lo})/{hi - lo}, else to 0, that bit flipped with probability "
+                f"{b * b}/{a * a + b * b}, and L = {g} + bit. The level's value R (level_values: (k + 1/2)/{g} for "
+                f"k < {g}, {a * b}/{g * g} for L = {g}, {a * a + a * b + b * b}/{g * g} for L = {g + 1}) "
+                f"has mean q + (p - q)(x - {lo})/{hi - lo} in either branch"]
+
+    def protection_note(self, epsilon: str) -> str:
+        a, b = self.ratio_a, self.ratio_b
+        beta, flip = hybrid_branch(a, b)
+        return (f"Your number is randomized one of two ways, chosen at random: with probability {percent(beta)} "
+                f"it is replaced by {piecewise_points(a, b, self.lo, self.hi, ' (')}); otherwise it is rounded at "
+                f"random to the low or high end "
+                f"of {self.lo}–{self.hi} and kept with probability {percent(1 - flip)} (ε′ = {epsilon}).")
+
+    def kept_sentence(self, keep: str) -> str:
+        a, b = self.ratio_a, self.ratio_b
+        return (f"With probability {(a - b) / a:.1%} the report is one of {self.bins} levels, in the narrow band "
+                f"around the true answer with probability {a / (a + b):.1%}; otherwise the answer is rounded at "
+                "random to the smallest or the largest value, which is reported as itself with probability "
+                f"{a * a / (a * a + b * b):.1%}.")

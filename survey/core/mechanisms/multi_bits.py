@@ -1,0 +1,117 @@
+"""One randomized-response bit per option for a multi-select question, each at ε/d (Warner 1965, per option)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Mapping
+
+import numpy as np
+
+from ..estimators import Estimate, debias_indicators
+from ..words import format_epsilon, percent
+from .base import BITS, Mechanism, bits_meanings, options_of
+from .common import (CTX, TWO53, check_bits, per_option_epsilon, randomize_rr, rr_epsilon, rr_flip_threshold,
+                     threshold_fraction, worst_case_variance)
+
+
+def randomize_multi(bit_matrix, *, flip_threshold: int, rng=None) -> np.ndarray:
+    """Send each option's 0/1 bit through Warner RR with the per-option flip threshold."""
+    return randomize_rr(np.asarray(bit_matrix, dtype=np.int64), flip_threshold=flip_threshold, rng=rng)
+
+
+def check_answer_bits(bits, d: int) -> list[int]:
+    """Return a multi-select answer as a list of d 0/1 values, or raise ValueError."""
+    if not isinstance(bits, list) or len(bits) != d:
+        raise ValueError(f"the answer needs a list of {d} bits, got {bits!r}")
+    return check_bits(bits)
+
+
+@dataclass(frozen=True)
+class PerOptionRR(Mechanism):
+    """Every option's tick or blank kept w.p. 1 − f, else flipped, at ε/d each: a change of answer costs d·ε′_option."""
+
+    options: tuple[str, ...]
+    flip_threshold: int
+    epsilon_per_option: float | None = None
+    kind = "multi"
+    name = "rr"
+    title = "randomized response"
+    report = BITS
+
+    @classmethod
+    def build(cls, question, share: Decimal) -> tuple[dict, Decimal]:
+        d = len(question.options)
+        threshold = rr_flip_threshold(epsilon=per_option_epsilon(share, d))
+        option_realised = rr_epsilon(threshold)
+        # A change of answer can change all d bits, so the question costs d * eps'_option.
+        return ({"mechanism": cls.name, "flip_threshold": threshold, "epsilon_per_option": float(option_realised)},
+                CTX.multiply(option_realised, Decimal(d)))
+
+    @classmethod
+    def from_entry(cls, entry: Mapping) -> PerOptionRR:
+        threshold_fraction("flip_threshold", entry["flip_threshold"])
+        return cls(options=options_of(entry), flip_threshold=entry["flip_threshold"],
+                   epsilon_per_option=entry.get("epsilon_per_option"))
+
+    @property
+    def list_title(self) -> str:
+        return f"{self.title}, per option"
+
+    @property
+    def d(self) -> int:
+        return len(self.options)
+
+    @property
+    def flip(self) -> Fraction:
+        return Fraction(self.flip_threshold, TWO53)
+
+    @property
+    def estimands(self) -> int:
+        return self.d
+
+    def probabilities(self) -> tuple[Fraction, Fraction]:
+        return 1 - self.flip, self.flip
+
+    def selection_variance(self) -> float:
+        return worst_case_variance(*self.probabilities())
+
+    def randomize(self, true_values, rng=None) -> np.ndarray:
+        return randomize_multi(true_values, flip_threshold=self.flip_threshold, rng=rng)
+
+    def replay(self, true_value, stream):
+        """Return every 0/1 option bit through randomized response, in order."""
+        bits = check_answer_bits(true_value, self.d)
+        threshold_fraction("flip_threshold", self.flip_threshold)
+        return [bit ^ int(stream.bern53(self.flip_threshold)) for bit in bits]
+
+    @property
+    def highest(self) -> int:
+        return 1
+
+    def domain(self) -> str:
+        return f"a list of {self.d} values, each 0 or 1"
+
+    def estimates(self, ones, n, level) -> list[Estimate]:
+        p, q = self.response_probabilities()
+        return debias_indicators(ones, n, p=p, q=q, level=level)
+
+    def meanings(self, p, q) -> list[str]:
+        per_option = self.epsilon_per_option
+        spent = "" if per_option is None else f" (epsilon {format(per_option, '.6g')} for this option's bit)"
+        return bits_meanings(self.options, lambda label: (
+            f"1 if the randomized report says option {label!r} was selected, else 0; the true yes/no of "
+            f"this option is kept with probability {format(float(p), '.6g')} and flipped with probability "
+            f"{format(float(q), '.6g')}{spent}"))
+
+    def protection_note(self, epsilon: str) -> str:
+        keep = 1 - threshold_fraction("flip_threshold", self.flip_threshold)
+        per_option = self.epsilon_per_option
+        detail = f"ε′ = {epsilon}" if per_option is None else \
+            f"ε′ = {format_epsilon(per_option)} per option, {epsilon} in total"
+        subject = "Your tick or blank" if self.d == 1 else f"Each of the {self.d} options' tick or blank"
+        return f"{subject} is kept with probability {percent(keep)} and flipped otherwise ({detail})."
+
+    def kept_sentence(self, keep: str) -> str:
+        return f"Each option's bit is reported as it is with probability {keep}."

@@ -1,0 +1,121 @@
+"""Optimized unary encoding for a choice question (Wang et al. 2017): one bit per option, the true one a coin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Mapping
+
+import numpy as np
+
+from ..estimators import Estimate, debias_oue
+from ..words import percent
+from .base import BITS, Mechanism, bits_meanings, options_of
+from .common import (CTX, MAX_OPTIONS, TWO53, as_decimal, bern53, check_integer, default_rng, rr_epsilon,
+                     rr_flip_threshold, threshold_fraction, uniform_variance)
+from .grr import rare_option_variance
+
+
+def oue_q_threshold(*, epsilon) -> int:
+    """Return T with q = T/2^53 = ceil-rounded 1/(e^eps+1), the OUE probability of a false 1.
+
+    The true bit is sent as 1 with probability 1/2 and every other bit as 1 with
+    probability q, so e^eps' = (1-q)/q = (2^53-T)/T.
+    """
+    return rr_flip_threshold(epsilon=epsilon)
+
+
+def oue_epsilon(q_threshold: int) -> Decimal:
+    """Return the realised epsilon of an OUE q threshold."""
+    return rr_epsilon(q_threshold)
+
+
+def use_oue(*, epsilon, d: int) -> bool:
+    """Return whether OUE has lower variance than GRR for a rare option: d >= 3e^eps + 2 (Wang et al. 2017)."""
+    eps = as_decimal(epsilon)
+    return Decimal(d) >= CTX.add(CTX.multiply(Decimal(3), CTX.exp(eps)), Decimal(2))
+
+
+def randomize_oue(indices, *, d: int, q_threshold: int, rng=None) -> np.ndarray:
+    """Encode each index one-hot; send its bit as 1 w.p. 1/2 and every other bit as 1 w.p. q."""
+    rng = default_rng(rng)
+    x = np.asarray(indices, dtype=np.int64)
+    out = bern53(q_threshold, (x.shape[0], d), rng).astype(np.int64)
+    out[np.arange(x.shape[0]), x] = rng.integers(0, 2, size=x.shape[0], dtype=np.int64)
+    return out
+
+
+@dataclass(frozen=True)
+class OptimizedUnaryEncoding(Mechanism):
+    """Send d bits: the true option's is 1 w.p. p = 1/2, every other 1 w.p. q = T/2^53: e^ε′ = (1 − q)/q."""
+
+    options: tuple[str, ...]
+    q_threshold: int
+    epsilon_nominal: float
+    kind = "choice"
+    name = "oue"
+    title = "optimized unary encoding"
+    report = BITS
+
+    @classmethod
+    def build(cls, question, share: Decimal) -> tuple[dict, Decimal]:
+        threshold = oue_q_threshold(epsilon=share)
+        return {"mechanism": cls.name, "q_threshold": threshold}, oue_epsilon(threshold)
+
+    @classmethod
+    def from_entry(cls, entry: Mapping) -> OptimizedUnaryEncoding:
+        threshold_fraction("q_threshold", entry["q_threshold"])
+        return cls(options=options_of(entry), q_threshold=entry["q_threshold"],
+                   epsilon_nominal=entry.get("epsilon_nominal", entry.get("epsilon")))
+
+    @property
+    def d(self) -> int:
+        return len(self.options)
+
+    @property
+    def estimands(self) -> int:
+        return self.d
+
+    def probabilities(self) -> tuple[Fraction, Fraction]:
+        return Fraction(1, 2), Fraction(self.q_threshold, TWO53)
+
+    def selection_variance(self) -> float:
+        return uniform_variance(*self.probabilities(), self.d)
+
+    def ranking_variance(self) -> Decimal:
+        eps = as_decimal(self.epsilon_nominal)
+        return rare_option_variance(eps, CTX.multiply(Decimal(4), CTX.exp(eps)))
+
+    def randomize(self, true_values, rng=None) -> np.ndarray:
+        return randomize_oue(true_values, d=self.d, q_threshold=self.q_threshold, rng=rng)
+
+    def replay(self, true_value, stream):
+        """Return d bits in order 0..d-1: bit index = below(2), every other bit = bern53(q_threshold)."""
+        d = check_integer("d", self.d, 2, MAX_OPTIONS)
+        check_integer("index", true_value, 0, d - 1)
+        check_integer("q_threshold", self.q_threshold, 0, TWO53)
+        return [stream.below(2) if i == true_value else int(stream.bern53(self.q_threshold)) for i in range(d)]
+
+    @property
+    def highest(self) -> int:
+        return 1
+
+    def domain(self) -> str:
+        return f"a list of {self.d} values, each 0 or 1"
+
+    def estimates(self, ones, n, level) -> list[Estimate]:
+        return debias_oue(ones, n, q=self.response_probabilities()[1], level=level)
+
+    def meanings(self, p, q) -> list[str]:
+        return bits_meanings(self.options, lambda label: (
+            f"1 if the randomized report's bit for option {label!r} is set; it is 1 with probability "
+            f"{format(float(p), '.6g')} when {label!r} is the true answer and {format(float(q), '.6g')} when it is not"))
+
+    def protection_note(self, epsilon: str) -> str:
+        return (f"Your answer is sent as {self.d} separate marks, one per option: the mark of your "
+                f"choice is set with probability 50%, and every other option is marked with probability "
+                f"{percent(threshold_fraction('q_threshold', self.q_threshold))} (ε′ = {epsilon}).")
+
+    def kept_sentence(self, keep: str) -> str:
+        return f"The chosen option's bit is reported as 1 with probability {keep}."

@@ -1,0 +1,94 @@
+"""The registry: every mechanism listed once, found by a design entry's (kind, mechanism), chosen by variance.
+
+Adding a mechanism is its module and one line here. Order matters twice: it is the order in
+which the design tries a kind's mechanisms (a tie in variance goes to the earlier one), and
+the order the conformance suite and the docs list them in.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Mapping
+
+from .base import Mechanism
+from .duchi import Duchi
+from .grr import GeneralizedRR
+from .hybrid import Hybrid
+from .multi_bits import PerOptionRR
+from .multi_sampled import SampledOption
+from .oue import OptimizedUnaryEncoding
+from .piecewise import Piecewise
+from .subset import SubsetSelection
+from .warner import WarnerRR
+
+MECHANISMS: tuple[type[Mechanism], ...] = (
+    WarnerRR,
+    GeneralizedRR, OptimizedUnaryEncoding, SubsetSelection,
+    PerOptionRR, SampledOption,
+    Duchi, Piecewise, Hybrid,
+)
+
+_BY_KEY = {(mechanism.kind, mechanism.name): mechanism for mechanism in MECHANISMS}
+
+
+def for_kind(kind: str) -> tuple[type[Mechanism], ...]:
+    """Return the mechanisms of one question kind, in registry order."""
+    return tuple(mechanism for mechanism in MECHANISMS if mechanism.kind == kind)
+
+
+def mechanism_class(kind, name) -> type[Mechanism]:
+    """Return the mechanism a (kind, mechanism) pair names, or raise ValueError listing the known pairs."""
+    try:
+        return _BY_KEY[(kind, name)]
+    except (KeyError, TypeError):
+        known = ", ".join(f"{k}/{n}" for k, n in _BY_KEY)
+        raise ValueError(f"unsupported kind/mechanism {kind!r}/{name!r}; expected one of {known}") from None
+
+
+def mechanism_for(entry: Mapping) -> Mechanism:
+    """Return the mechanism of a design entry, with its parameters (ValueError naming the question if unknown or bad)."""
+    try:
+        return mechanism_class(entry.get("kind"), entry.get("mechanism")).from_entry(entry)
+    except ValueError as exc:
+        raise ValueError(f"question {entry.get('id')!r} has an {exc}" if str(exc).startswith("unsupported")
+                         else str(exc)) from None
+
+
+def choose(question, share: Decimal, *, forced: str | None = None) -> tuple[type[Mechanism], dict, Decimal]:
+    """Return the mechanism of least variance for a definition question at its share, its entry fields and its ε′.
+
+    The classic mechanisms of the kind are ranked by their ``ranking_variance``; one with a
+    ``gain_needed`` replaces the best of them only when its ``selection_variance`` is at least
+    that share below every classic's. ``forced`` names the one mechanism a definition asks for
+    (ValueError when it is impossible at this share).
+    """
+    candidates = []
+    for mechanism in for_kind(question.kind):
+        if forced is not None and mechanism.name != forced:
+            continue
+        try:
+            fields, realised = mechanism.build(question, share)
+        except ValueError:
+            continue
+        entry = {"kind": question.kind, "options": question.options, "min": question.min, "max": question.max,
+                 "epsilon_nominal": float(share), **fields}
+        candidates.append((mechanism, mechanism.from_entry(entry), fields, realised))
+    if not candidates:
+        if forced is None:
+            raise ValueError(f"no {question.kind} mechanism works at a share of {float(share):.3g}")
+        always = " or ".join(f'"{name}"' for name in ["auto", *(mechanism.name for mechanism in for_kind(question.kind)
+                                                               if not mechanism.smallest_epsilon())])
+        raise ValueError(
+            f"the {forced} mechanism needs a share of the budget of at least "
+            f"{mechanism_class(question.kind, forced).smallest_epsilon():.3g}, but this question's share is "
+            f"{float(share):.3g}; raise epsilon or the question's weight, or use mechanism {always}")
+    classics = [candidate for candidate in candidates if not candidate[0].gain_needed]
+    best = min(classics or candidates, key=lambda candidate: candidate[1].ranking_variance())
+    if classics:
+        floor = min(candidate[1].selection_variance() for candidate in classics)
+        newer = [candidate for candidate in candidates if candidate[0].gain_needed
+                 and candidate[1].selection_variance() <= floor * (1 - candidate[0].gain_needed)]
+        if newer:
+            best = min(newer, key=lambda candidate: candidate[1].selection_variance())
+    mechanism, _, fields, realised = best
+    return mechanism, fields, realised

@@ -1,0 +1,73 @@
+"""Warner's (1965) randomized response for a yes/no question: the answer kept, or flipped with probability f."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Mapping
+
+import numpy as np
+
+from ..words import percent
+from ..estimators import Estimate, debias_rr
+from .base import BIT, Mechanism
+from .common import TWO53, randomize_rr, replay_rr, rr_epsilon, rr_flip_threshold, threshold_fraction
+
+
+@dataclass(frozen=True)
+class WarnerRR(Mechanism):
+    """Keep the answer w.p. 1 − f = (2^53 − T)/2^53, else flip it: e^ε′ = (2^53 − T)/T."""
+
+    flip_threshold: int
+    kind = "yes_no"
+    name = "rr"
+    title = "randomized response"
+    report = BIT
+
+    @classmethod
+    def build(cls, question, share: Decimal) -> tuple[dict, Decimal]:
+        threshold = rr_flip_threshold(epsilon=share)
+        return {"mechanism": cls.name, "flip_threshold": threshold}, rr_epsilon(threshold)
+
+    @classmethod
+    def from_entry(cls, entry: Mapping) -> WarnerRR:
+        threshold_fraction("flip_threshold", entry["flip_threshold"])
+        return cls(flip_threshold=entry["flip_threshold"])
+
+    @property
+    def flip(self) -> Fraction:
+        return Fraction(self.flip_threshold, TWO53)
+
+    @property
+    def estimands(self) -> int:
+        return 1
+
+    def probabilities(self) -> tuple[Fraction, Fraction]:
+        return 1 - self.flip, self.flip
+
+    def randomize(self, true_values, rng=None) -> np.ndarray:
+        return randomize_rr(true_values, flip_threshold=self.flip_threshold, rng=rng)
+
+    def replay(self, true_value, stream):
+        return replay_rr(true_value, flip_threshold=self.flip_threshold, stream=stream)
+
+    @property
+    def highest(self) -> int:
+        return 1
+
+    def domain(self) -> str:
+        return "0 or 1"
+
+    def estimates(self, ones, n, level) -> list[Estimate]:
+        return [debias_rr(ones[0], n, flip=self.flip_threshold / TWO53, level=level)]
+
+    def meanings(self, p, q) -> list[str]:
+        return [f"1 if the randomized report says yes, 0 if it says no; the true answer is kept with "
+                f"probability {format(float(p), '.6g')} and flipped with probability {format(float(q), '.6g')}"]
+
+    def protection_note(self, epsilon: str) -> str:
+        return f"Your answer is kept with probability {percent(1 - self.flip)} and flipped otherwise (ε′ = {epsilon})."
+
+    def kept_sentence(self, keep: str) -> str:
+        return f"A true answer is reported as itself with probability {keep}."
