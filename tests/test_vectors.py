@@ -75,11 +75,11 @@ def test_probabilities_follow_from_the_integer_thresholds(row):
     d = row["d"]
     flip = Fraction(row["rr_flip_threshold"], TWO53)
     assert (row["rr_p"], row["rr_q"]) == (float(1 - flip), float(flip))
-    assert response_probabilities({"mechanism": "rr", "flip_threshold": row["rr_flip_threshold"]}) == \
+    assert response_probabilities({"kind": "yes_no", "mechanism": "rr", "flip_threshold": row["rr_flip_threshold"]}) == \
         (row["rr_p"], row["rr_q"])
-    grr = {"mechanism": "grr", "keep_threshold": row["grr_keep_threshold"], "options": list(range(d))}
+    grr = {"kind": "choice", "mechanism": "grr", "keep_threshold": row["grr_keep_threshold"], "options": list(range(d))}
     assert response_probabilities(grr) == (row["grr_p"], row["grr_q"])
-    oue = {"mechanism": "oue", "q_threshold": row["oue_q_threshold"]}
+    oue = {"kind": "choice", "mechanism": "oue", "q_threshold": row["oue_q_threshold"], "options": list(range(d))}
     assert response_probabilities(oue) == (row["oue_p"], row["oue_q"])
 
 
@@ -150,7 +150,7 @@ def test_subset_selection_vectors_follow_from_the_integer_threshold(row):
     assert mech.ss_epsilon(keep, d, k) <= Decimal(eps) < mech.ss_epsilon(keep + 1, d, k)
     assert row["ss_epsilon"] == str(DIGITS30.plus(mech.ss_epsilon(keep, d, k)))
     p = Fraction(keep, TWO53)
-    question = {"mechanism": "ss", "keep_threshold": keep, "subset_size": k, "options": list(range(d))}
+    question = {"kind": "choice", "mechanism": "ss", "keep_threshold": keep, "subset_size": k, "options": list(range(d))}
     assert response_probabilities(question) == (row["ss_p"], row["ss_q"]) == \
         (float(p), float((p * (k - 1) + (1 - p) * k) / (d - 1)))
     flip = Fraction(mech.rr_flip_threshold(epsilon=eps), TWO53)

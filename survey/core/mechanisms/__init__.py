@@ -11,19 +11,121 @@ planner's documentation and the benchmarks.
 from types import SimpleNamespace
 
 from .base import BIT, BITS, INDEX, LEVEL, LevelMechanism, Mechanism
-from .common import (MIN_VARIANCE_GAIN, as_decimal, THRESHOLD_BITS, TWO53, per_option_epsilon, randomize_rr, rr_epsilon,
-                     rr_flip_threshold, uniform_variance, worst_case_spread, worst_case_variance)
+from .common import (
+    MIN_VARIANCE_GAIN,
+    THRESHOLD_BITS,
+    TWO53,
+    as_decimal,
+    per_option_epsilon,
+    randomize_rr,
+    rr_epsilon,
+    rr_flip_threshold,
+    uniform_variance,
+    worst_case_spread,
+    worst_case_variance,
+)
 from .duchi import Duchi, duchi_worst_variance, randomize_duchi
 from .grr import GeneralizedRR, grr_epsilon, grr_keep_threshold, grr_probabilities, randomize_grr
-from .hybrid import (MAX_HYBRID_BINS, Hybrid, hybrid_branch, hybrid_epsilon, hybrid_level_values, hybrid_ratio,
-                     hybrid_scores, hybrid_variance, hybrid_worst, hybrid_worst_variance, randomize_hybrid)
+from .hybrid import (
+    MAX_HYBRID_BINS,
+    Hybrid,
+    hybrid_branch,
+    hybrid_epsilon,
+    hybrid_level_values,
+    hybrid_ratio,
+    hybrid_scores,
+    hybrid_variance,
+    hybrid_worst,
+    hybrid_worst_variance,
+    randomize_hybrid,
+)
 from .multi_bits import PerOptionRR, randomize_multi
 from .multi_sampled import SampledOption, multi_sampled_probabilities, randomize_multi_sampled
 from .oue import OptimizedUnaryEncoding, oue_epsilon, oue_q_threshold, randomize_oue, use_oue
-from .piecewise import (MAX_PIECEWISE_BINS, Piecewise, piecewise_epsilon, piecewise_probabilities, piecewise_ratio,
-                        piecewise_worst_variance, randomize_piecewise)
+from .piecewise import (
+    MAX_PIECEWISE_BINS,
+    Piecewise,
+    piecewise_epsilon,
+    piecewise_probabilities,
+    piecewise_ratio,
+    piecewise_worst_variance,
+    randomize_piecewise,
+)
 from .registry import MECHANISMS, choose, for_kind, mechanism_class, mechanism_for
 from .subset import SubsetSelection, best_subset_size, randomize_ss, ss_epsilon, ss_keep_threshold, ss_probabilities
+
+
+__all__ = [
+    "BIT",
+    "BITS",
+    "Duchi",
+    "GeneralizedRR",
+    "Hybrid",
+    "INDEX",
+    "LEVEL",
+    "LevelMechanism",
+    "MAX_HYBRID_BINS",
+    "MAX_PIECEWISE_BINS",
+    "MECHANISMS",
+    "MIN_VARIANCE_GAIN",
+    "Mechanism",
+    "OptimizedUnaryEncoding",
+    "PerOptionRR",
+    "Piecewise",
+    "SampledOption",
+    "SubsetSelection",
+    "THRESHOLD_BITS",
+    "TWO53",
+    "as_decimal",
+    "best_subset_size",
+    "choice_variances",
+    "choose",
+    "duchi_worst_variance",
+    "for_kind",
+    "grr_epsilon",
+    "grr_keep_threshold",
+    "grr_probabilities",
+    "hybrid_branch",
+    "hybrid_epsilon",
+    "hybrid_level_values",
+    "hybrid_ratio",
+    "hybrid_scores",
+    "hybrid_variance",
+    "hybrid_worst",
+    "hybrid_worst_variance",
+    "mechanism_class",
+    "mechanism_for",
+    "multi_sampled_probabilities",
+    "multi_worst_variances",
+    "oue_epsilon",
+    "oue_q_threshold",
+    "per_option_epsilon",
+    "piecewise_epsilon",
+    "piecewise_probabilities",
+    "piecewise_ratio",
+    "piecewise_worst_variance",
+    "randomize_duchi",
+    "randomize_grr",
+    "randomize_hybrid",
+    "randomize_multi",
+    "randomize_multi_sampled",
+    "randomize_oue",
+    "randomize_piecewise",
+    "randomize_question",
+    "randomize_rr",
+    "randomize_ss",
+    "rr_epsilon",
+    "rr_flip_threshold",
+    "ss_epsilon",
+    "ss_keep_threshold",
+    "ss_probabilities",
+    "uniform_variance",
+    "use_multi_sampled",
+    "use_oue",
+    "use_ss",
+    "worst_case_spread",
+    "worst_case_variance",
+]
 
 
 def randomize_question(question: dict, true_values, rng=None):

@@ -103,11 +103,16 @@ def uniform_variance(p, q, d: int) -> float:
     return float(lam * (1 - lam) / (p - q) ** 2)
 
 
-def threshold_fraction(name: str, threshold) -> Fraction:
-    """Return threshold/2^53, or raise ValueError unless it is an integer from 0 to 2^53."""
+def check_threshold(name: str, threshold) -> int:
+    """Return a threshold, or raise ValueError unless it is an integer from 0 to 2^53."""
     if isinstance(threshold, bool) or not isinstance(threshold, int) or not 0 <= threshold <= TWO53:
         raise ValueError(f"{name} must be an integer from 0 to 2^53, got {threshold!r}")
-    return Fraction(threshold, TWO53)
+    return threshold
+
+
+def threshold_fraction(name: str, threshold) -> Fraction:
+    """Return threshold/2^53, or raise ValueError unless it is an integer from 0 to 2^53."""
+    return Fraction(check_threshold(name, threshold), TWO53)
 
 
 def default_rng(rng):

@@ -12,8 +12,19 @@ import numpy as np
 from ..estimators import Estimate, debias_duchi_mean
 from ..words import percent
 from .base import BIT, Mechanism
-from .common import (TWO53, check_integer, check_range, default_rng, randomize_rr, replay_rr, round_at_random,
-                     rr_epsilon, rr_flip_threshold, threshold_fraction)
+from .common import (
+    TWO53,
+    check_integer,
+    check_range,
+    check_threshold,
+    default_rng,
+    randomize_rr,
+    replay_rr,
+    round_at_random,
+    rr_epsilon,
+    rr_flip_threshold,
+    threshold_fraction,
+)
 
 
 def duchi_worst_variance(flip_threshold: int) -> float:
@@ -48,7 +59,7 @@ class Duchi(Mechanism):
 
     @classmethod
     def from_entry(cls, entry: Mapping) -> Duchi:
-        threshold_fraction("flip_threshold", entry["flip_threshold"])
+        check_threshold("flip_threshold", entry["flip_threshold"])
         return cls(lo=entry["min"], hi=entry["max"], flip_threshold=entry["flip_threshold"])
 
     @property

@@ -12,8 +12,18 @@ import numpy as np
 from ..estimators import Estimate, debias_grr
 from ..words import percent
 from .base import INDEX, Mechanism, options_of
-from .common import (CTX, MAX_OPTIONS, TWO53, as_decimal, bern53, check_d, check_integer, default_rng,
-                     threshold_fraction, uniform_variance)
+from .common import (
+    CTX,
+    MAX_OPTIONS,
+    TWO53,
+    as_decimal,
+    bern53,
+    check_d,
+    check_integer,
+    check_threshold,
+    default_rng,
+    uniform_variance,
+)
 
 
 def grr_keep_threshold(*, epsilon, d: int) -> int:
@@ -82,7 +92,7 @@ class GeneralizedRR(Mechanism):
 
     @classmethod
     def from_entry(cls, entry: Mapping) -> GeneralizedRR:
-        threshold_fraction("keep_threshold", entry["keep_threshold"])
+        check_threshold("keep_threshold", entry["keep_threshold"])
         return cls(options=options_of(entry), keep_threshold=entry["keep_threshold"],
                    epsilon_nominal=entry.get("epsilon_nominal", entry.get("epsilon")))
 

@@ -18,8 +18,16 @@ from ..estimators import Estimate, debias_hybrid_mean
 from ..words import percent
 from .base import LevelMechanism
 from .common import default_rng, round_at_random
-from .piecewise import (check_level_input, least_ratio_epsilon, piecewise_epsilon, piecewise_points,
-                        piecewise_probabilities, piecewise_ratio, randomize_piecewise, replay_piecewise)
+from .piecewise import (
+    check_level_input,
+    least_ratio_epsilon,
+    piecewise_epsilon,
+    piecewise_points,
+    piecewise_probabilities,
+    piecewise_ratio,
+    randomize_piecewise,
+    replay_piecewise,
+)
 
 # The hybrid mechanism's output levels G = a + b stay at most this: its tallies keep the
 # sum of squared scores |s| < G^2, so n < 2^63 / G^4 = 2^27 (over 1.3e8) reports fit an int64.

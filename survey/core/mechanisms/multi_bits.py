@@ -12,8 +12,18 @@ import numpy as np
 from ..estimators import Estimate, debias_indicators
 from ..words import format_epsilon, percent
 from .base import BITS, Mechanism, bits_meanings, options_of
-from .common import (CTX, TWO53, check_bits, per_option_epsilon, randomize_rr, rr_epsilon, rr_flip_threshold,
-                     threshold_fraction, worst_case_variance)
+from .common import (
+    CTX,
+    TWO53,
+    check_bits,
+    check_threshold,
+    per_option_epsilon,
+    randomize_rr,
+    rr_epsilon,
+    rr_flip_threshold,
+    threshold_fraction,
+    worst_case_variance,
+)
 
 
 def randomize_multi(bit_matrix, *, flip_threshold: int, rng=None) -> np.ndarray:
@@ -51,7 +61,7 @@ class PerOptionRR(Mechanism):
 
     @classmethod
     def from_entry(cls, entry: Mapping) -> PerOptionRR:
-        threshold_fraction("flip_threshold", entry["flip_threshold"])
+        check_threshold("flip_threshold", entry["flip_threshold"])
         return cls(options=options_of(entry), flip_threshold=entry["flip_threshold"],
                    epsilon_per_option=entry.get("epsilon_per_option"))
 

@@ -17,8 +17,17 @@ import numpy as np
 from ..estimators import Estimate, debias_indicators
 from ..words import percent
 from .base import BITS, Mechanism, bits_meanings, options_of
-from .common import (MIN_VARIANCE_GAIN, TWO53, bern53, default_rng, rr_epsilon, rr_flip_threshold,
-                     threshold_fraction, worst_case_variance)
+from .common import (
+    MIN_VARIANCE_GAIN,
+    TWO53,
+    bern53,
+    check_threshold,
+    default_rng,
+    rr_epsilon,
+    rr_flip_threshold,
+    threshold_fraction,
+    worst_case_variance,
+)
 from .multi_bits import check_answer_bits
 
 
@@ -62,7 +71,7 @@ class SampledOption(Mechanism):
 
     @classmethod
     def from_entry(cls, entry: Mapping) -> SampledOption:
-        threshold_fraction("flip_threshold", entry["flip_threshold"])
+        check_threshold("flip_threshold", entry["flip_threshold"])
         return cls(options=options_of(entry), flip_threshold=entry["flip_threshold"])
 
     @property

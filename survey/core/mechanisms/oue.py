@@ -12,8 +12,20 @@ import numpy as np
 from ..estimators import Estimate, debias_oue
 from ..words import percent
 from .base import BITS, Mechanism, bits_meanings, options_of
-from .common import (CTX, MAX_OPTIONS, TWO53, as_decimal, bern53, check_integer, default_rng, rr_epsilon,
-                     rr_flip_threshold, threshold_fraction, uniform_variance)
+from .common import (
+    CTX,
+    MAX_OPTIONS,
+    TWO53,
+    as_decimal,
+    bern53,
+    check_integer,
+    check_threshold,
+    default_rng,
+    rr_epsilon,
+    rr_flip_threshold,
+    threshold_fraction,
+    uniform_variance,
+)
 from .grr import rare_option_variance
 
 
@@ -65,7 +77,7 @@ class OptimizedUnaryEncoding(Mechanism):
 
     @classmethod
     def from_entry(cls, entry: Mapping) -> OptimizedUnaryEncoding:
-        threshold_fraction("q_threshold", entry["q_threshold"])
+        check_threshold("q_threshold", entry["q_threshold"])
         return cls(options=options_of(entry), q_threshold=entry["q_threshold"],
                    epsilon_nominal=entry.get("epsilon_nominal", entry.get("epsilon")))
 

@@ -13,8 +13,20 @@ import numpy as np
 from ..estimators import Estimate, debias_indicators
 from ..words import percent
 from .base import BITS, Mechanism, bits_meanings, options_of
-from .common import (CTX, MAX_OPTIONS, MIN_VARIANCE_GAIN, TWO53, as_decimal, bern53, check_d, check_integer,
-                     default_rng, threshold_fraction, uniform_variance)
+from .common import (
+    CTX,
+    MAX_OPTIONS,
+    MIN_VARIANCE_GAIN,
+    TWO53,
+    as_decimal,
+    bern53,
+    check_d,
+    check_integer,
+    check_threshold,
+    default_rng,
+    threshold_fraction,
+    uniform_variance,
+)
 
 
 def _check_k(k, d):
@@ -126,7 +138,7 @@ class SubsetSelection(Mechanism):
 
     @classmethod
     def from_entry(cls, entry: Mapping) -> SubsetSelection:
-        threshold_fraction("keep_threshold", entry["keep_threshold"])
+        check_threshold("keep_threshold", entry["keep_threshold"])
         options = options_of(entry)
         _check_k(entry["subset_size"], len(options))
         return cls(options=options, subset_size=entry["subset_size"], keep_threshold=entry["keep_threshold"])

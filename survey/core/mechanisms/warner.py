@@ -9,10 +9,10 @@ from typing import Mapping
 
 import numpy as np
 
-from ..words import percent
 from ..estimators import Estimate, debias_rr
+from ..words import percent
 from .base import BIT, Mechanism
-from .common import TWO53, randomize_rr, replay_rr, rr_epsilon, rr_flip_threshold, threshold_fraction
+from .common import TWO53, check_threshold, randomize_rr, replay_rr, rr_epsilon, rr_flip_threshold
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class WarnerRR(Mechanism):
 
     @classmethod
     def from_entry(cls, entry: Mapping) -> WarnerRR:
-        threshold_fraction("flip_threshold", entry["flip_threshold"])
+        check_threshold("flip_threshold", entry["flip_threshold"])
         return cls(flip_threshold=entry["flip_threshold"])
 
     @property
