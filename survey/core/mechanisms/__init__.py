@@ -53,7 +53,7 @@ from .piecewise import (
 )
 from .registry import MECHANISMS, choose, for_kind, mechanism_class, mechanism_for
 from .subset import SubsetSelection, best_subset_size, randomize_ss, ss_epsilon, ss_keep_threshold, ss_probabilities
-
+from .warner import WarnerRR
 
 __all__ = [
     "BIT",
@@ -72,6 +72,7 @@ __all__ = [
     "OptimizedUnaryEncoding",
     "PerOptionRR",
     "Piecewise",
+    "WarnerRR",
     "SampledOption",
     "SubsetSelection",
     "THRESHOLD_BITS",

@@ -81,6 +81,16 @@ class Mechanism(ABC):
         p, q = self.probabilities()
         return float(p), float(q)
 
+    def variance_at(self, truth) -> float:
+        """Return n·Var of one estimate when its true share (or a number's scaled mean x in [0, 1]) is ``truth``.
+
+        λ(1 − λ)/(p − q)² with λ = q + (p − q)·truth, the variance of the reported share
+        (Warner 1965; Wang et al. 2017).
+        """
+        p, q = self.probabilities()
+        lam = q + (p - q) * Fraction(truth)
+        return float(lam * (1 - lam) / (p - q) ** 2)
+
     def worst_variance(self) -> float:
         """Return the largest n·Var of one estimate over the unknown truth (the planner's worst case)."""
         p, q = self.response_probabilities()

@@ -15,6 +15,7 @@ from ..estimators import Estimate, debias_piecewise_mean
 from ..words import percent
 from .base import LevelMechanism
 from .common import CTX, as_decimal, check_integer, check_range, default_rng
+from .mixture import mixture_variance
 
 MAX_PIECEWISE_BINS = 4096
 MAX_LEVELS = 65536
@@ -176,6 +177,10 @@ class Piecewise(LevelMechanism):
 
     def probabilities(self) -> tuple[Fraction, Fraction]:
         return piecewise_probabilities(self.ratio_a, self.ratio_b)
+
+    def variance_at(self, truth) -> float:
+        """Return the exact n·Var of one report's estimate of x = ``truth`` (the answer scaled to [0, 1])."""
+        return float(mixture_variance(self.ratio_a, self.ratio_b, truth, 1))
 
     def worst_variance(self) -> float:
         return piecewise_worst_variance(self.ratio_a, self.ratio_b)
