@@ -5,7 +5,7 @@ deterministic (fixed seed). "thresholds" holds the integer thresholds and realis
 epsilons of a grid of epsilon and d; "piecewise" the rational e^(eps/2) = a/b of the
 piecewise mechanism per epsilon; "hybrid" the same for the hybrid mechanism (at most 512
 levels) with its branch and flip probabilities and level scores; "streams" holds cases of a fixed list of 32-bit
-words, an input and the output survey/replay.py computes from them, which the
+words, an input and the output survey/core/replay.py computes from them, which the
 JavaScript must reproduce word for word (consuming exactly the listed words).
 """
 

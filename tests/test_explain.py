@@ -1,4 +1,4 @@
-"""Plain-language protection notes built from the integer thresholds (survey/explain.py)."""
+"""Plain-language protection notes built from the integer thresholds (survey/core/explain.py)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 KINDS = ("yes_no", "choice", "multi", "number")
-# How a number question is randomized: "auto" picks the least worst-case variance (survey/design.py).
+# How a number question is randomized: "auto" picks the least worst-case variance (survey/core/mechanisms/registry.py).
 NUMBER_MECHANISMS = ("auto", "hybrid", "piecewise", "duchi")
 ALLOCATIONS = ("split", "sample")
 # "open": anyone with the link may answer; "invite": only holders of a single-use invitation.

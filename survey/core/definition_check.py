@@ -2,7 +2,7 @@
 
 parse_definition stops at the first error. Here each field is checked on its own by
 putting it into an otherwise valid probe definition and asking parse_definition, so
-the rules stay in one place (survey/definition.py) and a rule added there is found
+the rules stay in one place (survey/core/definition.py) and a rule added there is found
 here too. Fields checked together (a number's min and max; options and decline;
 allocation and sample against the number of questions; distinct question ids) are
 probed together.

@@ -6,7 +6,7 @@ and re-renders (``add:KIND``, ``kind:I``, ``remove:I``, ``up:I``, ``down:I``, ``
 kind, removing and moving happen in place and the preview comes from
 ``/surveys/build/preview.json``. Every question carries the fields of every kind: those its
 kind does not use are hidden, kept for a change back, and never read (form_to_mapping). Every number comes from
-survey/planning.py, the module behind `ldp-survey plan`. Saving makes a draft owned by
+survey/core/planning.py, the module behind `ldp-survey plan`. Saving makes a draft owned by
 its maker; re-saving one's own draft replaces it; publishing is the dashboard's button.
 """
 
