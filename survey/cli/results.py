@@ -9,6 +9,7 @@ import click
 
 from .common import LEVEL, echo_formatted, load_design, open_store
 
+
 @click.command()
 @click.argument("slug")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",

@@ -13,6 +13,7 @@ from ..core.design import build_design
 from ..store import StoreError
 from .common import LEVEL, load_design, open_store
 
+
 def _read_definition(file: Path):
     """Return the text and the validated definition of a TOML file, or fail with one clear line."""
     try:
