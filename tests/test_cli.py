@@ -18,7 +18,8 @@ from werkzeug.security import check_password_hash
 
 from survey.core import mechanisms as mech
 from survey.core.aggregate import aggregate, rows_to_csv
-from survey.cli import DEMO_EMAIL, main
+from survey.cli import main
+from survey.cli.operations import DEMO_EMAIL
 from survey.core.definition import parse_definition_toml
 from survey.core.design import build_design, response_probabilities
 from survey.core.simulate import draw_true_values, parse_truth

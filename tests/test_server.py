@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from conftest import create_smoking_db, REPO, start_server, stored_count
-from survey.cli import DEMO_EMAIL
+from survey.cli.operations import DEMO_EMAIL
 from survey.core.simulate import complete_truth, simulate_answers
 from survey.store import Store
 

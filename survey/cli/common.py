@@ -1,0 +1,48 @@
+"""Helpers several command modules share: opening the store, finding a survey, output, options."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..store import Store, SurveyNotFound
+
+LEVEL = click.option("--level", default=0.95, show_default=True,
+                     type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                     help="Confidence level of the intervals, in (0, 1).")
+
+
+def open_store(db: str, *, must_exist: bool = False) -> Store:
+    """Open the database, refusing to create an empty one when ``must_exist``."""
+    if must_exist and db != ":memory:" and not Path(db).is_file():
+        raise click.ClickException(f"no database at {db}; create a survey first with "
+                                   f"`ldp-survey --db {db} create FILE.toml`")
+    return Store(db)
+
+
+def load_design(store: Store, slug: str) -> dict:
+    """Return a survey's design, or fail with the list of slugs the database holds."""
+    try:
+        return store.get_design(slug)
+    except SurveyNotFound as exc:
+        slugs = [survey["slug"] for survey in store.list_surveys()]
+        known = f"; surveys here: {', '.join(slugs)}" if slugs else "; this database has no survey yet"
+        raise click.ClickException(f"{exc}{known}") from exc
+
+
+def echo_formatted(fmt: str, result, *, to_csv, to_json, to_table):
+    """Print a result as CSV (no extra newline), indented JSON or an aligned table."""
+    if fmt == "csv":
+        click.echo(to_csv(result), nl=False)
+    elif fmt == "json":
+        click.echo(json.dumps(to_json(result), indent=2))
+    else:
+        click.echo(to_table(result))
+
+
+def stderr_progress(iterable, *, length: int, label: str):
+    """Return a click progress bar on stderr, so stdout stays clean for data."""
+    return click.progressbar(iterable, length=length, label=label, file=sys.stderr)

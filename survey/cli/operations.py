@@ -1,0 +1,301 @@
+"""Commands that run or fill a database: serve, demo, simulate, backup.
+
+simulate lives here, next to demo, rather than with the survey commands: it writes synthetic
+respondents into a database (a testing and demonstration tool, not part of a survey's
+lifecycle), and demo is built on the same simulation helper (_simulate_into).
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import click
+import numpy as np
+
+from ..core.definition import parse_definition_toml
+from ..core.design import build_design
+from ..core.simulate import (batch_count, complete_truth, format_given, format_truth, parse_given,
+                             parse_truth, simulate_report_batches)
+from ..resources import resource_dir
+from ..store import Store, SurveyClosed
+from .common import load_design, open_store, stderr_progress
+
+DEMO_SLUG = "smoking-2026"
+DEMO_EMAIL = "demo@example.org"
+# A plausible population for the demo survey, so the dashboard shows something worth reading.
+# Lung disease is three times as common among smokers (18% against 6%), and non-smokers smoke no
+# cigarettes, so the crosstabs show a link; DEMO_TRUTH's lung_disease and cigarettes are the
+# margins the givens override.
+DEMO_TRUTH = {"smoker": "0.22", "lung_disease": "0.0864", "cigarettes": "0.78,0.077,0.066,0.055,0.022",
+              "age": "47"}
+DEMO_GIVEN = ["lung_disease|smoker=1:0.18", "lung_disease|smoker=0:0.06", "cigarettes|smoker=0:none",
+              "cigarettes|smoker=1:0,0.35,0.3,0.25,0.1"]
+# At the demo's epsilon (0.57 per yes/no question) the smoker x lung_disease odds ratio (3.4) needs
+# about 500,000 respondents for its 95% interval to exclude 1 (about 5 standard errors).
+DEMO_RESPONDENTS = 500_000
+
+
+HOST = click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+PORT = click.option("--port", default=5000, show_default=True, type=click.IntRange(1, 65535),
+                    help="TCP port to listen on.")
+
+
+SEED = click.option("--seed", type=click.IntRange(min=0), default=None,
+                    help="Seed of the simulation (default: random, printed).")
+
+
+def _listen(host: str, port: int):
+    """Return a socket listening on host:port, or fail with one clear error line."""
+    from ..web import server
+
+    try:
+        return server.listen(host, port)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
+                                   "choose another --port or --host") from exc
+
+
+def _serve(db: str, host: str, port: int, *, listener=None, workers: int | None = None,
+           threads: int | None = None, https: bool = False, per_minute: int | None = None, proxies: int = 0):
+    """Serve the app with gunicorn until SIGTERM or Ctrl+C (see survey.web.server).
+
+    ``listener`` is a socket already listening on host:port (bound first, so a busy port
+    fails before any work is done); without one it is bound here.
+    """
+    from ..web import create_app, server
+
+    listener = listener or _listen(host, port)
+    try:
+        # Created once, in the master, before the workers fork: migrations run once, and
+        # create_app leaves no SQLite connection open for the workers to inherit.
+        # Behind an HTTPS proxy the session cookie (which carries the CSRF token) must be Secure.
+        config = {"DATABASE": db, "SESSION_COOKIE_SECURE": https, "HSTS": https, "PROXIES": proxies}
+        if per_minute is not None:
+            config["MAX_SUBMISSIONS_PER_MINUTE"] = per_minute
+        app = create_app(config)
+    except BaseException:
+        listener.close()
+        raise
+    message = f"Serving {db} on {server.origin(host, port)}/ (press Ctrl+C to stop)"
+    server.serve(app, listener, workers=workers, threads=threads or server.DEFAULT_THREADS,
+                 on_ready=lambda: click.echo(message))
+
+
+@click.command()
+@HOST
+@PORT
+@click.option("--workers", type=click.IntRange(1, 64), default=None,
+              help="Worker processes.  [default: the number of CPUs, at most 8]")
+@click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256),
+              help="Threads per worker process.")
+@click.option("--https", is_flag=True,
+              help="The public address is HTTPS (a TLS proxy in front): send cookies only over HTTPS.")
+@click.option("--max-submissions-per-minute", "per_minute", default=120, show_default=True,
+              type=click.IntRange(0, 1_000_000),
+              help="Submissions one client address may send per minute, across all workers (in memory "
+                   "only); beyond it 429. 0 turns the limit off (load tests).")
+@click.option("--proxies", default=0, show_default=True, type=click.IntRange(0, 8),
+              help="Reverse proxies in front of the server whose X-Forwarded-For to trust, so that the "
+                   "flood limit counts each client's own address (never stored). 0: the header is ignored.")
+@click.pass_obj
+def serve(db, host, port, workers, threads, https, per_minute, proxies):
+    """Serve the survey pages and the dashboard (gunicorn).
+
+    The app is loaded once, then --workers processes of --threads threads each answer
+    requests. No access log is kept: no client address or user agent is ever logged;
+    errors go to stderr. SIGTERM stops gracefully (requests in flight get up to 30
+    seconds to finish); Ctrl+C stops at once. GET /healthz answers without touching the
+    database, for load balancers.
+
+    \b
+    Examples:
+      ldp-survey serve
+      ldp-survey --db study.db serve --host 0.0.0.0 --port 8000
+      ldp-survey --db study.db serve --workers 4 --threads 16
+      ldp-survey --db study.db serve --port 8000 --https   # behind a TLS proxy
+      ldp-survey --db study.db serve --max-submissions-per-minute 0   # load tests only
+      ldp-survey --db study.db serve --https --proxies 1   # behind one proxy (nginx, a load balancer)
+    """
+    _serve(db, host, port, workers=workers, threads=threads, https=https, per_minute=per_minute, proxies=proxies)
+
+
+def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int, batch: int,
+                   given: dict | None = None) -> dict:
+    """Simulate n respondents into the store and return the full truth used."""
+    truth_rng, answer_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
+    truth = complete_truth(design, truth, truth_rng)
+    batches = simulate_report_batches(design, truth, n=n, batch=batch, rng=answer_rng, given=given)
+    with stderr_progress(batches, length=batch_count(n, batch), label=f"Simulating {n} respondents") as bar:
+        for columns, asked in bar:
+            store.add_report_columns(design["slug"], design["hash"], columns, asked=asked)
+    return truth
+
+
+def _seed(seed: int | None) -> int:
+    return secrets.randbits(32) if seed is None else seed
+
+
+@click.command()
+@click.argument("slug")
+@click.option("--n", "n", required=True, type=click.IntRange(min=1), help="Number of respondents to simulate.")
+@click.option("--truth", "truths", multiple=True, metavar="Q=V",
+              help="True population value of question Q (repeatable): yes_no a share in [0,1]; "
+                   "choice one probability per option (comma-separated, summing to 1) or an option label; "
+                   "multi one inclusion probability per option; number the mean in [min,max]. "
+                   "Questions left out get a random truth, printed.")
+@click.option("--given", "givens", multiple=True, metavar="B|A=V:P",
+              help="Make B depend on A (repeatable): among respondents whose A is V (yes_no: 1 or 0; "
+                   "choice: an option label), B's truth is P, written as --truth writes it. "
+                   "Other respondents draw B from B's own truth.")
+@SEED
+@click.option("--batch", default=100_000, show_default=True, type=click.IntRange(min=1),
+              help="Respondents stored per transaction.")
+@click.pass_obj
+def simulate(db, slug, n, truths, givens, seed, batch):
+    """Add simulated respondents, randomized as a browser would.
+
+    Prints the truth used, in the Q=V form --truth accepts. Questions are drawn
+    independently unless --given links them.
+
+    \b
+    Examples:
+      ldp-survey simulate smoking-2026 --n 5000 --seed 1
+      ldp-survey simulate smoking-2026 --n 2000 --truth smoker=0.3 --truth cigarettes=none
+      ldp-survey simulate smoking-2026 --n 100000 --truth smoker=0.22 \\
+          --given "lung_disease|smoker=1:0.18" --given "lung_disease|smoker=0:0.06"
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        design = load_design(store, slug)
+        if store.survey_status(slug) != "open":
+            raise SurveyClosed(f"survey {slug!r} is {store.survey_status(slug)} and takes no responses; "
+                               f"{'publish' if store.survey_status(slug) == 'draft' else 'reopen'} it first")
+        given = parse_truth(design, truths)
+        links = parse_given(design, givens)
+        seed = _seed(seed)
+        truth = _simulate_into(store, design, n=n, truth=given, seed=seed, batch=batch, given=links)
+        total = store.response_count(slug)
+    finally:
+        store.close()
+    click.echo(f"Added {n} simulated responses to {slug} (now {total}); seed {seed}")
+    click.echo("Truth used:")
+    click.echo(format_truth(design, truth))
+    if links:
+        click.echo("Given:")
+        click.echo(format_given(design, links))
+
+
+@click.command()
+@click.argument("destination", type=click.Path(dir_okay=False, path_type=Path))
+@click.pass_obj
+def backup(db, destination):
+    """Copy the database to a new file, safely while the server runs.
+
+    Uses SQLite's online backup API: the copy is one consistent snapshot even while
+    respondents submit, is checked with PRAGMA integrity_check, and is created readable
+    only by its owner. DESTINATION must not exist yet.
+
+    \b
+    Examples:
+      ldp-survey backup backups/survey-2026-11-22.db
+      ldp-survey --db /srv/ldp/ldp-survey.db backup /mnt/backup/ldp-survey.db
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        store.backup(destination)
+    finally:
+        store.close()
+    copy = Store(destination, migrate=False)
+    try:
+        verdict = copy.integrity_check()
+        surveys = copy.list_surveys()
+    finally:
+        copy.close()
+    if verdict != "ok":
+        raise click.ClickException(f"the copy at {destination} failed its integrity check: {verdict}")
+    responses = sum(survey["responses"] for survey in surveys)
+    click.echo(f"Backed up {db} to {destination}: {len(surveys)} surveys, {responses} responses, integrity ok")
+
+
+@click.command()
+@HOST
+@PORT
+@click.option("--respondents", default=DEMO_RESPONDENTS, show_default=True, type=click.IntRange(min=1),
+              help="Simulated respondents the demo survey should have (enough for the smoking x "
+                   "lung_disease odds ratio's interval to exclude 1).")
+@SEED
+@click.option("--no-serve", is_flag=True, help="Prepare the database and print the login, but do not serve.")
+@click.option("--force", is_flag=True,
+              help="Add the demo to a database that already holds other surveys.")
+@click.pass_obj
+def demo(db, host, port, respondents, seed, no_serve, force):
+    """Set up and serve the example survey with simulated data.
+
+    Rerunning is safe: the survey is created once and only topped up to --respondents.
+    The account demo@example.org gets a fresh random password each run, printed.
+    A database holding other surveys is refused (the demo would add simulated
+    respondents and an account with a printed password to it) unless --force is given.
+    Serving is as with `serve` (default workers and threads).
+
+    \b
+    Examples:
+      ldp-survey demo
+      ldp-survey --db demo.db demo --respondents 20000 --port 8000
+      ldp-survey --db study.db demo --force --no-serve
+    """
+    from werkzeug.security import generate_password_hash
+
+    from ..web.server import origin
+
+    # Bind first, so a busy port fails before the database is touched.
+    listener = None if no_serve else _listen(host, port)
+    try:
+        password, count = _prepare_demo(db, respondents=respondents, seed=seed, force=force,
+                                        hash_password=generate_password_hash)
+    except BaseException:
+        if listener is not None:
+            listener.close()
+        raise
+    base = origin(host, port)
+    click.echo(f"\nDatabase: {db} ({DEMO_SLUG}, {count} responses)")
+    click.echo(f"Respondent page: {base}/s/{DEMO_SLUG}")
+    click.echo(f"Dashboard:       {base}/surveys/{DEMO_SLUG}/results")
+    click.echo(f"Log in as:       {DEMO_EMAIL}")
+    click.echo(f"Password:        {password}")
+    if listener is not None:
+        _serve(db, host, port, listener=listener)
+
+
+def _prepare_demo(db: str, *, respondents: int, seed: int | None, force: bool, hash_password) -> tuple[str, int]:
+    """Create and top up the demo survey, reset the demo account; return its password and the response count."""
+    store = open_store(db)
+    try:
+        others = sorted(survey["slug"] for survey in store.list_surveys() if survey["slug"] != DEMO_SLUG)
+        if others and not force:
+            raise click.ClickException(
+                f"{db} already holds other surveys ({', '.join(others)}) and the demo would add simulated "
+                f"respondents and the {DEMO_EMAIL} account to it; use its own database "
+                f"(ldp-survey --db demo.db demo) or pass --force")
+        if not store.survey_exists(DEMO_SLUG):
+            text = (resource_dir("examples") / "smoking.toml").read_text(encoding="utf-8")
+            defn = parse_definition_toml(text, source="examples/smoking.toml")
+            store.create_survey(text, build_design(defn))
+        design = load_design(store, DEMO_SLUG)
+        missing = respondents - store.response_count(DEMO_SLUG)
+        if missing > 0:
+            qids = {q["id"] for q in design["questions"]}
+            given = parse_truth(design, [f"{q}={v}" for q, v in DEMO_TRUTH.items() if q in qids])
+            links = parse_given(design, [spec for spec in DEMO_GIVEN
+                                         if {spec.split("|")[0], spec.split("|")[1].split("=")[0]} <= qids])
+            seed = _seed(seed)
+            truth = _simulate_into(store, design, n=missing, truth=given, seed=seed, batch=100_000, given=links)
+            click.echo(f"Simulated {missing} respondents (seed {seed}) with this truth:")
+            click.echo(format_truth(design, truth))
+            click.echo(format_given(design, links))
+        password = secrets.token_urlsafe(12)
+        store.add_user(DEMO_EMAIL, hash_password(password), replace=True)
+        store.share(DEMO_SLUG, DEMO_EMAIL)
+        return password, store.response_count(DEMO_SLUG)
+    finally:
+        store.close()

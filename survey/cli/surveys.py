@@ -1,0 +1,362 @@
+"""Commands that define surveys and move them through their lifecycle: create, plan, share,
+publish, close, reopen, invite, duplicate, delete."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..core.definition import parse_definition_toml
+from ..core.design import build_design
+from ..store import StoreError
+from .common import LEVEL, load_design, open_store
+
+
+def _read_definition(file: Path):
+    """Return the text and the validated definition of a TOML file, or fail with one clear line."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.ClickException(f"cannot read {file}: {exc}") from exc
+    return text, parse_definition_toml(text, source=str(file))
+
+
+def _print_precision(defn, design: dict):
+    """Print what the survey needs for a ±5-point margin, and warn where an answer's protection is nominal."""
+    from ..core.planning import DEFAULT_MARGIN, NOMINAL_EPSILON, nominal_warning, plan, plan_allocation
+
+    current = plan_allocation(defn, sample=defn.sample if defn.allocation == "sample" else None,
+                              respondents=1000, margin=DEFAULT_MARGIN)
+    click.echo(f"Precision: {current.respondents:,} respondents give every estimate a 95% margin of "
+               f"±{DEFAULT_MARGIN:g} or better (`ldp-survey plan FILE` compares margins and allocations)")
+    best = plan(defn, margin=DEFAULT_MARGIN)["recommended"]
+    if (best["allocation"], best["sample"]) == (current.allocation, current.sample):
+        click.echo("Recommended allocation: this one (no other needs fewer respondents for that margin)")
+    else:
+        better = plan_allocation(defn, sample=best["sample"], respondents=1000, margin=DEFAULT_MARGIN)
+        chosen = "" if best["sample"] is None else f", sample = {best['sample']}"
+        click.echo(f"Recommended allocation: allocation = \"{best['allocation']}\"{chosen} needs "
+                   f"{better.respondents:,} respondents for the same margin")
+    for question in design["questions"]:
+        if question["epsilon"] > NOMINAL_EPSILON:
+            click.echo(f"Warning: {nominal_warning(repr(question['id']), question['epsilon'])}", err=True)
+
+
+def _print_design(design: dict):
+    click.echo(f"Survey {design['slug']}: {design['title']}")
+    if design.get("allocation") == "sample":
+        click.echo(f"Each respondent answers {design['sample']} of the {len(design['questions'])} questions, "
+                   "drawn at random on their device (allocation = \"sample\")")
+    width = max(len(q["id"]) for q in design["questions"])
+    for q in design["questions"]:
+        click.echo(f"  {q['id']:<{width}}  {q['kind']:<6}  {q['mechanism']:<9}  epsilon {q['epsilon']:.6g}")
+    click.echo(f"Privacy budget per respondent: {design['epsilon_spent']:.6g} spent of {design['epsilon']:g}")
+    click.echo(f"Respondent page: /s/{design['slug']}")
+
+
+@click.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--replace", is_flag=True,
+              help="Replace the survey with this slug (only while it has no responses).")
+@click.option("--owner", metavar="EMAIL",
+              help="The researcher account the survey belongs to (default: none; see `share`).")
+@click.option("--draft", is_flag=True,
+              help="Store it as a draft: invisible to respondents until `publish` (default: open at once).")
+@click.pass_obj
+def create(db, file, replace, owner, draft):
+    """Create a survey from a TOML definition.
+
+    Prints each question's mechanism and realised epsilon, the budget spent and the
+    respondent page's path. Only its owner and collaborators see its results; a survey
+    created without --owner is visible to no researcher until `share` gives it one.
+    The survey is open to respondents at once, or with --draft a draft until `publish`.
+    A draft can be replaced freely; an open survey only while it has no responses; a
+    closed one not at all.
+
+    \b
+    Examples:
+      ldp-survey create examples/smoking.toml --owner alice@example.org
+      ldp-survey create survey.toml --owner alice@example.org --draft
+      ldp-survey --db study.db create survey.toml --replace
+    """
+    text, defn = _read_definition(file)
+    design = build_design(defn)
+    store = open_store(db)
+    try:
+        store.create_survey(text, design, replace=replace, owner=owner, status="draft" if draft else None)
+        status = store.survey_status(design["slug"])
+    except StoreError as exc:
+        exists_unanswered = store.survey_exists(design["slug"]) and not store.response_count(design["slug"])
+        hint = "; pass --replace to replace it" if exists_unanswered and not replace else ""
+        raise click.ClickException(f"{exc}{hint}") from exc
+    finally:
+        store.close()
+    _print_design(design)
+    _print_precision(defn, design)
+    if status == "draft":
+        click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
+    if owner is None:
+        click.echo(f"No owner: no researcher sees its results until `ldp-survey share {design['slug']} EMAIL`")
+    if design.get("access") == "invite":
+        click.echo(f"Invitation only: make links with `ldp-survey invite {design['slug']} --count N --base URL`")
+    if design.get("series"):
+        click.echo(f"Series {design['series']}: browsers resend their kept report of an unchanged answer in every wave")
+
+
+@click.command()
+@click.argument("slug")
+@click.argument("email")
+@click.pass_obj
+def share(db, slug, email):
+    """Let a researcher see a survey's results, exports and actions.
+
+    The researcher becomes a collaborator; a survey without an owner (created without
+    --owner, or from an older database) gets them as its owner.
+
+    \b
+    Examples:
+      ldp-survey share smoking-2026 bob@example.org
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        load_design(store, slug)
+        role = store.share(slug, email.strip())
+    finally:
+        store.close()
+    click.echo(f"{email.strip()} is now the {role} of {slug}")
+
+
+def _lifecycle(db: str, slug: str, action: str) -> str:
+    store = open_store(db, must_exist=True)
+    try:
+        load_design(store, slug)
+        return getattr(store, f"{action}_survey")(slug)
+    finally:
+        store.close()
+
+
+@click.command()
+@click.argument("slug")
+@click.pass_obj
+def publish(db, slug):
+    """Open a draft to respondents (draft -> open).
+
+    Its design is then frozen as soon as the first response arrives.
+
+    \b
+    Examples:
+      ldp-survey publish smoking-2026
+    """
+    _lifecycle(db, slug, "publish")
+    click.echo(f"Published {slug}: respondents can answer at /s/{slug}")
+
+
+@click.command()
+@click.argument("slug")
+@click.pass_obj
+def close(db, slug):
+    """Stop taking responses (open -> closed).
+
+    The respondent page says the survey is closed, and submissions are refused (410);
+    the results stay. `reopen` takes responses again.
+
+    \b
+    Examples:
+      ldp-survey close smoking-2026
+    """
+    _lifecycle(db, slug, "close")
+    click.echo(f"Closed {slug}: it takes no more responses")
+
+
+@click.command()
+@click.argument("slug")
+@click.option("--count", required=True, type=click.IntRange(1, 100_000), help="How many links to make.")
+@click.option("--base", default="http://127.0.0.1:5000", show_default=True,
+              help="The public address respondents reach the server at.")
+@click.pass_obj
+def invite(db, slug, count, base):
+    """Print COUNT single-use invitation links, one per line.
+
+    The survey's definition needs access = "invite". Each link admits one response; an
+    unknown token is refused (403), a used one too (409), and neither stores anything.
+    Only a hash of each token is kept, apart from the responses: keep the printed links,
+    they cannot be shown again. Which invitee answered what can never be told.
+
+    \b
+    Examples:
+      ldp-survey invite panel-2026 --count 30 --base https://surveys.example.org > links.txt
+      ldp-survey --db study.db invite panel-2026 --count 1
+    """
+    from ..core.invitations import check_base, invitation_links
+
+    try:
+        check_base(base)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    store = open_store(db, must_exist=True)
+    try:
+        load_design(store, slug)
+        tokens = store.create_invitations(slug, count)
+    finally:
+        store.close()
+    click.echo("\n".join(invitation_links(base, slug, tokens)))
+
+
+@click.command()
+@click.argument("slug")
+@click.pass_obj
+def reopen(db, slug):
+    """Take responses again (closed -> open).
+
+    \b
+    Examples:
+      ldp-survey reopen smoking-2026
+    """
+    _lifecycle(db, slug, "reopen")
+    click.echo(f"Reopened {slug}: it takes responses again at /s/{slug}")
+
+
+@click.command()
+@click.argument("slug")
+@click.argument("new_slug")
+@click.pass_obj
+def duplicate(db, slug, new_slug):
+    """Copy a survey into a new draft under NEW_SLUG.
+
+    The copy has the same definition (with the slug replaced), owner and collaborators,
+    no responses, and a design of its own; edit it with `create --replace`, then
+    `publish` it.
+
+    \b
+    Examples:
+      ldp-survey duplicate smoking-2026 smoking-2027
+    """
+    from ..web.lifecycle import definition_with_slug
+
+    store = open_store(db, must_exist=True)
+    try:
+        load_design(store, slug)
+        text, design = definition_with_slug(store.get_definition(slug), new_slug)
+        store.duplicate_survey(slug, text, design)
+    finally:
+        store.close()
+    click.echo(f"Duplicated {slug} into the draft {new_slug}; publish it with `ldp-survey publish {new_slug}`")
+
+
+@click.command()
+@click.argument("slug")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_obj
+def delete(db, slug, yes):
+    """Delete a draft (only a draft: it has no responses).
+
+    \b
+    Examples:
+      ldp-survey delete smoking-2027
+      ldp-survey delete smoking-2027 --yes
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        load_design(store, slug)
+        status = store.survey_status(slug)
+        if status != "draft":
+            store.delete_draft(slug)  # raises the StoreError naming the status and what it allows
+        if not yes:
+            click.confirm(f"Delete the draft {slug}?", abort=True)
+        store.delete_draft(slug)
+    finally:
+        store.close()
+    click.echo(f"Deleted the draft {slug}")
+
+
+def _plan_odds_ratio(defn, odds, shares, level) -> dict:
+    """Return what detecting an odds ratio between two yes/no questions needs, under split allocation."""
+    from ..core.design import allocate_split, design_question
+    from ..core.planning import respondents_for_odds_ratio
+
+    a, b, text = odds
+    try:
+        ratio = float(text)
+    except ValueError:
+        raise click.BadParameter(f"the odds ratio must be a number, got {text!r}", param_hint="--odds-ratio") from None
+    entries = {question.id: design_question(question, budget)
+               for question, budget in zip(defn.questions, allocate_split(defn))}
+    for qid in (a, b):
+        if qid not in entries:
+            raise click.BadParameter(f"{qid!r} is not a question of {defn.slug!r}; its questions are "
+                                     f"{', '.join(entries)}", param_hint="--odds-ratio")
+    try:
+        needed = respondents_for_odds_ratio(entries[a], entries[b], share_a=shares[0], share_b_without_a=shares[1],
+                                            odds_ratio=ratio, level=level)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--odds-ratio") from exc
+    return {"a": a, "b": b, "odds_ratio": ratio, "share_a": shares[0], "share_b_without_a": shares[1],
+            "power": 0.8, "respondents": needed}
+
+
+@click.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--respondents", type=click.IntRange(min=1), default=None,
+              help="Respondents to plan for: the expected 95% margin of each question at this many "
+                   "(default 1000).")
+@click.option("--margin", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+              help="Target margin, a share (0.05 for ±5 points): the respondents each allocation needs "
+                   "(default 0.05).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
+@click.option("--odds-ratio", "odds", nargs=3, metavar="A B OR", default=None,
+              help="Also: the respondents needed to detect this odds ratio between yes/no questions A and B "
+                   "(its interval excluding 1 with 80% power), under split allocation.")
+@click.option("--shares", nargs=2, type=click.FloatRange(0, 1, min_open=True, max_open=True), default=(0.5, 0.2),
+              show_default=True, metavar="P_A P_B",
+              help="With --odds-ratio: the expected share with A, and with B among those without A.")
+@LEVEL
+def plan(file, respondents, margin, fmt, level, odds, shares):
+    """Plan margins and the respondents a survey needs.
+
+    For `split` and for `sample` with every m: each question's mechanism, realised
+    epsilon, expected worst-case margin (interval half-width, a share; for a number, a
+    share of its range) at --respondents, and the respondents the survey needs for
+    --margin; then the allocation that needs the fewest. Choice and multi questions
+    use intervals simultaneous over their options.
+
+    \b
+    Examples:
+      ldp-survey plan examples/athletes.toml
+      ldp-survey plan survey.toml --respondents 5000
+      ldp-survey plan survey.toml --margin 0.03 --format json
+      ldp-survey plan examples/smoking.toml --odds-ratio smoker lung_disease 3 --shares 0.22 0.06
+    """
+    from ..core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS, plan as make_plan
+
+    if respondents is not None and margin is not None:
+        raise click.UsageError("give --respondents or --margin, not both")
+    _, defn = _read_definition(file)
+    result = make_plan(defn, respondents=respondents or DEFAULT_RESPONDENTS, margin=margin or DEFAULT_MARGIN,
+                       level=level)
+    if odds is not None:
+        result["odds_ratio"] = _plan_odds_ratio(defn, odds, shares, level)
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+        return
+    click.echo(f"{defn.slug}: epsilon {defn.epsilon:g} per respondent; {format(level * 100, 'g')}% intervals; "
+               f"margins at {result['respondents']} respondents, respondents for ±{result['margin']:g}")
+    for allocation in result["allocations"]:
+        name = "split" if allocation["sample"] is None else f"sample {allocation['sample']} of {len(defn.questions)}"
+        click.echo(f"\n{name}: needs {allocation['respondents']:,} respondents")
+        width = max(len(question["id"]) for question in allocation["questions"])
+        for question in allocation["questions"]:
+            click.echo(f"  {question['id']:<{width}}  {question['mechanism']:<9}  epsilon {question['epsilon']:<8.4g}"
+                       f"  ±{question['half_width']:.3f}  {question['respondents']:>12,} respondents")
+    if odds is not None:
+        detect = result["odds_ratio"]
+        click.echo(f"\nTo detect an odds ratio of {detect['odds_ratio']:g} between {detect['a']} and {detect['b']} "
+                   f"(share with {detect['a']} {detect['share_a']:g}, with {detect['b']} among the others "
+                   f"{detect['share_b_without_a']:g}) with {detect['power']:.0%} power under split: "
+                   f"{detect['respondents']:,} respondents")
+    best = result["recommended"]
+    chosen = "split" if best["sample"] is None else f"sample = {best['sample']}"
+    click.echo(f"\nRecommended: allocation = \"{best['allocation']}\"" + ("" if best["sample"] is None
+                                                                         else f", {chosen}"))
