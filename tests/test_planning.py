@@ -52,11 +52,14 @@ def test_the_planned_margin_is_the_realised_clopper_pearson_half_width():
 
 @pytest.mark.parametrize("mechanism, duchi_ratio", [("hybrid", 4.91), ("piecewise", 4.46)])
 def test_the_planned_margin_of_a_level_number_is_its_realised_half_width(mechanism, duchi_ratio):
-    """At min (the hybrid's variance is nearly flat in x, PM's worst) 400 simulated t intervals match the plan within 2%.
+    """Half the answers at min, half at max (the planner's worst population): 400 simulated t intervals match the plan.
 
-    The hybrid is what a design picks at epsilon 4; a piecewise question (as older designs
-    hold) is planned alike. The lower end is clipped at min, so the half-width is measured
-    above the estimate.
+    A population's n·Var is E[V(x)] + Var(x): the noise of each report and the spread of the
+    answers, which the ends make largest (1/4 on the [0, 1] scale), as an indicator's worst
+    case λ(1 − λ) holds both. The hybrid is what a design picks at epsilon 4; a piecewise
+    question (as older designs hold) is planned alike. The design itself compares mechanisms
+    by their worst single answer, where Duchi's variance is 4.9 (hybrid) or 4.5 (PM) times
+    theirs (Wang et al. 2019).
     """
     epsilon = 4
     defn = parse_definition({"slug": "pw", "title": "PW", "epsilon": epsilon, "questions": [
@@ -72,27 +75,30 @@ def test_the_planned_margin_of_a_level_number_is_its_realised_half_width(mechani
     else:
         planned = plan_allocation(defn, sample=None, respondents=2000, margin=0.02).questions[0]
     a, b = question["ratio_a"], question["ratio_b"]
+    randomizer = mech.mechanism_for(question)
+    assert randomizer.worst_population() == pytest.approx({0.0: 0.5, 1.0: 0.5})
     rng = np.random.default_rng(8)
-    zeros = np.zeros((400, 2000), dtype=np.int64)
+    answers = rng.choice(np.array([0, 250]), size=(400, 2000))
     if mechanism == "hybrid":
         scores = np.array(mech.hybrid_scores(a, b), dtype=np.int64)[
-            mech.randomize_hybrid(zeros, lo=0, hi=250, ratio_a=a, ratio_b=b, rng=rng)]
+            mech.randomize_hybrid(answers, lo=0, hi=250, ratio_a=a, ratio_b=b, rng=rng)]
         estimates = [debias_hybrid_mean(int(row.sum()), int((row * row).sum()), 2000, ratio_a=a, ratio_b=b, lo=0,
                                         hi=250, level=0.95) for row in scores]
-        worst = mech.hybrid_worst_variance(a, b)
     else:
-        levels = randomize_piecewise(zeros, lo=0, hi=250, ratio_a=a, ratio_b=b, rng=rng)
+        levels = randomize_piecewise(answers, lo=0, hi=250, ratio_a=a, ratio_b=b, rng=rng)
         estimates = [debias_piecewise_mean(int(row.sum()), int((row * row).sum()), 2000, ratio_a=a, ratio_b=b,
                                            lo=0, hi=250, level=0.95) for row in levels]
-        worst = piecewise_worst_variance(a, b)
-    widths = [(e.ci_high - e.estimate) / 250 for e in estimates]
+    worst = randomizer.worst_variance()
+    assert worst == pytest.approx(randomizer.variance_at(0) + 0.25, rel=1e-9)
+    widths = [(e.ci_high - e.ci_low) / 2 / 250 for e in estimates]
     assert np.mean(widths) == pytest.approx(planned.half_width, rel=0.02)
     assert planned.half_width == pytest.approx(1.959963984540054 * math.sqrt(worst / 2000))
     needed = math.ceil(1.959963984540054 ** 2 * worst / 0.02 ** 2)
     assert planned.respondents in (needed, needed + 1)
-    # Duchi's worst case at the same epsilon is 4.9 (hybrid) or 4.5 (PM) times the variance (Wang et al. 2019).
+    single = mech.hybrid_worst_variance(a, b) if mechanism == "hybrid" else piecewise_worst_variance(a, b)
+    assert randomizer.answer_worst_variance() == single
     duchi = half_width(*rr(float(epsilon)), 2000)
-    assert (duchi / planned.half_width) ** 2 == pytest.approx(duchi_ratio, rel=0.01)
+    assert (duchi ** 2 / (1.959963984540054 ** 2 * single / 2000)) == pytest.approx(duchi_ratio, rel=0.01)
 
 
 def test_choice_margins_are_simultaneous_and_sampling_scales_respondents():

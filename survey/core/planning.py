@@ -8,8 +8,9 @@ normal approximation to the Clopper–Pearson interval, at ``z`` for one estiman
 intervals, as the aggregates report them). For a number the half-width is a share of
 its range [min, max]. Under ``sample`` allocation each respondent answers m of the k
 questions at ε/m each, so a question gets about n·m/k reports (Warner 1965; Wang et
-al. 2017; Duchi et al. 2013). A level mechanism's report is a level, not a bit: its worst-case
-variance is that of the mechanism (Wang et al. 2019). Pure: no I/O.
+al. 2017; Duchi et al. 2013). A level mechanism's report is a level, not a bit: its worst case
+is over populations of answers, the noise of its reports plus the spread of the answers
+(``LevelMechanism.worst_variance``; Wang et al. 2019). Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..estimators import Estimate
 from .common import TWO53, worst_case_spread
+from .mixture import mixture_population_worst
 
 # The four shapes a report takes on the wire and in the store.
 BIT, INDEX, BITS, LEVEL = "bit", "index", "bits", "level"
@@ -190,6 +191,30 @@ class LevelMechanism(Mechanism):
     @abstractmethod
     def level_values(self) -> list[Fraction]:
         """Return the exact value R(L) in (0, 1) of every level, whose mean is q + (p − q)x."""
+
+    @property
+    @abstractmethod
+    def branch_weight(self) -> Fraction:
+        """The chance β that a report comes from the piecewise branch (1 for the piecewise mechanism alone)."""
+
+    def worst_population(self) -> dict[float, float]:
+        """Return the population of answers (x in [0, 1] → share) whose mean has the largest variance."""
+        return mixture_population_worst(self.ratio_a, self.ratio_b, self.branch_weight)[1]
+
+    def worst_variance(self) -> float:
+        """Return the largest n·Var of the mean's estimate over every population: E[V(x)] + Var(x) at its worst.
+
+        Not the worst single answer: a population split between the two ends adds the spread of
+        the answers themselves, as an indicator's worst case λ(1 − λ) does.
+        """
+        return mixture_population_worst(self.ratio_a, self.ratio_b, self.branch_weight)[0]
+
+    @abstractmethod
+    def answer_worst_variance(self) -> float:
+        """Return the largest n·Var of one report's estimate over single answers x (how the design compares)."""
+
+    def selection_variance(self) -> float:
+        return self.answer_worst_variance()
 
     def level_value_array(self, levels: np.ndarray) -> np.ndarray:
         """Return R(L) as floats for an array of levels."""

@@ -160,8 +160,12 @@ class Hybrid(LevelMechanism):
         """Return the exact n·Var of one report's estimate of x = ``truth`` (the answer scaled to [0, 1])."""
         return float(hybrid_variance(self.ratio_a, self.ratio_b, truth))
 
-    def worst_variance(self) -> float:
+    def answer_worst_variance(self) -> float:
         return hybrid_worst_variance(self.ratio_a, self.ratio_b)
+
+    @property
+    def branch_weight(self) -> Fraction:
+        return hybrid_branch(self.ratio_a, self.ratio_b)[0]
 
     def level_scores(self) -> list[int]:
         return hybrid_scores(self.ratio_a, self.ratio_b)

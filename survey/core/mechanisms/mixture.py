@@ -83,3 +83,44 @@ def mixture_worst(ratio_a: int, ratio_b: int, beta: Fraction) -> tuple[Fraction,
         if best is None or value > best[1]:
             best = ((int(piece) + u) / a, value / scale)
     return best
+
+
+def mixture_population_worst(ratio_a: int, ratio_b: int, beta) -> tuple[float, dict[float, float]]:
+    """Return the largest n·Var of the mean's estimate over every population of answers, and that population.
+
+    A population drawing x in [0, 1] gives n·Var = E[V(x)] + Var(x) with V the variance of one
+    report's estimate at x (Var(R) = E[Var(R | x)] + (p − q)² Var(x)), so the worst population
+    maximises E[V(x) + x²] − E[x]². For a mean m the best E[V + x²] is the concave envelope of
+    V + x² at m, reached by at most two answers; it is found from V on every piece's ends and
+    vertex (V is quadratic on each piece), then the envelope's best m. Floats: it plans, it
+    proves nothing.
+    """
+    a, b = ratio_a, ratio_b
+    c0, c1, c2 = _piece_quadratic(a, b, float(beta), np.arange(a, dtype=np.float64), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        vertex = np.where(c2 < 0, np.clip(-c1 / (2 * c2), 0.0, 1.0), 0.5)
+    scale = ((a - b) / (a + b)) ** 2
+    u = np.concatenate([np.zeros(a), vertex, np.ones(a)])
+    coefficients = [np.tile(c, 3) for c in (c0, c1, c2)]
+    x = (np.tile(np.arange(a, dtype=np.float64), 3) + u) / a
+    h = (coefficients[0] + coefficients[1] * u + coefficients[2] * u * u) / scale + x * x
+    order = np.lexsort((h, x))
+    hull: list[tuple[float, float]] = []
+    for point in zip(x[order].tolist(), h[order].tolist()):
+        while len(hull) >= 2 and _turns_up(hull[-2], hull[-1], point):
+            hull.pop()
+        hull.append(point)
+    best = (-np.inf, {})
+    for (x1, h1), (x2, h2) in zip(hull, hull[1:] or hull):
+        slope = (h2 - h1) / (x2 - x1) if x2 > x1 else 0.0
+        m = min(max(slope / 2, x1), x2)
+        value = h1 + slope * (m - x1) - m * m
+        if value > best[0]:
+            weight = (x2 - m) / (x2 - x1) if x2 > x1 else 1.0
+            best = (value, {x1: weight, x2: 1 - weight} if x2 > x1 else {x1: 1.0})
+    return best
+
+
+def _turns_up(first, middle, last) -> bool:
+    """Return whether ``middle`` lies on or below the chord from ``first`` to ``last`` (not on an upper hull)."""
+    return ((middle[0] - first[0]) * (last[1] - first[1]) - (middle[1] - first[1]) * (last[0] - first[0])) >= 0

@@ -182,8 +182,12 @@ class Piecewise(LevelMechanism):
         """Return the exact n·Var of one report's estimate of x = ``truth`` (the answer scaled to [0, 1])."""
         return float(mixture_variance(self.ratio_a, self.ratio_b, truth, 1))
 
-    def worst_variance(self) -> float:
+    def answer_worst_variance(self) -> float:
         return piecewise_worst_variance(self.ratio_a, self.ratio_b)
+
+    @property
+    def branch_weight(self) -> Fraction:
+        return Fraction(1)
 
     def level_scores(self) -> list[int]:
         return list(range(self.bins))
