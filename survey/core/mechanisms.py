@@ -4,7 +4,7 @@ Every probability the browser uses is an integer threshold T over 2^53, computed
 with exact decimal arithmetic, and the realised epsilon of the rounded threshold (never
 above the nominal one) is what the design records (MATH.md §6; Garfinkel & Leclerc 2020).
 
-The ``randomize_*`` functions are the Python mirror of ``client_js/mechanisms.js``: they
+The ``randomize_*`` functions are the Python mirror of ``client_js/mechanisms/``: they
 draw the same integer comparisons, vectorised with numpy, for simulations and tests. The
 server never randomizes on a respondent's behalf.
 """
