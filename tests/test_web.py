@@ -195,6 +195,8 @@ def test_respondent_page_links_every_module_it_runs_each_served_as_javascript(we
     mechanisms = {f"mechanisms/{path.name}" for path in (client_js / "mechanisms").glob("*.js")}
     assert linked[0] == "survey-form.js" and len(linked) == len(set(linked))
     assert mechanisms <= set(linked), "every mechanism module (and the registry) is listed for the respondent"
+    preloaded = re.findall(r'<link rel="modulepreload" href="/static/js/([\w./-]+\.js)">', html)
+    assert preloaded == linked[1:], "the imported modules are fetched at once, not one import level at a time"
     for name in linked:
         served = web.get(f"/static/js/{name}")
         text = served.get_data(as_text=True)
