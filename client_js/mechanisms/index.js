@@ -3,13 +3,13 @@
  *
  * A design question (design.json) names its mechanism by the pair (kind, mechanism); every
  * module default-exports the same frozen shape:
- *   kind, name                      the pair it answers to;
- *   randomize(question, answer, rnd) the report of a true answer, drawn from rnd (random.js);
- *   isReport(question, report)      whether a report is in the mechanism's output domain;
- *   makeMemo(question, rnd)         a series memo: a report for every possible answer (series.js);
- *   memoFits(question, memo)        whether a memo object read back from storage has that shape;
- *   memoReport(question, memo, answer) the memoized report of an answer;
- *   describe(question, report)      the plain words of a report ("We will send: …").
+ *   kind, name                          the pair it answers to;
+ *   randomize(question, answer, rnd)    the report of a true answer, drawn from rnd (random.js);
+ *   isReport(question, report)          whether a report is in the mechanism's output domain;
+ *   makeMemo(question, rnd)             a series memo: a report for every possible answer (series.js);
+ *   memoFits(question, memo)            whether a memo object read back from storage has that shape;
+ *   memoReport(question, memo, answer)  the memoized report of an answer;
+ *   describe(question, report)          the plain words of a report ("We will send: …").
  */
 
 import warner from './warner.js';
