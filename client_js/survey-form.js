@@ -14,7 +14,7 @@
  * series, reports come from the memo of series.js, the same in every wave.
  */
 
-import { randomizeQuestion } from './mechanisms.js';
+import { findMechanism, mechanismOf } from './mechanisms/index.js';
 import { askedQuestions } from './question-sample.js';
 import { u32 } from './random.js';
 import { canMemoize, forgetSeries, loadMemo, memoReport } from './series.js';
@@ -203,31 +203,9 @@ function shortEpsilon(epsilon) {
   return String(Number(Number(epsilon).toPrecision(2)));
 }
 
-function optionList(question, bits, none) {
-  const chosen = question.options.filter((_, i) => bits[i] === 1);
-  return chosen.length ? chosen.join(', ') : none;
-}
-
 /** Return the plain words of a report: what the researcher will see for this question. */
 export function describeReport(question, report) {
-  const { kind, mechanism } = question;
-  if (kind === 'yes_no') return report === 1 ? 'Yes' : 'No';
-  if (kind === 'choice' && mechanism === 'grr') return question.options[report];
-  if (kind === 'choice' && mechanism === 'ss') return `one of ${optionList(question, report, 'no option')}`;
-  if (kind === 'choice' && mechanism === 'oue') return `marks on ${optionList(question, report, 'no option')}`;
-  if (kind === 'multi') return `ticked: ${optionList(question, report, 'nothing')}`;
-  if (kind === 'number' && mechanism === 'duchi') {
-    return report === 1 ? `the high end (${question.max})` : `the low end (${question.min})`;
-  }
-  if (kind === 'number' && mechanism === 'piecewise') {
-    return `noisy level ${report} of 0–${question.bins - 1} (low levels lean to ${question.min}, high to ${question.max})`;
-  }
-  if (kind === 'number' && mechanism === 'hybrid') {
-    if (report === question.bins) return `the low end (${question.min}), after rounding and a random flip`;
-    if (report === question.bins + 1) return `the high end (${question.max}), after rounding and a random flip`;
-    return `noisy level ${report} of 0–${question.bins - 1} (low levels lean to ${question.min}, high to ${question.max})`;
-  }
-  return JSON.stringify(report);
+  return findMechanism(question.kind, question.mechanism)?.describe(question, report) ?? JSON.stringify(report);
 }
 
 function storage() {
@@ -369,7 +347,7 @@ function setUpSurvey(form, design) {
 
   const makeReport = (question, value) => {
     const memo = memos.get(question.id);
-    return memo === undefined ? randomizeQuestion(question, value) : memoReport(question, memo, value);
+    return memo === undefined ? mechanismOf(question).randomize(question, value) : memoReport(question, memo, value);
   };
 
   const showReport = (question) => {

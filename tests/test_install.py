@@ -31,6 +31,8 @@ CHECK_INSTALLED_APP = textwrap.dedent("""
     client = create_app({"TESTING": True, "DATABASE": sys.argv[1], "SECRET_KEY": "test"}).test_client()
     for path, needle in [("/s/smoking-2026", "Smoking and lung health"),
                          ("/static/js/random.js", "crypto.getRandomValues"),
+                         ("/static/js/mechanisms/index.js", "export function mechanismOf"),
+                         ("/static/js/mechanisms/common.js", "from '../random.js'"),
                          ("/static/js/style.css", "")]:
         response = client.get(path)
         assert response.status_code == 200, (path, response.status_code)

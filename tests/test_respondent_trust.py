@@ -75,14 +75,20 @@ def previews(page) -> dict:
 
 
 def page_modules() -> set[str]:
-    """Return the respondent page's module and every module it imports, read from client_js/ here."""
+    """Return the respondent page's module and every module it imports, read from client_js/ here.
+
+    Names are paths relative to client_js (``mechanisms/grr.js``), each import resolved from its
+    importing module's folder as the browser resolves it.
+    """
+    client_js = (REPO / "client_js").resolve()
     found, pending = set(), ["survey-form.js"]
     while pending:
         name = pending.pop()
         if name not in found:
             found.add(name)
-            text = (REPO / "client_js" / name).read_text(encoding="utf-8")
-            pending += re.findall(r"from '\./([\w.-]+\.js)'", text)
+            module = client_js / name
+            for specifier in re.findall(r"from '(\.\.?/[\w./-]+\.js)'", module.read_text(encoding="utf-8")):
+                pending.append((module.parent / specifier).resolve().relative_to(client_js).as_posix())
     return found
 
 
@@ -96,6 +102,8 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
     assert "at most 88% sure" in page.locator("#posterior-bound").inner_text()
     links = set(page.locator("#protection-title ~ p a").all_inner_texts())
     assert links == {"the public design (design.json)", *page_modules()}
+    mechanisms = {f"mechanisms/{path.name}" for path in (REPO / "client_js" / "mechanisms").glob("*.js")}
+    assert mechanisms <= page_modules(), "the page runs, and links, every mechanism module and the registry"
     for name in ("design.json", *page_modules()):
         link = page.get_by_role("link", name=name)
         served = page.request.get(link.evaluate("a => a.href"))

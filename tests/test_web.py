@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+from pathlib import Path
 
 import pytest
 from werkzeug.security import generate_password_hash
@@ -14,6 +15,7 @@ from survey.core.aggregate import CSV_HEADER
 from survey.store import Store
 from conftest import stored_count
 
+REPO = Path(__file__).resolve().parent.parent
 SLUG = "smoking-2026"
 GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
 
@@ -184,6 +186,23 @@ def test_security_headers(web, smoking_survey):
     response = web.get(f"/s/{SLUG}")
     assert "default-src 'self'" in response.headers["Content-Security-Policy"]
     assert response.headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_respondent_page_links_every_module_it_runs_each_served_as_javascript(web, smoking_survey):
+    html = web.get(f"/s/{SLUG}").get_data(as_text=True)
+    linked = re.findall(r'<a href="/static/js/([\w./-]+\.js)">', html)
+    client_js = REPO / "client_js"
+    mechanisms = {f"mechanisms/{path.name}" for path in (client_js / "mechanisms").glob("*.js")}
+    assert linked[0] == "survey-form.js" and len(linked) == len(set(linked))
+    assert mechanisms <= set(linked), "every mechanism module (and the registry) is listed for the respondent"
+    preloaded = re.findall(r'<link rel="modulepreload" href="/static/js/([\w./-]+\.js)">', html)
+    assert preloaded == linked[1:], "the imported modules are fetched at once, not one import level at a time"
+    for name in linked:
+        served = web.get(f"/static/js/{name}")
+        text = served.get_data(as_text=True)
+        served.close()
+        assert served.status_code == 200 and served.mimetype == "text/javascript", name
+        assert text == (client_js / name).read_text(encoding="utf-8"), name
 
 
 RESEARCHER_ROUTES = ["/surveys", f"/surveys/{SLUG}/results", f"/surveys/{SLUG}/results.csv",

@@ -1,6 +1,7 @@
 """Replay the browser's randomizers on an explicit list of 32-bit words, draw for draw.
 
-A scalar mirror of ``client_js/random.js`` and each mechanism's browser module: every draw
+A scalar mirror of ``client_js/random.js`` and ``client_js/mechanisms/`` (one module per
+mechanism, looked up by ``client_js/mechanisms/index.js``): every draw
 consumes words from a :class:`U32Stream` in exactly the order the JavaScript draws them
 from ``crypto.getRandomValues``, so a shared list of words must give the same report in
 both languages (``tests/vectors.json``). Each mechanism's ``replay`` lives in its own module;

@@ -1,7 +1,9 @@
 // Audit set-ups of the frequency oracles the browser ships (OUE, multi-select per bit and sampled,
-// subset selection): for each, the inputs, the support of its reports numbered 0..outputs-1, a draw
-// of the shipped randomizer mapped to that number, and the distribution its integer parameters
-// declare. Shared by tests/js/frequency.test.mjs and bench/audit/frequency.mjs (MATH.md §7).
+// subset selection): for each, the inputs, the support of its reports numbered 0..outputs-1 (index
+// maps a report to its number, undefined outside the support), a draw of the shipped randomizer
+// mapped to that number, and the distribution its integer parameters declare. Shared by
+// tests/js/frequency.test.mjs, tests/js/mechanism-conformance.test.mjs and bench/audit/frequency.mjs
+// (MATH.md §7).
 
 import {
   randomizeMulti, randomizeMultiSampled, randomizeOUE, randomizeSubset,
@@ -61,6 +63,7 @@ export function oueAudit({ d, qThreshold, rnd }) {
     epsilon: Math.log((1 - q) / q),
     inputs: [...Array(d).keys()],
     outputs: vectors.length,
+    index: bitsToNumber,
     draw: (x) => bitsToNumber(randomizeOUE(x, { d, qThreshold }, rnd)),
     declared: (x) => vectors.map((bits) => bits.reduce(
       (acc, bit, i) => acc * (i === x ? 0.5 : (bit ? q : 1 - q)), 1)),
@@ -76,6 +79,7 @@ export function multiRRAudit({ d, flipThreshold, rnd }) {
     epsilon: d * Math.log((1 - f) / f),
     inputs: vectors,
     outputs: vectors.length,
+    index: bitsToNumber,
     draw: (answer) => bitsToNumber(randomizeMulti(answer, { flipThreshold }, rnd)),
     declared: (answer) => vectors.map((bits) => bits.reduce(
       (acc, bit, i) => acc * (bit === answer[i] ? 1 - f : f), 1)),
@@ -90,11 +94,8 @@ export function multiSampledAudit({ d, flipThreshold, rnd }) {
     epsilon: Math.log((1 - f) / f),
     inputs: allBitVectors(d),
     outputs: d + 1,
-    draw: (answer) => {
-      const report = randomizeMultiSampled(answer, { flipThreshold }, rnd);
-      const j = report.indexOf(1);
-      return j + 1;
-    },
+    index: (report) => report.indexOf(1) + 1,
+    draw: (answer) => randomizeMultiSampled(answer, { flipThreshold }, rnd).indexOf(1) + 1,
     declared: (answer) => {
       const one = answer.map((bit) => (bit ? 1 - f : f) / d);
       return [one.reduce((acc, p) => acc + 1 / d - p, 0), ...one];
@@ -114,6 +115,7 @@ export function subsetAudit({ d, k, keepThreshold, rnd }) {
     epsilon: Math.log((p / (1 - p)) * ((d - k) / k)),
     inputs: [...Array(d).keys()],
     outputs: all.length,
+    index: (report) => index.get(bitsToNumber(report)),
     draw: (x) => index.get(bitsToNumber(randomizeSubset(x, { d, k, keepThreshold }, rnd))),
     declared: (x) => all.map((members) => (members.includes(x) ? inside : outside)),
   };

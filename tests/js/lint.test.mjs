@@ -26,9 +26,19 @@ const rel = (file) => path.relative(REPO, file);
 // Built from pieces so this file does not trip a grep of the repository for them.
 const BANNED = ['random', 'exp', 'log'].map((fn) => `Math.${fn}`);
 
-test('client_js holds the three modules and the stylesheet', () => {
-  for (const name of ['random.js', 'mechanisms.js', 'survey-form.js', 'style.css']) {
+test('client_js holds the random source, the mechanisms and their registry, the form and the stylesheet', () => {
+  for (const name of ['random.js', 'mechanisms.js', 'mechanisms/index.js', 'mechanisms/common.js', 'survey-form.js',
+    'style.css']) {
     assert.ok(existsSync(path.join(CLIENT, name)), `client_js/${name} is missing`);
+  }
+});
+
+test('mechanism names are spelled only in the mechanism modules: everything else asks the registry', () => {
+  const MECHANISM_FOLDER = path.join(CLIENT, 'mechanisms');
+  const names = /(["'`])(rr|grr|oue|ss|sampled|duchi|piecewise|hybrid)\1/g;
+  for (const file of SCRIPTS.filter((script) => path.dirname(script) !== MECHANISM_FOLDER)) {
+    const found = [...read(file).matchAll(names)].map(([literal]) => literal);
+    assert.deepEqual(found, [], `${rel(file)} switches on mechanism names; use client_js/mechanisms/index.js`);
   }
 });
 
@@ -44,7 +54,7 @@ test('no file in client_js mentions the banned Math functions, not even in a com
 test('only random.js touches the random source, and only through getRandomValues', () => {
   for (const file of SCRIPTS) {
     const text = read(file).replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '');
-    if (path.basename(file) === 'random.js') {
+    if (file === path.join(CLIENT, 'random.js')) {
       assert.match(text, /crypto\.getRandomValues\(/);
       assert.doesNotMatch(text.replace(/crypto\.getRandomValues\(/g, ''), /\bcrypto\b/);
     } else {

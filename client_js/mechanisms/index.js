@@ -1,0 +1,47 @@
+/**
+ * The registry of the nine local randomizers the browser ships, one module each in this folder.
+ *
+ * A design question (design.json) names its mechanism by the pair (kind, mechanism); every
+ * module default-exports the same frozen shape:
+ *   kind, name                          the pair it answers to;
+ *   randomize(question, answer, rnd)    the report of a true answer, drawn from rnd (random.js);
+ *   isReport(question, report)          whether a report is in the mechanism's output domain;
+ *   makeMemo(question, rnd)             a series memo: a report for every possible answer (series.js);
+ *   memoFits(question, memo)            whether a memo object read back from storage has that shape;
+ *   memoReport(question, memo, answer)  the memoized report of an answer;
+ *   describe(question, report)          the plain words of a report ("We will send: …").
+ */
+
+import warner from './warner.js';
+import grr from './grr.js';
+import oue from './oue.js';
+import subset from './subset.js';
+import multiBits from './multi-bits.js';
+import multiSampled from './multi-sampled.js';
+import duchi from './duchi.js';
+import piecewise from './piecewise.js';
+import hybrid from './hybrid.js';
+
+/** Every mechanism, each listed once. */
+export const MECHANISMS = Object.freeze([warner, grr, oue, subset, multiBits, multiSampled, duchi, piecewise, hybrid]);
+
+/** Return the mechanism registered for (kind, name), or undefined. */
+export function findMechanism(kind, name) {
+  return MECHANISMS.find((mechanism) => mechanism.kind === kind && mechanism.name === name);
+}
+
+/** Return the mechanism of a design question; throw a RangeError naming an unknown kind/mechanism pair. */
+export function mechanismOf(question) {
+  if (question === null || typeof question !== 'object') {
+    throw new TypeError(`question must be a design question object, got ${String(question)}`);
+  }
+  const { kind, mechanism } = question;
+  const found = findMechanism(kind, mechanism);
+  if (found === undefined) {
+    const known = MECHANISMS.map((m) => `${m.kind}/${m.name}`);
+    throw new RangeError(
+      `question ${String(question.id)} has an unsupported kind/mechanism ${String(kind)}/${String(mechanism)}; `
+      + `expected ${known.slice(0, -1).join(', ')} or ${known[known.length - 1]}`);
+  }
+  return found;
+}
