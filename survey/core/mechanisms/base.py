@@ -15,19 +15,23 @@ Pure: no Flask, no SQL, no I/O.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, fields
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from ..estimators import Estimate
-from .common import TWO53, worst_case_spread
+from ..estimators import Estimate, debias_indicators
+from .common import TWO53, check_threshold, uniform_variance, worst_case_spread
 from .mixture import mixture_population_worst
 
 # The four shapes a report takes on the wire and in the store.
 BIT, INDEX, BITS, LEVEL = "bit", "index", "bits", "level"
+
+
+# Design entry keys whose field has another name.
+_ENTRY_KEYS = {"lo": "min", "hi": "max"}
 
 
 @dataclass(frozen=True)
@@ -59,9 +63,26 @@ class Mechanism(ABC):
         """Return the design entry's fields (``mechanism`` first) and the realised ε′ ≤ share; ValueError if impossible."""
 
     @classmethod
-    @abstractmethod
     def from_entry(cls, entry: Mapping) -> Mechanism:
-        """Return the mechanism of a design entry, checking its parameters."""
+        """Return the mechanism of a design entry: each dataclass field read from the entry, thresholds checked.
+
+        A field reads the entry key of its name (``lo``/``hi`` read ``min``/``max``); one with
+        a default may be absent. ValueError names the question and what is missing or wrong.
+        """
+        values = {}
+        for field in fields(cls):
+            key = _ENTRY_KEYS.get(field.name, field.name)
+            if key not in entry:
+                if field.default is not MISSING:
+                    continue
+                raise ValueError(f"question {entry.get('id')!r} ({cls.kind}/{cls.name}) needs {key!r} in its entry")
+            value = entry[key]
+            if field.name == "options":
+                value = options_of(entry)
+            elif field.name.endswith("_threshold"):
+                check_threshold(field.name, value)
+            values[field.name] = value
+        return cls(**values)
 
     @classmethod
     def smallest_epsilon(cls) -> float:
@@ -153,6 +174,45 @@ class Mechanism(ABC):
     @abstractmethod
     def kept_sentence(self, keep: str) -> str:
         """Return the survey builder's sentence on what is kept of a true answer (p as the percentage ``keep``)."""
+
+
+@dataclass(frozen=True)
+class OptionMechanism(Mechanism):
+    """A mechanism of a choice or multi-select question: one estimand per option."""
+
+    options: tuple[str, ...]
+
+    @property
+    def d(self) -> int:
+        """The number of options."""
+        return len(self.options)
+
+    @property
+    def estimands(self) -> int:
+        return self.d
+
+    def selection_variance(self) -> float:
+        """n·Var of one option's estimate when the answers are uniform (f = 1/d): how choice encodings compete."""
+        return uniform_variance(*self.probabilities(), self.d)
+
+
+@dataclass(frozen=True)
+class BitVectorMechanism(OptionMechanism):
+    """A mechanism whose report is a list of d bits, bit i the indicator of option i."""
+
+    report: ClassVar[str] = BITS
+
+    @property
+    def highest(self) -> int:
+        return 1
+
+    def domain(self) -> str:
+        return f"a list of {self.d} values, each 0 or 1"
+
+    def estimates(self, ones, n, level) -> list[Estimate]:
+        """Debias each option's count with its (p, q), intervals simultaneous over the options (Bonferroni)."""
+        p, q = self.response_probabilities()
+        return debias_indicators(ones, n, p=p, q=q, level=level)
 
 
 class LevelMechanism(Mechanism):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Mapping
 
 import numpy as np
 
@@ -16,7 +15,6 @@ from .common import (
     TWO53,
     check_integer,
     check_range,
-    check_threshold,
     default_rng,
     randomize_rr,
     replay_rr,
@@ -57,10 +55,6 @@ class Duchi(Mechanism):
         threshold = rr_flip_threshold(epsilon=share)
         return {"mechanism": cls.name, "flip_threshold": threshold}, rr_epsilon(threshold)
 
-    @classmethod
-    def from_entry(cls, entry: Mapping) -> Duchi:
-        check_threshold("flip_threshold", entry["flip_threshold"])
-        return cls(lo=entry["min"], hi=entry["max"], flip_threshold=entry["flip_threshold"])
 
     @property
     def flip(self) -> Fraction:

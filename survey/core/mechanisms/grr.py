@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
 from fractions import Fraction
-from typing import Mapping
 
 import numpy as np
 
 from ..estimators import Estimate, debias_grr
 from ..words import percent
-from .base import INDEX, Mechanism, options_of
+from .base import INDEX, OptionMechanism
 from .common import (
     CTX,
     MAX_OPTIONS,
@@ -20,9 +19,7 @@ from .common import (
     bern53,
     check_d,
     check_integer,
-    check_threshold,
     default_rng,
-    uniform_variance,
 )
 
 
@@ -73,12 +70,11 @@ def randomize_grr(indices, *, d: int, keep_threshold: int, rng=None) -> np.ndarr
 
 
 @dataclass(frozen=True)
-class GeneralizedRR(Mechanism):
+class GeneralizedRR(OptionMechanism):
     """Report the true option w.p. p = T/2^53, each other w.p. q = (1 − p)/(d − 1): e^ε′ = p/q."""
 
-    options: tuple[str, ...]
     keep_threshold: int
-    epsilon_nominal: float
+    epsilon_nominal: float | None = None
     kind = "choice"
     name = "grr"
     title = "generalized randomized response"
@@ -90,25 +86,10 @@ class GeneralizedRR(Mechanism):
         threshold = grr_keep_threshold(epsilon=share, d=d)
         return {"mechanism": cls.name, "keep_threshold": threshold}, grr_epsilon(threshold, d)
 
-    @classmethod
-    def from_entry(cls, entry: Mapping) -> GeneralizedRR:
-        check_threshold("keep_threshold", entry["keep_threshold"])
-        return cls(options=options_of(entry), keep_threshold=entry["keep_threshold"],
-                   epsilon_nominal=entry.get("epsilon_nominal", entry.get("epsilon")))
-
-    @property
-    def d(self) -> int:
-        return len(self.options)
-
-    @property
-    def estimands(self) -> int:
-        return self.d
 
     def probabilities(self) -> tuple[Fraction, Fraction]:
         return grr_probabilities(self.keep_threshold, self.d)
 
-    def selection_variance(self) -> float:
-        return uniform_variance(*self.probabilities(), self.d)
 
     def ranking_variance(self) -> Decimal:
         eps = as_decimal(self.epsilon_nominal)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Mapping
 
 import numpy as np
 
@@ -134,9 +133,6 @@ class Hybrid(LevelMechanism):
         return ({"mechanism": cls.name, "ratio_a": a, "ratio_b": b, "bins": a + b, "levels": a + b + 2},
                 hybrid_epsilon(a, b))
 
-    @classmethod
-    def from_entry(cls, entry: Mapping) -> Hybrid:
-        return cls(lo=entry["min"], hi=entry["max"], ratio_a=entry["ratio_a"], ratio_b=entry["ratio_b"])
 
     @classmethod
     def smallest_epsilon(cls) -> float:

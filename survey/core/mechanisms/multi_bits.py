@@ -5,18 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Mapping
 
 import numpy as np
 
-from ..estimators import Estimate, debias_indicators
 from ..words import format_epsilon, percent
-from .base import BITS, Mechanism, bits_meanings, options_of
+from .base import BitVectorMechanism, bits_meanings
 from .common import (
     CTX,
     TWO53,
     check_bits,
-    check_threshold,
     per_option_epsilon,
     randomize_rr,
     rr_epsilon,
@@ -39,16 +36,14 @@ def check_answer_bits(bits, d: int) -> list[int]:
 
 
 @dataclass(frozen=True)
-class PerOptionRR(Mechanism):
+class PerOptionRR(BitVectorMechanism):
     """Every option's tick or blank kept w.p. 1 − f, else flipped, at ε/d each: a change of answer costs d·ε′_option."""
 
-    options: tuple[str, ...]
     flip_threshold: int
     epsilon_per_option: float | None = None
     kind = "multi"
     name = "rr"
     title = "randomized response"
-    report = BITS
 
     @classmethod
     def build(cls, question, share: Decimal) -> tuple[dict, Decimal]:
@@ -59,27 +54,16 @@ class PerOptionRR(Mechanism):
         return ({"mechanism": cls.name, "flip_threshold": threshold, "epsilon_per_option": float(option_realised)},
                 CTX.multiply(option_realised, Decimal(d)))
 
-    @classmethod
-    def from_entry(cls, entry: Mapping) -> PerOptionRR:
-        check_threshold("flip_threshold", entry["flip_threshold"])
-        return cls(options=options_of(entry), flip_threshold=entry["flip_threshold"],
-                   epsilon_per_option=entry.get("epsilon_per_option"))
 
     @property
     def list_title(self) -> str:
         return f"{self.title}, per option"
 
-    @property
-    def d(self) -> int:
-        return len(self.options)
 
     @property
     def flip(self) -> Fraction:
         return Fraction(self.flip_threshold, TWO53)
 
-    @property
-    def estimands(self) -> int:
-        return self.d
 
     def probabilities(self) -> tuple[Fraction, Fraction]:
         return 1 - self.flip, self.flip
@@ -96,16 +80,8 @@ class PerOptionRR(Mechanism):
         threshold_fraction("flip_threshold", self.flip_threshold)
         return [bit ^ int(stream.bern53(self.flip_threshold)) for bit in bits]
 
-    @property
-    def highest(self) -> int:
-        return 1
 
-    def domain(self) -> str:
-        return f"a list of {self.d} values, each 0 or 1"
 
-    def estimates(self, ones, n, level) -> list[Estimate]:
-        p, q = self.response_probabilities()
-        return debias_indicators(ones, n, p=p, q=q, level=level)
 
     def meanings(self, p, q) -> list[str]:
         per_option = self.epsilon_per_option

@@ -10,18 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Mapping
 
 import numpy as np
 
-from ..estimators import Estimate, debias_indicators
 from ..words import percent
-from .base import BITS, Mechanism, bits_meanings, options_of
+from .base import BitVectorMechanism, bits_meanings
 from .common import (
     MIN_VARIANCE_GAIN,
     TWO53,
     bern53,
-    check_threshold,
     default_rng,
     rr_epsilon,
     rr_flip_threshold,
@@ -53,15 +50,13 @@ def randomize_multi_sampled(bit_matrix, *, flip_threshold: int, rng=None) -> np.
 
 
 @dataclass(frozen=True)
-class SampledOption(Mechanism):
+class SampledOption(BitVectorMechanism):
     """Send d bits, all 0 but a uniformly drawn option j's, which carries its tick through RR at the full ε′."""
 
-    options: tuple[str, ...]
     flip_threshold: int
     kind = "multi"
     name = "sampled"
     title = "one option drawn at random, its bit at full ε′"
-    report = BITS
     gain_needed = MIN_VARIANCE_GAIN
 
     @classmethod
@@ -69,18 +64,6 @@ class SampledOption(Mechanism):
         threshold = rr_flip_threshold(epsilon=share)
         return {"mechanism": cls.name, "flip_threshold": threshold}, rr_epsilon(threshold)
 
-    @classmethod
-    def from_entry(cls, entry: Mapping) -> SampledOption:
-        check_threshold("flip_threshold", entry["flip_threshold"])
-        return cls(options=options_of(entry), flip_threshold=entry["flip_threshold"])
-
-    @property
-    def d(self) -> int:
-        return len(self.options)
-
-    @property
-    def estimands(self) -> int:
-        return self.d
 
     def probabilities(self) -> tuple[Fraction, Fraction]:
         return multi_sampled_probabilities(self.flip_threshold, self.d)
@@ -100,12 +83,7 @@ class SampledOption(Mechanism):
         report[drawn] = bits[drawn] ^ int(stream.bern53(self.flip_threshold))
         return report
 
-    @property
-    def highest(self) -> int:
-        return 1
 
-    def domain(self) -> str:
-        return f"a list of {self.d} values, each 0 or 1"
 
     def report_error(self, qid: str, ones: int) -> str | None:
         if ones <= 1:
@@ -115,9 +93,6 @@ class SampledOption(Mechanism):
     def batch_error(self, qid: str, ones: np.ndarray) -> str | None:
         return f"every report for {qid!r} must have at most one 1" if np.any(ones > 1) else None
 
-    def estimates(self, ones, n, level) -> list[Estimate]:
-        p, q = self.response_probabilities()
-        return debias_indicators(ones, n, p=p, q=q, level=level)
 
     def exact_denominators(self) -> tuple[int, ...]:
         return (TWO53, self.d * TWO53)

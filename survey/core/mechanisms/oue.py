@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Mapping
 
 import numpy as np
 
 from ..estimators import Estimate, debias_oue
 from ..words import percent
-from .base import BITS, Mechanism, bits_meanings, options_of
+from .base import BitVectorMechanism, bits_meanings
 from .common import (
     CTX,
     MAX_OPTIONS,
@@ -19,12 +18,10 @@ from .common import (
     as_decimal,
     bern53,
     check_integer,
-    check_threshold,
     default_rng,
     rr_epsilon,
     rr_flip_threshold,
     threshold_fraction,
-    uniform_variance,
 )
 from .grr import rare_option_variance
 
@@ -59,41 +56,24 @@ def randomize_oue(indices, *, d: int, q_threshold: int, rng=None) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class OptimizedUnaryEncoding(Mechanism):
+class OptimizedUnaryEncoding(BitVectorMechanism):
     """Send d bits: the true option's is 1 w.p. p = 1/2, every other 1 w.p. q = T/2^53: e^ε′ = (1 − q)/q."""
 
-    options: tuple[str, ...]
     q_threshold: int
-    epsilon_nominal: float
+    epsilon_nominal: float | None = None
     kind = "choice"
     name = "oue"
     title = "optimized unary encoding"
-    report = BITS
 
     @classmethod
     def build(cls, question, share: Decimal) -> tuple[dict, Decimal]:
         threshold = oue_q_threshold(epsilon=share)
         return {"mechanism": cls.name, "q_threshold": threshold}, oue_epsilon(threshold)
 
-    @classmethod
-    def from_entry(cls, entry: Mapping) -> OptimizedUnaryEncoding:
-        check_threshold("q_threshold", entry["q_threshold"])
-        return cls(options=options_of(entry), q_threshold=entry["q_threshold"],
-                   epsilon_nominal=entry.get("epsilon_nominal", entry.get("epsilon")))
-
-    @property
-    def d(self) -> int:
-        return len(self.options)
-
-    @property
-    def estimands(self) -> int:
-        return self.d
 
     def probabilities(self) -> tuple[Fraction, Fraction]:
         return Fraction(1, 2), Fraction(self.q_threshold, TWO53)
 
-    def selection_variance(self) -> float:
-        return uniform_variance(*self.probabilities(), self.d)
 
     def ranking_variance(self) -> Decimal:
         eps = as_decimal(self.epsilon_nominal)
@@ -109,12 +89,7 @@ class OptimizedUnaryEncoding(Mechanism):
         check_integer("q_threshold", self.q_threshold, 0, TWO53)
         return [stream.below(2) if i == true_value else int(stream.bern53(self.q_threshold)) for i in range(d)]
 
-    @property
-    def highest(self) -> int:
-        return 1
 
-    def domain(self) -> str:
-        return f"a list of {self.d} values, each 0 or 1"
 
     def estimates(self, ones, n, level) -> list[Estimate]:
         return debias_oue(ones, n, q=self.response_probabilities()[1], level=level)

@@ -7,7 +7,6 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Mapping
 
 import numpy as np
 
@@ -156,9 +155,6 @@ class Piecewise(LevelMechanism):
         a, b = piecewise_ratio(epsilon=share)
         return {"mechanism": cls.name, "ratio_a": a, "ratio_b": b, "bins": a + b}, piecewise_epsilon(a, b)
 
-    @classmethod
-    def from_entry(cls, entry: Mapping) -> Piecewise:
-        return cls(lo=entry["min"], hi=entry["max"], ratio_a=entry["ratio_a"], ratio_b=entry["ratio_b"])
 
     @classmethod
     def smallest_epsilon(cls) -> float:

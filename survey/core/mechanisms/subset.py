@@ -6,13 +6,11 @@ import functools
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
 from fractions import Fraction
-from typing import Mapping
 
 import numpy as np
 
-from ..estimators import Estimate, debias_indicators
 from ..words import percent
-from .base import BITS, Mechanism, bits_meanings, options_of
+from .base import BitVectorMechanism, bits_meanings
 from .common import (
     CTX,
     MAX_OPTIONS,
@@ -22,7 +20,6 @@ from .common import (
     bern53,
     check_d,
     check_integer,
-    check_threshold,
     default_rng,
     threshold_fraction,
     uniform_variance,
@@ -115,17 +112,18 @@ def floyd_subset(n: int, m: int, stream) -> set[int]:
 
 
 @dataclass(frozen=True)
-class SubsetSelection(Mechanism):
+class SubsetSelection(BitVectorMechanism):
     """Report a k-subset holding the true option w.p. p = T/2^53, the rest uniform among the others."""
 
-    options: tuple[str, ...]
     subset_size: int
     keep_threshold: int
     kind = "choice"
     name = "ss"
     title = "subset selection"
-    report = BITS
     gain_needed = MIN_VARIANCE_GAIN
+
+    def __post_init__(self):
+        _check_k(self.subset_size, self.d)
 
     @classmethod
     def build(cls, question, share: Decimal) -> tuple[dict, Decimal]:
@@ -136,26 +134,10 @@ class SubsetSelection(Mechanism):
         return ({"mechanism": cls.name, "subset_size": k, "keep_threshold": threshold},
                 ss_epsilon(threshold, d, k))
 
-    @classmethod
-    def from_entry(cls, entry: Mapping) -> SubsetSelection:
-        check_threshold("keep_threshold", entry["keep_threshold"])
-        options = options_of(entry)
-        _check_k(entry["subset_size"], len(options))
-        return cls(options=options, subset_size=entry["subset_size"], keep_threshold=entry["keep_threshold"])
-
-    @property
-    def d(self) -> int:
-        return len(self.options)
-
-    @property
-    def estimands(self) -> int:
-        return self.d
 
     def probabilities(self) -> tuple[Fraction, Fraction]:
         return ss_probabilities(self.keep_threshold, self.d, self.subset_size)
 
-    def selection_variance(self) -> float:
-        return uniform_variance(*self.probabilities(), self.d)
 
     def randomize(self, true_values, rng=None) -> np.ndarray:
         return randomize_ss(true_values, d=self.d, k=self.subset_size, keep_threshold=self.keep_threshold, rng=rng)
@@ -174,12 +156,7 @@ class SubsetSelection(Mechanism):
             bits[other + (1 if other >= true_value else 0)] = 1
         return bits
 
-    @property
-    def highest(self) -> int:
-        return 1
 
-    def domain(self) -> str:
-        return f"a list of {self.d} values, each 0 or 1"
 
     def report_error(self, qid: str, ones: int) -> str | None:
         if ones == self.subset_size:
@@ -192,9 +169,6 @@ class SubsetSelection(Mechanism):
             return f"every report for {qid!r} must have exactly {self.subset_size} ones"
         return None
 
-    def estimates(self, ones, n, level) -> list[Estimate]:
-        p, q = self.response_probabilities()
-        return debias_indicators(ones, n, p=p, q=q, level=level)
 
     def exact_denominators(self) -> tuple[int, ...]:
         return (TWO53, (self.d - 1) * TWO53)

@@ -5,14 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Mapping
 
 import numpy as np
 
 from ..estimators import Estimate, debias_rr
 from ..words import percent
 from .base import BIT, Mechanism
-from .common import TWO53, check_threshold, randomize_rr, replay_rr, rr_epsilon, rr_flip_threshold
+from .common import TWO53, randomize_rr, replay_rr, rr_epsilon, rr_flip_threshold
 
 
 @dataclass(frozen=True)
@@ -30,10 +29,6 @@ class WarnerRR(Mechanism):
         threshold = rr_flip_threshold(epsilon=share)
         return {"mechanism": cls.name, "flip_threshold": threshold}, rr_epsilon(threshold)
 
-    @classmethod
-    def from_entry(cls, entry: Mapping) -> WarnerRR:
-        check_threshold("flip_threshold", entry["flip_threshold"])
-        return cls(flip_threshold=entry["flip_threshold"])
 
     @property
     def flip(self) -> Fraction:
