@@ -171,8 +171,8 @@ def _definition(kind: str, d, epsilon: float, mechanism: str | None) -> dict:
 
 
 def registered(cls) -> type:
-    """Return the registered mechanism a class is (or, for a planted broken one, subclasses)."""
-    return next(mechanism for mechanism in MECHANISMS if issubclass(cls, mechanism))
+    """Return the registered mechanism a class is (or, for a planted broken one, subclasses most closely)."""
+    return next(mechanism for mechanism in cls.__mro__ if mechanism in MECHANISMS)
 
 
 def find_design(cls) -> tuple[dict, object]:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
 
 from ..estimators import Estimate, debias_duchi_mean
 from ..words import percent
-from .base import BIT, Mechanism
 from .common import (
     TWO53,
     check_integer,
@@ -19,10 +17,9 @@ from .common import (
     randomize_rr,
     replay_rr,
     round_at_random,
-    rr_epsilon,
-    rr_flip_threshold,
     threshold_fraction,
 )
+from .warner import WarnerRR
 
 
 def duchi_worst_variance(flip_threshold: int) -> float:
@@ -38,34 +35,15 @@ def randomize_duchi(values, *, lo: int, hi: int, flip_threshold: int, rng=None) 
 
 
 @dataclass(frozen=True)
-class Duchi(Mechanism):
-    """The answer x in lo..hi becomes 1 w.p. (x − lo)/(hi − lo), else 0; that bit is kept w.p. 1 − f."""
+class Duchi(WarnerRR):
+    """The answer x in lo..hi becomes 1 w.p. (x − lo)/(hi − lo), else 0; that bit goes through Warner's RR."""
 
     lo: int
     hi: int
-    flip_threshold: int
     kind = "number"
     name = "duchi"
     title = "Duchi rounding + randomized response"
     label = "Duchi"
-    report = BIT
-
-    @classmethod
-    def build(cls, question, share: Decimal) -> tuple[dict, Decimal]:
-        threshold = rr_flip_threshold(epsilon=share)
-        return {"mechanism": cls.name, "flip_threshold": threshold}, rr_epsilon(threshold)
-
-
-    @property
-    def flip(self) -> Fraction:
-        return Fraction(self.flip_threshold, TWO53)
-
-    @property
-    def estimands(self) -> int:
-        return 1
-
-    def probabilities(self) -> tuple[Fraction, Fraction]:
-        return 1 - self.flip, self.flip
 
     def selection_variance(self) -> float:
         return duchi_worst_variance(self.flip_threshold)
@@ -79,13 +57,6 @@ class Duchi(Mechanism):
         check_integer("value", true_value, self.lo, self.hi)
         rounded = int(stream.bern(true_value - self.lo, self.hi - self.lo))
         return replay_rr(rounded, flip_threshold=self.flip_threshold, stream=stream)
-
-    @property
-    def highest(self) -> int:
-        return 1
-
-    def domain(self) -> str:
-        return "0 or 1"
 
     def estimates(self, ones, n, level) -> list[Estimate]:
         return [debias_duchi_mean(ones[0], n, flip=self.flip_threshold / TWO53, lo=self.lo, hi=self.hi, level=level)]

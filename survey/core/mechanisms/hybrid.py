@@ -14,15 +14,13 @@ import numpy as np
 
 from ..estimators import Estimate, debias_hybrid_mean
 from ..words import percent
-from .base import LevelMechanism
 from .common import default_rng, round_at_random
 from .mixture import mixture_variance, mixture_worst
 from .piecewise import (
+    RatioLevelMechanism,
     check_level_input,
-    least_ratio_epsilon,
     piecewise_epsilon,
     piecewise_points,
-    piecewise_probabilities,
     piecewise_ratio,
     randomize_piecewise,
     replay_piecewise,
@@ -114,13 +112,9 @@ def randomize_hybrid(values, *, lo: int, hi: int, ratio_a: int, ratio_b: int, rn
 
 
 @dataclass(frozen=True)
-class Hybrid(LevelMechanism):
+class Hybrid(RatioLevelMechanism):
     """Report a piecewise level in 0..G−1 w.p. (a − b)/a, else Duchi's bit as level G or G + 1; e^ε′ = (a/b)²."""
 
-    lo: int
-    hi: int
-    ratio_a: int
-    ratio_b: int
     kind = "number"
     name = "hybrid"
     title = "hybrid of the piecewise and Duchi mechanisms"
@@ -134,23 +128,10 @@ class Hybrid(LevelMechanism):
                 hybrid_epsilon(a, b))
 
 
-    @classmethod
-    def smallest_epsilon(cls) -> float:
-        return least_ratio_epsilon(cls.max_bins)
-
-    @property
-    def bins(self) -> int:
-        return self.ratio_a + self.ratio_b
 
     @property
     def levels(self) -> int:
         return self.bins + 2
-
-    def levels_of_band(self) -> int:
-        return self.bins
-
-    def probabilities(self) -> tuple[Fraction, Fraction]:
-        return piecewise_probabilities(self.ratio_a, self.ratio_b)
 
     def variance_at(self, truth) -> float:
         """Return the exact n·Var of one report's estimate of x = ``truth`` (the answer scaled to [0, 1])."""

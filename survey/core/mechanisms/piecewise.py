@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 
@@ -137,13 +138,35 @@ def piecewise_points(a: int, b: int, low, high, joint: str) -> str:
 
 
 @dataclass(frozen=True)
-class Piecewise(LevelMechanism):
-    """Report a level k in 0..G−1 (G = a + b): near the answer w.p. a/G, else elsewhere; e^ε′ = (a/b)²."""
+class RatioLevelMechanism(LevelMechanism):
+    """A level mechanism built on e^(ε′/2) = a/b: G = a + b piecewise levels, p = a/G and q = b/G (Wang et al. 2019)."""
 
     lo: int
     hi: int
     ratio_a: int
     ratio_b: int
+    max_bins: ClassVar[int]
+
+    @classmethod
+    def smallest_epsilon(cls) -> float:
+        return least_ratio_epsilon(cls.max_bins)
+
+    @property
+    def bins(self) -> int:
+        """G = a + b, the piecewise branch's levels."""
+        return self.ratio_a + self.ratio_b
+
+    def levels_of_band(self) -> int:
+        return self.bins
+
+    def probabilities(self) -> tuple[Fraction, Fraction]:
+        return piecewise_probabilities(self.ratio_a, self.ratio_b)
+
+
+@dataclass(frozen=True)
+class Piecewise(RatioLevelMechanism):
+    """Report a level k in 0..G−1 (G = a + b): near the answer w.p. a/G, else elsewhere; e^ε′ = (a/b)²."""
+
     kind = "number"
     name = "piecewise"
     title = "piecewise mechanism"
@@ -156,23 +179,10 @@ class Piecewise(LevelMechanism):
         return {"mechanism": cls.name, "ratio_a": a, "ratio_b": b, "bins": a + b}, piecewise_epsilon(a, b)
 
 
-    @classmethod
-    def smallest_epsilon(cls) -> float:
-        return least_ratio_epsilon(cls.max_bins)
-
-    @property
-    def bins(self) -> int:
-        return self.ratio_a + self.ratio_b
 
     @property
     def levels(self) -> int:
         return self.bins
-
-    def levels_of_band(self) -> int:
-        return self.bins
-
-    def probabilities(self) -> tuple[Fraction, Fraction]:
-        return piecewise_probabilities(self.ratio_a, self.ratio_b)
 
     def variance_at(self, truth) -> float:
         """Return the exact n·Var of one report's estimate of x = ``truth`` (the answer scaled to [0, 1])."""
