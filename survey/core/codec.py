@@ -108,15 +108,19 @@ def decode_report(question: dict, words) -> Any:
 
 def tally_increments(question: dict, report: Any) -> list[tuple[int, int]]:
     """Return (tally, increment) pairs that one validated wire-format report adds to the tallies."""
-    if is_level(question):
-        score = level_score(question, int(report))
+    mechanism = mechanism_for(question)
+    if mechanism.report == LEVEL:
+        score = mechanism.level_score(int(report))
         return [(0, score), (1, score * score)]
-    return [(option, 1) for option in indicator_options(question, report)]
+    return [(option, 1) for option in _indicator_options(mechanism.report, report)]
 
 
 def indicator_options(question: dict, report: Any) -> list[int]:
     """Return the options whose indicator is 1 in one validated wire-format report."""
-    shape = report_shape(question)
+    return _indicator_options(report_shape(question), report)
+
+
+def _indicator_options(shape: str, report: Any) -> list[int]:
     if shape == BITS:
         return [option for option, bit in enumerate(report) if bit]
     if shape == INDEX:

@@ -14,6 +14,7 @@ Pure: no Flask, no SQL, no I/O.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from dataclasses import MISSING, dataclass, fields
 from decimal import Decimal
@@ -70,19 +71,31 @@ class Mechanism(ABC):
         a default may be absent. ValueError names the question and what is missing or wrong.
         """
         values = {}
-        for field in fields(cls):
-            key = _ENTRY_KEYS.get(field.name, field.name)
+        for name, key, required in cls.entry_keys():
             if key not in entry:
-                if field.default is not MISSING:
+                if not required:
                     continue
                 raise ValueError(f"question {entry.get('id')!r} ({cls.kind}/{cls.name}) needs {key!r} in its entry")
             value = entry[key]
-            if field.name == "options":
+            if name == "options":
                 value = options_of(entry)
-            elif field.name.endswith("_threshold"):
-                check_threshold(field.name, value)
-            values[field.name] = value
+            elif name.endswith("_threshold"):
+                check_threshold(name, value)
+            values[name] = value
         return cls(**values)
+
+    @classmethod
+    @functools.cache
+    def entry_key_names(cls) -> tuple[str, ...]:
+        """Return the entry keys the class's fields are read from, in order."""
+        return tuple(key for _, key, _ in cls.entry_keys())
+
+    @classmethod
+    @functools.cache
+    def entry_keys(cls) -> tuple[tuple[str, str, bool], ...]:
+        """Return (field, entry key, required) for each of the class's fields, in order."""
+        return tuple((field.name, _ENTRY_KEYS.get(field.name, field.name), field.default is MISSING)
+                     for field in fields(cls))
 
     @classmethod
     def smallest_epsilon(cls) -> float:

@@ -45,13 +45,32 @@ def mechanism_class(kind, name) -> type[Mechanism]:
         raise ValueError(f"unsupported kind/mechanism {kind!r}/{name!r}; expected one of {known}") from None
 
 
+# Mechanisms already read from design entries, by the entry's identity: the entry itself (kept, so
+# that its id cannot be reused), the keys read and their values (an options list by identity: a
+# list changed in place is not seen), and the mechanism. Reports are checked, encoded and counted
+# per question many times a second.
+_READ: dict[int, tuple[Mapping, tuple, tuple, Mechanism]] = {}
+_READ_LIMIT = 4096
+
+
 def mechanism_for(entry: Mapping) -> Mechanism:
-    """Return the mechanism of a design entry, with its parameters (ValueError naming the question if unknown or bad)."""
+    """Return the mechanism of a design entry, with its parameters (ValueError naming the question if unknown or bad).
+
+    The same entry read again, unchanged, gives the same (immutable) mechanism without reading it again.
+    """
+    known = _READ.get(id(entry))
+    if known is not None and known[0] is entry and known[2] == tuple(map(entry.get, known[1])):
+        return known[3]
     try:
-        return mechanism_class(entry.get("kind"), entry.get("mechanism")).from_entry(entry)
+        cls = mechanism_class(entry.get("kind"), entry.get("mechanism"))
     except ValueError as exc:
-        raise ValueError(f"question {entry.get('id')!r} has an {exc}" if str(exc).startswith("unsupported")
-                         else str(exc)) from None
+        raise ValueError(f"question {entry.get('id')!r} has an {exc}") from None
+    mechanism = cls.from_entry(entry)
+    keys = ("kind", "mechanism", *cls.entry_key_names())
+    if len(_READ) >= _READ_LIMIT:
+        _READ.clear()
+    _READ[id(entry)] = (entry, keys, tuple(map(entry.get, keys)), mechanism)
+    return mechanism
 
 
 def choose(question, share: Decimal, *, forced: str | None = None) -> tuple[type[Mechanism], dict, Decimal]:
