@@ -138,6 +138,7 @@ def _crosstab(form: BuilderForm, evaluation: Evaluation, respondents: int, odds_
              "lines": ["Add a second question to see how precise a crosstab of two questions will be."],
              "warning": None}
     if pair is not None:
+        form.pair_a.data, form.pair_b.data = pair
         found.update(a=pair[0], b=pair[1], **crosstab_precision(
             evaluation.defn, *pair, respondents=respondents, odds_ratio=odds_ratio, design=evaluation.design))
     return found
