@@ -17,6 +17,8 @@ const PREFIX = /questions-(?:\d+|__index__)(?=-|\s|$)/g;
 const form = document.getElementById('builder');
 const list = document.getElementById('questions');
 const summary = document.getElementById('builder-summary');
+const crosstabPreview = document.getElementById('crosstab-preview');
+const pairSelects = [document.getElementById('pair_a'), document.getElementById('pair_b')];
 const status = document.getElementById('builder-status');
 
 function questions() {
@@ -167,9 +169,8 @@ function warning(text) {
 function showPreview(container, numbers) {
   const terms = element('dl', undefined, 'preview-numbers');
   for (const [term, text] of numbers.terms) terms.append(element('dt', term), element('dd', text));
-  container.replaceChildren(terms);
+  container.replaceChildren(terms, ...numbers.warnings.map(warning));
   delete container.dataset.stale;
-  if (numbers.warning) container.append(warning(numbers.warning));
 }
 
 /** Keep each question's last preview, marked as out of date for ``reason``; return whether any was kept. */
@@ -187,9 +188,29 @@ function markStale(reason) {
   return kept;
 }
 
-function showSummary(lines, warningText) {
-  summary.replaceChildren(...lines.map((line) => element('p', line)));
-  if (warningText) summary.append(warning(warningText));
+function showSummary(lines, warnings = []) {
+  summary.replaceChildren(...lines.map((line) => element('p', line)), ...warnings.map(warning));
+}
+
+/** Offer the server's list of questions in both selects of the crosstab pair, and select the pair it planned. */
+function showPairChoices(choices, chosen) {
+  pairSelects.forEach((select, index) => {
+    const current = [...select.options].map((option) => [option.value, option.textContent]);
+    if (JSON.stringify(current) !== JSON.stringify(choices)) {
+      select.replaceChildren(...choices.map(([value, label]) => {
+        const option = element('option', label);
+        option.value = value;
+        return option;
+      }));
+    }
+    if (chosen[index] !== null) select.value = chosen[index];
+  });
+}
+
+function showCrosstab(crosstab) {
+  showPairChoices(crosstab.choices, [crosstab.a, crosstab.b]);
+  crosstabPreview.replaceChildren(...crosstab.lines.map((line) => element('p', line)),
+    ...(crosstab.warning ? [warning(crosstab.warning)] : []));
 }
 
 /** Show the server's errors beside their fields, except on empty fields the researcher has not reached yet. */
@@ -240,12 +261,14 @@ async function refresh() {
     questions().forEach((fieldset, index) => {
       showPreview(document.getElementById(`questions-${index}-preview`), data.questions[index]);
     });
-    showSummary(data.summary.lines, data.summary.warning);
+    showSummary(data.summary.lines, data.summary.warnings);
+    if (data.crosstab) showCrosstab(data.crosstab);
   } else {
     const todo = shown > 0 ? `fix the ${shown} marked field${shown === 1 ? '' : 's'}` : 'fill in the empty fields';
     const kept = markStale(`${todo} to update this preview.`);
     showSummary([kept ? `The preview below is out of date: ${todo} to update it.`
       : `${todo[0].toUpperCase()}${todo.slice(1)} to see the preview.`]);
+    crosstabPreview.replaceChildren(element('p', `${todo[0].toUpperCase()}${todo.slice(1)} to see the crosstab precision.`));
   }
 }
 

@@ -8,11 +8,17 @@ from pathlib import Path
 
 import click
 
+from ..core.precision import DEFAULT_WARN_MARGIN
 from ..store import Store, SurveyNotFound
 
 LEVEL = click.option("--level", default=0.95, show_default=True,
                      type=click.FloatRange(0, 1, min_open=True, max_open=True),
                      help="Confidence level of the intervals, in (0, 1).")
+
+WARN_MARGIN = click.option("--warn-margin", default=DEFAULT_WARN_MARGIN, show_default=True, metavar="H",
+                           type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                           help="Warn about every question whose expected 95% margin is wider than this share "
+                                "(0.10 for ±10 points; for a number, a share of its range).")
 
 
 def open_store(db: str, *, must_exist: bool = False) -> Store:

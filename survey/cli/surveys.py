@@ -10,8 +10,9 @@ import click
 
 from ..core.definition import parse_definition_toml
 from ..core.design import build_design
+from ..core.precision import DEFAULT_SHARES, precision_warnings
 from ..store import StoreError
-from .common import LEVEL, load_design, open_store
+from .common import LEVEL, WARN_MARGIN, load_design, open_store
 
 
 def _read_definition(file: Path):
@@ -23,8 +24,17 @@ def _read_definition(file: Path):
     return text, parse_definition_toml(text, source=str(file))
 
 
-def _print_precision(defn, design: dict):
-    """Print what the survey needs for a ±5-point margin, and warn where an answer's protection is nominal."""
+def _warn_imprecise(defn, *, respondents: int, warn_margin: float, recommended: dict, design=None) -> dict:
+    """Print on stderr the warning of every question too imprecise at ``respondents``; return them by id."""
+    found = precision_warnings(defn, respondents=respondents, warn_margin=warn_margin, design=design,
+                               recommended=recommended)
+    for message in found.values():
+        click.echo(f"Warning: {message}", err=True)
+    return found
+
+
+def _print_precision(defn, design: dict, *, respondents: int, warn_margin: float):
+    """Print what the survey needs for a ±5-point margin; warn where a question is too imprecise or its protection nominal."""
     from ..core.planning import DEFAULT_MARGIN, NOMINAL_EPSILON, nominal_warning, plan, plan_allocation
 
     current = plan_allocation(defn, sample=defn.sample if defn.allocation == "sample" else None,
@@ -39,6 +49,7 @@ def _print_precision(defn, design: dict):
         chosen = "" if best["sample"] is None else f", sample = {best['sample']}"
         click.echo(f"Recommended allocation: allocation = \"{best['allocation']}\"{chosen} needs "
                    f"{better.respondents:,} respondents for the same margin")
+    _warn_imprecise(defn, respondents=respondents, warn_margin=warn_margin, recommended=best, design=design)
     for question in design["questions"]:
         if question["epsilon"] > NOMINAL_EPSILON:
             click.echo(f"Warning: {nominal_warning(repr(question['id']), question['epsilon'])}", err=True)
@@ -64,12 +75,17 @@ def _print_design(design: dict):
               help="The researcher account the survey belongs to (default: none; see `share`).")
 @click.option("--draft", is_flag=True,
               help="Store it as a draft: invisible to respondents until `publish` (default: open at once).")
+@click.option("--respondents", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="The respondents you expect: a warning names every question too imprecise at this many.")
+@WARN_MARGIN
 @click.pass_obj
-def create(db, file, replace, owner, draft):
+def create(db, file, replace, owner, draft, respondents, warn_margin):
     """Create a survey from a TOML definition.
 
     Prints each question's mechanism and realised epsilon, the budget spent and the
-    respondent page's path. Only its owner and collaborators see its results; a survey
+    respondent page's path, and warns (on stderr) about every question whose expected
+    95% margin at --respondents is wider than --warn-margin, with the respondents it
+    needs. Only its owner and collaborators see its results; a survey
     created without --owner is visible to no researcher until `share` gives it one.
     The survey is open to respondents at once, or with --draft a draft until `publish`.
     A draft can be replaced freely; an open survey only while it has no responses; a
@@ -80,6 +96,7 @@ def create(db, file, replace, owner, draft):
       ldp-survey create examples/smoking.toml --owner alice@example.org
       ldp-survey create survey.toml --owner alice@example.org --draft
       ldp-survey --db study.db create survey.toml --replace
+      ldp-survey create survey.toml --respondents 5000 --warn-margin 0.05
     """
     text, defn = _read_definition(file)
     design = build_design(defn)
@@ -94,7 +111,7 @@ def create(db, file, replace, owner, draft):
     finally:
         store.close()
     _print_design(design)
-    _print_precision(defn, design)
+    _print_precision(defn, design, respondents=respondents, warn_margin=warn_margin)
     if status == "draft":
         click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
     if owner is None:
@@ -309,18 +326,21 @@ def _plan_odds_ratio(defn, odds, shares, level) -> dict:
 @click.option("--odds-ratio", "odds", nargs=3, metavar="A B OR", default=None,
               help="Also: the respondents needed to detect this odds ratio between yes/no questions A and B "
                    "(its interval excluding 1 with 80% power), under split allocation.")
-@click.option("--shares", nargs=2, type=click.FloatRange(0, 1, min_open=True, max_open=True), default=(0.5, 0.2),
+@click.option("--shares", nargs=2, type=click.FloatRange(0, 1, min_open=True, max_open=True), default=DEFAULT_SHARES,
               show_default=True, metavar="P_A P_B",
               help="With --odds-ratio: the expected share with A, and with B among those without A.")
+@WARN_MARGIN
 @LEVEL
-def plan(file, respondents, margin, fmt, level, odds, shares):
+def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin):
     """Plan margins and the respondents a survey needs.
 
     For `split` and for `sample` with every m: each question's mechanism, realised
     epsilon, expected worst-case margin (interval half-width, a share; for a number, a
     share of its range) at --respondents, and the respondents the survey needs for
     --margin; then the allocation that needs the fewest. Choice and multi questions
-    use intervals simultaneous over their options.
+    use intervals simultaneous over their options. A warning (on stderr; `warnings` in
+    JSON) names every question whose margin under the survey's own allocation is wider
+    than --warn-margin, with the respondents it needs.
 
     \b
     Examples:
@@ -328,6 +348,7 @@ def plan(file, respondents, margin, fmt, level, odds, shares):
       ldp-survey plan survey.toml --respondents 5000
       ldp-survey plan survey.toml --margin 0.03 --format json
       ldp-survey plan examples/smoking.toml --odds-ratio smoker lung_disease 3 --shares 0.22 0.06
+      ldp-survey plan survey.toml --respondents 2000 --warn-margin 0.05
     """
     from ..core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS, plan as make_plan
 
@@ -339,6 +360,9 @@ def plan(file, respondents, margin, fmt, level, odds, shares):
     if odds is not None:
         result["odds_ratio"] = _plan_odds_ratio(defn, odds, shares, level)
     if fmt == "json":
+        result["warnings"] = [{"id": qid, "message": message} for qid, message in precision_warnings(
+            defn, respondents=result["respondents"], warn_margin=warn_margin, level=level,
+            recommended=result["recommended"]).items()]
         click.echo(json.dumps(result, indent=2))
         return
     click.echo(f"{defn.slug}: epsilon {defn.epsilon:g} per respondent; {format(level * 100, 'g')}% intervals; "
@@ -360,3 +384,4 @@ def plan(file, respondents, margin, fmt, level, odds, shares):
     chosen = "split" if best["sample"] is None else f"sample = {best['sample']}"
     click.echo(f"\nRecommended: allocation = \"{best['allocation']}\"" + ("" if best["sample"] is None
                                                                          else f", {chosen}"))
+    _warn_imprecise(defn, respondents=result["respondents"], warn_margin=warn_margin, recommended=best)

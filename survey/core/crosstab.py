@@ -136,6 +136,16 @@ def sampled_pair_note(design: dict) -> str | None:
             f"respondents who happened to answer both: about {m * (m - 1) / (k * (k - 1)):.0%} of them.")
 
 
+def estimator_map(p_a: float, q_a: float, p_b: float, q_b: float) -> tuple[np.ndarray, np.ndarray]:
+    """Return (J, c) with (f̂_A, f̂_B, π̂) = J·(mean(R_A R_B), mean(R_A), mean(R_B)) + c, the debiasing of a pair."""
+    delta_a, delta_b = p_a - q_a, p_b - q_b
+    jacobian = np.array([[0.0, 1 / delta_a, 0.0],
+                         [0.0, 0.0, 1 / delta_b],
+                         [1 / (delta_a * delta_b), -q_b / (delta_a * delta_b), -q_a / (delta_a * delta_b)]])
+    offset = np.array([-q_a / delta_a, -q_b / delta_b, q_a * q_b / (delta_a * delta_b)])
+    return jacobian, offset
+
+
 def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, *, level=0.95) -> Crosstab:
     """Return the crosstab of two design questions from their joint reports.
 
@@ -162,7 +172,6 @@ def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, 
     z = float(ndtri(0.5 + level / 2))
     p_a, q_a = response_probabilities(question_a)
     p_b, q_b = response_probabilities(question_b)
-    delta_a, delta_b = p_a - q_a, p_b - q_b
     # Means of R_A (per indicator), R_B, and R_A R_B (per pair of indicators).
     total = max(weights.sum(), 1.0)
     mean_a = weights @ ind_a / total
@@ -171,11 +180,7 @@ def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, 
     # Second moments of R_B: equal to the first for 0/1 indicators, not for a piecewise or hybrid level in (0, 1).
     mean_b2 = weights @ (ind_b * ind_b) / total
     mean_ab2 = (ind_a * weights[:, None]).T @ (ind_b * ind_b) / total
-    # (f_A, f_B, π) = J·(x̄, ȳ, z̄) + c with x̄ = mean(R_A R_B), ȳ = mean(R_A), z̄ = mean(R_B).
-    jacobian = np.array([[0.0, 1 / delta_a, 0.0],
-                         [0.0, 0.0, 1 / delta_b],
-                         [1 / (delta_a * delta_b), -q_b / (delta_a * delta_b), -q_a / (delta_a * delta_b)]])
-    offset = np.array([-q_a / delta_a, -q_b / delta_b, q_a * q_b / (delta_a * delta_b)])
+    jacobian, offset = estimator_map(p_a, q_a, p_b, q_b)
     labels_a = _indicator_labels(question_a)
     labels_b = _indicator_labels(question_b)
     measures = {measure: [] for measure in MEASURES}

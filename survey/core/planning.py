@@ -309,3 +309,59 @@ def respondents_for_odds_ratio(question_a: dict, question_b: dict, *, share_a: f
                                        odds_ratio_cells(share_a, share_b_without_a, odds_ratio))
     z = z_value(level) + float(norm.ppf(power))
     return math.ceil(variance * z * z / math.log(odds_ratio) ** 2)
+
+
+def pair_share(design: dict) -> float:
+    """Return the share of respondents who answer a given pair of questions: 1 under split, m(m−1)/(k(k−1)) under sample."""
+    if design.get("allocation") != "sample":
+        return 1.0
+    k, m = len(design["questions"]), int(design["sample"])
+    return m * (m - 1) / (k * (k - 1))
+
+
+def _bit_probabilities(question: dict) -> tuple[float, float]:
+    """Return (p, q) of a question whose every indicator is reported as a bit; a number's is not planned."""
+    if question["kind"] == "number":
+        raise ValueError(f"the share of a number question's answers within another's is not planned; "
+                         f"{question['id']!r} is a number")
+    return response_probabilities(question)
+
+
+def conditional_share_variance(question_a: dict, question_b: dict, cells) -> float:
+    """Return n·Var of the crosstab's share of B's indicator among A's, P(I_B | I_A), for true cells (π00, π01, π10, π11).
+
+    The cells are those of (I_A, I_B) in the order 00, 01, 10, 11. Each report is a bit with
+    P(R = 1) = q + Δ·I, so the covariance of (R_A R_B, R_A, R_B) is exact from the cells, and
+    crosstab's own linear map and quotient rule give the rest (crosstab.estimator_map).
+    """
+    from .crosstab import estimator_map
+
+    (p_a, q_a), (p_b, q_b) = _bit_probabilities(question_a), _bit_probabilities(question_b)
+    pi = np.asarray(cells, dtype=float)
+    if pi.shape != (4,) or (pi < 0).any() or not math.isclose(pi.sum(), 1.0, abs_tol=1e-9):
+        raise ValueError(f"the cells must be 4 shares summing to 1, got {list(pi)}")
+    share_a, share_b, both = pi[2] + pi[3], pi[1] + pi[3], pi[3]
+    if share_a <= 0:
+        raise ValueError("the share with A's indicator must be positive")
+    bit_a, bit_b = np.array([q_a, p_a]), np.array([q_b, p_b])
+    x = float(np.outer(bit_a, bit_b).ravel() @ pi)
+    y, z = q_a + (p_a - q_a) * share_a, q_b + (p_b - q_b) * share_b
+    moments = np.array([[x * (1 - x), x * (1 - y), x * (1 - z)],
+                        [x * (1 - y), y * (1 - y), x - y * z],
+                        [x * (1 - z), x - y * z, z * (1 - z)]])
+    jacobian, _ = estimator_map(p_a, q_a, p_b, q_b)
+    gradient = np.array([-both / share_a ** 2, 0.0, 1 / share_a])
+    return float(gradient @ jacobian @ moments @ jacobian.T @ gradient)
+
+
+def worst_conditional_share_variance(question_a: dict, question_b: dict, share_a: float, *, steps: int = 50) -> float:
+    """Return the largest conditional_share_variance when a ``share_a`` has A's indicator, over B's shares.
+
+    The maximum is over P(I_B | I_A) and P(I_B | not I_A) on a grid of ``steps`` + 1 values each in [0, 1].
+    """
+    if not 0 < share_a <= 1:
+        raise ValueError(f"the share with A's indicator must be in (0, 1], got {share_a!r}")
+    grid = np.linspace(0.0, 1.0, steps + 1)
+    return max(conditional_share_variance(question_a, question_b, [(1 - share_a) * (1 - other), (1 - share_a) * other,
+                                                                  share_a * (1 - within), share_a * within])
+               for within in grid for other in grid)

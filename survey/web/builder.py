@@ -12,6 +12,7 @@ its maker; re-saving one's own draft replaces it; publishing is the dashboard's 
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 
@@ -24,6 +25,7 @@ from ..core.definition import SURVEY_FIELDS as DEFINITION_SURVEY_FIELDS
 from ..core.definition_check import FieldError, definition_errors, design_errors
 from ..core.definition_toml import dump_definition
 from ..core.planning import NOMINAL_EPSILON, nominal_warning, question_previews, recommend
+from ..core.precision import DEFAULT_WARN_MARGIN, crosstab_precision, precision_warnings
 from ..store import StoreError
 from .access import survey_for_researcher
 from .builder_forms import KIND_NAMES, BuilderForm, ImportForm, QuestionForm, form_to_mapping, mapping_to_formdata
@@ -36,6 +38,8 @@ bp = Blueprint("builder", __name__)
 
 QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "mechanism", "weight")
 SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample", "access", "series")
+# The fields of the precision preview: not part of the definition, kept across every button.
+PREVIEW_FIELDS = ("respondents", "margin", "pair_a", "pair_b", "odds_ratio")
 MAX_RESPONDENTS = 10**9
 # The recommendation tries every allocation (split, and sample m = k..1): at most this many
 # question designs, each computed once per shape (kind, options) and budget.
@@ -50,8 +54,9 @@ class Evaluation:
     defn: SurveyDefinition | None = None
     design: dict | None = None
     previews: list[dict] | None = None
-    warning: str | None = None
+    warnings: list[str] = field(default_factory=list)
     recommendation: dict | None = None
+    crosstab: dict | None = None
 
     def add(self, name: str, message: str):
         self.errors.setdefault(name, []).append(message)
@@ -91,10 +96,59 @@ def _planning_inputs(form: BuilderForm, evaluation: Evaluation) -> tuple[int, fl
     return None if respondents is None or margin is None else (respondents, margin / 100)
 
 
+def _odds_ratio(form: BuilderForm, evaluation: Evaluation) -> float | None:
+    """Return the odds ratio the crosstab preview plans for, or None with an error beside its field."""
+    try:
+        value = float((form.odds_ratio.data or "").strip())
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value) or value <= 0 or value == 1:
+        evaluation.add("odds_ratio", "Type an odds ratio above 0 and other than 1, e.g. 2 for twice the odds.")
+        return None
+    return value
+
+
+def pair_choices(form: BuilderForm) -> list[tuple[str, str]]:
+    """Set and return the choices of the crosstab pair's selects: each question with an id, numbered, once."""
+    choices, seen = [], set()
+    for index, entry in enumerate(form.questions):
+        qid = (entry.form.id.data or "").strip()
+        if qid and qid not in seen:
+            seen.add(qid)
+            choices.append((qid, f"{index + 1}. {qid} ({KIND_NAMES.get(entry.form.kind.data, 'question')})"))
+    form.pair_a.choices = form.pair_b.choices = choices
+    return choices
+
+
+def chosen_pair(form: BuilderForm, defn: SurveyDefinition) -> tuple[str, str] | None:
+    """Return the crosstab preview's pair: the questions chosen, else the first that can be crossed (None for one question)."""
+    ids = [question.id for question in defn.questions]
+    if len(ids) < 2:
+        return None
+    first = next((question.id for question in defn.questions if question.kind != "number"), ids[0])
+    a = form.pair_a.data if form.pair_a.data in ids else first
+    b = form.pair_b.data if form.pair_b.data in ids else next(qid for qid in ids if qid != a)
+    return a, b
+
+
+def _crosstab(form: BuilderForm, evaluation: Evaluation, respondents: int, odds_ratio: float) -> dict:
+    """Return the crosstab preview of the chosen pair: its choices, the pair, and planning's lines and warning."""
+    pair = chosen_pair(form, evaluation.defn)
+    found = {"choices": pair_choices(form), "a": None, "b": None,
+             "lines": ["Add a second question to see how precise a crosstab of two questions will be."],
+             "warning": None}
+    if pair is not None:
+        form.pair_a.data, form.pair_b.data = pair
+        found.update(a=pair[0], b=pair[1], **crosstab_precision(
+            evaluation.defn, *pair, respondents=respondents, odds_ratio=odds_ratio, design=evaluation.design))
+    return found
+
+
 def evaluate(form: BuilderForm) -> Evaluation:
     """Validate the whole form at once and, when it is valid, build the design and the precision preview."""
     evaluation = Evaluation()
     inputs = _planning_inputs(form, evaluation)
+    odds_ratio = _odds_ratio(form, evaluation)
     mapping = form_to_mapping(form)
     errors = definition_errors(mapping)
     if not errors:
@@ -107,22 +161,37 @@ def evaluate(form: BuilderForm) -> Evaluation:
         evaluation.add(_field_name(error), _message(error.message))
     if evaluation.design is not None and inputs is not None:
         respondents, margin = inputs
-        evaluation.previews = question_previews(evaluation.defn, respondents=respondents, margin=margin,
+        defn = evaluation.defn
+        evaluation.previews = question_previews(defn, respondents=respondents, margin=margin,
                                                  design=evaluation.design)
-        sample = evaluation.defn.sample if evaluation.defn.allocation == "sample" else None
+        evaluation.recommendation = recommendation(defn, respondents=respondents, margin=margin)
+        imprecise = precision_warnings(defn, respondents=respondents, design=evaluation.design,
+                                       recommended=evaluation.recommendation, subject=lambda _: "this question")
+        sample = defn.sample if defn.allocation == "sample" else None
         for numbers, entry in zip(evaluation.previews, evaluation.design["questions"]):
             if sample is not None:
-                numbers.update(sample=sample, questions=len(evaluation.defn.questions),
-                               budget=evaluation.defn.epsilon / sample)
+                numbers.update(sample=sample, questions=len(defn.questions), budget=defn.epsilon / sample)
             numbers["terms"] = preview_terms(numbers, entry)
-            numbers["warning"] = nominal_warning("This question", numbers["epsilon"]) if numbers["nominal"] else None
-        if evaluation.defn.epsilon > NOMINAL_EPSILON:
-            evaluation.warning = nominal_warning("Each respondent's set of answers", evaluation.defn.epsilon)
-        evaluation.recommendation = recommendation(evaluation.defn, respondents=respondents, margin=margin)
+            numbers["warnings"] = [*([nominal_warning("This question", numbers["epsilon"])] if numbers["nominal"]
+                                     else []), *([imprecise[numbers["id"]]] if numbers["id"] in imprecise else [])]
+        if defn.epsilon > NOMINAL_EPSILON:
+            evaluation.warnings.append(nominal_warning("Each respondent's set of answers", defn.epsilon))
+        if imprecise:
+            evaluation.warnings.append(imprecise_summary(len(imprecise), len(defn.questions), respondents))
         if evaluation.recommendation is not None:
             evaluation.recommendation["current"] = max(numbers["respondents_needed"]
                                                        for numbers in evaluation.previews)
+        if odds_ratio is not None:
+            evaluation.crosstab = _crosstab(form, evaluation, respondents, odds_ratio)
     return evaluation
+
+
+def imprecise_summary(count: int, total: int, respondents: int) -> str:
+    """Return the summary's warning that ``count`` of ``total`` questions are too imprecise at ``respondents``."""
+    which = "This question is" if total == 1 else (f"All {total} questions are" if count == total
+                                                  else f"{count} of the {total} questions are")
+    return (f"{which} too imprecise to be useful with {respondents:,} respondents: a margin wider than "
+            f"±{DEFAULT_WARN_MARGIN * 100:g} points (see the warning beside each, with the respondents it needs)")
 
 
 def recommendation(defn: SurveyDefinition, *, respondents: int, margin: float) -> dict | None:
@@ -151,7 +220,7 @@ def _questions(form: BuilderForm) -> list[dict]:
 
 def _rebuild(form: BuilderForm, questions: list[dict]) -> BuilderForm:
     """Return a fresh form with the survey's fields of ``form`` and these questions, in this order."""
-    data = MultiDict({name: form[name].data or "" for name in (*SURVEY_FIELDS, "respondents", "margin")})
+    data = MultiDict({name: form[name].data or "" for name in (*SURVEY_FIELDS, *PREVIEW_FIELDS)})
     for index, question in enumerate(questions):
         for name, value in question.items():
             data[f"questions-{index}-{name}"] = value
@@ -187,6 +256,7 @@ def _apply(form: BuilderForm, action: str) -> tuple[BuilderForm, str | None] | N
 def _render(form: BuilderForm, evaluation: Evaluation | None = None, *, focus: str | None = None,
             import_form: ImportForm | None = None, status: int = 200, editing: str | None = None):
     evaluation = evaluation or Evaluation()
+    pair_choices(form)
     question_templates = {}
     for kind in KINDS:
         template = QuestionForm(prefix="questions-__index__-")
@@ -313,4 +383,4 @@ def preview_json():
         return jsonify({"error": "sign in first"}), 401
     evaluation = evaluate(BuilderForm())
     return jsonify({"ok": not evaluation.errors, "errors": evaluation.errors, "questions": evaluation.previews,
-                    "summary": summary(evaluation)})
+                    "summary": summary(evaluation), "crosstab": evaluation.crosstab})

@@ -17,6 +17,7 @@ from wtforms.validators import Length
 from ..core.definition import DECLINE_LABEL, KINDS, MAX_QUESTIONS, NUMBER_MECHANISMS
 from ..core.mechanisms import for_kind
 from ..core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS
+from ..core.precision import DEFAULT_ODDS_RATIO
 from .forms import MAX_DEFINITION_SIZE
 
 KIND_NAMES = {"yes_no": "yes/no", "choice": "single choice", "multi": "multiple choice", "number": "number"}
@@ -61,6 +62,11 @@ class BuilderForm(FlaskForm):
                               render_kw={"inputmode": "numeric", **NO_AUTOFILL})
     margin = StringField("Margin of error you want (± percentage points)", default=f"{DEFAULT_MARGIN * 100:g}",
                          render_kw={"inputmode": "decimal", **NO_AUTOFILL})
+    # The pair of the crosstab preview: choices are the form's questions (builder.pair_choices), set per request.
+    pair_a = SelectField("First question (A)", choices=[], validate_choice=False)
+    pair_b = SelectField("Second question (B)", choices=[], validate_choice=False)
+    odds_ratio = StringField("Odds ratio to detect (two yes/no questions)", default=f"{DEFAULT_ODDS_RATIO:g}",
+                             render_kw={"inputmode": "decimal", **NO_AUTOFILL})
 
 
 class ImportForm(FlaskForm):

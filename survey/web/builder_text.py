@@ -53,7 +53,7 @@ def summary(evaluation) -> dict:
         lines = ["Press Preview to see each question's privacy and precision."]
     if evaluation.design is not None and evaluation.previews is not None:
         lines += recommendation_lines(evaluation.recommendation)
-    return {"lines": lines, "warning": evaluation.warning}
+    return {"lines": lines, "warnings": evaluation.warnings}
 
 
 def _allocation_words(allocation: str, sample: int | None) -> str:
