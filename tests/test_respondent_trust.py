@@ -112,7 +112,8 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
             assert served.json() == design
         else:
             assert served.text() == (REPO / "client_js" / name).read_text(encoding="utf-8"), name
-    assert "No IP address, no time of day, no cookie" in page.inner_text("body")
+    assert "No IP address, no time of day" in page.inner_text("body")
+    assert "This page sets no cookie" in page.inner_text("body")
 
     fill_smoking(page)
     shown = previews(page)
@@ -124,7 +125,7 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
     assert re.fullmatch(r"[0-9a-f]{32}", body["submission"])
     questions = {q["id"]: q for q in design["questions"]}
     for qid, (report, text) in shown.items():
-        assert text.startswith("We will send: ") and text.endswith("— this may not be your answer.")
+        assert text.startswith("We will send (after randomizing): ") and text.endswith("— this may not be your answer.")
         kind = questions[qid]["kind"]
         expected = {"yes_no": "Yes" if report == 1 else "No",
                     "number": "high end" if report == 1 else "low end"}.get(kind)
