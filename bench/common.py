@@ -36,7 +36,6 @@ PYTHON = sys.executable
 SLUG = "smoking-2026"
 SMOKING_TOML = ROOT / "examples" / "smoking.toml"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 CSRF_INPUT = re.compile(r'<input[^>]*name="csrf_token"[^>]*value="([^"]+)"')
 
 
@@ -423,19 +422,19 @@ class HttpClient:
             self.conn = None
 
 
-def respondent(origin: str, slug: str = SLUG) -> tuple[HttpClient, str]:
-    """Return a client holding a respondent session for the survey page, and its CSRF token."""
+def respondent(origin: str, slug: str = SLUG) -> HttpClient:
+    """Return a client that has loaded the survey page, as a respondent does (it sets no cookie)."""
     client = HttpClient(origin)
-    status, _, page, _ = client.get(f"/s/{slug}")
+    status, _, _, _ = client.get(f"/s/{slug}")
     if status != 200:
         raise RuntimeError(f"GET /s/{slug} answered {status}")
-    return client, CSRF_META.search(page.decode()).group(1)
+    return client
 
 
-def submit(client: HttpClient, token: str, body: bytes, slug: str = SLUG) -> tuple[int, float]:
-    """POST one submission; return (status, seconds)."""
+def submit(client: HttpClient, body: bytes, slug: str = SLUG) -> tuple[int, float]:
+    """POST one submission as the respondent page does (JSON, no cookie, no token); return (status, seconds)."""
     status, _, _, elapsed = client.request("POST", f"/s/{slug}/responses", body=body,
-                                           headers={"Content-Type": "application/json", "X-CSRFToken": token})
+                                           headers={"Content-Type": "application/json"})
     return status, elapsed
 
 

@@ -67,7 +67,7 @@ class Submitter(threading.Thread):
 
     def __init__(self, origin: str, bodies: list[bytes], rate: float, stop: threading.Event):
         super().__init__(daemon=True)
-        self.client, self.token = common.respondent(origin)
+        self.client = common.respondent(origin)
         self.bodies, self.interval, self.stop = bodies, 1.0 / rate, stop
         self.records: list[tuple[float, int, float]] = []
         self.error: BaseException | None = None
@@ -77,7 +77,7 @@ class Submitter(threading.Thread):
             due = time.perf_counter()
             index = 0
             while not self.stop.is_set():
-                status, elapsed = common.submit(self.client, self.token, self.bodies[index % len(self.bodies)])
+                status, elapsed = common.submit(self.client, self.bodies[index % len(self.bodies)])
                 self.records.append((time.perf_counter(), status, elapsed))
                 self.client.close()  # each submission on a new connection, like distinct respondents
                 index += 1
@@ -118,11 +118,11 @@ def url(path: str, slug: str) -> str:
     return path.format(slug=slug, question=QUESTION[slug])
 
 
-def first_after_new(researcher, respondent, token, bodies, slug, path, kind, repeat) -> list[float]:
+def first_after_new(researcher, respondent, bodies, slug, path, kind, repeat) -> list[float]:
     """Return the times of ``repeat`` GETs of ``path``, each right after one new response (201) to ``slug``."""
     times = []
     for _ in range(repeat):
-        status, _ = common.submit(respondent, token, next(bodies), slug=slug)
+        status, _ = common.submit(respondent, next(bodies), slug=slug)
         if status != 201:
             raise RuntimeError(f"a submission to {slug} answered {status}")
         times.append(get_ok(researcher, url(path, slug), kind))
@@ -197,8 +197,8 @@ def main(argv=None):
             researcher = common.sign_in(server.origin, EMAIL, PASSWORD)
             researcher.timeout = args.timeout
             researcher.close()  # the next request reconnects with that timeout (the cookies stay)
-            respondent, token = common.respondent(server.origin)
-            limits_respondent, limits_token = common.respondent(server.origin, LIMITS_SLUG)
+            respondent = common.respondent(server.origin)
+            limits_respondent = common.respondent(server.origin, LIMITS_SLUG)
 
             # The limits survey, the very first time after the server started (nothing cached).
             cold = {name: get_ok(researcher, url(path, LIMITS_SLUG), kind) for name, path, kind in PAGES}
@@ -213,7 +213,7 @@ def main(argv=None):
             print(f"\nsmoking survey, {args.n:,} responses (+ the ones added here):")
             results = []
             for name, path, kind in PAGES:
-                times = first_after_new(researcher, respondent, token, smoking_bodies, common.SLUG, path, kind,
+                times = first_after_new(researcher, respondent, smoking_bodies, common.SLUG, path, kind,
                                         args.repeat)
                 results.append(report(f"{name}, first view after a new response", times, health,
                                       target="chart" not in name))
@@ -227,7 +227,7 @@ def main(argv=None):
                 print(f"  {name + ', first view (cold)':<44} {common.ms(cold[name])} "
                       f"({cold[name] / health:8.1f} x healthz)")
             for name, path, kind in PAGES:
-                times = first_after_new(researcher, limits_respondent, limits_token, limits_bodies, LIMITS_SLUG,
+                times = first_after_new(researcher, limits_respondent, limits_bodies, LIMITS_SLUG,
                                         path, kind, args.repeat)
                 report(f"{name}, first view after a new response", times, health)
 
@@ -240,7 +240,7 @@ def main(argv=None):
                 time.sleep(args.idle_seconds)
                 load_start = time.perf_counter()
                 for name, path, kind in PAGES:
-                    times = first_after_new(researcher, limits_respondent, limits_token, limits_bodies,
+                    times = first_after_new(researcher, limits_respondent, limits_bodies,
                                             LIMITS_SLUG, path, kind, args.repeat)
                     report(f"{name}, first view after a new response", times, health)
                 load_end = time.perf_counter()

@@ -1,11 +1,10 @@
 """Ingest: valid randomized submissions POSTed by wrk to the real server, against GET /healthz on it.
 
 Starts `python -m survey --db DB serve --workers W --threads T` on a fresh SQLite file in
-a temporary directory (the smoking survey, no responses), fetches --sessions respondent
-sessions (cookie + CSRF token from GET /s/smoking-2026) in Python, writes a wrk Lua
-script that cycles --bodies pre-made submissions (survey.core.simulate.simulate_answers) over
-those sessions round-robin (each with a fresh random "submission" id, as the browser sends, unless
---no-submission-ids) and counts response statuses, warms up for 1 s, then runs
+a temporary directory (the smoking survey, no responses), writes a wrk Lua script that cycles
+--bodies pre-made submissions (survey.core.simulate.simulate_answers), sent as the respondent
+page sends them (JSON, no cookie, no token; each with a fresh random "submission" id, unless
+--no-submission-ids), and counts response statuses, warms up for 1 s, then runs
 --runs rounds of
 
   1. wrk POST /s/smoking-2026/responses  for --duration s  (accepted = status 201)
@@ -50,9 +49,6 @@ import common  # noqa: E402
 WRK = "/usr/bin/wrk"
 
 LUA = r"""-- Written by bench/ingest.py: MODE %(mode)s.
-local sessions = {
-%(sessions)s
-}
 local bodies = {
 %(bodies)s
 }
@@ -79,8 +75,7 @@ function init(args)
       local headers = {}
       local body = nil
       if mode == "post" then
-         local s = sessions[((k - 1 + id * 13) %% #sessions) + 1]
-         headers = {["Content-Type"] = "application/json", ["X-CSRFToken"] = s[2], ["Cookie"] = "session=" .. s[1]}
+         headers = {["Content-Type"] = "application/json"}
          body = bodies[k]
       end
       prepared[k] = wrk.format(mode == "post" and "POST" or "GET", path, headers, body)
@@ -101,8 +96,7 @@ function request()
    local close = reuse > 0 and sent %% reuse == 0
    if ids and mode == "post" then
       -- A fresh 128-bit submission id per request, as the browser makes one per respondent.
-      local s = sessions[((nxt - 1 + id * 13) %% #sessions) + 1]
-      local headers = {["Content-Type"] = "application/json", ["X-CSRFToken"] = s[2], ["Cookie"] = "session=" .. s[1]}
+      local headers = {["Content-Type"] = "application/json"}
       if close then headers["Connection"] = "close" end
       local submission = ""
       for _ = 1, 8 do submission = submission .. hex16() end
@@ -154,10 +148,9 @@ def lua_string(text: str) -> str:
     return f"[{'=' * level}[{text}]{'=' * level}]"
 
 
-def write_script(path: Path, mode: str, url_path: str, sessions, bodies, reuse: int, ids: bool = False) -> None:
+def write_script(path: Path, mode: str, url_path: str, bodies, reuse: int, ids: bool = False) -> None:
     path.write_text(LUA % {
         "mode": mode, "path": url_path, "reuse": reuse, "ids": "true" if ids else "false",
-        "sessions": ",\n".join(f"   {{{lua_string(c)}, {lua_string(t)}}}" for c, t in sessions) or "",
         "bodies": ",\n".join(f"   {lua_string(b.decode())}" for b in bodies) or "",
     })
 
@@ -251,15 +244,11 @@ def run_config(tmp: Path, workers: int, args, bodies) -> dict:
           f"-d{args.duration}s, {args.runs} run(s) of each", flush=True)
     posts, healths = [], []
     with common.Server(db, workers=workers, threads=args.threads, log=tmp / f"server-w{workers}.log") as server:
-        sessions = []
-        for _ in range(args.sessions):
-            client, token = common.respondent(server.origin)
-            sessions.append((client.cookies["session"], token))
-            client.close()
+        common.respondent(server.origin).close()
         post_path, health_path = f"/s/{common.SLUG}/responses", "/healthz"
         post_script, health_script = tmp / "post.lua", tmp / "healthz.lua"
-        write_script(post_script, "post", post_path, sessions, bodies, args.reuse, ids=args.submission_ids)
-        write_script(health_script, "healthz", health_path, [], [], args.reuse)
+        write_script(post_script, "post", post_path, bodies, args.reuse, ids=args.submission_ids)
+        write_script(health_script, "healthz", health_path, [], args.reuse)
         # Warm-up (not reported): every worker thread opens its connection and compiles templates.
         run_wrk(server, health_script, health_path, args, duration=1)
         run_wrk(server, post_script, post_path, args, duration=1)
@@ -302,7 +291,6 @@ def main(argv=None):
     parser.add_argument("--connections", type=int, default=16, help="wrk connections (default 16)")
     parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run (default 10)")
     parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1)")
-    parser.add_argument("--sessions", type=int, default=64, help="respondent sessions (cookie + token) (default 64)")
     parser.add_argument("--bodies", type=int, default=300, help="distinct pre-made submissions (default 300)")
     parser.add_argument("--submission-ids", action=argparse.BooleanOptionalAction, default=True,
                         help="give every request a fresh random submission id, as the browser does (default); "

@@ -19,16 +19,17 @@ import { askedQuestions } from './question-sample.js';
 import { u32 } from './random.js';
 import { canMemoize, forgetSeries, loadMemo, memoReport } from './series.js';
 import { addOptionFilter } from './option-filter.js';
+import { LOST_MESSAGE, outcome } from './refusals.js';
 
 const ANSWERED_PREFIX = 'ldp-survey:answered:';
 // How long after the press of send the request leaves, whatever the randomization took:
 // its running time can depend on the report, a timing channel (Haeberlen, Pierce & Narayan 2011).
 const SEND_DELAY_MS = 400;
-const LOST_MESSAGE = 'Your answers could not be sent, or the server\'s reply was lost. Your answers are still '
-  + 'here; check your connection and press send again: it is safe, your answers will be counted once.';
 const EARLIER_MESSAGE = 'Your answers had already arrived from an earlier send and were counted once; this '
   + 'send was not stored again. Your true answers never left this device.';
 const ARROW_STEPS = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
+// Below this width the privacy explanation starts folded, so the questions are near the top.
+const NARROW_SCREEN = '(max-width: 40rem)';
 
 function rememberAnswered(slug) {
   try {
@@ -180,15 +181,20 @@ function clearAnswers(fieldsets) {
   });
 }
 
-async function serverMessage(response) {
-  const fallback = `The server could not accept your answers (HTTP ${response.status}). Please try again.`;
+/** Return the `field` of a refused send's JSON error body, or null. */
+async function errorField(response) {
   try {
     const body = await response.json();
-    if (body && typeof body.error === 'string' && body.error) return { message: body.error, field: body.field };
+    return body && typeof body.field === 'string' ? body.field : null;
   } catch {
-    return { message: fallback };
+    return null;
   }
-  return { message: fallback };
+}
+
+/** Fold the privacy explanation on a narrow screen (its summary stays, and opens it by keyboard or touch). */
+function foldOnNarrowScreen() {
+  const details = document.getElementById('protection');
+  if (details && window.matchMedia(NARROW_SCREEN).matches) details.open = false;
 }
 
 /** Return a new submission id: 128 random bits as 32 lowercase hex digits. */
@@ -269,6 +275,8 @@ function setUpSurvey(form, design) {
   const errorRegion = document.getElementById('form-error');
   const thanks = document.getElementById('thanks');
   const notice = document.getElementById('already-answered');
+  const refused = document.getElementById('refused');
+  const sendNote = document.getElementById('send-note');
   const button = form.querySelector('button[type="submit"]');
   const buttonLabel = button.textContent;
   const fieldsets = new Map(
@@ -296,28 +304,21 @@ function setUpSurvey(form, design) {
     .filter((question) => question.kind === 'multi' && question.decline)
     .forEach((question) => setUpDecline(fieldsets.get(question.id)));
 
-  /** Send one body; return {outcome: 'stored' | 'earlier' | 'lost' | 'refused', message, field}. */
+  /** Send one body, with no cookie; return {outcome: 'stored' | 'earlier' | 'lost' | 'refused', message, final, field}. */
   const transmit = async (body) => {
     let response;
     try {
       response = await fetch(action, {
         method: 'POST',
-        credentials: 'same-origin',
-        headers: {
-          'Content-Type': 'application/json',
-          'X-CSRFToken': document.querySelector('meta[name="csrf-token"]')?.content ?? '',
-        },
+        credentials: 'omit',
+        headers: { 'Content-Type': 'application/json' },
         body,
       });
     } catch {
-      return { outcome: 'lost', message: LOST_MESSAGE };
+      return { outcome: 'lost', message: LOST_MESSAGE, final: false };
     }
-    if (response.status === 201) return { outcome: 'stored' };
-    const { message, field } = await serverMessage(response);
-    if (response.status === 409 && field === 'submission') return { outcome: 'earlier' };
-    // A 429 stored nothing and a server error may or may not have stored it: either way the very
-    // same send (same id) can be tried again safely.
-    return { outcome: response.status === 429 || response.status >= 500 ? 'lost' : 'refused', message, field };
+    const field = response.status === 201 ? null : await errorField(response);
+    return { ...outcome(response.status, field, questions), field };
   };
 
   let memos = new Map();
@@ -360,7 +361,8 @@ function setUpSurvey(form, design) {
       delete preview.dataset.report;
       return;
     }
-    preview.textContent = `We will send: ${describeReport(question, entry.report)} — this may not be your answer.`;
+    preview.textContent = `We will send (after randomizing): ${describeReport(question, entry.report)} `
+      + '— this may not be your answer.';
     preview.dataset.report = JSON.stringify(entry.report);
     preview.hidden = false;
   };
@@ -438,6 +440,19 @@ function setUpSurvey(form, design) {
     form.setAttribute('aria-busy', value ? 'true' : 'false');
   };
 
+  /** End the page after a final refusal: nothing was stored and no press of send can change that. */
+  const refuse = (message) => {
+    reports.clear();
+    submission = null;
+    forgetPending(slug);
+    clearAnswers(fieldsets);
+    errorRegion.textContent = '';
+    form.hidden = true;
+    refused.textContent = message;
+    refused.hidden = false;
+    refused.focus();
+  };
+
   const validate = () => {
     const bad = [];
     for (const question of asked) {
@@ -472,21 +487,25 @@ function setUpSurvey(form, design) {
     again.addEventListener('click', async () => {
       again.disabled = true;
       error.textContent = '';
-      const { outcome, message } = await transmit(body);
+      const sent = await transmit(body);
       again.disabled = false;
-      if (outcome === 'lost') {
-        error.textContent = message;
+      if (sent.outcome === 'lost') {
+        error.textContent = sent.message;
         return;
       }
       forgetPending(slug);
       section.hidden = true;
-      if (outcome === 'refused') {
-        form.hidden = false;
-        showError(`The earlier send was refused and nothing of it was stored (${message}); `
-          + 'you can answer below.');
+      if (sent.final) {
+        refuse(sent.message);
         return;
       }
-      finish(outcome === 'earlier' ? EARLIER_MESSAGE : undefined);
+      if (sent.outcome === 'refused') {
+        form.hidden = false;
+        showError(`The earlier send was not accepted and nothing of it was stored: ${sent.message} `
+          + 'You can answer below.');
+        return;
+      }
+      finish(sent.outcome === 'earlier' ? EARLIER_MESSAGE : undefined);
     });
   }
 
@@ -541,22 +560,29 @@ function setUpSurvey(form, design) {
     attempted = true;
     keepPending(slug, body);
     await waitUntil(pressedAt + SEND_DELAY_MS);
-    const { outcome, message, field } = await transmit(body);
+    const sent = await transmit(body);
+    const { message, field } = sent;
     setSending(false);
-    if (outcome !== 'lost') forgetPending(slug);
-    if (outcome === 'stored') {
+    if (sent.outcome !== 'lost') forgetPending(slug);
+    if (sent.outcome === 'stored') {
       finish();
       return;
     }
-    if (outcome === 'earlier') {
+    if (sent.outcome === 'earlier') {
       finish(EARLIER_MESSAGE);
       return;
     }
-    if (outcome === 'lost') {
+    if (sent.outcome === 'lost') {
       showError(message);
       button.focus();
       return;
     }
+    if (sent.final) {
+      refuse(message);
+      return;
+    }
+    // Refused, nothing stored: pressing send again would send the same and be refused again.
+    sendNote.hidden = true;
     showError(message);
     const fieldset = typeof field === 'string' ? fieldsets.get(field) : undefined;
     if (fieldset) {
@@ -575,6 +601,7 @@ function start() {
   if (!form) return;
   const errorRegion = document.getElementById('form-error');
   try {
+    foldOnNarrowScreen();
     const design = JSON.parse(document.getElementById('design').textContent);
     setUpSurvey(form, design);
   } catch (error) {

@@ -26,14 +26,9 @@ OTHER = {**GOOD, "smoker": 0}
 ID = "0123456789abcdef0123456789abcdef"
 
 
-def csrf_token(client, path=f"/s/{SLUG}") -> str:
-    page = client.get(path).get_data(as_text=True)
-    return re.search(r'<meta name="csrf-token" content="([^"]+)"', page).group(1)
-
-
-def post(client, body, token, slug=SLUG):
-    return client.post(f"/s/{slug}/responses", data=json.dumps(body), headers={"X-CSRFToken": token},
-                       content_type="application/json")
+def post(client, body, slug=SLUG):
+    """POST a submission as the respondent page does: JSON, no cookie, no token."""
+    return client.post(f"/s/{slug}/responses", data=json.dumps(body), content_type="application/json")
 
 
 
@@ -55,18 +50,16 @@ def invitations(db_path, n, slug="panel") -> list[str]:
 
 
 def test_a_repeat_with_the_same_id_and_answers_is_stored_once_and_answered_alike(client, db_path, smoking_survey):
-    token = csrf_token(client)
     body = {"design": smoking_survey["hash"], "answers": GOOD, "submission": ID}
-    first, again = post(client, body, token), post(client, body, token)
+    first, again = post(client, body), post(client, body)
     assert (first.status_code, again.status_code) == (201, 201)
     assert first.get_data() == again.get_data()
     assert stored_count(db_path, SLUG) == 1
 
 
 def test_the_same_id_with_other_answers_is_409_and_stores_nothing(client, db_path, smoking_survey):
-    token = csrf_token(client)
-    assert post(client, {"design": smoking_survey["hash"], "answers": GOOD, "submission": ID}, token).status_code == 201
-    response = post(client, {"design": smoking_survey["hash"], "answers": OTHER, "submission": ID}, token)
+    assert post(client, {"design": smoking_survey["hash"], "answers": GOOD, "submission": ID}).status_code == 201
+    response = post(client, {"design": smoking_survey["hash"], "answers": OTHER, "submission": ID})
     assert response.status_code == 409 and response.get_json()["field"] == "submission"
     assert stored_count(db_path, SLUG) == 1
     store = Store(db_path)
@@ -75,10 +68,8 @@ def test_the_same_id_with_other_answers_is_409_and_stores_nothing(client, db_pat
 
 
 def test_different_ids_are_different_respondents(client, db_path, smoking_survey):
-    token = csrf_token(client)
     for submission in (ID, "f" * 32):
-        assert post(client, {"design": smoking_survey["hash"], "answers": GOOD, "submission": submission},
-                    token).status_code == 201
+        assert post(client, {"design": smoking_survey["hash"], "answers": GOOD, "submission": submission}).status_code == 201
     assert stored_count(db_path, SLUG) == 2
 
 
@@ -87,16 +78,15 @@ def test_a_malformed_submission_id_is_400_naming_the_field(client, db_path, smok
     body = {"design": smoking_survey["hash"], "answers": GOOD, "submission": bad}
     if bad is None:
         body = {"design": smoking_survey["hash"], "answers": GOOD}
-        assert post(client, body, csrf_token(client)).status_code == 201
+        assert post(client, body).status_code == 201
         return
-    response = post(client, body, csrf_token(client))
+    response = post(client, body)
     assert response.status_code == 400 and response.get_json()["field"] == "submission"
     assert stored_count(db_path, SLUG) == 0
 
 
 def test_the_submission_id_is_kept_apart_from_the_response(client, db_path, smoking_survey):
-    token = csrf_token(client)
-    post(client, {"design": smoking_survey["hash"], "answers": GOOD, "submission": ID}, token)
+    post(client, {"design": smoking_survey["hash"], "answers": GOOD, "submission": ID})
     store = Store(db_path)
     try:
         stored = store.conn.execute("SELECT * FROM submissions").fetchall()
@@ -116,19 +106,17 @@ def test_an_invitation_admits_one_response_then_409(client, db_path, panel):
     [token_text] = invitations(db_path, 1)
     page = client.get(f"/s/panel?invite={token_text}").get_data(as_text=True)
     assert f'data-invite="{token_text}"' in page and 'id="invite-needed"' not in page
-    token = csrf_token(client, f"/s/panel?invite={token_text}")
     body = {"design": panel["hash"], "answers": {"remote": 1}, "invite": token_text, "submission": ID}
-    assert post(client, body, token, "panel").status_code == 201
-    again = post(client, {**body, "submission": "e" * 32}, token, "panel")
+    assert post(client, body, "panel").status_code == 201
+    again = post(client, {**body, "submission": "e" * 32}, "panel")
     assert again.status_code == 409 and again.get_json()["field"] == "invite"
     assert stored_count(db_path, "panel") == 1
 
 
 def test_a_lost_201_of_an_invited_send_is_retried_safely(client, db_path, panel):
     [token_text] = invitations(db_path, 1)
-    token = csrf_token(client, f"/s/panel?invite={token_text}")
     body = {"design": panel["hash"], "answers": {"remote": 0}, "invite": token_text, "submission": ID}
-    assert [post(client, body, token, "panel").status_code for _ in range(2)] == [201, 201]
+    assert [post(client, body, "panel").status_code for _ in range(2)] == [201, 201]
     assert stored_count(db_path, "panel") == 1
 
 
@@ -138,7 +126,7 @@ def test_a_missing_or_unknown_invitation_is_403_and_stores_nothing(client, db_pa
     body = {"design": panel["hash"], "answers": {"remote": 1}}
     if invite is not None:
         body["invite"] = invite
-    response = post(client, body, csrf_token(client, "/s/panel"), "panel")
+    response = post(client, body, "panel")
     assert response.status_code == 403 and response.get_json()["field"] == "invite"
     assert stored_count(db_path, "panel") == 0
 
@@ -150,21 +138,69 @@ def test_an_invitation_of_another_survey_is_403(client, db_path, panel):
     store.close()
     [token_text] = invitations(db_path, 1, "panel-b")
     body = {"design": panel["hash"], "answers": {"remote": 1}, "invite": token_text}
-    assert post(client, body, csrf_token(client, "/s/panel"), "panel").status_code == 403
+    assert post(client, body, "panel").status_code == 403
     assert stored_count(db_path, "panel") == 0
 
 
 def test_an_open_survey_takes_no_invitation(client, db_path, smoking_survey):
     body = {"design": smoking_survey["hash"], "answers": GOOD, "invite": "A" * 22}
-    response = post(client, body, csrf_token(client))
+    response = post(client, body)
     assert response.status_code == 400 and response.get_json()["field"] == "invite"
     assert stored_count(db_path, SLUG) == 0
 
 
-def test_the_page_of_an_invitation_only_survey_without_a_token_shows_no_form_to_use(client, panel):
-    page = client.get("/s/panel").get_data(as_text=True)
-    assert 'id="invite-needed"' in page and "by invitation only" in page
-    assert re.search(r'<form id="survey-form"[^>]*\bhidden\b', page)
+def invitation_notice(client, query: str) -> str | None:
+    """Return the id of the invitation notice the panel's page shows for ``query``, checking it has no form then."""
+    page = client.get(f"/s/panel{query}").get_data(as_text=True)
+    found = re.findall(r'<p id="(invite-[a-z]+)"', page)
+    assert len(found) <= 1
+    if found:
+        assert "<form" not in page and "survey-form.js" not in page, "no form and no script to answer with"
+    else:
+        assert '<form id="survey-form"' in page and "survey-form.js" in page
+    return found[0] if found else None
+
+
+def test_the_page_says_on_load_when_an_invitation_is_missing_unknown_or_used(client, db_path, panel):
+    [used, fresh] = invitations(db_path, 2)
+    body = {"design": panel["hash"], "answers": {"remote": 1}, "invite": used}
+    assert post(client, body, "panel").status_code == 201
+    assert invitation_notice(client, "") == "invite-needed"
+    for bad in ("?invite=", "?invite=" + "A" * 22, "?invite=not%20a%20token", "?invite=%C3%A9" * 11,
+                "?invite=" + "A" * 200):
+        assert invitation_notice(client, bad) == ("invite-needed" if bad == "?invite=" else "invite-unknown"), bad
+    assert invitation_notice(client, f"?invite={used}") == "invite-used"
+    assert invitation_notice(client, f"?invite={fresh}") is None
+
+
+def test_looking_at_the_page_does_not_use_the_invitation(client, db_path, panel):
+    [token_text] = invitations(db_path, 1)
+    for _ in range(3):
+        assert invitation_notice(client, f"?invite={token_text}") is None
+    store = Store(db_path)
+    assert store.invitation_counts("panel") == (1, 0) and store.invitation_status("panel", token_text) == "unused"
+    store.close()
+    body = {"design": panel["hash"], "answers": {"remote": 1}, "invite": token_text}
+    assert post(client, body, "panel").status_code == 201
+
+
+def test_a_token_of_another_survey_is_unknown_on_the_page(client, db_path, panel):
+    other = PANEL_TOML.replace('slug = "panel"', 'slug = "panel-b"')
+    store = Store(db_path)
+    store.create_survey(other, build_design(parse_definition_toml(other)))
+    store.close()
+    [token_text] = invitations(db_path, 1, "panel-b")
+    assert invitation_notice(client, f"?invite={token_text}") == "invite-unknown"
+
+
+def test_a_closed_invitation_only_survey_says_it_is_closed_whatever_the_token(client, db_path, panel):
+    [token_text] = invitations(db_path, 1)
+    store = Store(db_path)
+    store.close_survey("panel")
+    store.close()
+    for query in ("", f"?invite={token_text}", "?invite=" + "A" * 22):
+        page = client.get(f"/s/panel{query}").get_data(as_text=True)
+        assert 'id="survey-closed"' in page and "invite-" not in page and "<form" not in page
 
 
 def test_a_survey_open_to_anyone_refuses_invitations_in_the_store(db_path, smoking_survey):
@@ -316,8 +352,7 @@ def limited_app(db_path, smoking_survey):
 def test_a_flood_from_one_client_gets_429_beyond_the_limit_and_stores_nothing_of_it(limited_app, db_path,
                                                                                     smoking_survey):
     client = limited_app.test_client()
-    token = csrf_token(client)
-    statuses = [post(client, {"design": smoking_survey["hash"], "answers": GOOD}, token) for _ in range(9)]
+    statuses = [post(client, {"design": smoking_survey["hash"], "answers": GOOD}) for _ in range(9)]
     assert [r.status_code for r in statuses] == [201] * 5 + [429] * 4
     refused = statuses[-1]
     assert refused.is_json and "Nothing was stored" in refused.get_json()["error"]
@@ -325,7 +360,7 @@ def test_a_flood_from_one_client_gets_429_beyond_the_limit_and_stores_nothing_of
     assert stored_count(db_path, SLUG) == 5
     other = limited_app.test_client()
     response = other.post(f"/s/{SLUG}/responses", data=json.dumps({"design": smoking_survey["hash"], "answers": GOOD}),
-                          headers={"X-CSRFToken": csrf_token(other)}, content_type="application/json",
+                          content_type="application/json",
                           environ_base={"REMOTE_ADDR": "192.0.2.7"})
     assert response.status_code == 201, "another client address is not limited"
 
@@ -336,12 +371,11 @@ def test_the_flood_limit_trusts_x_forwarded_for_only_behind_configured_proxies(d
                       "MAX_SUBMISSIONS_PER_MINUTE": 2, "PROXIES": proxies})
     try:
         client = app.test_client()
-        token = csrf_token(client)
         body = json.dumps({"design": smoking_survey["hash"], "answers": GOOD})
 
         def send(forwarded_for):
             return client.post(f"/s/{SLUG}/responses", data=body, content_type="application/json",
-                               headers={"X-CSRFToken": token, "X-Forwarded-For": forwarded_for},
+                               headers={"X-Forwarded-For": forwarded_for},
                                environ_base={"REMOTE_ADDR": "10.0.0.1"}).status_code
 
         # Three clients behind one proxy (10.0.0.1), two submissions each.

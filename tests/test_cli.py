@@ -590,8 +590,10 @@ def test_serve_defaults_to_one_worker_per_cpu_and_8_threads(run, smoking_survey,
 
 def test_serve_https_sends_secure_cookies(run, smoking_survey, gunicorn_runs):
     ok(run("serve", "--https", "--port", free_port()))
-    cookie = gunicorn_runs[0][0].wsgi().test_client().get(f"/s/{SLUG}").headers["Set-Cookie"]
+    client = gunicorn_runs[0][0].wsgi().test_client()
+    cookie = client.get("/login").headers["Set-Cookie"]
     assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=Lax" in cookie
+    assert "Set-Cookie" not in client.get(f"/s/{SLUG}").headers, "the respondent page sets no cookie"
 
 
 def test_demo_serves_like_serve(run, db_path, gunicorn_runs):

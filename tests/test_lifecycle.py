@@ -136,42 +136,37 @@ def test_a_draft_replaced_after_its_design_was_read_refuses_the_old_design_clean
 # The respondent side
 
 
-def csrf_token(client) -> str:
-    page = client.get(f"/s/{SLUG}").get_data(as_text=True)
-    return re.search(r'<meta name="csrf-token" content="([^"]+)"', page).group(1)
-
-
-def submit(client, design, token):
+def submit(client, design):
+    """POST a submission as the respondent page does: JSON, no cookie, no token."""
     return client.post(f"/s/{SLUG}/responses", data=json.dumps({"design": design["hash"], "answers": GOOD}),
-                       headers={"X-CSRFToken": token}, content_type="application/json")
+                       content_type="application/json")
 
 
 def test_a_submission_after_close_is_410_and_changes_nothing_and_reopen_accepts(client, db_path, smoking_survey):
-    token = csrf_token(client)
-    assert submit(client, smoking_survey, token).status_code == 201
+    assert submit(client, smoking_survey).status_code == 201
     store = Store(db_path)
     try:
         store.close_survey(SLUG)
         before = store.tallies(SLUG)
     finally:
         store.close()
-    response = submit(client, smoking_survey, token)
+    response = submit(client, smoking_survey)
     assert response.status_code == 410 and response.is_json
     assert response.json["field"] is None and "closed" in response.json["error"]
     stale = client.post(f"/s/{SLUG}/responses", data=json.dumps({"design": "old", "answers": GOOD}),
-                        headers={"X-CSRFToken": token}, content_type="application/json")
+                        content_type="application/json")
     assert stale.status_code == 410
     page = client.get(f"/s/{SLUG}")
     html = page.get_data(as_text=True)
-    assert page.status_code == 200 and "This survey is closed" in html
-    assert "survey-form" not in html and "csrf-token" not in html
+    assert page.status_code == 200 and "This survey has closed" in html
+    assert "survey-form" not in html
     store = Store(db_path)
     try:
         assert store.tallies(SLUG) == before and before[0] == 1
         store.reopen_survey(SLUG)
     finally:
         store.close()
-    assert submit(client, smoking_survey, csrf_token(client)).status_code == 201
+    assert submit(client, smoking_survey).status_code == 201
 
 
 def test_a_draft_is_invisible_to_respondents(client, db_path, smoking_toml):
@@ -184,9 +179,7 @@ def test_a_draft_is_invisible_to_respondents(client, db_path, smoking_toml):
     assert client.get(f"/s/{SLUG}").status_code == 404
     missing = client.get(f"/s/{SLUG}/design.json")
     assert missing.status_code == 404 and missing.is_json
-    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"',
-                      client.get("/login").get_data(as_text=True)).group(1)
-    response = submit(client, design, token)
+    response = submit(client, design)
     assert response.status_code == 410 and response.json["field"] is None
 
 

@@ -100,7 +100,7 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
     design = json.loads(page.locator("#design").text_content())
     assert all(report is None for report, _ in previews(page).values()), "nothing is shown before an answer"
     assert "at most 88% sure" in page.locator("#posterior-bound").inner_text()
-    links = set(page.locator("#protection-title ~ p a").all_inner_texts())
+    links = set(page.locator("#protection p a").all_inner_texts())
     assert links == {"the public design (design.json)", *page_modules()}
     mechanisms = {f"mechanisms/{path.name}" for path in (REPO / "client_js" / "mechanisms").glob("*.js")}
     assert mechanisms <= page_modules(), "the page runs, and links, every mechanism module and the registry"
@@ -112,7 +112,8 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
             assert served.json() == design
         else:
             assert served.text() == (REPO / "client_js" / name).read_text(encoding="utf-8"), name
-    assert "No IP address, no time of day, no cookie" in page.inner_text("body")
+    assert "No IP address, no time of day" in page.inner_text("body")
+    assert "This page sets no cookie" in page.inner_text("body")
 
     fill_smoking(page)
     shown = previews(page)
@@ -124,7 +125,7 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
     assert re.fullmatch(r"[0-9a-f]{32}", body["submission"])
     questions = {q["id"]: q for q in design["questions"]}
     for qid, (report, text) in shown.items():
-        assert text.startswith("We will send: ") and text.endswith("— this may not be your answer.")
+        assert text.startswith("We will send (after randomizing): ") and text.endswith("— this may not be your answer.")
         kind = questions[qid]["kind"]
         expected = {"yes_no": "Yes" if report == 1 else "No",
                     "number": "high end" if report == 1 else "low end"}.get(kind)
@@ -332,16 +333,33 @@ def test_an_invitation_link_works_once_then_409_with_nothing_stored(browser, liv
     assert sent[0]["invite"] == token and stored_count(db, "panel") == 1
     context.close()
 
-    context = browser.new_context()  # another device, or cleared storage: the link is used
+    context = browser.new_context()  # another device, or cleared storage: the page says the link is used
     page = context.new_page()
-    replies = []
-    page.on("response", lambda r: replies.append(r.status) if r.request.method == "POST" else None)
     page.goto(f"{origin}/s/panel?invite={token}")
-    page.get_by_role("radio", name="No").check()
-    send(page)
-    page.get_by_text(re.compile("already been used")).wait_for(timeout=10_000)
-    assert replies == [409] and stored_count(db, "panel") == 1
+    assert page.locator("#invite-used").is_visible() and page.locator("form").count() == 0
     context.close()
+
+    # Two pages open on one new link: the second to send gets 409, said in plain words, stored nothing.
+    store = Store(db)
+    [token] = store.create_invitations("panel", 1)
+    store.close()
+    first, second = browser.new_context(), browser.new_context()
+    late, early = first.new_page(), second.new_page()
+    replies = []
+    late.on("response", lambda r: replies.append(r.status) if r.request.method == "POST" else None)
+    for page in (late, early):
+        page.goto(f"{origin}/s/panel?invite={token}")
+    early.get_by_role("radio", name="Yes").check()
+    send(early)
+    wait_thanks(early)
+    late.get_by_role("radio", name="No").check()
+    send(late)
+    late.locator("#refused").wait_for(state="visible", timeout=10_000)
+    assert "already been used" in late.locator("#refused").inner_text()
+    assert not re.search(r"press (the button|send) again", late.inner_text("body"), re.I)
+    assert replies == [409] and stored_count(db, "panel") == 2
+    first.close()
+    second.close()
 
 
 def tab_to(page, selector: str, limit: int = 60):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -98,15 +97,6 @@ def parse_response(data: bytes) -> tuple[int, dict, bytes]:
     return int(status_line.split()[1]), headers, body
 
 
-def session_and_token(origin: str) -> tuple[str, str]:
-    """Open the respondent page; return its session cookie and the CSRF token of its meta tag."""
-    with urllib.request.urlopen(f"{origin}/s/{SLUG}", timeout=10) as reply:
-        cookie = reply.headers["Set-Cookie"].split(";")[0]
-        page = reply.read().decode()
-    token = re.search(r'<meta name="csrf-token" content="([^"]+)"', page).group(1)
-    return cookie, token
-
-
 def valid_body(db_path: Path) -> bytes:
     """Return a valid submission for the smoking survey, randomized by the Python mirror."""
     store = Store(db_path)
@@ -178,7 +168,7 @@ def test_a_declared_oversized_body_is_refused_without_reading_it(app, smoking_su
 def test_a_body_at_the_limit_is_read_as_usual(app, smoking_survey):
     body = b"{" + b" " * (LIMIT - 2) + b"}"
     response = app.test_client().post(f"/s/{SLUG}/responses", data=body, content_type="application/json")
-    assert response.status_code == 400 and response.get_json()["field"] == "csrf_token"
+    assert response.status_code == 400 and response.get_json()["field"] == "design"
 
 
 @pytest.mark.parametrize("expect", [False, True], ids=["plain", "expect-100-continue"])
@@ -204,13 +194,12 @@ def test_the_real_server_answers_413_to_a_declared_200_mib_body_without_waiting_
 
 def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(server_db, spawn):
     server = spawn(server_db, "--workers", "1", "--threads", "2")
-    cookie, token = session_and_token(server.origin)
     body = valid_body(server_db)
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
         # A first request on the same connection: the worker has surely accepted it.
         sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
         assert read_one_response(sock)[0] == 200
-        sock.sendall(post_head(server.port, len(body), f"Cookie: {cookie}", f"X-CSRFToken: {token}") + body[:10])
+        sock.sendall(post_head(server.port, len(body)) + body[:10])
         time.sleep(0.5)  # the worker is now reading the body
         server.process.send_signal(signal.SIGTERM)
         time.sleep(1.5)  # the master has told the worker to stop
@@ -230,11 +219,9 @@ def test_sigterm_lets_a_request_in_flight_finish_then_exits_0(server_db, spawn):
 
 def test_the_master_holds_no_database_connection_and_logs_no_client(server_db, spawn):
     server = spawn(server_db, "--workers", "2")
-    cookie, token = session_and_token(server.origin)
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     connection.request("POST", f"/s/{SLUG}/responses", body=valid_body(server_db),
-                       headers={"Content-Type": "application/json", "Cookie": cookie, "X-CSRFToken": token,
-                                "User-Agent": "canary-agent/1.0"})
+                       headers={"Content-Type": "application/json", "User-Agent": "canary-agent/1.0"})
     assert connection.getresponse().status == 201
     connection.close()
     with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:  # a malformed request

@@ -20,18 +20,10 @@ SLUG = "smoking-2026"
 GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
 
 
-def csrf_token(client) -> str:
-    page = client.get(f"/s/{SLUG}")
-    assert page.status_code == 200
-    match = re.search(r'<meta name="csrf-token" content="([^"]+)"', page.get_data(as_text=True))
-    assert match, "the respondent page carries a csrf-token meta tag"
-    return match.group(1)
-
-
-def post(client, body, token=None, **kwargs):
-    headers = {"X-CSRFToken": token} if token else {}
+def post(client, body, **kwargs):
+    """POST a submission as the respondent page does: JSON, no cookie, no token."""
     data = body if isinstance(body, (bytes, str)) else json.dumps(body)
-    return client.post(f"/s/{SLUG}/responses", data=data, headers=headers,
+    return client.post(f"/s/{SLUG}/responses", data=data,
                        content_type=kwargs.pop("content_type", "application/json"), **kwargs)
 
 
@@ -43,8 +35,7 @@ def web(client, smoking_survey):
 
 
 def test_valid_response_is_stored_with_only_the_day(web, db_path, smoking_survey):
-    token = csrf_token(web)
-    response = post(web, {"design": smoking_survey["hash"], "answers": GOOD}, token)
+    response = post(web, {"design": smoking_survey["hash"], "answers": GOOD})
     assert response.status_code == 201, response.get_data(as_text=True)
     assert stored_count(db_path, SLUG) == 1
     store = Store(db_path)
@@ -111,9 +102,8 @@ BAD_BODIES = [
 
 @pytest.mark.parametrize("name,body,status,field", BAD_BODIES, ids=[b[0] for b in BAD_BODIES])
 def test_bad_reports_are_rejected_and_nothing_is_stored(web, db_path, smoking_survey, name, body, status, field):
-    token = csrf_token(web)
     body = {"design": smoking_survey["hash"], **body}
-    response = post(web, body, token)
+    response = post(web, body)
     assert response.status_code == status
     assert response.is_json and response.json["field"] == field and response.json["error"]
     assert stored_count(db_path, SLUG) == 0
@@ -122,7 +112,7 @@ def test_bad_reports_are_rejected_and_nothing_is_stored(web, db_path, smoking_su
 @pytest.mark.parametrize("raw", [b"not json", b'{"design": NaN}', b"\xff\xfe", b"[]",
                                  b'{"design": "x", "design": "y", "answers": {}}'])
 def test_malformed_bodies_are_rejected(web, db_path, smoking_survey, raw):
-    response = post(web, raw, csrf_token(web))
+    response = post(web, raw)
     assert response.status_code == 400 and response.is_json and response.json["error"]
     assert stored_count(db_path, SLUG) == 0
 
@@ -130,31 +120,49 @@ def test_malformed_bodies_are_rejected(web, db_path, smoking_survey, raw):
 def test_duplicate_answer_keys_are_rejected(web, db_path, smoking_survey):
     raw = ('{"design": "%s", "answers": {"smoker": 1, "smoker": 0, "lung_disease": 0, '
            '"cigarettes": [0, 0, 1, 1, 0], "age": 1}}' % smoking_survey["hash"])
-    response = post(web, raw, csrf_token(web))
+    response = post(web, raw)
     assert response.status_code == 400 and response.json["field"] == "smoker"
     assert stored_count(db_path, SLUG) == 0
 
 
 def test_non_json_content_type_is_rejected(web, db_path, smoking_survey):
     body = json.dumps({"design": smoking_survey["hash"], "answers": GOOD})
-    response = post(web, body, csrf_token(web), content_type="text/plain")
+    response = post(web, body, content_type="text/plain")
     assert response.status_code == 400 and response.is_json
     assert stored_count(db_path, SLUG) == 0
 
 
-def test_missing_or_wrong_csrf_token_is_rejected(web, db_path, smoking_survey):
-    csrf_token(web)
+def test_the_respondent_page_and_a_submission_set_no_cookie(web, db_path, smoking_survey):
+    page = web.get(f"/s/{SLUG}")
+    assert "Set-Cookie" not in page.headers and "csrf" not in page.get_data(as_text=True)
+    response = post(web, {"design": smoking_survey["hash"], "answers": GOOD})
+    assert response.status_code == 201 and "Set-Cookie" not in response.headers
+    assert stored_count(db_path, SLUG) == 1
+
+
+def test_a_browser_request_from_another_site_is_refused(web, db_path, smoking_survey):
     body = {"design": smoking_survey["hash"], "answers": GOOD}
-    for token in (None, "forged-token"):
-        response = post(web, body, token)
-        assert response.status_code == 400
-        assert response.is_json and response.json["field"] == "csrf_token"
+    for site in ("cross-site", "same-site"):
+        response = post(web, body, headers={"Sec-Fetch-Site": site})
+        assert response.status_code == 403 and response.is_json and response.json["field"] is None
     assert stored_count(db_path, SLUG) == 0
+    for site in ("same-origin", "none"):
+        assert post(web, body, headers={"Sec-Fetch-Site": site}).status_code == 201
+    assert stored_count(db_path, SLUG) == 2
+
+
+def test_a_submission_works_over_https_where_the_page_sends_no_referrer(app, smoking_survey, db_path):
+    client = app.test_client()
+    body = json.dumps({"design": smoking_survey["hash"], "answers": GOOD})
+    response = client.post(f"/s/{SLUG}/responses", data=body, content_type="application/json",
+                           base_url="https://localhost", headers={"Sec-Fetch-Site": "same-origin"})
+    assert response.status_code == 201, response.get_data(as_text=True)
+    assert stored_count(db_path, SLUG) == 1
 
 
 def test_oversized_body_is_rejected(web, db_path, smoking_survey):
     body = json.dumps({"design": smoking_survey["hash"], "answers": GOOD, "pad": "x" * 70_000})
-    response = post(web, body, csrf_token(web))
+    response = post(web, body)
     assert response.status_code == 413 and response.is_json
     assert stored_count(db_path, SLUG) == 0
 

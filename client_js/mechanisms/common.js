@@ -155,8 +155,13 @@ export function optionMemo(randomize, isReport) {
   };
 }
 
-/** Return the options whose bit is 1, joined by commas, or `none`. */
-export function optionList(question, bits, none) {
-  const chosen = question.options.filter((_, i) => bits[i] === 1);
-  return chosen.length ? chosen.join(', ') : none;
+/** Return the names of the options whose bit is 1, in order. */
+export function markedOptions(question, bits) {
+  return question.options.filter((_, i) => bits[i] === 1);
+}
+
+/** Return option names quoted and joined for a sentence: “A”, “B” and “C”. */
+export function quoteList(names) {
+  const quoted = names.map((name) => `“${name}”`);
+  return quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1]}`;
 }

@@ -6,7 +6,8 @@
  */
 
 import {
-  checkAnswerBits, checkBits, checkThreshold, cryptoRandom, everyFits, flip, flippedPair, isBitArray, optionList,
+  checkAnswerBits, checkBits, checkThreshold, cryptoRandom, everyFits, flip, flippedPair, isBitArray, markedOptions,
+  quoteList,
 } from './common.js';
 
 /** Return every 0/1 option bit passed through randomized response, in order. */
@@ -14,6 +15,14 @@ export function randomizeMulti(bits, { flipThreshold } = {}, rnd = cryptoRandom)
   checkBits(bits);
   checkThreshold('flipThreshold', flipThreshold);
   return bits.map((bit) => bit ^ flip(rnd, flipThreshold));
+}
+
+/** Return the words of a report: which options it marks as ticked, each tick randomized on its own. */
+function describe(question, report) {
+  const ticked = markedOptions(question, report);
+  if (ticked.length === 0) return 'a report with no option ticked';
+  if (ticked.length === question.options.length) return 'a report with every option ticked';
+  return `a report with ${quoteList(ticked)} ticked and every other option not ticked`;
 }
 
 export default Object.freeze({
@@ -29,5 +38,5 @@ export default Object.freeze({
   }),
   memoFits: (question, memo) => everyFits(memo.bits, question.options.length, (pair) => isBitArray(pair, 2)),
   memoReport: (question, memo, answer) => answer.map((bit, j) => memo.bits[j][bit]),
-  describe: (question, report) => `ticked: ${optionList(question, report, 'nothing')}`,
+  describe,
 });

@@ -8,7 +8,8 @@
  */
 
 import {
-  checkAnswerBits, checkBits, checkThreshold, cryptoRandom, flip, flippedPair, isBitArray, isIntegerIn, optionList,
+  checkAnswerBits, checkBits, checkThreshold, cryptoRandom, flip, flippedPair, isBitArray, isIntegerIn, markedOptions,
+  quoteList,
 } from './common.js';
 
 /**
@@ -24,6 +25,17 @@ export function randomizeMultiSampled(bits, { flipThreshold } = {}, rnd = crypto
   const report = new Array(bits.length).fill(0);
   report[drawn] = bits[drawn] ^ flip(rnd, flipThreshold);
   return report;
+}
+
+/** Return the words of a report: the one option drawn, when its randomized answer says ticked, else that none is. */
+function describe(question, report) {
+  const [ticked] = markedOptions(question, report);
+  if (ticked === undefined) {
+    return 'a report with no option ticked (one option was drawn at random and its randomized answer came out '
+      + 'not ticked; which option was drawn is not sent)';
+  }
+  return `a report that ${quoteList([ticked])} is ticked (the one option drawn at random; `
+    + 'the report says nothing about the others)';
 }
 
 export default Object.freeze({
@@ -45,5 +57,5 @@ export default Object.freeze({
     report[memo.drawn] = memo.reports[answer[memo.drawn]];
     return report;
   },
-  describe: (question, report) => `ticked: ${optionList(question, report, 'nothing')}`,
+  describe,
 });

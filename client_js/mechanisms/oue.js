@@ -5,7 +5,8 @@
  */
 
 import {
-  checkInteger, checkThreshold, cryptoRandom, flip, isBitArray, MAX_OPTIONS, optionCount, optionMemo, optionList,
+  checkInteger, checkThreshold, cryptoRandom, flip, isBitArray, MAX_OPTIONS, markedOptions, optionCount, optionMemo,
+  quoteList,
 } from './common.js';
 
 /**
@@ -34,5 +35,8 @@ export default Object.freeze({
   randomize,
   isReport,
   ...optionMemo(randomize, isReport),
-  describe: (question, report) => `marks on ${optionList(question, report, 'no option')}`,
+  describe: (question, report) => {
+    const marked = markedOptions(question, report);
+    return marked.length ? `a report marking ${quoteList(marked)}` : 'a report marking no option';
+  },
 });

@@ -5,7 +5,8 @@
  */
 
 import {
-  checkInteger, checkThreshold, cryptoRandom, floydSubset, isBitArray, MAX_OPTIONS, optionCount, optionMemo, optionList,
+  checkInteger, checkThreshold, cryptoRandom, floydSubset, isBitArray, MAX_OPTIONS, markedOptions, optionCount, optionMemo,
+  quoteList,
 } from './common.js';
 
 /**
@@ -42,5 +43,6 @@ export default Object.freeze({
   randomize,
   isReport,
   ...optionMemo(randomize, isReport),
-  describe: (question, report) => `one of ${optionList(question, report, 'no option')}`,
+  describe: (question, report) => `the set of options ${quoteList(markedOptions(question, report))}, drawn at `
+    + 'random to hold your answer more often than any other',
 });

@@ -468,6 +468,14 @@ class Store:
         with self._write() as conn:
             return admission.add_invitations(conn, slug, count, today())
 
+    def invitation_status(self, slug: str, token: str) -> str:
+        """Return "unused", "used" or "unknown" for an invitation token of a survey, without using it.
+
+        Read-only and unrecorded: the same answer the submission would give (403 unknown,
+        409 used), so the respondent page can say it before any answer is given.
+        """
+        return admission.invitation_status(self.conn, slug, token)
+
     def invitation_counts(self, slug: str) -> tuple[int, int]:
         """Return (invitations made, invitations used) of a survey."""
         return admission.invitation_counts(self.conn, slug)

@@ -101,15 +101,23 @@ def claim_submission(conn: sqlite3.Connection, slug: str, key: str, check: str) 
     return False
 
 
+def invitation_status(conn: sqlite3.Connection, slug: str, invite: str) -> str:
+    """Return "unused", "used" or "unknown" for an invitation token of a survey: one read, nothing written."""
+    row = conn.execute("SELECT used FROM invitations WHERE token_hash = ? AND survey = ?",
+                       [invite_hash(invite), slug]).fetchone()
+    if row is None:
+        return "unknown"
+    return "used" if row[0] else "unused"
+
+
 def check_invitation(conn: sqlite3.Connection, slug: str, invite: str | None):
     """Raise InvitationUnknown or InvitationUsed unless the token is an unused invitation of the survey."""
     if invite is None:
         return
-    row = conn.execute("SELECT used FROM invitations WHERE token_hash = ? AND survey = ?",
-                       [invite_hash(invite), slug]).fetchone()
-    if row is None:
+    status = invitation_status(conn, slug, invite)
+    if status == "unknown":
         raise InvitationUnknown("this invitation link is not valid for this survey; nothing was stored")
-    if row[0]:
+    if status == "used":
         raise InvitationUsed("this invitation link has already been used to answer; nothing was stored")
 
 

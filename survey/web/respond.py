@@ -4,31 +4,51 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, abort, jsonify, render_template, request
 
-from ..core.reports import ReportError, admission_fields, parse_submission, validate_submission
+from ..core.reports import INVITE_RE, ReportError, admission_fields, parse_submission, validate_submission
 from ..store import AdmissionError, StoreError, SurveyClosed
 from . import flood
 from .db import get_store
+from .security import csrf
 
 bp = Blueprint("respond", __name__)
 # The body of every 201, made once: the hot path of the server.
 STORED_BODY = b'{"stored": true}\n'
-
+# Sec-Fetch-Site values of a request the survey's own page made (or one typed by hand / sent by a script).
+OWN_PAGE = frozenset({"same-origin", "none"})
 
 
 @bp.get("/s/<slug>")
 def page(slug):
     """Render the survey form; the browser randomizes every answer before sending it.
 
-    A draft is not visible yet (404); a closed survey's page says so, without a form. An
-    invitation-only survey's page needs ``?invite=TOKEN`` (checked when the answers are sent).
+    A draft is not visible yet (404). A closed survey's page, and an invitation-only
+    survey's page without a usable ``?invite=TOKEN``, say why in plain words and show no
+    form (``blocked``). The page sets no cookie.
     """
     store = get_store()
     design = store.get_design(slug)
     status = _visible_status(store, slug)
-    invite = request.args.get("invite", "")[:64] if design.get("access") == "invite" else ""
-    response = render_template("respond.html", design=design, closed=status == "closed", invite=invite,
-                               needs_invite=design.get("access") == "invite" and not invite)
+    invite = request.args.get("invite", "") if design.get("access") == "invite" else ""
+    blocked = "closed" if status == "closed" else _invitation_problem(store, design, invite)
+    response = render_template("respond.html", design=design, blocked=blocked,
+                               invite="" if blocked else invite)
     return response, 200, {"Cache-Control": "no-store"}
+
+
+def _invitation_problem(store, design: dict, invite: str) -> str | None:
+    """Return "invite-missing", "invite-unknown" or "invite-used" when the page cannot be answered, else None.
+
+    A read-only look-up that neither uses the token nor records it: it tells the page what
+    sending would answer (403 for a missing or unknown token, 409 for a used one).
+    """
+    if design.get("access") != "invite":
+        return None
+    if not invite:
+        return "invite-missing"
+    if not INVITE_RE.fullmatch(invite):
+        return "invite-unknown"
+    status = store.invitation_status(design["slug"], invite)
+    return None if status == "unused" else f"invite-{status}"
 
 
 @bp.get("/s/<slug>/design.json")
@@ -54,6 +74,7 @@ def _closed(slug: str, exc: Exception | None = None) -> ReportError:
 
 
 @bp.post("/s/<slug>/responses")
+@csrf.exempt
 def submit(slug):
     """Validate one response against the current design and store it, or store nothing.
 
@@ -63,10 +84,16 @@ def submit(slug):
     with other answers; 410 when the survey is closed or still a draft (checked by the
     INSERT itself, so a submission racing a close is not stored); 429 when this client sent
     too many this minute (``flood``).
+
+    No session and no CSRF token: the request carries no credential another site could
+    borrow, it must be JSON (a cross-site page cannot send that without CORS, which this
+    app never grants), and a browser's request from another site is refused (403).
     """
     flooded = flood.check()
     if flooded is not None:
         return flooded
+    if request.headers.get("Sec-Fetch-Site", "none") not in OWN_PAGE:
+        raise ReportError("answers are accepted only from the survey's own page; nothing was stored", status=403)
     store = get_store()
     design = store.recent_design(slug)
     if not request.is_json:

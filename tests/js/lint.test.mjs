@@ -89,7 +89,7 @@ test('survey-form.js sends only through one fetch to the form\'s same-origin dat
   assert.match(text, /\bfetch\s*\(\s*action\b/, 'fetch must target the checked action URL');
   assert.match(text, /dataset\.action/);
   assert.match(text, /\.origin\s*!==\s*window\.location\.origin/, 'the action must be checked to be same-origin');
-  assert.match(text, /credentials:\s*'same-origin'/);
+  assert.match(text, /credentials:\s*'omit'/, 'no cookie goes with the answers');
   for (const channel of [/XMLHttpRequest/, /sendBeacon/, /WebSocket/, /EventSource/, /new\s+Image\b/,
     /\.submit\s*\(/, /\bopen\s*\(/, /\.src\s*=/, /\.href\s*=/, /postMessage/]) {
     assert.doesNotMatch(text, channel, `survey-form.js must not use ${channel}`);
