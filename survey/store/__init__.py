@@ -802,10 +802,10 @@ class Store:
         with self._write() as conn:
             return signin.reserve(conn, account, limits, now)
 
-    def sign_in_forget(self, account: str, client: str):
-        """Forget one client's failures on an account after it signed in."""
+    def sign_in_forget(self, account: str, client: str, *, account_wide: bool):
+        """Forget one client's failures on an account after it signed in (``signin.forget``)."""
         with self._write() as conn:
-            signin.forget(conn, account, client)
+            signin.forget(conn, account, client, account_wide)
 
     def unlock_account(self, email: str) -> int:
         """Clear every sign-in lock and failure count of an account; return how many counts were cleared."""

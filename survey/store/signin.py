@@ -40,9 +40,12 @@ def reserve(conn: sqlite3.Connection, account: str, limits: Sequence[tuple[str, 
     return 0.0, None
 
 
-def forget(conn: sqlite3.Connection, account: str, client: str):
-    """Forget one client's failures on an account (after it signed in)."""
+def forget(conn: sqlite3.Connection, account: str, client: str, account_wide: bool):
+    """Forget one client's failures on an account after it signed in, and its reserved attempt on the account-wide count."""
     conn.execute("DELETE FROM sign_in_failures WHERE account = ? AND client = ?", [account, client])
+    if account_wide:
+        conn.execute("UPDATE sign_in_failures SET failures = failures - 1 WHERE account = ? AND client = ? "
+                     "AND failures > 0", [account, ACCOUNT_WIDE])
 
 
 def unlock(conn: sqlite3.Connection, account: str) -> int:

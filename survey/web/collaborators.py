@@ -121,8 +121,9 @@ def _accepted(token: str, **who):
         user = get_store().accept_invitation(token, **who)
     except JoinLinkInvalid:
         return None
+    response = start_session(user, redirect(url_for("research.results", slug=user["survey"])))
     flash("Welcome: you now see this survey as a collaborator.", "success")
-    return start_session(user, redirect(url_for("research.results", slug=user["survey"])))
+    return response
 
 
 @bp.route("/join/<token>", methods=("GET", "POST"))
@@ -134,26 +135,26 @@ def join(token):
         return _invalid()
     account = store.get_user(invitation["email"])
     form = _form_for(invitation, account)
-    page = {"template": "join.html", "invitation": invitation, "form": form, "account": account}
+    page = {"invitation": invitation, "form": form, "account": account}
     if form.validate_on_submit():
         if isinstance(form, AcceptForm):
             done = _accepted(token, user_id=g.user["id"])
         elif isinstance(form, SignInToJoinForm):
-            user, refusal = check_password(invitation["email"], form.password.data, **page)
+            user, refusal = check_password(invitation["email"], form.password.data, template="join.html", **page)
             if refusal:
                 return refusal
             if user is None:
                 form.password.errors.append("Wrong password for this account.")
-                return render_template(**page), 200
+                return render_template("join.html", **page), 200
             done = _accepted(token, user_id=user["id"])
         else:
             try:
                 done = _accepted(token, password_hash=generate_password_hash(form.password.data))
             except StoreError as exc:
                 form.password.errors.append(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
-                return render_template(**page), 409
+                return render_template("join.html", **page), 409
         return done or _invalid()
-    return render_template(**page), 400 if form.errors else 200
+    return render_template("join.html", **page), 400 if form.errors else 200
 
 
 @bp.app_context_processor

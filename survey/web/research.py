@@ -79,14 +79,15 @@ def check_password(email: str, password: str, *, template: str, **context):
     """
     throttle = current_app.extensions["ldp_signin_throttle"]
     address = request.remote_addr or ""
-    lock = throttle.attempt(email, address, known=known_devices.knows(email))
+    known = known_devices.knows(email)
+    lock = throttle.attempt(email, address, known=known)
     if lock:
         page = render_template(template, lock=lock, locked_email=email, **context)
         return None, (page, 429, {"Retry-After": str(math.ceil(lock.seconds))})
     user = get_store().get_user(email)
     ok = check_password_hash(user["password_hash"] if user else _DUMMY_HASH, password)
     if user and ok:
-        throttle.succeed(email, address)
+        throttle.succeed(email, address, known=known)
         return user, None
     return None, None
 

@@ -78,6 +78,6 @@ class SignInThrottle:
             return None
         return Lock(max(0.0, wait), client != ACCOUNT_WIDE)
 
-    def succeed(self, account: str, address: str):
-        """Forget this client's failures on the account after a successful sign-in."""
-        self.stores.get().sign_in_forget(account_key(account), self.client(address))
+    def succeed(self, account: str, address: str, *, known: bool = False):
+        """Forget this client's failures on the account after a successful sign-in (``known`` as given to attempt)."""
+        self.stores.get().sign_in_forget(account_key(account), self.client(address), account_wide=not known)
