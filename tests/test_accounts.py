@@ -189,7 +189,7 @@ def make_link(owner, email, slug=SLUG) -> str:
     response = owner.post(f"/surveys/{slug}/collaborators/invite", data={"csrf_token": token, "email": email})
     assert response.status_code == 200, response.get_data(as_text=True)
     body = response.get_data(as_text=True)
-    assert "shown only this once" in body
+    assert "shown only this once" in body and 'action="/logout"' in body and csrf_token(body)
     return urllib.parse.urlsplit(re.search(r'<textarea id="join-link"[^>]*>([^<]+)</textarea>', body).group(1)).path
 
 

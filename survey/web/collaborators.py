@@ -17,6 +17,7 @@ from wtforms.validators import DataRequired, EqualTo, Length
 from ..store import EMAIL_MAX, MIN_PASSWORD_LENGTH, JoinLinkInvalid, StoreError
 from ..store.joining import JOIN_DAYS
 from .db import get_store
+from .forms import LogoutForm
 from .lifecycle import _submitted
 from .research import check_password, login_required, start_session
 from .security import csrf
@@ -87,7 +88,7 @@ def invite(slug):
         return _people(slug)
     link = url_for("collaborators.join", token=token, _external=True)
     return render_template("join_link.html", link=link, record=record, slug=slug, days=JOIN_DAYS,
-                           title=get_store().get_design(slug)["title"])
+                           title=get_store().get_design(slug)["title"], logout_form=LogoutForm())
 
 
 @bp.post("/surveys/<slug>/collaborators/revoke")
