@@ -348,26 +348,36 @@ def test_repeated_failed_sign_ins_are_throttled(web, researcher):
     for _ in range(5):
         assert login(web, researcher[0], "wrong password").status_code == 200
     response = login(web, *researcher)
-    assert response.status_code == 429 and "Too many failed sign-ins" in response.get_data(as_text=True)
+    body = response.get_data(as_text=True)
+    assert response.status_code == 429 and "Too many wrong passwords from this device" in body
+    assert 0 < int(response.headers["Retry-After"]) <= 900
     assert web.get("/surveys").status_code == 302
 
 
-def test_sign_in_throttle_window():
+def test_sign_in_throttle_window(tmp_path):
+    from survey.web.db import ThreadStores
     from survey.web.throttle import SignInThrottle
 
-    now = [0.0]
-    throttle = SignInThrottle(limit=2, window=60, clock=lambda: now[0])
-    throttle.fail("A@x.org")
-    assert throttle.retry_after("a@x.org") == 0
-    throttle.fail("a@x.org")
-    assert throttle.retry_after("a@x.org") == 60
-    now[0] = 30
-    assert throttle.retry_after("a@x.org") == 30
-    now[0] = 60.5
-    assert throttle.retry_after("a@x.org") == 0
-    throttle.fail("a@x.org")
-    throttle.succeed("a@x.org")
-    assert throttle.retry_after("a@x.org") == 0
+    Store(tmp_path / "t.db").close()
+    stores = ThreadStores(str(tmp_path / "t.db"))
+    now = [1000.0]
+    throttle = SignInThrottle(stores, limit=2, window=60, clock=lambda: now[0])
+    try:
+        assert throttle.attempt("A@x.org", "10.0.0.1") is None
+        assert throttle.attempt("a@x.org ", "10.0.0.1") is None
+        assert throttle.attempt("a@x.org", "10.0.0.1").seconds == 60
+        assert throttle.attempt("a@x.org", "10.0.0.2") is None, "another client is not locked"
+        now[0] = 1030
+        lock = throttle.attempt("a@x.org", "10.0.0.1")
+        assert lock.seconds == 30 and lock.this_device and lock.minutes == 1
+        now[0] = 1060.5
+        assert throttle.attempt("a@x.org", "10.0.0.1") is None
+        throttle.succeed("a@x.org", "10.0.0.1")
+        assert throttle.attempt("a@x.org", "10.0.0.1") is None
+        assert throttle.attempt("a@x.org", "10.0.0.1") is None
+        assert throttle.attempt("a@x.org", "10.0.0.1") is not None
+    finally:
+        stores.close_all()
 
 
 def test_dashboard_shows_question_text_responses_per_day_and_an_empty_state(web, db_path, researcher):

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import sys
 
 import click
 
-from ..store import Store, StoreError
+from ..store import EMAIL_RE, MIN_PASSWORD_LENGTH, Store, StoreError
 from .common import open_store
-
-MIN_PASSWORD_LENGTH = 8
-EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
 
 
 @click.group()
@@ -21,6 +17,9 @@ def user():
     \b
     Examples:
       ldp-survey user add alice@example.org
+      ldp-survey user passwd alice@example.org
+      ldp-survey user unlock alice@example.org
+      ldp-survey user list
     """
 
 
@@ -72,7 +71,7 @@ def user_add(db, email, replace):
 @click.argument("email")
 @click.pass_obj
 def user_passwd(db, email):
-    """Set a researcher's password and end every session of the account.
+    """Set a researcher's password, end every session of the account and clear its sign-in locks.
 
     The password is prompted twice, or read as one line from stdin when it is not a terminal.
 
@@ -89,7 +88,34 @@ def user_passwd(db, email):
         store.set_password(email.strip(), generate_password_hash(password))
     finally:
         store.close()
-    click.echo(f"Set a new password for {email.strip()}; its earlier sessions have ended")
+    click.echo(f"Set a new password for {email.strip()}; its earlier sessions have ended and its sign-in "
+               "locks are cleared")
+
+
+@user.command("unlock")
+@click.argument("email")
+@click.pass_obj
+def user_unlock(db, email):
+    """Let a researcher sign in again at once after too many wrong passwords, keeping the password.
+
+    Clears the account's locks and wrong-password counts from every device, in the running
+    server too (they are kept in the database). Nobody has to restart anything.
+
+    \b
+    Examples:
+      ldp-survey user unlock alice@example.org
+      ldp-survey --db study.db user unlock alice@example.org
+    """
+    store = open_store(db, must_exist=True)
+    try:
+        cleared = store.unlock_account(email.strip())
+    finally:
+        store.close()
+    if cleared:
+        click.echo(f"Unlocked {email.strip()}: cleared its wrong-password counts from {cleared} "
+                   f"place{'' if cleared == 1 else 's'}; it can sign in now")
+    else:
+        click.echo(f"{email.strip()} was not locked (no recent wrong passwords); it can sign in now")
 
 
 @user.command("list")

@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import sqlite3
 import threading
@@ -27,7 +28,7 @@ import numpy as np
 import sqlite_utils
 
 from ..core import codec
-from . import admission
+from . import admission, joining, signin
 from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
 from .schema import (REPORTS, Batch, batch_from_answers, batch_from_columns, create_reports, insert_batch,
                      column_names, insert_one_sql, migrations, report_columns, reports_table, row_from_answer,
@@ -52,6 +53,14 @@ class StoreError(Exception):
 
 class SurveyNotFound(StoreError):
     """No survey has this slug."""
+
+
+class NotOwner(StoreError):
+    """Only the survey's owner may do this (its collaborators may not)."""
+
+
+class JoinLinkInvalid(StoreError):
+    """The join link is unknown, used, revoked or expired (one answer for all four)."""
 
 
 class SurveyClosed(StoreError):
@@ -367,6 +376,79 @@ class Store:
             conn.execute("INSERT OR IGNORE INTO collaborators (survey, user_id) VALUES (?, ?)",
                          [slug, account["id"]])
             return "collaborator"
+
+    def is_owner(self, slug: str, user_id: int) -> bool:
+        """Return whether the researcher owns the survey (False for a collaborator or no such survey)."""
+        return self._execute("SELECT 1 FROM surveys WHERE slug = ? AND owner_id = ?",
+                             [slug, user_id]).fetchone() is not None
+
+    def invite_collaborator(self, slug: str, owner_id: int, email: str) -> tuple[str, dict]:
+        """Make a single-use join link for ``email`` to collaborate on a survey; return its token (shown once) and record.
+
+        Only the survey's owner may (NotOwner otherwise); an email that already sees the
+        survey is refused; a new link for an email replaces its earlier one.
+        """
+        email = email.strip()
+        if not EMAIL_RE.match(email) or len(email) > EMAIL_MAX:
+            raise StoreError(f"{email!r} does not look like an email address (name@example.org)")
+        with self._write() as conn:
+            survey = conn.execute("SELECT owner_id FROM surveys WHERE slug = ?", [slug]).fetchone()
+            if survey is None:
+                raise SurveyNotFound(f"no survey with slug {slug!r}")
+            if survey[0] != owner_id:
+                raise NotOwner("only the survey's owner can invite collaborators")
+            account = self.get_user(email)
+            if account is not None and self.can_access(slug, account["id"]):
+                raise StoreError(f"{account['email']} already sees this survey")
+            return joining.add(conn, slug, email, owner_id, today())
+
+    def collaborator_invitations(self, slug: str) -> list[dict]:
+        """Return the survey's join links that still work (id, email, last day; never a token), by email."""
+        return joining.pending(self.conn, slug, today())
+
+    def revoke_collaborator_invitation(self, slug: str, invitation_id: int) -> dict:
+        """Delete one of the survey's join links; return its record. Raises StoreError if it has no such link."""
+        with self._write() as conn:
+            record = joining.revoke(conn, slug, invitation_id)
+        if record is None:
+            raise StoreError("this survey has no such join link; it may have been used or revoked already")
+        return record
+
+    def join_invitation(self, token: str) -> dict | None:
+        """Return a working join link's record with its survey's title and owner's email, or None."""
+        record = joining.find(self.conn, token, today())
+        if record is None:
+            return None
+        title, owner = self._execute("SELECT s.title, u.email FROM surveys s LEFT JOIN users u ON u.id = s.owner_id "
+                                     "WHERE s.slug = ?", [record["survey"]]).fetchone()
+        return {**record, "title": title, "owner": owner}
+
+    def accept_invitation(self, token: str, *, user_id: int | None = None,
+                          password_hash: str | None = None) -> dict:
+        """Use a join link: make its invitee a collaborator and delete the link, in one transaction; return the account.
+
+        With ``password_hash`` the invitee's account is created (StoreError if it exists);
+        with ``user_id`` it is that existing account, which must have the invited email.
+        Raises JoinLinkInvalid when the link no longer works.
+        """
+        with self._write() as conn:
+            record = joining.find(conn, token, today())
+            if record is None:
+                raise JoinLinkInvalid("this join link does not work")
+            account = self.get_user(record["email"])
+            if password_hash is not None:
+                if account is not None:
+                    raise StoreError(f"an account {account['email']} already exists; sign in with its password")
+                conn.execute("INSERT INTO users (email, password_hash, created_day) VALUES (?, ?, ?)",
+                             [record["email"], password_hash, today()])
+                account = self.get_user(record["email"])
+            elif account is None or account["id"] != user_id:
+                raise StoreError(f"this join link is for {record['email']}")
+            conn.execute("INSERT OR IGNORE INTO collaborators (survey, user_id) SELECT slug, ? FROM surveys "
+                         "WHERE slug = ? AND coalesce(owner_id, -1) != ?",
+                         [account["id"], record["survey"], account["id"]])
+            joining.use(conn, record["id"])
+        return {**account, "survey": record["survey"]}
 
     def collaborators(self, slug: str) -> list[str]:
         """Return the emails of a survey's collaborators (not its owner), sorted."""
@@ -686,6 +768,7 @@ class Store:
             if not conn.execute("UPDATE users SET password_hash = ?, session_epoch = session_epoch + 1 "
                                 "WHERE lower(email) = lower(?)", [password_hash, email]).rowcount:
                 raise StoreError(f"no researcher account {email!r}")
+            signin.unlock(conn, signin.account_key(email))
 
     def end_sessions(self, user_id: int):
         """End every session of an account (sign-out ends them all, on every device)."""
@@ -702,6 +785,7 @@ class Store:
             conn.execute("DELETE FROM api_tokens WHERE user_id = ?", [account["id"]])
             conn.execute("UPDATE surveys SET owner_id = NULL WHERE owner_id = ?", [account["id"]])
             conn.execute("DELETE FROM users WHERE id = ?", [account["id"]])
+            signin.unlock(conn, signin.account_key(email))
 
     def list_users(self) -> list[dict]:
         """Return every account's email, creation day and number of surveys it owns, by email."""
@@ -718,6 +802,25 @@ class Store:
         """Return the account with this id, or None."""
         row = self._execute(f"SELECT {_USER_COLUMNS} FROM users WHERE id = ?", [user_id]).fetchone()
         return dict(zip(_USER_FIELDS, row)) if row else None
+
+    # Sign-in failures (``signin``)
+
+    def sign_in_reserve(self, account: str, limits, now: float) -> tuple[float, str | None]:
+        """Count one sign-in attempt unless a count of ``limits`` is full (``signin.reserve``), in one write."""
+        with self._write() as conn:
+            return signin.reserve(conn, account, limits, now)
+
+    def sign_in_forget(self, account: str, client: str, *, account_wide: bool):
+        """Forget one client's failures on an account after it signed in (``signin.forget``)."""
+        with self._write() as conn:
+            signin.forget(conn, account, client, account_wide)
+
+    def unlock_account(self, email: str) -> int:
+        """Clear every sign-in lock and failure count of an account; return how many counts were cleared."""
+        with self._write() as conn:
+            if self.get_user(email) is None:
+                raise StoreError(f"no researcher account {email!r}")
+            return signin.unlock(conn, signin.account_key(email))
 
     # API tokens
 
@@ -799,6 +902,9 @@ class Store:
 
 
 TOKEN_PREFIX = "ldps_"
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
+EMAIL_MAX = 254
+MIN_PASSWORD_LENGTH = 8
 TOKEN_LABEL_MAX = 64
 TOKEN_MAX_LENGTH = 128
 

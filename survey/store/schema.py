@@ -357,3 +357,27 @@ def m006_admission(db):
                         id_hash TEXT PRIMARY KEY,
                         survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
                         answers_check TEXT NOT NULL) WITHOUT ROWID""")
+
+
+@migrations()
+def m007_accounts(db):
+    """Add shared sign-in failure counts and single-use collaborator join links.
+
+    ``sign_in_failures`` counts wrong passwords per account (a SHA-256 of the lower-cased
+    email) and client (a keyed hash of its address, whose key lives only in the server's
+    memory; '' for the account-wide count) until ``expires`` (Unix seconds); rows are
+    deleted once expired. ``collaborator_invitations`` holds only the SHA-256 of each join
+    link's token, the survey, the invited email, who made it and the last day it works.
+    """
+    db.conn.execute("""CREATE TABLE sign_in_failures (
+                        account TEXT NOT NULL, client TEXT NOT NULL, failures INTEGER NOT NULL,
+                        expires REAL NOT NULL, PRIMARY KEY (account, client)) WITHOUT ROWID""")
+    db.conn.execute("CREATE INDEX sign_in_failures_expires ON sign_in_failures (expires)")
+    db.conn.execute("""CREATE TABLE collaborator_invitations (
+                        id INTEGER PRIMARY KEY,
+                        token_hash TEXT NOT NULL UNIQUE,
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                        email TEXT NOT NULL,
+                        invited_by INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        expires_day TEXT NOT NULL)""")
+    db.conn.execute("CREATE INDEX collaborator_invitations_survey ON collaborator_invitations (survey)")

@@ -17,7 +17,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     environment variable LDP_SURVEY_DB (default ``ldp-survey.db``) and the session key
     is generated once and kept in the database's settings table. PROXIES (default 0) is the
     number of reverse proxies in front of the app whose X-Forwarded-For to trust (the flood
-    limit then counts the client's own address).
+    limit and the sign-in throttle then count the client's own address).
     """
     from ..resources import resource_dir
 
@@ -39,8 +39,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     if test_config:
         app.config.update(test_config)
 
-    from . import (account, api, builder, charts, crosstab, db, editor, errors, explain_filters, flood, health,
-                   invitations, lifecycle, limits, research, respond, security, static_files)
+    from . import (account, api, builder, charts, collaborators, crosstab, db, editor, errors, explain_filters, flood,
+                   health, invitations, lifecycle, limits, research, respond, security, static_files)
     from .throttle import SignInThrottle
 
     proxies = app.config.get("PROXIES", 0)
@@ -48,15 +48,15 @@ def create_app(test_config: dict | None = None) -> Flask:
         # Behind N reverse proxies the client's address is the N-th from the right of
         # X-Forwarded-For; without this setting that header is ignored (a client could forge it).
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)
-    app.extensions["ldp_signin_throttle"] = SignInThrottle()
     limits.init_app(app)
     flood.init_app(app)
     db.init_app(app)
+    app.extensions["ldp_signin_throttle"] = SignInThrottle(app.extensions["ldp_stores"])
     security.init_app(app)
     errors.init_app(app)
     explain_filters.init_app(app)
     for blueprint in (health.bp, static_files.bp, respond.bp, research.bp, editor.bp, lifecycle.bp,
-                      invitations.bp, builder.bp, crosstab.bp, charts.bp, account.bp):
+                      invitations.bp, collaborators.bp, builder.bp, crosstab.bp, charts.bp, account.bp):
         app.register_blueprint(blueprint)
     api.init_app(app)
     return app

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from collections import OrderedDict
 from urllib.parse import urlsplit
@@ -14,6 +15,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from ..core import codec
 from ..core.aggregate import aggregate_counts, rows_to_csv
 from ..core.export import iter_responses_csv
+from . import known_devices
 from .access import survey_for_researcher
 from .db import get_store
 from .forms import LoginForm, LogoutForm
@@ -60,28 +62,46 @@ def _safe_next(target: str | None) -> str:
     return url_for("research.surveys")
 
 
+def start_session(user: dict, response):
+    """Sign ``user`` in: a new session, and this browser remembered as one of the account's devices."""
+    session.clear()
+    session.permanent = True
+    session["user_id"] = user["id"]
+    session["epoch"] = user["session_epoch"]
+    return known_devices.remember(response, user["email"])
+
+
+def check_password(email: str, password: str, *, template: str, **context):
+    """Check a researcher's password under the sign-in throttle; return (account or None, refusal response or None).
+
+    A locked (account, device) gets the page ``template`` with the lock's notice and 429;
+    a wrong password returns (None, None).
+    """
+    throttle = current_app.extensions["ldp_signin_throttle"]
+    address = request.remote_addr or ""
+    known = known_devices.knows(email)
+    lock = throttle.attempt(email, address, known=known)
+    if lock:
+        page = render_template(template, lock=lock, locked_email=email, **context)
+        return None, (page, 429, {"Retry-After": str(math.ceil(lock.seconds))})
+    user = get_store().get_user(email)
+    ok = check_password_hash(user["password_hash"] if user else _DUMMY_HASH, password)
+    if user and ok:
+        throttle.succeed(email, address, known=known)
+        return user, None
+    return None, None
+
+
 @bp.route("/login", methods=("GET", "POST"))
 def login():
     """Sign a researcher in."""
     form = LoginForm()
     if form.validate_on_submit():
-        email = form.email.data.strip()
-        throttle = current_app.extensions["ldp_signin_throttle"]
-        wait = throttle.attempt(email)
-        if wait:
-            minutes = max(1, round(wait / 60))
-            flash(f"Too many failed sign-ins for this account; try again in about {minutes} minute"
-                  f"{'' if minutes == 1 else 's'}.", "error")
-            return render_template("login.html", form=form), 429
-        user = get_store().get_user(email)
-        ok = check_password_hash(user["password_hash"] if user else _DUMMY_HASH, form.password.data)
-        if user and ok:
-            throttle.succeed(email)
-            session.clear()
-            session.permanent = True
-            session["user_id"] = user["id"]
-            session["epoch"] = user["session_epoch"]
-            return redirect(_safe_next(request.args.get("next")))
+        user, refusal = check_password(form.email.data.strip(), form.password.data, template="login.html", form=form)
+        if refusal:
+            return refusal
+        if user:
+            return start_session(user, redirect(_safe_next(request.args.get("next"))))
         flash("Wrong email or password.", "error")
     return render_template("login.html", form=form)
 

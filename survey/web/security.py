@@ -14,8 +14,8 @@ CONTENT_SECURITY_POLICY = (
     "frame-ancestors 'none'; form-action 'self'"
 )
 
-# Paths whose responses must never be cached: researcher pages, exports, account pages and the API.
-NO_STORE_PREFIXES = ("/surveys", "/account", "/api/")
+# Paths whose responses must never be cached: researcher pages, exports, account pages, the API and join links.
+NO_STORE_PREFIXES = ("/surveys", "/account", "/api/", "/join/")
 HSTS_SECONDS = 31536000
 
 

@@ -1,59 +1,83 @@
-"""Limit failed sign-ins per account, in memory (no IP address is kept anywhere)."""
+"""Limit wrong passwords per (account, client), with counts in the database that every process and the CLI share.
+
+A client is its address kept only as a keyed hash (BLAKE2b; the key is random per server
+start and lives only in memory, as the flood limiter's): five wrong passwords from one
+address lock that address out of that account for 15 minutes, and nobody else. A second,
+account-wide count (100 wrong passwords in 15 minutes from all addresses together) stops
+guessing spread over many addresses; it is not applied to a browser that has signed in to
+the account before (``known_devices``), so it cannot lock the owner out of their own devices.
+"""
 
 from __future__ import annotations
 
-import threading
+import hashlib
+import math
+import secrets
 import time
-from collections import deque
+from dataclasses import dataclass
+
+from ..store.signin import ACCOUNT_WIDE, account_key
+
+LIMIT = 5
+WINDOW = 15 * 60.0
+ACCOUNT_LIMIT = 100
+ACCOUNT_WINDOW = 15 * 60.0
+
+
+@dataclass(frozen=True)
+class Lock:
+    """A refused sign-in: how long until it may try again, and whether only this device is locked."""
+
+    seconds: float
+    this_device: bool
+
+    @property
+    def minutes(self) -> int:
+        """Return the whole minutes to wait, rounded up (never less than 1)."""
+        return max(1, math.ceil(self.seconds / 60))
 
 
 class SignInThrottle:
-    """Refuse sign-in for an account after ``limit`` failures within ``window`` seconds."""
+    """Refuse sign-in for (account, client) after ``limit`` failures within ``window`` seconds.
 
-    def __init__(self, *, limit: int = 5, window: float = 900.0, clock=time.monotonic):
+    ``stores`` gives the calling thread's Store (``ThreadStores``). An attempt is reserved
+    (counted as a failure) in one write transaction before the password is checked, and
+    forgotten when it succeeds: guesses sent in parallel, by threads or by processes, are
+    counted one by one, so at most ``limit`` passwords are checked per window.
+    """
+
+    def __init__(self, stores, *, limit: int = LIMIT, window: float = WINDOW, account_limit: int = ACCOUNT_LIMIT,
+                 account_window: float = ACCOUNT_WINDOW, clock=time.time):
+        self.stores = stores
         self.limit = limit
         self.window = window
+        self.account_limit = account_limit
+        self.account_window = account_window
         self.clock = clock
-        self._failures: dict[str, deque] = {}
-        self._lock = threading.Lock()
+        self._key = secrets.token_bytes(16)
 
-    def _recent(self, key: str) -> deque:
-        failures = self._failures.setdefault(key, deque())
-        cutoff = self.clock() - self.window
-        while failures and failures[0] <= cutoff:
-            failures.popleft()
-        return failures
+    def client(self, address: str) -> str:
+        """Return the stored key of a client: a keyed hash of its address (the address itself is never kept)."""
+        return hashlib.blake2b(address.encode("utf-8", "replace"), key=self._key, digest_size=16).hexdigest()
 
-    def retry_after(self, account: str) -> float:
-        """Return the seconds until the account may try again, 0 when it may now."""
-        key = account.strip().lower()
-        with self._lock:
-            failures = self._recent(key)
-            if len(failures) < self.limit:
-                return 0.0
-            return max(0.0, failures[0] + self.window - self.clock())
+    def _limits(self, address: str, known: bool) -> list[tuple[str, int, float]]:
+        limits = [(self.client(address), self.limit, self.window)]
+        if not known:
+            limits.append((ACCOUNT_WIDE, self.account_limit, self.account_window))
+        return limits
 
-    def fail(self, account: str):
-        """Record a failed sign-in."""
-        key = account.strip().lower()
-        with self._lock:
-            self._recent(key).append(self.clock())
+    def attempt(self, account: str, address: str, *, known: bool = False) -> Lock | None:
+        """Reserve a sign-in attempt, counted as a failure until ``succeed``; return None, or the Lock that refuses it.
 
-    def attempt(self, account: str) -> float:
-        """Reserve a sign-in attempt, counted as a failure until ``succeed``; return 0, or the seconds to wait.
-
-        Checking and counting happen under one lock, so guesses sent in parallel are
-        counted one by one: at most ``limit`` passwords are ever checked per window.
+        ``known`` is true for a browser that has signed in to this account before: the
+        account-wide count does not apply to it.
         """
-        key = account.strip().lower()
-        with self._lock:
-            failures = self._recent(key)
-            if len(failures) >= self.limit:
-                return max(0.0, failures[0] + self.window - self.clock())
-            failures.append(self.clock())
-            return 0.0
+        wait, client = self.stores.get().sign_in_reserve(account_key(account), self._limits(address, known),
+                                                          self.clock())
+        if client is None:
+            return None
+        return Lock(max(0.0, wait), client != ACCOUNT_WIDE)
 
-    def succeed(self, account: str):
-        """Forget the account's failures after a successful sign-in."""
-        with self._lock:
-            self._failures.pop(account.strip().lower(), None)
+    def succeed(self, account: str, address: str, *, known: bool = False):
+        """Forget this client's failures on the account after a successful sign-in (``known`` as given to attempt)."""
+        self.stores.get().sign_in_forget(account_key(account), self.client(address), account_wide=not known)

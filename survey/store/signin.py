@@ -1,0 +1,56 @@
+"""Wrong-password counts shared by every server process and the command line (SQL only).
+
+A row counts the failures of one account from one client until it expires: the account
+is a SHA-256 of its lower-cased email (so an address someone typed is never kept as
+text), the client a keyed hash made by the web app (``survey.web.throttle``), or
+ACCOUNT_WIDE for the count over all clients. No address is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from typing import Sequence
+
+# The client key of an account's count over every client.
+ACCOUNT_WIDE = ""
+
+
+def account_key(email: str) -> str:
+    """Return the stored key of an account: the SHA-256 of its trimmed, lower-cased email."""
+    return hashlib.sha256(b"ldp-survey sign-in\0" + email.strip().lower().encode("utf-8")).hexdigest()
+
+
+def reserve(conn: sqlite3.Connection, account: str, limits: Sequence[tuple[str, int, float]],
+            now: float) -> tuple[float, str | None]:
+    """Count one attempt against every (client, limit, window) of ``limits`` unless one is full, in the caller's transaction.
+
+    Returns (0, None) when the attempt may go ahead, else (seconds until the full count
+    expires, its client key); a refused attempt counts nothing. Expired rows are deleted.
+    """
+    conn.execute("DELETE FROM sign_in_failures WHERE expires <= ?", [now])
+    for client, limit, _ in limits:
+        row = conn.execute("SELECT failures, expires FROM sign_in_failures WHERE account = ? AND client = ?",
+                           [account, client]).fetchone()
+        if row is not None and row[0] >= limit:
+            return row[1] - now, client
+    conn.executemany("INSERT INTO sign_in_failures (account, client, failures, expires) VALUES (?, ?, 1, ?) "
+                     "ON CONFLICT (account, client) DO UPDATE SET failures = failures + 1",
+                     [(account, client, now + window) for client, _, window in limits])
+    return 0.0, None
+
+
+def forget(conn: sqlite3.Connection, account: str, client: str, account_wide: bool):
+    """Forget one client's failures on an account after it signed in, and its reserved attempt on the account-wide count."""
+    conn.execute("DELETE FROM sign_in_failures WHERE account = ? AND client = ?", [account, client])
+    if account_wide:
+        conn.execute("UPDATE sign_in_failures SET failures = failures - 1 WHERE account = ? AND client = ? "
+                     "AND failures > 0", [account, ACCOUNT_WIDE])
+
+
+def unlock(conn: sqlite3.Connection, account: str) -> int:
+    """Forget every failure on an account, from every client; return how many clients had failures counted."""
+    clients = conn.execute("SELECT count(*) FROM sign_in_failures WHERE account = ? AND client != ?",
+                           [account, ACCOUNT_WIDE]).fetchone()[0]
+    conn.execute("DELETE FROM sign_in_failures WHERE account = ?", [account])
+    return clients

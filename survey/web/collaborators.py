@@ -1,0 +1,166 @@
+"""Collaborators without the command line: the owner makes a single-use join link, the colleague opens it.
+
+``/surveys/<slug>/collaborators/...`` are the owner's POSTs (CSRF checked after the access
+check, as in ``lifecycle``: 404 to anyone who may not see the survey, 403 to a
+collaborator). ``/join/<token>`` is the colleague's page: an unknown, used, revoked or
+expired link gets one generic answer that names no survey.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, flash, g, redirect, render_template, url_for
+from flask_wtf import FlaskForm
+from werkzeug.security import generate_password_hash
+from wtforms import EmailField, HiddenField, PasswordField
+from wtforms.validators import DataRequired, EqualTo, Length
+
+from ..store import EMAIL_MAX, MIN_PASSWORD_LENGTH, JoinLinkInvalid, StoreError
+from ..store.joining import JOIN_DAYS
+from .db import get_store
+from .forms import LogoutForm
+from .lifecycle import _submitted
+from .research import check_password, login_required, start_session
+from .security import csrf
+
+bp = Blueprint("collaborators", __name__)
+TOKEN_MAX = 64
+
+
+class InviteForm(FlaskForm):
+    """Make a join link for a colleague's email."""
+
+    email = EmailField("Colleague's email", validators=[DataRequired(), Length(max=EMAIL_MAX)],
+                       render_kw={"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"})
+
+
+class RevokeForm(FlaskForm):
+    """Revoke one join link, named by its id."""
+
+    invitation = HiddenField(validators=[DataRequired()])
+
+
+class AcceptForm(FlaskForm):
+    """Accept the invitation as the researcher already signed in with the invited email."""
+
+
+class SignInToJoinForm(FlaskForm):
+    """Accept the invitation by signing in to the invited (existing) account."""
+
+    password = PasswordField("Your password", validators=[DataRequired(), Length(max=1024)],
+                             render_kw={"autocomplete": "current-password"})
+
+
+class NewAccountForm(FlaskForm):
+    """Accept the invitation by setting the password of a new account."""
+
+    password = PasswordField(f"Choose a password (at least {MIN_PASSWORD_LENGTH} characters)",
+                             validators=[DataRequired(), Length(min=MIN_PASSWORD_LENGTH, max=1024)],
+                             render_kw={"autocomplete": "new-password", "minlength": MIN_PASSWORD_LENGTH})
+    confirm = PasswordField("Type it again", validators=[DataRequired(), EqualTo("password", "The passwords differ.")],
+                            render_kw={"autocomplete": "new-password"})
+
+
+def _owners_form(slug: str, form_class: type[FlaskForm]) -> FlaskForm:
+    """Return the posted form of an owner's action: 404 to strangers, 400 on a bad token, 403 to a collaborator."""
+    form = _submitted(slug, form_class)
+    if not get_store().is_owner(slug, g.user["id"]):
+        abort(403, description="Only the survey's owner can invite collaborators or revoke their links.")
+    return form
+
+
+def _people(slug: str):
+    return redirect(url_for("research.results", slug=slug, _anchor="people"))
+
+
+@bp.post("/surveys/<slug>/collaborators/invite")
+@csrf.exempt  # checked by _owners_form, after the access check
+@login_required
+def invite(slug):
+    """Make a single-use join link for the email typed and show it, once."""
+    form = _owners_form(slug, InviteForm)
+    if form.errors:
+        flash("Type your colleague's email address.", "error")
+        return _people(slug)
+    try:
+        token, record = get_store().invite_collaborator(slug, g.user["id"], form.email.data)
+    except StoreError as exc:
+        flash(f"Cannot make a join link: {exc}.", "error")
+        return _people(slug)
+    link = url_for("collaborators.join", token=token, _external=True)
+    return render_template("join_link.html", link=link, record=record, slug=slug, days=JOIN_DAYS,
+                           title=get_store().get_design(slug)["title"], logout_form=LogoutForm())
+
+
+@bp.post("/surveys/<slug>/collaborators/revoke")
+@csrf.exempt  # checked by _owners_form, after the access check
+@login_required
+def revoke(slug):
+    """Revoke one pending join link: opening it then shows the generic "does not work" page."""
+    form = _owners_form(slug, RevokeForm)
+    try:
+        record = get_store().revoke_collaborator_invitation(slug, int(form.invitation.data or ""))
+    except (StoreError, ValueError):
+        flash("There is no such join link; it may have been used or revoked already.", "error")
+    else:
+        flash(f"Revoked the join link for {record['email']}.", "success")
+    return _people(slug)
+
+
+def _invalid():
+    return render_template("join.html", invitation=None, days=JOIN_DAYS), 404
+
+
+def _form_for(invitation: dict, account: dict | None) -> FlaskForm:
+    if g.user is not None and g.user["email"].lower() == invitation["email"].lower():
+        return AcceptForm()
+    return SignInToJoinForm() if account else NewAccountForm()
+
+
+def _accepted(token: str, **who):
+    """Use the link for the account ``who`` names (or creates); sign it in and open the survey."""
+    try:
+        user = get_store().accept_invitation(token, **who)
+    except JoinLinkInvalid:
+        return None
+    response = start_session(user, redirect(url_for("research.results", slug=user["survey"])))
+    flash("Welcome: you now see this survey as a collaborator.", "success")
+    return response
+
+
+@bp.route("/join/<token>", methods=("GET", "POST"))
+def join(token):
+    """Show a join link's invitation, and accept it: sign in, or set the password of a new account."""
+    store = get_store()
+    invitation = store.join_invitation(token) if len(token) <= TOKEN_MAX else None
+    if invitation is None:
+        return _invalid()
+    account = store.get_user(invitation["email"])
+    form = _form_for(invitation, account)
+    page = {"invitation": invitation, "form": form, "account": account}
+    if form.validate_on_submit():
+        if isinstance(form, AcceptForm):
+            done = _accepted(token, user_id=g.user["id"])
+        elif isinstance(form, SignInToJoinForm):
+            user, refusal = check_password(invitation["email"], form.password.data, template="join.html", **page)
+            if refusal:
+                return refusal
+            if user is None:
+                form.password.errors.append("Wrong password for this account.")
+                return render_template("join.html", **page), 200
+            done = _accepted(token, user_id=user["id"])
+        else:
+            try:
+                done = _accepted(token, password_hash=generate_password_hash(form.password.data))
+            except StoreError as exc:
+                form.password.errors.append(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+                return render_template("join.html", **page), 409
+        return done or _invalid()
+    return render_template("join.html", **page), 400 if form.errors else 200
+
+
+@bp.app_context_processor
+def collaborators_context():
+    """Give the dashboard the owner check, a survey's pending join links and the two forms."""
+    return {"is_survey_owner": lambda slug: g.get("user") is not None and get_store().is_owner(slug, g.user["id"]),
+            "pending_join_links": lambda slug: get_store().collaborator_invitations(slug),
+            "invite_form": InviteForm, "revoke_invite_form": RevokeForm}
