@@ -94,9 +94,9 @@ def test_svg_opened_on_its_own_renders(browser, charts_survey):
 
 def test_png_opened_on_its_own_renders_at_its_size(browser, charts_survey):
     context, page, errors = signed_in_page(browser, charts_survey, EMAIL, PASSWORD)
-    page.goto(f"{charts_survey}/surveys/{SLUG}/results")
-    image = page.locator("#chart-q1 img")
-    width, height = int(image.get_attribute("width")), int(image.get_attribute("height"))
+    svg = ET.fromstring(page.request.get(f"{charts_survey}/surveys/{SLUG}/charts/q1.svg").body())
+    # The SVG is sized in points, shown at 96 CSS px per 72 points.
+    width, height = (round(float(svg.get(side).removesuffix("pt")) * 96 / 72) for side in ("width", "height"))
     url = f"{charts_survey}/surveys/{SLUG}/charts/q1.png"
     fetched = page.request.get(url)
     assert fetched.status == 200 and fetched.headers["content-type"] == "image/png"

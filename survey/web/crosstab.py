@@ -44,8 +44,9 @@ def _pair(design: dict):
     if not (a and b):
         pair = default_pair(design, a, b)
         if pair is None:
-            raise _BadPair("this survey has no two questions that can be crossed (a number question can only "
-                           "be the second)", bool(a or b))
+            which = f"no question can be crossed with {a or b!r}" if a or b else \
+                "this survey has no two questions that can be crossed"
+            raise _BadPair(f"{which} (a number question can only be the second)", bool(a or b))
         a, b = pair
     try:
         check_pair(questions[a], questions[b])
