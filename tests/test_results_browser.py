@@ -155,6 +155,7 @@ def test_readable_at_phone_width_results_first_and_tables_scroll_in_their_region
     region.evaluate("element => { element.scrollLeft = 0; }")
     page.get_by_text("Technical details").click()
     page.screenshot(path=str(SHOTS / f"results-{width}.png"), full_page=True)
+    page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(SHOTS / f"results-{width}-first-screen.png"))
     assert errors == []
     context.close()
