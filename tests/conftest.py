@@ -267,6 +267,26 @@ def browser():
         instance.close()
 
 
+# Every rendered piece of text inside the elements matching a selector, with its size in CSS px on screen: the
+# computed font size, times the element's on-screen scale for SVG text (a scaled SVG scales its text).
+RENDERED_TEXT_SIZES_JS = """selector => {
+  const sizes = [];
+  for (const root of document.querySelectorAll(selector)) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const node = walker.currentNode, element = node.parentElement;
+      if (!node.textContent.trim() || element.closest('.visually-hidden')) continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      if (range.getBoundingClientRect().width === 0) continue;
+      const scale = element instanceof SVGElement ? Math.abs(element.getScreenCTM().a) : 1;
+      sizes.push([parseFloat(getComputedStyle(element).fontSize) * scale, node.textContent.trim()]);
+    }
+  }
+  return sizes;
+}"""
+
+
 def signed_in_page(browser, origin: str, email: str, password: str, *, width: int = 1280):
     """Return (context, page, errors): a Chromium page signed in as the researcher, collecting console errors."""
     context = browser.new_context(viewport={"width": width, "height": 900}, accept_downloads=True)

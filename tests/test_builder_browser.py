@@ -122,7 +122,8 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     page.get_by_role("button", name="Save draft").click()
     page.wait_for_url(re.compile(f"/surveys/{SLUG}/results$"))
     assert page.get_by_text("Draft created").is_visible()
-    page.get_by_role("button", name="Publish").click()
+    page.get_by_role("button", name="Publish…").click()
+    page.get_by_role("button", name="Yes, publish the survey").click()
     page.get_by_text(re.compile("^Published")).wait_for()
 
     respondent = browser.new_context(viewport={"width": 390, "height": 844})
@@ -141,7 +142,8 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
 
     page.reload()
     assert page.get_by_text(re.compile(r"^1 response\.")).is_visible()
-    page.get_by_role("button", name="Close survey").click()
+    page.get_by_role("button", name="Close survey…").click()
+    page.get_by_role("button", name="Yes, close the survey").click()
     page.get_by_text(re.compile("^Closed")).first.wait_for()
 
     # The browser's request as a new submission after the close: 410. The very same request

@@ -133,7 +133,7 @@ def test_create_stores_a_draft_and_redirects_then_design_json_serves_it_once_pub
     assert results.status_code == 200 and "Draft created" in text(results) and f"share /s/{SLUG}" in text(results)
     assert researcher.get(f"/s/{SLUG}/design.json").status_code == 404, "a draft is not visible yet"
     token = TOKEN_RE.search(results.get_data(as_text=True)).group(1)
-    assert researcher.post(f"/surveys/{SLUG}/publish", data={"csrf_token": token}).status_code == 302
+    assert researcher.post(f"/surveys/{SLUG}/publish", data={"csrf_token": token, "confirm": "yes"}).status_code == 302
     served = researcher.get(f"/s/{SLUG}/design.json").json
     assert served == build_design(parse_definition_toml(definition, source="the definition"))
     store = Store(db_path)

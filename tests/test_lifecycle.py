@@ -216,10 +216,17 @@ def test_dashboard_closes_reopens_duplicates_publishes_and_deletes(researcher, d
     assert researcher.post(f"/surveys/{SLUG}/close").status_code == 400, "a CSRF token is required"
     assert status(db_path) == "open"
     response = researcher.post(f"/surveys/{SLUG}/close", data={"csrf_token": dashboard_token(researcher)})
+    assert response.status_code == 302 and "confirm=close" in response.headers["Location"]
+    assert status(db_path) == "open", "the first press only asks for confirmation"
+    page = researcher.get(response.headers["Location"]).get_data(as_text=True)
+    assert 'id="confirm"' in page and 'class="danger">Yes, close the survey</button>' in page
+    assert 'name="confirm" value="yes"' in page and "Close survey…" not in page, "the question replaces the button"
+    response = researcher.post(f"/surveys/{SLUG}/close", data={"csrf_token": dashboard_token(researcher), "confirm": "yes"})
     assert response.status_code == 302 and response.headers["Location"] == f"/surveys/{SLUG}/results"
     assert status(db_path) == "closed"
-    assert "Reopen survey" in researcher.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
-    response = researcher.post(f"/surveys/{SLUG}/close", data={"csrf_token": dashboard_token(researcher)},
+    page = researcher.get(f"/surveys/{SLUG}/results?confirm=close").get_data(as_text=True)
+    assert "Reopen survey" in page and 'id="confirm"' not in page, "no question for an action the status forbids"
+    response = researcher.post(f"/surveys/{SLUG}/close", data={"csrf_token": dashboard_token(researcher), "confirm": "yes"},
                                follow_redirects=True)
     assert "it is closed" in response.get_data(as_text=True)
     researcher.post(f"/surveys/{SLUG}/reopen", data={"csrf_token": dashboard_token(researcher)})
@@ -238,6 +245,13 @@ def test_dashboard_closes_reopens_duplicates_publishes_and_deletes(researcher, d
     assert researcher.get("/s/smoking-copy").status_code == 404
 
     token = dashboard_token(researcher, "smoking-copy")
+    draft = researcher.get("/surveys/smoking-copy/results").get_data(as_text=True)
+    assert 'class="danger">Publish…</button>' in draft and 'class="danger">Delete draft…</button>' in draft
+    assert draft.index('id="results-title"') < draft.index('id="manage"'), "the results come before the actions"
+    response = researcher.post("/surveys/smoking-copy/publish", data={"csrf_token": token})
+    assert response.status_code == 302 and "confirm=publish" in response.headers["Location"]
+    assert status(db_path, "smoking-copy") == "draft", "the first press only asks for confirmation"
+    assert "Yes, publish the survey" in researcher.get(response.headers["Location"]).get_data(as_text=True)
     response = researcher.post("/surveys/smoking-copy/delete", data={"csrf_token": token})
     assert response.status_code == 302 and "confirm=delete" in response.headers["Location"]
     assert status(db_path, "smoking-copy") == "draft", "the first press only asks for confirmation"
@@ -266,7 +280,7 @@ def test_the_editor_makes_drafts_that_are_resaved_then_published(researcher, db_
     assert "from-editor" in edit
     assert save(draft.replace("Smoking and", "Resaved:")).status_code == 302, "a draft is re-saved in place"
     response = researcher.post("/surveys/from-editor/publish",
-                               data={"csrf_token": dashboard_token(researcher, "from-editor")})
+                               data={"csrf_token": dashboard_token(researcher, "from-editor"), "confirm": "yes"})
     assert response.status_code == 302 and status(db_path, "from-editor") == "open"
     assert researcher.get("/s/from-editor/design.json").json["title"].startswith("Resaved:")
     assert save(draft).status_code == 422, "an open survey is not replaced from the editor"
@@ -276,7 +290,7 @@ def test_a_slow_response_sent_with_an_older_cookie_cannot_drop_the_next_pages_me
     """Only a changed session sends a cookie: a chart drawn while Close is pressed keeps "Closed" for the next page."""
     researcher.get(f"/surveys/{SLUG}/results")
     older = researcher.get_cookie("session").value
-    response = researcher.post(f"/surveys/{SLUG}/close", data={"csrf_token": dashboard_token(researcher)})
+    response = researcher.post(f"/surveys/{SLUG}/close", data={"csrf_token": dashboard_token(researcher), "confirm": "yes"})
     assert response.status_code == 302 and "Set-Cookie" in response.headers, "the message rides in the session"
     chart = researcher.application.test_client()
     chart.set_cookie("session", older)

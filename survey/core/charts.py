@@ -1,8 +1,9 @@
 """Draw debiased estimates with their confidence intervals with matplotlib: one chart per question.
 
 A proportion's chart has one row per option: a dot at the unbiased estimate and a whisker
-over its interval, on the axis [0, 100%]; a number's chart has its mean on the question's
-own min..max axis. An unbiased estimate can fall outside its axis (it is deliberately left
+over its interval, on the axis [0, 100%], with both as text right of the axis (the figures of
+``survey.core.readout``, as the dashboard shows them); a number's chart has its mean on the
+question's own min..max axis. An unbiased estimate can fall outside its axis (it is deliberately left
 unclipped): it is then a triangle at the axis edge, pointing outwards. A row without a
 finite estimate (no responses yet) reads "no responses".
 
@@ -24,6 +25,10 @@ import textwrap
 import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
+from matplotlib.transforms import blended_transform_factory
+
+from .readout import axis_range
+from .readout import line as readout_line
 
 # Set once, before any drawing, in every process that imports the charts.
 matplotlib.rcParams.update({
@@ -41,8 +46,8 @@ PX_PER_INCH = 96          # the SVG is sized in points at 72/inch, which browser
 PNG_SCALE = 2             # the PNG has twice the pixels of the SVG's size, for print and high-DPI screens
 
 WIDTH_IN = 7.5
-LEFT_IN = 2.7             # room for the option labels
-RIGHT_IN = 0.35
+LEFT_IN = 2.4             # room for the option labels
+RIGHT_IN = 1.5            # room for each row's figures: "25% (21% to 29%)"
 ROW_IN = 0.27
 TITLE_LINE_IN = 0.24
 SUBTITLE_IN = 0.42
@@ -90,13 +95,6 @@ def _title_lines(text: str) -> list[str]:
     if len(lines) > TITLE_LINES:
         lines = lines[:TITLE_LINES - 1] + [truncate(" ".join(lines[TITLE_LINES - 1:]), TITLE_CHARS)]
     return lines
-
-
-def axis_range(question: dict) -> tuple[float, float]:
-    """Return the axis (low, high) of a question: its min..max for a number, else (0, 1)."""
-    if question.get("kind") == "number":
-        return float(question["min"]), float(question["max"])
-    return 0.0, 1.0
 
 
 def number_ticks(low: float, high: float) -> list[float]:
@@ -195,6 +193,10 @@ def _draw_question(fig: Figure, top: float, height: float, question: dict, rows:
         else:
             inside_x.append(row.estimate)
             inside_y.append(index)
+        figures = readout_line(question, row)
+        ax.text(1.02, index, f"{figures.estimate_text} ({figures.interval_text})", fontsize=8.5,
+                color=TEXT_COLOUR, va="center", transform=blended_transform_factory(ax.transAxes, ax.transData),
+                parse_math=False, usetex=False)
     if whisker_y:
         ax.hlines(whisker_y, whisker_low, whisker_high, color=INTERVAL_COLOUR, linewidth=2)
         for ends in (whisker_low, whisker_high):

@@ -127,6 +127,26 @@ def check_allocation(design: dict):
                             "(allocation = \"sample\", sample = 1), so no respondent answered two questions")
 
 
+def default_pair(design: dict, a: str = "", b: str = "") -> tuple[str, str] | None:
+    """Return the first pair of question ids that can be crossed, keeping ``a`` or ``b`` when given, else None.
+
+    Yes/no questions come first (their crosstab reads as "among those who said yes ..."), then
+    the other kinds in the design's order; a number can only be the second question.
+    """
+    questions = design.get("questions", [])
+    ordered = sorted(questions, key=lambda question: question["kind"] != "yes_no")
+    firsts = [question for question in ordered if question["id"] == a] if a else ordered
+    seconds = [question for question in ordered if question["id"] == b] if b else ordered
+    for first in firsts:
+        for second in seconds:
+            try:
+                check_pair(first, second)
+            except CrosstabError:
+                continue
+            return first["id"], second["id"]
+    return None
+
+
 def sampled_pair_note(design: dict) -> str | None:
     """Return the sentence saying which respondents a crosstab of a sample-allocation survey uses, or None under split."""
     if design.get("allocation") != "sample":

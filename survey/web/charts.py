@@ -73,16 +73,12 @@ def survey(slug):
 
 
 @bp.app_template_global()
-def question_charts(design: dict, rows, level: float) -> list[dict]:
-    """Return, per question of the design, what the dashboard needs to show and offer its chart."""
-    by_question: dict[str, list] = {q["id"]: [] for q in design["questions"]}
-    for row in rows:
-        by_question.setdefault(row.question, []).append(row)
+def question_charts(design: dict, level: float) -> list[dict]:
+    """Return, per question of the design, the addresses and file names of its SVG and PNG chart."""
     slug = design["slug"]
     charts = []
     for q in design["questions"]:
-        width, height = _drawing().chart_size(q, by_question[q["id"]])
-        chart = {"id": q["id"], "text": q.get("text") or q["id"], "width": width, "height": height}
+        chart = {"id": q["id"]}
         # One url_for per question (a survey can have 100): the PNG's address differs only in its extension.
         svg = url_for("charts.question", slug=slug, question=q["id"], fmt="svg", level=level)
         for fmt in MIMETYPES:

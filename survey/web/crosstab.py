@@ -1,6 +1,7 @@
 """Researcher crosstab page: two questions crossed, with joint and conditional shares and odds ratios.
 
-``GET /surveys/<slug>/crosstab?a=Q&b=Q[&level=]`` shows the tables and a plain-words summary;
+``GET /surveys/<slug>/crosstab?a=Q&b=Q[&level=]`` shows the tables and a plain-words summary (a
+question left out is the first that can be crossed, yes/no first: ``default_pair``);
 ``GET /surveys/<slug>/crosstab.csv?a=Q&b=Q[&level=]`` downloads the same rows. The joint
 counts come from one GROUP BY (``Store.joint_reports``); the estimates from
 ``survey.core.crosstab`` (post-processing of noisy reports only).
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, render_template, request
 
-from ..core.crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_csv, sampled_pair_note
+from ..core.crosstab import (CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_csv, default_pair,
+                             sampled_pair_note)
 from .access import survey_for_researcher
 from .db import get_store
 from .forms import LogoutForm
@@ -26,20 +28,26 @@ class _BadPair(Exception):
 
 
 def _pair(design: dict):
-    """Return the questions named by ?a= and ?b=, or raise _BadPair with a message for the researcher."""
+    """Return the questions named by ?a= and ?b= (the first pair that can be crossed for any left out).
+
+    Raises _BadPair with a message for the researcher for an unknown question or a pair that cannot be crossed.
+    """
     questions = {question["id"]: question for question in design["questions"]}
     a, b = request.args.get("a", "").strip(), request.args.get("b", "").strip()
     try:
         check_allocation(design)
     except CrosstabError as exc:
         raise _BadPair(str(exc), bool(a or b)) from exc
-    missing = [name for name, value in (("a", a), ("b", b)) if not value]
-    if missing:
-        raise _BadPair(f"choose two questions (missing: {' and '.join(missing)}); "
-                       f"the questions are {', '.join(questions)}")
     for value in (a, b):
-        if value not in questions:
+        if value and value not in questions:
             raise _BadPair(f"{value!r} is not a question of this survey; the questions are {', '.join(questions)}")
+    if not (a and b):
+        pair = default_pair(design, a, b)
+        if pair is None:
+            which = f"no question can be crossed with {a or b!r}" if a or b else \
+                "this survey has no two questions that can be crossed"
+            raise _BadPair(f"{which} (a number question can only be the second)", bool(a or b))
+        a, b = pair
     try:
         check_pair(questions[a], questions[b])
     except CrosstabError as exc:
@@ -94,7 +102,7 @@ def summary(table) -> str | None:
 @bp.get("/surveys/<slug>/crosstab")
 @login_required
 def page(slug):
-    """Show the crosstab of two questions, or the form to choose them (400 with a message for a bad pair)."""
+    """Show the crosstab of two questions (a default pair when none is named); 400 with a message for a bad pair."""
     design = survey_for_researcher(slug)
     level = _level()
     error = table = None
@@ -106,7 +114,8 @@ def page(slug):
         error, status = str(exc), 400 if exc.requested else 200
     cells = {} if table is None else {(row.measure, row.a_option, row.b_option): row for row in table.rows}
     return render_template("crosstab.html", design=design, table=table, cells=cells, error=error, level=level,
-                           a=request.args.get("a", ""), b=request.args.get("b", ""),
+                           a=table.a if table else request.args.get("a", ""),
+                           b=table.b if table else request.args.get("b", ""),
                            summary=None if table is None else summary(table), logout_form=LogoutForm(),
                            sampled_note=sampled_pair_note(design)), status
 

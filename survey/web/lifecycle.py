@@ -1,5 +1,9 @@
 """A survey's lifecycle on the dashboard: publish a draft, close, reopen, duplicate, delete a draft, share.
 
+Publishing, closing and deleting cannot be taken back quietly, so each asks first: a POST
+without ``confirm=yes`` changes nothing and returns to the dashboard at ``?confirm=<action>``,
+which shows the question and the confirming button (no JavaScript needed).
+
 Every route is a POST (with a CSRF token) protected by ``survey_for_researcher``: to anyone
 but the survey's owner and collaborators it answers 404, exactly as for a survey that does
 not exist. The CSRF token is checked inside each view, after the access check, so another
@@ -89,8 +93,20 @@ def _results(slug: str, **args):
     return redirect(url_for("research.results", slug=slug, **args))
 
 
+CONFIRMED = ("publish", "close", "delete")
+
+
+def _unconfirmed(form: LifecycleForm, slug: str, action: str):
+    """Return the redirect that asks to confirm ``action``, or None when the form says confirm=yes."""
+    if form.confirm.data == "yes":
+        return None
+    return _results(slug, confirm=action, _anchor="confirm")
+
+
 def _transition(slug: str, action: str, done: str):
-    _submitted(slug, LifecycleForm)
+    form = _submitted(slug, LifecycleForm)
+    if action in CONFIRMED and (ask := _unconfirmed(form, slug, action)):
+        return ask
     try:
         getattr(get_store(), f"{action}_survey")(slug)
     except StoreError as exc:
@@ -103,7 +119,7 @@ def _transition(slug: str, action: str, done: str):
 @bp.post("/surveys/<slug>/publish")
 @login_required
 def publish(slug):
-    """Open a draft to respondents."""
+    """Open a draft to respondents (after confirmation)."""
     return _transition(slug, "publish",
                        f"Published: respondents can answer at {url_for('respond.page', slug=slug)}. "
                        "The design is frozen once the first response arrives.")
@@ -112,7 +128,7 @@ def publish(slug):
 @bp.post("/surveys/<slug>/close")
 @login_required
 def close(slug):
-    """Stop taking responses."""
+    """Stop taking responses (after confirmation)."""
     return _transition(slug, "close", "Closed: the survey takes no more responses; its results stay here.")
 
 
@@ -148,8 +164,8 @@ def duplicate(slug):
 def delete(slug):
     """Delete a draft; the first POST (without confirm=yes) asks for confirmation on the dashboard."""
     form = _submitted(slug, LifecycleForm)
-    if form.confirm.data != "yes":
-        return _results(slug, confirm="delete", _anchor="delete")
+    if ask := _unconfirmed(form, slug, "delete"):
+        return ask
     try:
         get_store().delete_draft(slug)
     except StoreError as exc:
@@ -183,4 +199,5 @@ def lifecycle_context():
     """Give the dashboard templates the survey's status, its people and the lifecycle forms."""
     return {"survey_status": lambda slug: get_store().survey_status(slug),
             "survey_collaborators": lambda slug: get_store().collaborators(slug),
-            "lifecycle_form": LifecycleForm, "duplicate_form": DuplicateForm, "share_form": ShareForm}
+            "lifecycle_form": LifecycleForm, "duplicate_form": DuplicateForm, "share_form": ShareForm,
+            "confirmed_actions": CONFIRMED}

@@ -14,6 +14,8 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..core import codec
 from ..core.aggregate import aggregate_counts, rows_to_csv
+from ..core.crosstab import default_pair
+from ..core.readout import readouts
 from ..core.export import iter_responses_csv
 from . import known_devices
 from .access import survey_for_researcher
@@ -179,10 +181,22 @@ def results(slug):
     design, rows = _rows(slug, level)
     store = get_store()
     texts = {question["id"]: question["text"] for question in design["questions"]}
-    return render_template("results.html", design=design, rows=rows, level=level, texts=texts,
+    plain = readouts(design, rows)
+    return render_template("results.html", design=design, rows=rows, level=level, texts=texts, readouts=plain,
+                           methods={readout.question: readout.method for readout in plain},
+                           pair=default_pair(design),
                            has_levels=any(codec.is_level(question) for question in design["questions"]),
                            n=store.response_count(slug), per_day=store.responses_per_day(slug),
                            logout_form=LogoutForm())
+
+
+@bp.app_template_global()
+def endpoint_at(rule: str) -> str | None:
+    """Return the endpoint serving the URL rule (e.g. "/surveys/<slug>/results.xlsx"), or None if none does.
+
+    The dashboard links to a download only when its route exists in this build.
+    """
+    return next((item.endpoint for item in current_app.url_map.iter_rules() if item.rule == rule), None)
 
 
 def _csv(text, filename: str) -> Response:
