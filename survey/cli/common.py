@@ -15,6 +15,11 @@ LEVEL = click.option("--level", default=0.95, show_default=True,
                      help="Confidence level of the intervals, in (0, 1).")
 
 
+SANDBOX = click.option("--sandbox", is_flag=True,
+                       help="Read the survey's sandbox (its test answers and simulated respondents) instead of "
+                            "its real responses; the two are never mixed.")
+
+
 def open_store(db: str, *, must_exist: bool = False) -> Store:
     """Open the database, refusing to create an empty one when ``must_exist``."""
     if must_exist and db != ":memory:" and not Path(db).is_file():

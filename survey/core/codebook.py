@@ -113,8 +113,18 @@ def _exact(value: Fraction, denominators) -> str:
     raise AssertionError(f"{value} is over none of {denominators}")
 
 
-def codebook(design: dict) -> dict:
-    """Return the JSON-ready codebook of a survey's design (see the module docstring)."""
+def kept_apart_note(counts: dict[str, int]) -> str:
+    """Return the sentence saying how many test answers and simulated responses a file of real responses leaves out."""
+    return (f"Not in these files: {counts.get('test', 0)} test answer(s) and {counts.get('simulated', 0)} simulated "
+            "response(s), kept in the survey's sandbox apart from the real responses (export them with --sandbox)")
+
+
+def codebook(design: dict, *, kept_apart: dict[str, int] | None = None, sandbox: bool = False) -> dict:
+    """Return the JSON-ready codebook of a survey's design (see the module docstring).
+
+    ``kept_apart`` ({"test": n, "simulated": m}) adds what the real files leave out; with
+    ``sandbox`` the codebook is of the sandbox's export, whose rows also have a source.
+    """
     columns_by_question: dict[str, list[dict]] = {}
     for column in response_columns(design):
         columns_by_question.setdefault(column["question"], []).append(column)
@@ -152,6 +162,10 @@ def codebook(design: dict) -> dict:
             estimands.append(entry)
     responses = ("responses.csv: response_id, received_day, then the columns below in order; "
                  "an empty cell is a question the respondent was not asked")
+    if sandbox:
+        responses = ("responses.csv of the sandbox: response_id, received_day, source (\"test\": an answer given "
+                     "in test mode; \"simulated\": a simulated respondent; never a real response), then the "
+                     "columns below in order; an empty cell is a question the respondent was not asked")
     sampled = {}
     if design.get("allocation") == "sample":
         m, k = int(design["sample"]), len(design["questions"])
@@ -167,6 +181,8 @@ def codebook(design: dict) -> dict:
         "epsilon_spent": float(design["epsilon_spent"]),
         "allocation": design.get("allocation", "split"),
         **sampled,
+        **({"data": "sandbox"} if sandbox else {}),
+        **({"kept_apart": {**kept_apart, "note": kept_apart_note(kept_apart)}} if kept_apart is not None else {}),
         "files": {
             "responses": responses,
             "aggregates": "the aggregates CSV: one row per estimand below, in the same order; a text cell "
