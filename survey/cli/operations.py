@@ -156,9 +156,9 @@ def _seed(seed: int | None) -> int:
 @click.option("--clear", is_flag=True, help="Delete the survey's simulated respondents instead of adding any.")
 @click.pass_obj
 def simulate(db, slug, n, truths, givens, seed, batch, alongside_real, clear):
-    """Add simulated respondents, randomized as a browser would, to a survey's sandbox.
+    """Add simulated respondents to a survey's sandbox.
 
-    They are kept apart from the real responses: never in the dashboard's results, the
+    Each is randomized as a browser would. They are never in the dashboard's results, the
     exports, the API or the response count (read them with `aggregate --sandbox`,
     `crosstab --sandbox` or `export --sandbox`), and they never freeze a draft's design,
     so a draft can be simulated before it is published. A survey that already has real

@@ -181,7 +181,7 @@ def codebook(design: dict, *, kept_apart: dict[str, int] | None = None, sandbox:
         "epsilon_spent": float(design["epsilon_spent"]),
         "allocation": design.get("allocation", "split"),
         **sampled,
-        **({"data": "sandbox"} if sandbox else {}),
+        **({"data": "sandbox", "leading_columns": ["response_id", "received_day", "source"]} if sandbox else {}),
         **({"kept_apart": {**kept_apart, "note": kept_apart_note(kept_apart)}} if kept_apart is not None else {}),
         "files": {
             "responses": responses,
