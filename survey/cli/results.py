@@ -108,7 +108,7 @@ def export(db, slug, aggregates, responses, codebook, output, level, sandbox):
     0/1 column per bit of a bit-list report (sports__run, sports__swim), one column for
     any other report (0/1, or a choice's option index). The codebook explains every
     column and gives, per aggregates row, the column, value, p and q to recompute it,
-    and says how many test answers and simulated responses the real files leave out.
+    and says how many simulated responses the real files leave out.
     With --sandbox, the files are of those instead (the responses CSV then has a source
     column after received_day: test or simulated).
 
@@ -120,7 +120,7 @@ def export(db, slug, aggregates, responses, codebook, output, level, sandbox):
       ldp-survey export smoking-2026 --responses --sandbox -o simulated.csv
     """
     from ..core import aggregate as agg
-    from ..core.codebook import codebook as make_codebook, kept_apart_note
+    from ..core.codebook import codebook as make_codebook, simulated_note
     from ..core.export import responses_csv
 
     chosen = [name for name, flag in (("--aggregates", aggregates), ("--responses", responses),
@@ -133,19 +133,19 @@ def export(db, slug, aggregates, responses, codebook, output, level, sandbox):
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
-        kept_apart = None if sandbox else store.sandbox_counts(slug)
+        simulated = 0 if sandbox else store.sandbox_counts(slug)["simulated"]
         if what == "aggregates":
             counts = store.question_counts(slug, sandbox=sandbox)
             text = agg.rows_to_csv(agg.aggregate_counts(design, counts, level=level))
         elif what == "codebook":
-            text = json.dumps(make_codebook(design, kept_apart=kept_apart, sandbox=sandbox), indent=2,
+            text = json.dumps(make_codebook(design, simulated=simulated, sandbox=sandbox), indent=2,
                               ensure_ascii=False) + "\n"
         else:
             text = responses_csv(design, store.iter_responses(slug, sandbox=sandbox), sandbox=sandbox)
     finally:
         store.close()
-    if kept_apart is not None and any(kept_apart.values()):
-        click.echo(f"{kept_apart_note(kept_apart)}.", err=True)
+    if simulated:
+        click.echo(f"Note: {simulated_note(simulated)}.", err=True)
     if output is None:
         click.echo(text, nl=False)
         return

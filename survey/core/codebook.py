@@ -113,17 +113,19 @@ def _exact(value: Fraction, denominators) -> str:
     raise AssertionError(f"{value} is over none of {denominators}")
 
 
-def kept_apart_note(counts: dict[str, int]) -> str:
-    """Return the sentence saying how many test answers and simulated responses a file of real responses leaves out."""
-    return (f"Not in these files: {counts.get('test', 0)} test answer(s) and {counts.get('simulated', 0)} simulated "
-            "response(s), kept in the survey's sandbox apart from the real responses (export them with --sandbox)")
+def simulated_note(simulated: int) -> str:
+    """Return the sentence saying how many simulated responses the files of the real responses leave out."""
+    return (f"{simulated} simulated response{'' if simulated == 1 else 's'} of this survey "
+            f"{'is' if simulated == 1 else 'are'} kept in its sandbox, apart from the real responses: "
+            "none is in these files (`ldp-survey export --sandbox` exports them)")
 
 
-def codebook(design: dict, *, kept_apart: dict[str, int] | None = None, sandbox: bool = False) -> dict:
+def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict:
     """Return the JSON-ready codebook of a survey's design (see the module docstring).
 
-    ``kept_apart`` ({"test": n, "simulated": m}) adds what the real files leave out; with
-    ``sandbox`` the codebook is of the sandbox's export, whose rows also have a source.
+    ``simulated``, when not 0, adds ``simulated_kept_apart``: how many simulated responses the
+    real files leave out. With ``sandbox`` the codebook is of the sandbox's export, whose rows
+    also have a source (test answers and simulated responses, never real ones).
     """
     columns_by_question: dict[str, list[dict]] = {}
     for column in response_columns(design):
@@ -182,7 +184,8 @@ def codebook(design: dict, *, kept_apart: dict[str, int] | None = None, sandbox:
         "allocation": design.get("allocation", "split"),
         **sampled,
         **({"data": "sandbox", "leading_columns": ["response_id", "received_day", "source"]} if sandbox else {}),
-        **({"kept_apart": {**kept_apart, "note": kept_apart_note(kept_apart)}} if kept_apart is not None else {}),
+        **({"simulated_kept_apart": {"responses": simulated, "note": simulated_note(simulated)}}
+           if simulated else {}),
         "files": {
             "responses": responses,
             "aggregates": "the aggregates CSV: one row per estimand below, in the same order; a text cell "
