@@ -102,7 +102,7 @@ def clear(slug):
     if source not in SANDBOX_SOURCES:
         abort(400, description=f"source must be one of {', '.join(SANDBOX_SOURCES)}")
     deleted = get_store().clear_sandbox(slug, source)
-    flash(f"Deleted {deleted} {SOURCE_WORDS[source]}; the real responses are untouched.", "success")
+    flash(f"Cleared the {SOURCE_WORDS[source]} ({deleted} deleted); the real responses are untouched.", "success")
     return redirect(url_for("sandbox.view", slug=slug))
 
 
