@@ -12,6 +12,10 @@
  * have reached the server, so a changed answer keeps its report unless the respondent
  * confirms a new one (which spends that question's ε′ again, and the page says so). In a
  * series, reports come from the memo of series.js, the same in every wave.
+ *
+ * In test mode (the form's data-test, the survey's owner trying it) the randomization and the
+ * send are the same, but nothing is kept on this device: no answered mark, no pending send and
+ * no series memo reach localStorage, which an in-memory store replaces for the page's life.
  */
 
 import { findMechanism, mechanismOf } from './mechanisms/index.js';
@@ -31,9 +35,32 @@ const ARROW_STEPS = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
 // Below this width the privacy explanation starts folded, so the questions are near the top.
 const NARROW_SCREEN = '(max-width: 40rem)';
 
+/** Return a Storage-like object kept in memory only (test mode: this device keeps nothing). */
+export function memoryStorage() {
+  const items = new Map();
+  return {
+    getItem: (key) => (items.has(key) ? items.get(key) : null),
+    setItem: (key, value) => { items.set(key, String(value)); },
+    removeItem: (key) => { items.delete(key); },
+    key: (index) => [...items.keys()][index] ?? null,
+    get length() { return items.size; },
+  };
+}
+
+let pageStorage = null;
+
+function storage() {
+  if (pageStorage) return pageStorage;
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
 function rememberAnswered(slug) {
   try {
-    window.localStorage.setItem(ANSWERED_PREFIX + slug, 'yes');
+    storage().setItem(ANSWERED_PREFIX + slug, 'yes');
   } catch {
     // Storage can be unavailable (private browsing); the notice is only a courtesy.
   }
@@ -45,7 +72,7 @@ const PENDING_PREFIX = 'ldp-survey:pending:';
 
 function keepPending(slug, body) {
   try {
-    window.localStorage.setItem(PENDING_PREFIX + slug, body);
+    storage().setItem(PENDING_PREFIX + slug, body);
   } catch {
     // Without storage a reload loses the pending send; a retry on this page still works.
   }
@@ -53,7 +80,7 @@ function keepPending(slug, body) {
 
 function pendingBody(slug) {
   try {
-    return window.localStorage.getItem(PENDING_PREFIX + slug);
+    return storage().getItem(PENDING_PREFIX + slug);
   } catch {
     return null;
   }
@@ -61,7 +88,7 @@ function pendingBody(slug) {
 
 function forgetPending(slug) {
   try {
-    window.localStorage.removeItem(PENDING_PREFIX + slug);
+    storage().removeItem(PENDING_PREFIX + slug);
   } catch {
     // Nothing was kept.
   }
@@ -69,7 +96,7 @@ function forgetPending(slug) {
 
 function wasAnswered(slug) {
   try {
-    return window.localStorage.getItem(ANSWERED_PREFIX + slug) !== null;
+    return storage().getItem(ANSWERED_PREFIX + slug) !== null;
   } catch {
     return false;
   }
@@ -214,14 +241,6 @@ export function describeReport(question, report) {
   return findMechanism(question.kind, question.mechanism)?.describe(question, report) ?? JSON.stringify(report);
 }
 
-function storage() {
-  try {
-    return window.localStorage;
-  } catch {
-    return null;
-  }
-}
-
 /** Return {memos, status} for a series design: the memo of every question that has one. */
 function seriesMemos(design) {
   const memos = new Map();
@@ -304,11 +323,25 @@ function setUpSurvey(form, design) {
     .filter((question) => question.kind === 'multi' && question.decline)
     .forEach((question) => setUpDecline(fieldsets.get(question.id)));
 
-  /** Send one body, with no cookie; return {outcome: 'stored' | 'earlier' | 'lost' | 'refused', message, final, field}. */
+  /**
+   * Send one body; return {outcome: 'stored' | 'earlier' | 'lost' | 'refused', message, final, field}.
+   *
+   * A respondent's answers go with no cookie. Only in test mode (the survey's owner trying it) do the
+   * owner's session and the page's CSRF token go with them, to the test endpoint, which stores apart.
+   */
+  const testing = form.dataset.test === 'yes';
   const transmit = async (body) => {
     let response;
     try {
-      response = await fetch(action, {
+      response = await fetch(action, testing ? {
+        method: 'POST',
+        credentials: 'same-origin',
+        headers: {
+          'Content-Type': 'application/json',
+          'X-CSRFToken': document.querySelector('meta[name="csrf-token"]')?.content ?? '',
+        },
+        body,
+      } : {
         method: 'POST',
         credentials: 'omit',
         headers: { 'Content-Type': 'application/json' },
@@ -603,6 +636,7 @@ function start() {
   try {
     foldOnNarrowScreen();
     const design = JSON.parse(document.getElementById('design').textContent);
+    if (form.dataset.test === 'yes') pageStorage = memoryStorage();
     setUpSurvey(form, design);
   } catch (error) {
     if (errorRegion) errorRegion.textContent = `This survey cannot be answered: ${error.message}`;

@@ -95,9 +95,23 @@ def assert_user_error(result, code, *fragments):
 
 
 def stored_design(db_path, slug=SLUG):
+    """Return a survey's design and the answers of its sandbox (where `simulate` puts its respondents)."""
     store = Store(db_path)
     try:
-        return store.get_design(slug), [*store.iter_answers(slug)]
+        return store.get_design(slug), [response["answers"] for response in store.iter_responses(slug, sandbox=True)]
+    finally:
+        store.close()
+
+
+def add_real_response(db_path, slug=SLUG):
+    """Store one real response, as the respondent page would (a simulated one is not real)."""
+    from survey.core.simulate import complete_truth, simulate_answers
+
+    store = Store(db_path)
+    try:
+        design = store.get_design(slug)
+        rng = np.random.default_rng(0)
+        store.add_responses(slug, design["hash"], simulate_answers(design, complete_truth(design, {}, rng), 1, rng))
     finally:
         store.close()
 
@@ -183,11 +197,13 @@ def test_create_rejects_invalid_toml_and_missing_file(run, tmp_path):
     assert_user_error(run("create", tmp_path / "absent.toml"), 2, "absent.toml")
 
 
-def test_create_duplicate_slug_needs_replace_and_replace_needs_no_responses(run, smoking_toml):
+def test_create_duplicate_slug_needs_replace_and_replace_needs_no_responses(run, db_path, smoking_toml):
     ok(run("create", smoking_toml))
     assert_user_error(run("create", smoking_toml), 1, "already exists", "--replace")
     ok(run("create", smoking_toml, "--replace"))
     ok(run("simulate", SLUG, "--n", 5, "--seed", 1))
+    ok(run("create", smoking_toml, "--replace"))  # simulated respondents do not freeze the design
+    add_real_response(db_path)
     assert_user_error(run("create", smoking_toml, "--replace"), 1, "frozen")
 
 
@@ -195,14 +211,15 @@ def test_lifecycle_draft_publish_close_reopen_duplicate_delete(run, db_path, smo
     created = ok(run("create", smoking_toml, "--draft")).stdout
     assert f"ldp-survey publish {SLUG}" in created
     assert_user_error(run("close", SLUG), 1, "cannot close", "it is a draft", "published")
-    assert_user_error(run("simulate", SLUG, "--n", 5), 1, "draft")
+    # A draft can be simulated (into its sandbox): its design stays unfrozen.
+    assert "sandbox" in ok(run("simulate", SLUG, "--n", 5, "--seed", 1)).stdout
     ok(run("create", smoking_toml, "--replace"))  # a draft is replaced freely, and stays a draft
     assert "Published" in ok(run("publish", SLUG)).stdout
     assert_user_error(run("publish", SLUG), 1, "it is open", "can be closed")
     assert_user_error(run("create", smoking_toml, "--replace", "--draft"), 1, "cannot become a draft")
     ok(run("simulate", SLUG, "--n", 5, "--seed", 1))
     assert "Closed" in ok(run("close", SLUG)).stdout
-    assert_user_error(run("simulate", SLUG, "--n", 5), 1, "closed")
+    ok(run("simulate", SLUG, "--n", 5, "--seed", 3))  # the sandbox takes simulations in any status
     assert_user_error(run("delete", SLUG, "--yes"), 1, "only a draft can be deleted")
     ok(run("reopen", SLUG))
     ok(run("simulate", SLUG, "--n", 5, "--seed", 2))
@@ -234,23 +251,23 @@ def test_aggregate_csv_is_byte_for_byte_the_library_output(run, db_path, smoking
     ok(run("simulate", SLUG, "--n", 3000, "--seed", 7, "--batch", 700))
     design, answers = stored_design(db_path)
     assert len(answers) == 3000
-    result = ok(run("aggregate", SLUG, "--format", "csv"))
+    result = ok(run("aggregate", SLUG, "--format", "csv", "--sandbox"))
     assert result.stdout_bytes == rows_to_csv(aggregate(design, answers)).encode("utf-8")
     assert result.stdout_bytes.split(b"\r\n")[0] == HEADER.encode()
-    at_90 = ok(run("aggregate", SLUG, "--format", "csv", "--level", "0.9")).stdout
+    at_90 = ok(run("aggregate", SLUG, "--format", "csv", "--level", "0.9", "--sandbox")).stdout
     assert at_90 == rows_to_csv(aggregate(design, answers, level=0.9)).replace("\r\n", "\n")
     assert {row["ci_level"] for row in csv.DictReader(io.StringIO(at_90))} == {"0.9"}
 
 
 def test_aggregate_json_and_table(run, smoking_survey):
     ok(run("simulate", SLUG, "--n", 500, "--seed", 2))
-    rows = json.loads(ok(run("aggregate", SLUG, "--format", "json")).stdout)
+    rows = json.loads(ok(run("aggregate", SLUG, "--format", "json", "--sandbox")).stdout)
     assert [(row["question"], row["option"]) for row in rows] == [
         ("smoker", "yes"), ("lung_disease", "yes"), *(("cigarettes", o) for o in
                                                       smoking_survey["questions"][2]["options"]),
         ("age", "")]
     assert all(set(HEADER.split(",")) <= set(row) and row["n"] == 500 for row in rows)
-    table = ok(run("aggregate", SLUG)).stdout
+    table = ok(run("aggregate", SLUG, "--sandbox")).stdout
     assert "95% Clopper-Pearson" in table
     assert all(q["id"] in table for q in smoking_survey["questions"])
 
@@ -356,7 +373,7 @@ def test_simulate_truth_is_recovered_within_five_standard_errors(run, db_path, t
     ok(run("simulate", slug, "--n", n, "--seed", 11, *(f"--truth={t}" for t in TRUTHS[survey])))
     design, _ = stored_design(db_path, slug)
     truth = parse_truth(design, TRUTHS[survey])
-    rows = json.loads(ok(run("aggregate", slug, "--format", "json")).stdout)
+    rows = json.loads(ok(run("aggregate", slug, "--format", "json", "--sandbox")).stdout)
     questions = {q["id"]: q for q in design["questions"]}
     mechanisms = set()
     for row in rows:
@@ -448,14 +465,15 @@ def test_a_file_that_is_not_a_database_is_a_user_error(run, db_path):
 def test_export_responses_has_one_column_per_question_and_one_row_per_response(run, db_path, mixed_toml):
     ok(run("create", mixed_toml))
     ok(run("simulate", "mixed", "--n", 250, "--seed", 4))
-    text = ok(run("export", "mixed", "--responses")).stdout_bytes.decode("utf-8")
+    text = ok(run("export", "mixed", "--responses", "--sandbox")).stdout_bytes.decode("utf-8")
     pets = ["cat", "dog", "fish", "bird", "horse", "rabbit", "snake", "none"]
     pet_columns = [f"pet__{pet}" for pet in pets]
-    assert text.startswith(",".join(["response_id", "received_day", *pet_columns, "sports__run", "sports__swim",
+    assert text.startswith(",".join(["response_id", "received_day", "source", *pet_columns, "sports__run", "sports__swim",
                                      "sports__ride", "owner"]) + "\r\n")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == 250
     assert len({row["response_id"] for row in rows}) == 250
+    assert {row["source"] for row in rows} == {"simulated"}
     for row in rows:
         assert {row[column] for column in [*pet_columns, "sports__run", "sports__swim", "sports__ride"]} <= {"0", "1"}
         assert row["owner"] in ("0", "1")
@@ -467,11 +485,11 @@ def test_export_responses_has_one_column_per_question_and_one_row_per_response(r
 def test_export_to_a_file_and_aggregates_match_aggregate(run, db_path, smoking_survey, tmp_path):
     ok(run("simulate", SLUG, "--n", 300, "--seed", 9))
     out = tmp_path / "estimates.csv"
-    result = ok(run("export", SLUG, "--aggregates", "-o", out, "--level", "0.9"))
+    result = ok(run("export", SLUG, "--aggregates", "-o", out, "--level", "0.9", "--sandbox"))
     assert result.stdout == ""
-    expected = ok(run("aggregate", SLUG, "--format", "csv", "--level", "0.9")).stdout_bytes
+    expected = ok(run("aggregate", SLUG, "--format", "csv", "--level", "0.9", "--sandbox")).stdout_bytes
     assert out.read_bytes() == expected
-    scalar = ok(run("export", SLUG, "--responses")).stdout
+    scalar = ok(run("export", SLUG, "--responses", "--sandbox")).stdout
     rows = list(csv.DictReader(io.StringIO(scalar)))
     subset = ["cigarettes__none", "cigarettes__1_5", "cigarettes__6_10", "cigarettes__11_20", "cigarettes__more_than_20"]
     assert len(rows) == 300 and all(sum(int(row[name]) for name in subset) == 2 for row in rows)

@@ -76,7 +76,7 @@ with open(aggregates_path, encoding="utf-8", newline="") as handle:
     aggregates = list(csv.DictReader(handle))
 assert len(aggregates) == len(book["estimands"]), (len(aggregates), len(book["estimands"]))
 names = [column["name"] for column in book["columns"]]
-assert list(responses[0])[2:] == names, (list(responses[0]), names)
+assert list(responses[0]) == book.get("leading_columns", ["response_id", "received_day"]) + names, (list(responses[0]), names)
 
 def safe(text):
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
@@ -159,9 +159,9 @@ def test_every_aggregate_follows_from_responses_and_codebook_alone(run, tmp_path
     run("create", definition)
     run("simulate", "every-kind", "--n", 3000, "--seed", 11)
     files = {name: tmp_path / name for name in ("responses.csv", "codebook.json", "aggregates.csv")}
-    run("export", "every-kind", "--responses", "-o", files["responses.csv"])
-    run("export", "every-kind", "--codebook", "-o", files["codebook.json"])
-    run("export", "every-kind", "--aggregates", "--level", "0.9", "-o", files["aggregates.csv"])
+    run("export", "every-kind", "--responses", "-o", files["responses.csv"], "--sandbox")
+    run("export", "every-kind", "--codebook", "-o", files["codebook.json"], "--sandbox")
+    run("export", "every-kind", "--aggregates", "--level", "0.9", "-o", files["aggregates.csv"], "--sandbox")
     mechanisms = {e["mechanism"] for e in json.loads(files["codebook.json"].read_text())["columns"]}
     assert mechanisms == {"rr", "grr", "ss", "sampled", "duchi"}
     script = tmp_path / "recompute.py"
@@ -203,9 +203,9 @@ def test_level_mean_follows_from_responses_and_codebook_alone(run, tmp_path, slu
     run("create", definition)
     run("simulate", slug, "--n", 2000, "--seed", 5)
     files = {name: tmp_path / name for name in ("responses.csv", "codebook.json", "aggregates.csv")}
-    run("export", slug, "--responses", "-o", files["responses.csv"])
-    run("export", slug, "--codebook", "-o", files["codebook.json"])
-    run("export", slug, "--aggregates", "--level", "0.9", "-o", files["aggregates.csv"])
+    run("export", slug, "--responses", "-o", files["responses.csv"], "--sandbox")
+    run("export", slug, "--codebook", "-o", files["codebook.json"], "--sandbox")
+    run("export", slug, "--aggregates", "--level", "0.9", "-o", files["aggregates.csv"], "--sandbox")
     book = json.loads(files["codebook.json"].read_text())
     income = book["estimands"][-1]
     assert book["columns"][-1]["mechanism"] == slug

@@ -431,19 +431,23 @@ def test_cli_crosstab_csv_is_the_library_output(smoking_db):
     store = Store(smoking_db)
     try:
         design = store.get_design("smoking-2026")
-        wa, wb, counts = store.joint_reports("smoking-2026", "smoker", "lung_disease")
+        wa, wb, counts = store.joint_reports("smoking-2026", "smoker", "lung_disease", sandbox=True)
     finally:
         store.close()
     qa, qb = design["questions"][:2]
     result = _cli(smoking_db, "crosstab", "smoking-2026", "smoker", "lung_disease", "--format", "csv",
-                  "--level", 0.9)
+                  "--level", 0.9, "--sandbox")
     assert result.exit_code == 0, result.output
     assert result.stdout_bytes == crosstab_to_csv(crosstab(qa, qb, wa, wb, counts, level=0.9)).encode()
     data = __import__("json").loads(_cli(smoking_db, "crosstab", "smoking-2026", "cigarettes", "age",
-                                         "--format", "json").stdout)
+                                         "--format", "json", "--sandbox").stdout)
     assert data["n"] == 2000 and {row["measure"] for row in data["rows"]} == {"mean_given_a"}
-    table = _cli(smoking_db, "crosstab", "smoking-2026", "smoker", "lung_disease").stdout
+    table = _cli(smoking_db, "crosstab", "smoking-2026", "smoker", "lung_disease", "--sandbox").stdout
     assert "odds_ratio" in table and "n = 2000" in table
+    # The simulated respondents are in the sandbox only: the real responses have no crosstab.
+    real = __import__("json").loads(_cli(smoking_db, "crosstab", "smoking-2026", "smoker", "lung_disease",
+                                         "--format", "json").stdout)
+    assert real["n"] == 0
 
 
 @pytest.mark.parametrize("args, fragment", [
@@ -476,9 +480,9 @@ def test_simulate_given_is_recovered_by_the_crosstab(smoking_db):
         questions = {q["id"]: q for q in design["questions"]}
         share = 60000 / 62000
         lung = crosstab(questions["smoker"], questions["lung_disease"],
-                        *store.joint_reports("smoking-2026", "smoker", "lung_disease"))
+                        *store.joint_reports("smoking-2026", "smoker", "lung_disease", sandbox=True))
         cigarettes = crosstab(questions["smoker"], questions["cigarettes"],
-                              *store.joint_reports("smoking-2026", "smoker", "cigarettes"))
+                              *store.joint_reports("smoking-2026", "smoker", "cigarettes", sandbox=True))
     finally:
         store.close()
     # Among smokers: 0.5 for the given respondents. The fixture's lung_disease truth is unknown,

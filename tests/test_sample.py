@@ -262,7 +262,7 @@ def test_create_simulate_aggregate_the_athletes_example_within_4_standard_errors
     run("create", ATHLETES)
     out = run("simulate", SLUG, "--n", 40_000, "--seed", 9)
     truth = dict(line.split("=", 1) for line in out.split("Truth used:\n")[1].strip().splitlines())
-    rows = json.loads(run("aggregate", SLUG, "--format", "json"))
+    rows = json.loads(run("aggregate", SLUG, "--format", "json", "--sandbox"))  # simulate writes to the sandbox
     design = athletes_design()
     kinds = {q["id"]: q for q in design["questions"]}
     ns = {}

@@ -21,6 +21,11 @@ WARN_MARGIN = click.option("--warn-margin", default=DEFAULT_WARN_MARGIN, show_de
                                 "(0.10 for ±10 points; for a number, a share of its range).")
 
 
+SANDBOX = click.option("--sandbox", is_flag=True,
+                       help="Read the survey's sandbox (its test answers and simulated respondents) instead of "
+                            "its real responses; the two are never mixed.")
+
+
 def open_store(db: str, *, must_exist: bool = False) -> Store:
     """Open the database, refusing to create an empty one when ``must_exist``."""
     if must_exist and db != ":memory:" and not Path(db).is_file():

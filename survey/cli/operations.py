@@ -18,7 +18,7 @@ from ..core.design import build_design
 from ..core.simulate import (batch_count, complete_truth, format_given, format_truth, parse_given,
                              parse_truth, simulate_report_batches)
 from ..resources import resource_dir
-from ..store import Store, SurveyClosed
+from ..store import Store
 from .common import load_design, open_store, stderr_progress
 
 DEMO_SLUG = "smoking-2026"
@@ -121,14 +121,14 @@ def serve(db, host, port, workers, threads, https, per_minute, proxies):
 
 
 def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int, batch: int,
-                   given: dict | None = None) -> dict:
-    """Simulate n respondents into the store and return the full truth used."""
+                   given: dict | None = None, source: str | None = None) -> dict:
+    """Simulate n respondents into the store (with ``source``, into the survey's sandbox) and return the full truth used."""
     truth_rng, answer_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     truth = complete_truth(design, truth, truth_rng)
     batches = simulate_report_batches(design, truth, n=n, batch=batch, rng=answer_rng, given=given)
     with stderr_progress(batches, length=batch_count(n, batch), label=f"Simulating {n} respondents") as bar:
         for columns, asked in bar:
-            store.add_report_columns(design["slug"], design["hash"], columns, asked=asked)
+            store.add_report_columns(design["slug"], design["hash"], columns, asked=asked, source=source)
     return truth
 
 
@@ -138,7 +138,7 @@ def _seed(seed: int | None) -> int:
 
 @click.command()
 @click.argument("slug")
-@click.option("--n", "n", required=True, type=click.IntRange(min=1), help="Number of respondents to simulate.")
+@click.option("--n", "n", type=click.IntRange(min=1), help="Number of respondents to simulate.")
 @click.option("--truth", "truths", multiple=True, metavar="Q=V",
               help="True population value of question Q (repeatable): yes_no a share in [0,1]; "
                    "choice one probability per option (comma-separated, summing to 1) or an option label; "
@@ -151,10 +151,18 @@ def _seed(seed: int | None) -> int:
 @SEED
 @click.option("--batch", default=100_000, show_default=True, type=click.IntRange(min=1),
               help="Respondents stored per transaction.")
+@click.option("--alongside-real", is_flag=True,
+              help="Simulate into the sandbox of a survey that already has real responses (refused without it).")
+@click.option("--clear", is_flag=True, help="Delete the survey's simulated respondents instead of adding any.")
 @click.pass_obj
-def simulate(db, slug, n, truths, givens, seed, batch):
-    """Add simulated respondents, randomized as a browser would.
+def simulate(db, slug, n, truths, givens, seed, batch, alongside_real, clear):
+    """Add simulated respondents to a survey's sandbox.
 
+    Each is randomized as a browser would. They are never in the dashboard's results, the
+    exports, the API or the response count (read them with `aggregate --sandbox`,
+    `crosstab --sandbox` or `export --sandbox`), and they never freeze a draft's design,
+    so a draft can be simulated before it is published. A survey that already has real
+    responses is refused unless --alongside-real is given. --clear deletes them.
     Prints the truth used, in the Q=V form --truth accepts. Questions are drawn
     independently unless --given links them.
 
@@ -164,21 +172,40 @@ def simulate(db, slug, n, truths, givens, seed, batch):
       ldp-survey simulate smoking-2026 --n 2000 --truth smoker=0.3 --truth cigarettes=none
       ldp-survey simulate smoking-2026 --n 100000 --truth smoker=0.22 \\
           --given "lung_disease|smoker=1:0.18" --given "lung_disease|smoker=0:0.06"
+      ldp-survey simulate smoking-2026 --n 500 --alongside-real
+      ldp-survey simulate --clear smoking-2026
     """
+    if clear and (n is not None or truths or givens):
+        raise click.UsageError("--clear deletes the simulated respondents; it takes no --n, --truth or --given")
+    if not clear and n is None:
+        raise click.UsageError("give --n, the number of respondents to simulate (or --clear to delete them)")
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
-        if store.survey_status(slug) != "open":
-            raise SurveyClosed(f"survey {slug!r} is {store.survey_status(slug)} and takes no responses; "
-                               f"{'publish' if store.survey_status(slug) == 'draft' else 'reopen'} it first")
+        if clear:
+            deleted = store.clear_sandbox(slug, "simulated")
+            click.echo(f"Deleted {deleted} simulated responses from {slug}; its {store.response_count(slug)} "
+                       "real responses are untouched")
+            return
+        real = store.response_count(slug)
+        if real and not alongside_real:
+            raise click.ClickException(
+                f"survey {slug!r} has {real} real response{'' if real == 1 else 's'}; nothing was simulated. "
+                "Simulated respondents would be kept apart from them (in its sandbox, never in its results), "
+                "but a survey collecting real answers is rarely the one to simulate: to do it anyway, pass "
+                "--alongside-real")
         given = parse_truth(design, truths)
         links = parse_given(design, givens)
         seed = _seed(seed)
-        truth = _simulate_into(store, design, n=n, truth=given, seed=seed, batch=batch, given=links)
-        total = store.response_count(slug)
+        truth = _simulate_into(store, design, n=n, truth=given, seed=seed, batch=batch, given=links,
+                               source="simulated")
+        simulated = store.sandbox_counts(slug)["simulated"]
     finally:
         store.close()
-    click.echo(f"Added {n} simulated responses to {slug} (now {total}); seed {seed}")
+    click.echo(f"Added {n} simulated responses to the sandbox of {slug} (now {simulated} simulated, kept apart "
+               f"from its {real} real responses); seed {seed}")
+    click.echo(f"Read them with `ldp-survey aggregate {slug} --sandbox`; delete them with "
+               f"`ldp-survey simulate --clear {slug}`")
     click.echo("Truth used:")
     click.echo(format_truth(design, truth))
     if links:
@@ -232,7 +259,9 @@ def backup(db, destination):
 def demo(db, host, port, respondents, seed, no_serve, force):
     """Set up and serve the example survey with simulated data.
 
-    Rerunning is safe: the survey is created once and only topped up to --respondents.
+    The demo survey's simulated respondents are its real responses (they are the demo's
+    content, so its dashboard, exports and API show them), unlike `simulate`, which keeps
+    simulated respondents in a survey's sandbox. Rerunning is safe: the survey is created once and only topped up to --respondents.
     The account demo@example.org gets a fresh random password each run, printed.
     A database holding other surveys is refused (the demo would add simulated
     respondents and an account with a printed password to it) unless --force is given.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import LEVEL, echo_formatted, load_design, open_store
+from .common import LEVEL, SANDBOX, echo_formatted, load_design, open_store
 
 
 @click.command()
@@ -15,21 +15,26 @@ from .common import LEVEL, echo_formatted, load_design, open_store
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
               show_default=True, help="Output format.")
 @LEVEL
+@SANDBOX
 @click.pass_obj
-def aggregate(db, slug, fmt, level):
+def aggregate(db, slug, fmt, level, sandbox):
     """Print debiased estimates with confidence intervals.
+
+    Of the real responses only, or with --sandbox of the test answers and simulated
+    respondents only.
 
     \b
     Examples:
       ldp-survey aggregate smoking-2026
       ldp-survey aggregate smoking-2026 --format csv --level 0.99 > estimates.csv
+      ldp-survey aggregate smoking-2026 --sandbox
     """
     from ..core import aggregate as agg
 
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
-        rows = agg.aggregate_counts(design, store.question_counts(slug), level=level)
+        rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level)
     finally:
         store.close()
     echo_formatted(fmt, rows, to_csv=agg.rows_to_csv, to_json=agg.rows_to_json, to_table=agg.rows_to_table)
@@ -42,8 +47,9 @@ def aggregate(db, slug, fmt, level):
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
               show_default=True, help="Output format.")
 @LEVEL
+@SANDBOX
 @click.pass_obj
-def crosstab(db, slug, a, b, fmt, level):
+def crosstab(db, slug, a, b, fmt, level, sandbox):
     """Cross two questions: joint and conditional shares, odds ratios.
 
     Among the respondents who answered both A and B (under sample allocation, those who
@@ -58,6 +64,7 @@ def crosstab(db, slug, a, b, fmt, level):
       ldp-survey crosstab smoking-2026 smoker lung_disease
       ldp-survey crosstab smoking-2026 smoker age --format csv > smoker-age.csv
       ldp-survey crosstab smoking-2026 cigarettes lung_disease --format json --level 0.9
+      ldp-survey crosstab smoking-2026 smoker lung_disease --sandbox
     """
     from ..core import crosstab as xt
 
@@ -74,7 +81,7 @@ def crosstab(db, slug, a, b, fmt, level):
             xt.check_pair(questions[a], questions[b])
         except xt.CrosstabError as exc:
             raise click.ClickException(str(exc)) from exc
-        words_a, words_b, counts = store.joint_reports(slug, a, b)
+        words_a, words_b, counts = store.joint_reports(slug, a, b, sandbox=sandbox)
     finally:
         store.close()
     table = xt.crosstab(questions[a], questions[b], words_a, words_b, counts, level=level)
@@ -92,23 +99,28 @@ def crosstab(db, slug, a, b, fmt, level):
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="File to write (default: standard output).")
 @LEVEL
+@SANDBOX
 @click.pass_obj
-def export(db, slug, aggregates, responses, codebook, output, level):
+def export(db, slug, aggregates, responses, codebook, output, level, sandbox):
     """Export a survey's aggregates, noisy responses or codebook.
 
     The responses CSV has response_id, received_day, then per question its columns: one
     0/1 column per bit of a bit-list report (sports__run, sports__swim), one column for
     any other report (0/1, or a choice's option index). The codebook explains every
-    column and gives, per aggregates row, the column, value, p and q to recompute it.
+    column and gives, per aggregates row, the column, value, p and q to recompute it,
+    and says how many simulated responses the real files leave out.
+    With --sandbox, the files are of those instead (the responses CSV then has a source
+    column after received_day: test or simulated).
 
     \b
     Examples:
       ldp-survey export smoking-2026 --aggregates -o estimates.csv
       ldp-survey export smoking-2026 --responses > reports.csv
       ldp-survey export smoking-2026 --codebook -o codebook.json
+      ldp-survey export smoking-2026 --responses --sandbox -o simulated.csv
     """
     from ..core import aggregate as agg
-    from ..core.codebook import codebook as make_codebook
+    from ..core.codebook import codebook as make_codebook, simulated_note
     from ..core.export import responses_csv
 
     chosen = [name for name, flag in (("--aggregates", aggregates), ("--responses", responses),
@@ -121,14 +133,19 @@ def export(db, slug, aggregates, responses, codebook, output, level):
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
+        simulated = 0 if sandbox else store.sandbox_counts(slug)["simulated"]
         if what == "aggregates":
-            text = agg.rows_to_csv(agg.aggregate_counts(design, store.question_counts(slug), level=level))
+            counts = store.question_counts(slug, sandbox=sandbox)
+            text = agg.rows_to_csv(agg.aggregate_counts(design, counts, level=level))
         elif what == "codebook":
-            text = json.dumps(make_codebook(design), indent=2, ensure_ascii=False) + "\n"
+            text = json.dumps(make_codebook(design, simulated=simulated, sandbox=sandbox), indent=2,
+                              ensure_ascii=False) + "\n"
         else:
-            text = responses_csv(design, store.iter_responses(slug))
+            text = responses_csv(design, store.iter_responses(slug, sandbox=sandbox), sandbox=sandbox)
     finally:
         store.close()
+    if simulated:
+        click.echo(f"Note: {simulated_note(simulated)}.", err=True)
     if output is None:
         click.echo(text, nl=False)
         return

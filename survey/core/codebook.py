@@ -113,8 +113,20 @@ def _exact(value: Fraction, denominators) -> str:
     raise AssertionError(f"{value} is over none of {denominators}")
 
 
-def codebook(design: dict) -> dict:
-    """Return the JSON-ready codebook of a survey's design (see the module docstring)."""
+def simulated_note(simulated: int) -> str:
+    """Return the sentence saying how many simulated responses the files of the real responses leave out."""
+    return (f"{simulated} simulated response{'' if simulated == 1 else 's'} of this survey "
+            f"{'is' if simulated == 1 else 'are'} kept in its sandbox, apart from the real responses: "
+            "none is in these files (`ldp-survey export --sandbox` exports them)")
+
+
+def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict:
+    """Return the JSON-ready codebook of a survey's design (see the module docstring).
+
+    ``simulated``, when not 0, adds ``simulated_kept_apart``: how many simulated responses the
+    real files leave out. With ``sandbox`` the codebook is of the sandbox's export, whose rows
+    also have a source (test answers and simulated responses, never real ones).
+    """
     columns_by_question: dict[str, list[dict]] = {}
     for column in response_columns(design):
         columns_by_question.setdefault(column["question"], []).append(column)
@@ -152,6 +164,10 @@ def codebook(design: dict) -> dict:
             estimands.append(entry)
     responses = ("responses.csv: response_id, received_day, then the columns below in order; "
                  "an empty cell is a question the respondent was not asked")
+    if sandbox:
+        responses = ("responses.csv of the sandbox: response_id, received_day, source (\"test\": an answer given "
+                     "in test mode; \"simulated\": a simulated respondent; never a real response), then the "
+                     "columns below in order; an empty cell is a question the respondent was not asked")
     sampled = {}
     if design.get("allocation") == "sample":
         m, k = int(design["sample"]), len(design["questions"])
@@ -167,6 +183,9 @@ def codebook(design: dict) -> dict:
         "epsilon_spent": float(design["epsilon_spent"]),
         "allocation": design.get("allocation", "split"),
         **sampled,
+        **({"data": "sandbox", "leading_columns": ["response_id", "received_day", "source"]} if sandbox else {}),
+        **({"simulated_kept_apart": {"responses": simulated, "note": simulated_note(simulated)}}
+           if simulated else {}),
         "files": {
             "responses": responses,
             "aggregates": "the aggregates CSV: one row per estimand below, in the same order; a text cell "

@@ -5,7 +5,9 @@ received_day, then per question in design order its columns (``codebook.response
 one 0/1 column per bit of a bit-list report (OUE choice, multi), named ``QID__LABEL``
 (e.g. ``sports__run``), so a spreadsheet keeps every bit; one column ``QID`` for any other
 report (0/1 for rr and duchi, the option index for grr). A question the respondent was not
-asked is an empty cell in each of its columns. The codebook (``survey.core.codebook``) explains
+asked is an empty cell in each of its columns. An export of the sandbox (test answers and simulated
+respondents, never the real responses) has a ``source`` column after received_day: "test" or
+"simulated". The codebook (``survey.core.codebook``) explains
 every column.
 """
 
@@ -26,17 +28,22 @@ def report_cells(question_columns: list[dict], report) -> list[int]:
     return [int(report)]
 
 
-def iter_responses_csv(design: dict, responses: Iterable[dict], *, rows_per_chunk: int = 1000) -> Iterator[str]:
-    """Yield the CSV of responses ``{"id", "received_day", "answers"}`` in chunks of text (for streaming)."""
+def iter_responses_csv(design: dict, responses: Iterable[dict], *, rows_per_chunk: int = 1000,
+                       sandbox: bool = False) -> Iterator[str]:
+    """Yield the CSV of responses ``{"id", "received_day", "answers"}`` in chunks of text (for streaming).
+
+    With ``sandbox`` the responses also carry their ``source``, written after received_day.
+    """
     columns = response_columns(design)
     groups = [(question["id"], [column for column in columns if column["question"] == question["id"]])
               for question in design["questions"]]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(["response_id", "received_day", *(spreadsheet_safe(column["name"]) for column in columns)])
+    head = ["response_id", "received_day", *(["source"] if sandbox else [])]
+    writer.writerow([*head, *(spreadsheet_safe(column["name"]) for column in columns)])
     for count, response in enumerate(responses, start=1):
         answers = response["answers"]
-        row = [response["id"], response["received_day"]]
+        row = [response["id"], response["received_day"], *([response["source"]] if sandbox else [])]
         for qid, own in groups:
             row.extend(report_cells(own, answers[qid]) if qid in answers else [""] * len(own))
         writer.writerow(row)
@@ -47,6 +54,6 @@ def iter_responses_csv(design: dict, responses: Iterable[dict], *, rows_per_chun
     yield out.getvalue()
 
 
-def responses_csv(design: dict, responses: Iterable[dict]) -> str:
+def responses_csv(design: dict, responses: Iterable[dict], *, sandbox: bool = False) -> str:
     """Return the CSV of responses ``{"id", "received_day", "answers"}`` (as Store.iter_responses yields)."""
-    return "".join(iter_responses_csv(design, responses))
+    return "".join(iter_responses_csv(design, responses, sandbox=sandbox))

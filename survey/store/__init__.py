@@ -30,9 +30,10 @@ import sqlite_utils
 from ..core import codec
 from . import admission, joining, signin
 from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
-from .schema import (REPORTS, Batch, batch_from_answers, batch_from_columns, create_reports, insert_batch,
-                     column_names, insert_one_sql, migrations, report_columns, reports_table, row_from_answer,
-                     table_name)
+from .schema import (REPORTS, RESPONSES, SANDBOX_SOURCES, Batch, batch_from_answers, batch_from_columns,
+                     column_names, create_reports, create_sandbox, drop_sandbox, insert_batch, insert_one_sql,
+                     insert_sandbox, migrations, report_columns, reports_table, row_from_answer,
+                     sandbox_table_name, table_name)
 
 BUSY_TIMEOUT_MS = 10_000
 LOCK_FIRST_PAUSE = 20e-6
@@ -206,7 +207,8 @@ class Store:
                 if account is None:
                     raise StoreError(f"no researcher account {owner!r}; create it with `ldp-survey user add`")
                 owner_id = account["id"]
-            row = conn.execute("SELECT responses, status FROM surveys WHERE slug = ?", [slug]).fetchone()
+            row = conn.execute("SELECT responses, status, design_hash FROM surveys WHERE slug = ?",
+                               [slug]).fetchone()
             if row is not None:
                 if not replace:
                     raise StoreError(f"a survey with slug {slug!r} already exists")
@@ -226,6 +228,10 @@ class Store:
                              [slug, design["title"], definition_text, _design_text(design), design["hash"],
                               today(), owner_id, status or "open"])
             create_reports(conn, slug, design)
+            if row is not None and row[2] != design["hash"]:
+                # Test answers and simulated reports of the old design mean nothing under the new one.
+                drop_sandbox(conn, slug, row[2])
+            create_sandbox(conn, slug, design)
 
     # Lifecycle: draft -> open -> closed (-> open again)
 
@@ -261,9 +267,10 @@ class Store:
         return self._transition(slug, "reopen")
 
     def delete_draft(self, slug: str):
-        """Delete a draft with its report table, tallies and collaborators; any other survey is refused."""
+        """Delete a draft with its report table, tallies, sandbox and collaborators; any other survey is refused."""
         with self._write() as conn:
-            row = conn.execute("SELECT status, responses FROM surveys WHERE slug = ?", [slug]).fetchone()
+            row = conn.execute("SELECT status, responses, design_hash FROM surveys WHERE slug = ?",
+                               [slug]).fetchone()
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
             if row[0] != "draft" or row[1]:
@@ -274,6 +281,7 @@ class Store:
                 conn.execute(f'DROP TABLE IF EXISTS "{table}"')
             conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
             conn.execute("DELETE FROM daily_responses WHERE survey = ?", [slug])
+            drop_sandbox(conn, slug, row[2])
             conn.execute("DELETE FROM collaborators WHERE survey = ?", [slug])
             conn.execute("DELETE FROM surveys WHERE slug = ?", [slug])
 
@@ -296,6 +304,7 @@ class Store:
             conn.execute("INSERT INTO collaborators (survey, user_id) SELECT ?, user_id FROM collaborators "
                          "WHERE survey = ?", [new_slug, slug])
             create_reports(conn, new_slug, design)
+            create_sandbox(conn, new_slug, design)
 
     def survey_exists(self, slug: str) -> bool:
         """Return whether a survey has this slug."""
@@ -563,21 +572,27 @@ class Store:
         return admission.invitation_counts(self.conn, slug)
 
     def add_responses(self, slug: str, design_hash: str, answers_list: Iterable[dict], *,
-                      day: str | None = None) -> list[str]:
-        """Store validated responses ``{QID: REPORT}`` in one transaction and return their random ids."""
+                      day: str | None = None, source: str | None = None) -> list[str]:
+        """Store validated responses ``{QID: REPORT}`` in one transaction and return their random ids.
+
+        With ``source`` ("test" or "simulated") they go to the survey's sandbox instead, in
+        any status, a draft's included: the reports, their tallies and the response count
+        are untouched, so a draft's design stays unfrozen.
+        """
         answers_list = list(answers_list)
         design = self._design_with_hash(slug, design_hash)
         days = [day or today()] * len(answers_list)
         return self._insert(slug, design_hash, len(answers_list),
-                            lambda ids: batch_from_answers(design, ids, days, answers_list))
+                            lambda ids: batch_from_answers(design, ids, days, answers_list), source=source)
 
     def add_report_columns(self, slug: str, design_hash: str, columns: Sequence[np.ndarray], *,
-                           asked: np.ndarray | None = None, day: str | None = None) -> int:
+                           asked: np.ndarray | None = None, day: str | None = None,
+                           source: str | None = None) -> int:
         """Store validated reports given per question as (n, words) arrays (``survey.core.codec``) in one transaction.
 
         The fast path of simulations: every question answered by all n respondents, or with
         ``asked`` (an (n, k) boolean matrix, sample allocation) only the asked ones, the
-        others stored as NULL. Returns n.
+        others stored as NULL. With ``source``, into the sandbox (as ``add_responses``). Returns n.
         """
         design = self._design_with_hash(slug, design_hash)
         if len(columns) != len(design["questions"]):
@@ -586,7 +601,8 @@ class Store:
         if asked is not None and np.shape(asked) != (n, len(columns)):
             raise StoreError(f"asked must be an ({n}, {len(columns)}) matrix, got shape {np.shape(asked)}")
         days = [day or today()] * n
-        self._insert(slug, design_hash, n, lambda ids: batch_from_columns(design, ids, days, columns, asked))
+        self._insert(slug, design_hash, n, lambda ids: batch_from_columns(design, ids, days, columns, asked),
+                     source=source)
         return n
 
     def _design_with_hash(self, slug: str, design_hash: str) -> dict:
@@ -602,7 +618,31 @@ class Store:
             raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
         return design
 
-    def _insert(self, slug: str, design_hash: str, n: int, make_batch) -> list[str]:
+    def clear_sandbox(self, slug: str, source: str) -> int:
+        """Delete every sandbox response of a source ("test" or "simulated"); return how many there were."""
+        _check_source(source)
+        with self._write() as conn:
+            row = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
+            if row is None:
+                raise SurveyNotFound(f"no survey with slug {slug!r}")
+            deleted = conn.execute(f'DELETE FROM "{sandbox_table_name(row[0])}" WHERE source = ?',
+                                   [source]).rowcount
+            conn.execute("DELETE FROM sandbox_tallies WHERE survey = ? AND source = ?", [slug, source])
+        return deleted
+
+    def sandbox_counts(self, slug: str) -> dict[str, int]:
+        """Return how many test answers and simulated responses a survey's sandbox holds: {"test": n, "simulated": m}."""
+        self.get_design(slug)
+        counts = dict.fromkeys(SANDBOX_SOURCES, 0)
+        for source, count in self._execute("SELECT source, count FROM sandbox_tallies WHERE survey = ? "
+                                           "AND question = ? AND option = ?", [slug, RESPONSES, REPORTS]):
+            counts[source] = count
+        return counts
+
+    def _insert(self, slug: str, design_hash: str, n: int, make_batch, *, source: str | None = None) -> list[str]:
+        """Insert a batch into the reports (the survey must be open), or with ``source`` into its sandbox (any status)."""
+        if source is not None:
+            _check_source(source)
         for attempt in range(ID_ATTEMPTS):
             ids = new_ids(n)
             batch: Batch = make_batch(ids)
@@ -612,11 +652,14 @@ class Store:
                                            [slug]).fetchone()
                     if current is None:
                         raise SurveyNotFound(f"no survey with slug {slug!r}")
-                    if current[1] != "open":
+                    if source is None and current[1] != "open":
                         raise SurveyClosed(_closed_message(slug, current[1]))
                     if current[0] != design_hash:
                         raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
-                    insert_batch(conn, slug, _DESIGNS[design_hash], batch)
+                    if source is None:
+                        insert_batch(conn, slug, _DESIGNS[design_hash], batch)
+                    else:
+                        insert_sandbox(conn, slug, _DESIGNS[design_hash], batch, source)
                 return ids
             except sqlite3.IntegrityError:
                 # Two random 64-bit ids collided: draw new ones (the transaction was rolled back).
@@ -631,10 +674,12 @@ class Store:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
         return row[0]
 
-    def tallies(self, slug: str) -> tuple[int, dict[str, tuple[int, list[int]]]]:
-        """Return the number of responses and question_counts, read together in one snapshot."""
+    def tallies(self, slug: str, *, sandbox: bool = False) -> tuple[int, dict[str, tuple[int, list[int]]]]:
+        """Return the number of responses and question_counts, read together in one snapshot (of the sandbox with ``sandbox``)."""
         self._execute("BEGIN")
         try:
+            if sandbox:
+                return sum(self.sandbox_counts(slug).values()), self.question_counts(slug, sandbox=True)
             return self.response_count(slug), self.question_counts(slug)
         finally:
             self.conn.execute("COMMIT")
@@ -644,13 +689,18 @@ class Store:
         return [tuple(row) for row in self._execute(
             "SELECT day, responses FROM daily_responses WHERE survey = ? ORDER BY day", [slug]).fetchall()]
 
-    def question_counts(self, slug: str) -> dict[str, tuple[int, list[int]]]:
-        """Return per question id its number of reports and the 1s of each indicator (from the tallies)."""
+    def question_counts(self, slug: str, *, sandbox: bool = False) -> dict[str, tuple[int, list[int]]]:
+        """Return per question id its number of reports and the 1s of each indicator (from the tallies).
+
+        With ``sandbox``, of the survey's test answers and simulated responses together instead.
+        """
         design = self.get_design(slug)
         reports = [0] * len(design["questions"])
         ones = [[0] * codec.tally_count(question) for question in design["questions"]]
-        for index, option, count in self._execute(
-                "SELECT question, option, count FROM tallies WHERE survey = ?", [slug]):
+        sql = ("SELECT question, option, sum(count) FROM sandbox_tallies WHERE survey = ? AND question >= 0 "
+               "GROUP BY question, option" if sandbox else
+               "SELECT question, option, count FROM tallies WHERE survey = ?")
+        for index, option, count in self._execute(sql, [slug]):
             if option == REPORTS:
                 reports[index] = count
             else:
@@ -658,10 +708,10 @@ class Store:
         return {question["id"]: (reports[index], ones[index])
                 for index, question in enumerate(design["questions"])}
 
-    def recount(self, slug: str) -> dict[str, tuple[int, list[int]]]:
+    def recount(self, slug: str, *, sandbox: bool = False) -> dict[str, tuple[int, list[int]]]:
         """Return the same counts as question_counts, recomputed from every stored report (a full scan)."""
         design = self.get_design(slug)
-        table = table_name(design)
+        table = _table(design, sandbox)
         counts = {}
         for question, names in zip(design["questions"], report_columns(design)):
             words = np.array(self._execute(
@@ -670,8 +720,9 @@ class Store:
             counts[question["id"]] = (len(words), [int(x) for x in codec.tally(question, words)])
         return counts
 
-    def joint_reports(self, slug: str, first: str, second: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Return the distinct report pairs of two questions among respondents who answered both.
+    def joint_reports(self, slug: str, first: str, second: str, *,
+                      sandbox: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return the distinct report pairs of two questions among respondents who answered both (in the sandbox with ``sandbox``).
 
         Returns (words of the first question, words of the second, how many respondents
         gave each pair): ``codec.indicators`` of each side, weighted by the counts, give
@@ -686,30 +737,35 @@ class Store:
         a, b = columns[index[first]], columns[index[second]]
         selected = ", ".join(a + b)
         rows = self._execute(
-            f'SELECT {selected}, count(*) FROM "{table_name(design)}" '
+            f'SELECT {selected}, count(*) FROM "{_table(design, sandbox)}" '
             f"WHERE {a[0]} IS NOT NULL AND {b[0]} IS NOT NULL GROUP BY {selected}").fetchall()
         table = np.array(rows, dtype=np.int64).reshape(-1, len(a) + len(b) + 1)
         return table[:, :len(a)], table[:, len(a):-1], table[:, -1]
 
-    def iter_responses(self, slug: str) -> Iterator[dict]:
+    def iter_responses(self, slug: str, *, sandbox: bool = False) -> Iterator[dict]:
         """Yield ``{"id", "received_day", "answers"}`` of every response, ordered by random id.
 
-        ``answers`` maps each answered question id to its wire-format report.
+        ``answers`` maps each answered question id to its wire-format report. With ``sandbox``,
+        the sandbox's responses instead, each with its ``source`` ("test" or "simulated").
         """
         design = self.get_design(slug)
         columns = report_columns(design)
         names = ", ".join(column_names(design))
-        spans, start = [], 2
+        spans, start = [], 3
         for names_of_question in columns:
             spans.append((start, start + len(names_of_question)))
             start += len(names_of_question)
-        sql = f'SELECT id, received_day, {names} FROM "{table_name(design)}" ORDER BY id'
+        source = "source" if sandbox else "NULL"
+        sql = f'SELECT id, received_day, {source}, {names} FROM "{_table(design, sandbox)}" ORDER BY id'
         for row in self._execute(sql):
             answers = {}
             for question, (lo, hi) in zip(design["questions"], spans):
                 if row[lo] is not None:
                     answers[question["id"]] = codec.decode_report(question, row[lo:hi])
-            yield {"id": row[0], "received_day": row[1], "answers": answers}
+            response = {"id": row[0], "received_day": row[1], "answers": answers}
+            if sandbox:
+                response["source"] = row[2]
+            yield response
 
     def iter_answers(self, slug: str) -> Iterator[dict]:
         """Yield the noisy answers ``{QID: REPORT}`` of every response, ordered by random id."""
@@ -916,6 +972,16 @@ def token_hash(token: str) -> str:
 
 _USER_FIELDS = ("id", "email", "password_hash", "session_epoch")
 _USER_COLUMNS = ", ".join(_USER_FIELDS)
+
+
+def _table(design: dict, sandbox: bool) -> str:
+    """Return the name of the table of a design's reports, or of its sandbox."""
+    return sandbox_table_name(design["hash"]) if sandbox else table_name(design)
+
+
+def _check_source(source: str):
+    if source not in SANDBOX_SOURCES:
+        raise StoreError(f"a sandbox source is one of {', '.join(SANDBOX_SOURCES)}, not {source!r}")
 
 
 def _status_phrase(status: str) -> str:

@@ -381,3 +381,56 @@ def m007_accounts(db):
                         invited_by INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
                         expires_day TEXT NOT NULL)""")
     db.conn.execute("CREATE INDEX collaborator_invitations_survey ON collaborator_invitations (survey)")
+
+
+# The sandbox: a survey's test answers (its owner answering in test mode) and simulated
+# respondents, kept in a table and tallies of their own so that the reports table, its tallies,
+# the response count and every export of them are untouched by construction.
+SANDBOX_SOURCES = ("test", "simulated")
+# The question of the sandbox_tallies row that counts a source's responses (option REPORTS too).
+RESPONSES = -1
+
+
+@migrations()
+def m008_sandbox(db):
+    """Give every survey an empty sandbox: a table for its test answers and simulated respondents, and their tallies."""
+    db.conn.execute("""CREATE TABLE sandbox_tallies (
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                        source TEXT NOT NULL CHECK (source IN ('test', 'simulated')),
+                        question INTEGER NOT NULL, option INTEGER NOT NULL, count INTEGER NOT NULL,
+                        PRIMARY KEY (survey, source, question, option)) WITHOUT ROWID""")
+    for slug, design_text in db.conn.execute("SELECT slug, design FROM surveys").fetchall():
+        create_sandbox(db.conn, slug, json.loads(design_text))
+
+
+def sandbox_table_name(design_hash: str) -> str:
+    """Return the name of the sandbox table of a design, from its hash (as the report table's)."""
+    return f"sandbox_{design_hash[:16]}"
+
+
+def drop_sandbox(conn: sqlite3.Connection, slug: str, design_hash: str):
+    """Drop a survey's sandbox table of the design with this hash and its tallies."""
+    conn.execute(f'DROP TABLE IF EXISTS "{sandbox_table_name(design_hash)}"')
+    conn.execute("DELETE FROM sandbox_tallies WHERE survey = ?", [slug])
+
+
+def create_sandbox(conn: sqlite3.Connection, slug: str, design: dict):
+    """Give a survey an empty sandbox table for its design (report columns plus the source of each row)."""
+    columns = "".join(f", {name} INTEGER" for name in column_names(design))
+    conn.execute(f'CREATE TABLE IF NOT EXISTS "{sandbox_table_name(design["hash"])}" '
+                 "(id TEXT PRIMARY KEY NOT NULL, received_day TEXT NOT NULL, "
+                 f"source TEXT NOT NULL CHECK (source IN ('test', 'simulated')){columns}) WITHOUT ROWID")
+
+
+def insert_sandbox(conn: sqlite3.Connection, slug: str, design: dict, batch: Batch, source: str):
+    """Insert a batch into the survey's sandbox as ``source`` and add it to the sandbox tallies, in the caller's transaction."""
+    names = column_names(design)
+    conn.executemany(f'INSERT INTO "{sandbox_table_name(design["hash"])}" (id, received_day, source'
+                     f'{"".join(", " + c for c in names)}) VALUES ({", ".join("?" * (3 + len(names)))})',
+                     [(row[0], row[1], source, *row[2:]) for row in batch.rows])
+    increments = [(slug, source, RESPONSES, REPORTS, len(batch.rows))]
+    increments.extend((slug, source, index, REPORTS, count) for index, count in enumerate(batch.reports) if count)
+    increments.extend((slug, source, index, option, count) for (index, option), count in batch.ones.items())
+    conn.executemany("INSERT INTO sandbox_tallies (survey, source, question, option, count) VALUES (?, ?, ?, ?, ?) "
+                     "ON CONFLICT (survey, source, question, option) DO UPDATE SET count = count + excluded.count",
+                     increments)

@@ -165,7 +165,7 @@ def codebook_view(slug):
     from ..core.codebook import codebook
 
     design = survey_for_researcher(slug)
-    return jsonify(codebook(design))
+    return jsonify(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"]))
 
 
 @bp.route("/", defaults={"rest": ""}, methods=_ALL_METHODS)

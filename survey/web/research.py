@@ -231,7 +231,8 @@ def codebook_json(slug):
     from ..core.codebook import codebook
 
     design = survey_for_researcher(slug)
-    body = json.dumps(codebook(design), indent=2, ensure_ascii=False)
+    body = json.dumps(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"]), indent=2,
+                      ensure_ascii=False)
     return Response(body, mimetype="application/json",
                     headers={"Cache-Control": "no-store",
                              "Content-Disposition": f'inline; filename="{slug}-codebook.json"'})
