@@ -176,13 +176,14 @@ def test_the_page_sets_no_cookie_and_sends_answers_without_one_as_it_says(browse
     assert context.cookies() == [], "loading, answering and sending set no cookie"
     context.close()
 
-    # A signed-in researcher has a session cookie; the page does not send it with the answers.
+    # A signed-in researcher has a session cookie (and the known-device one of the sign-in throttle);
+    # the page sends neither with the answers.
     store = Store(live_server["db"])
     store.add_user("reader@example.org", generate_password_hash("correct horse battery"), replace=True)
     store.close()
     context, page, errors = signed_in_page(browser, live_server["origin"], "reader@example.org",
                                            "correct horse battery")
-    assert [cookie["name"] for cookie in context.cookies()] == ["session"]
+    assert sorted(cookie["name"] for cookie in context.cookies()) == ["ldp_known_device", "session"]
     headers = []
     page.on("request", lambda r: headers.append(r.all_headers()) if r.method == "POST" else None)
     page.goto(f"{live_server['origin']}/s/{SLUG}")
