@@ -20,7 +20,6 @@ from typing import Iterable
 import numpy as np
 
 from . import codec
-from .csvsafe import spreadsheet_safe
 from .estimators import Estimate, project_simplex
 from .mechanisms import BITS, INDEX, LEVEL, mechanism_for
 
@@ -208,16 +207,16 @@ def rows_to_csv(rows: Iterable[AggregateRow]) -> str:
 
     Numbers: epsilon, noisy_share, estimate, std_error, ci_low and ci_high with 6 decimals
     (``format_decimal``); n as an integer; ci_level as ``format(level, "g")`` ("0.95");
-    an empty field for a missing value. Fields are quoted only when needed (csv.QUOTE_MINIMAL).
-    The question and option fields go through ``spreadsheet_safe`` (a label such as ``=1+1``
-    is written ``'=1+1``); numbers are written as they are.
+    an empty field for a missing value. Fields are quoted only when needed (csv.QUOTE_MINIMAL);
+    text is written exactly as the codebook and the API hold it (``=1+1`` stays ``=1+1``: the
+    spreadsheet download, ``survey.core.spreadsheet``, is the one for spreadsheets).
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator=CSV_LINE_TERMINATOR)
     writer.writerow(CSV_HEADER)
     for row in rows:
         writer.writerow([
-            spreadsheet_safe(row.question), spreadsheet_safe(row.option), row.kind, row.mechanism,
+            row.question, row.option, row.kind, row.mechanism,
             format_decimal(row.epsilon), str(int(row.n)),
             format_decimal(row.noisy_share), format_decimal(row.estimate), format_decimal(row.std_error),
             format_decimal(row.ci_low), format_decimal(row.ci_high), format(row.ci_level, "g"),

@@ -6,7 +6,8 @@ one 0/1 column per bit of a bit-list report (OUE choice, multi), named ``QID__LA
 (e.g. ``sports__run``), so a spreadsheet keeps every bit; one column ``QID`` for any other
 report (0/1 for rr and duchi, the option index for grr). A question the respondent was not
 asked is an empty cell in each of its columns. The codebook (``survey.core.codebook``) explains
-every column.
+every column. ``response_records`` gives the same rows as JSON-ready dicts (None for an empty
+cell), for the API's paginated JSON.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import io
 from typing import Iterable, Iterator
 
 from .codebook import response_columns
-from .csvsafe import spreadsheet_safe
 
 
 def report_cells(question_columns: list[dict], report) -> list[int]:
@@ -26,25 +26,47 @@ def report_cells(question_columns: list[dict], report) -> list[int]:
     return [int(report)]
 
 
-def iter_responses_csv(design: dict, responses: Iterable[dict], *, rows_per_chunk: int = 1000) -> Iterator[str]:
-    """Yield the CSV of responses ``{"id", "received_day", "answers"}`` in chunks of text (for streaming)."""
+def header(design: dict) -> list[str]:
+    """Return the header of responses.csv: response_id, received_day, then the report columns."""
+    return ["response_id", "received_day", *(column["name"] for column in response_columns(design))]
+
+
+def _row_maker(design: dict):
+    """Return a function giving one response's cells in the header's order ("" for a question not asked)."""
     columns = response_columns(design)
     groups = [(question["id"], [column for column in columns if column["question"] == question["id"]])
               for question in design["questions"]]
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(["response_id", "received_day", *(spreadsheet_safe(column["name"]) for column in columns)])
-    for count, response in enumerate(responses, start=1):
+
+    def cells(response: dict) -> list:
         answers = response["answers"]
         row = [response["id"], response["received_day"]]
         for qid, own in groups:
             row.extend(report_cells(own, answers[qid]) if qid in answers else [""] * len(own))
-        writer.writerow(row)
+        return row
+
+    return cells
+
+
+def iter_responses_csv(design: dict, responses: Iterable[dict], *, rows_per_chunk: int = 1000) -> Iterator[str]:
+    """Yield the CSV of responses ``{"id", "received_day", "answers"}`` in chunks of text (for streaming)."""
+    cells = _row_maker(design)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(header(design))
+    for count, response in enumerate(responses, start=1):
+        writer.writerow(cells(response))
         if count % rows_per_chunk == 0:
             yield out.getvalue()
             out.seek(0)
             out.truncate()
     yield out.getvalue()
+
+
+def response_records(design: dict, responses: Iterable[dict]) -> Iterator[dict]:
+    """Yield each response as a dict over the CSV's header: the same cells, None where the CSV's is empty."""
+    names, cells = header(design), _row_maker(design)
+    for response in responses:
+        yield {name: None if cell == "" else cell for name, cell in zip(names, cells(response))}
 
 
 def responses_csv(design: dict, responses: Iterable[dict]) -> str:

@@ -601,10 +601,11 @@ class Store:
         table = np.array(rows, dtype=np.int64).reshape(-1, len(a) + len(b) + 1)
         return table[:, :len(a)], table[:, len(a):-1], table[:, -1]
 
-    def iter_responses(self, slug: str) -> Iterator[dict]:
+    def iter_responses(self, slug: str, *, after: str | None = None, limit: int | None = None) -> Iterator[dict]:
         """Yield ``{"id", "received_day", "answers"}`` of every response, ordered by random id.
 
-        ``answers`` maps each answered question id to its wire-format report.
+        ``answers`` maps each answered question id to its wire-format report. ``after`` starts
+        past that id and ``limit`` stops after so many rows (a page of the API).
         """
         design = self.get_design(slug)
         columns = report_columns(design)
@@ -613,8 +614,11 @@ class Store:
         for names_of_question in columns:
             spans.append((start, start + len(names_of_question)))
             start += len(names_of_question)
-        sql = f'SELECT id, received_day, {names} FROM "{table_name(design)}" ORDER BY id'
-        for row in self._execute(sql):
+        where = "" if after is None else " WHERE id > ?"
+        tail = "" if limit is None else " LIMIT ?"
+        parameters = [value for value in (after, limit) if value is not None]
+        sql = f'SELECT id, received_day, {names} FROM "{table_name(design)}"{where} ORDER BY id{tail}'
+        for row in self._execute(sql, parameters):
             answers = {}
             for question, (lo, hi) in zip(design["questions"], spans):
                 if row[lo] is not None:
