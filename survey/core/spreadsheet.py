@@ -4,7 +4,8 @@ The CSVs and the API are the exact data; this is the download for spreadsheet pr
 ``estimates`` has a header row (the aggregates CSV's columns) and one row per estimate; sheet
 ``estimands`` one row per estimand of the codebook (in the same order), ``columns`` one row per
 column of responses.csv and ``about`` the codebook's survey-wide fields. Numbers are number
-cells at full precision (a missing one is an empty cell); text is a text cell (``data_type``
+cells (openpyxl writes 16 significant digits; a spreadsheet shows 15); a missing number and an
+empty text (a number's option) are empty cells; any other text is a text cell (``data_type``
 ``"s"``), so a label such as ``=1+1``, ``-10% or more`` or ``@a`` shows exactly as written and
 is never evaluated. XLSX cannot hold the control characters U+0000–U+0008, U+000B, U+000C and
 U+000E–U+001F: each becomes U+FFFD. Lists (a number's ``scale``, levels) are written as JSON
@@ -39,7 +40,7 @@ def cell(sheet, value, *, bold: bool = False) -> WriteOnlyCell:
         result = WriteOnlyCell(sheet, value=int(value))
     elif isinstance(value, (float, np.floating)):
         result = WriteOnlyCell(sheet, value=None if math.isnan(value) else float(value))
-    elif value is None:
+    elif value is None or value == "":
         result = WriteOnlyCell(sheet, value=None)
     else:
         if not isinstance(value, str):
