@@ -142,6 +142,7 @@ def test_json_pages_hold_the_rows_of_responses_csv_in_random_id_order(app, label
     ("?format=json&limit=0", "limit must be a whole number from 1 to 10000"),
     ("?format=json&limit=10001", "limit must be"),
     ("?format=json&limit=ten", "limit must be"),
+    ("?format=json&limit=%C2%B2", "limit must be"),
     ("?format=json&cursor=zz", "cursor must be"),
     ("?limit=5", "limit and cursor page the JSON"),
     (".csv?format=json", "responses.csv is CSV"),

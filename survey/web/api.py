@@ -34,6 +34,7 @@ _ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10000
 _CURSOR = re.compile(r"[0-9a-f]{16}")
+_LIMIT = re.compile(r"[0-9]{1,6}")
 _FORMATS = {"text/csv": "csv", "application/json": "json"}
 
 
@@ -197,7 +198,7 @@ def _responses_format(forced: str | None) -> str:
 def _page() -> tuple[int, str | None]:
     """Return the JSON page's ?limit= (1 to MAX_LIMIT, DEFAULT_LIMIT if absent) and ?cursor= (a response id or None)."""
     raw, cursor = request.args.get("limit", str(DEFAULT_LIMIT)), request.args.get("cursor")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
+    if not _LIMIT.fullmatch(raw) or not 1 <= int(raw) <= MAX_LIMIT:
         abort(400, description=f"limit must be a whole number from 1 to {MAX_LIMIT}, got {raw!r}")
     if cursor is not None and not _CURSOR.fullmatch(cursor):
         abort(400, description="cursor must be the response_id the previous page's next link names "
@@ -226,7 +227,7 @@ def responses(slug, forced=None):
                             "columns": header(design), "limit": limit, "rows": rows, "next": following})
         if following:
             response.headers["Link"] = f'<{following}>; rel="next"'
-    response.headers["Vary"] = "Accept"
+    response.vary.add("Accept")
     return response
 
 
