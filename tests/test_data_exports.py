@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import re
+import zipfile
 
 import pytest
 from openpyxl import load_workbook
@@ -188,6 +189,9 @@ def test_results_xlsx_holds_labels_as_text_and_numbers_as_numbers(app, labels):
                      api.get(f"/api/surveys/{SLUG}/results.xlsx?level=0.9", headers=labels["mine"])):
         assert response.status_code == 200 and response.mimetype == MIMETYPE
         assert response.headers["Content-Disposition"] == f'attachment; filename="{SLUG}-results.xlsx"'
+        with zipfile.ZipFile(io.BytesIO(response.get_data())) as archive:
+            sheets = [archive.read(name) for name in archive.namelist() if name.startswith("xl/worksheets/")]
+        assert len(sheets) == 4 and not any(b"<f>" in sheet or b"<f " in sheet for sheet in sheets)  # no formula
         workbook = load_workbook(io.BytesIO(response.get_data()))
         assert workbook.sheetnames == ["estimates", "estimands", "columns", "about"]
         sheet = list(workbook["estimates"].iter_rows())
