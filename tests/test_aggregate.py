@@ -76,17 +76,17 @@ EXPECTED = [
 
 EXPECTED_CSV = (
     "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level\r\n"
-    "smoker,yes,yes_no,rr,1.098612,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95\r\n"
-    "colour,red,choice,grr,0.693147,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95\r\n"
-    "colour,green,choice,grr,0.693147,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95\r\n"
-    "colour,blue,choice,grr,0.693147,4,0.000000,-1.000000,0.000000,0.000000,1.000000,0.95\r\n"
-    "pets,cat,choice,oue,1.098612,4,0.750000,2.000000,1.000000,0.000000,1.000000,0.95\r\n"
-    "pets,dog,choice,oue,1.098612,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95\r\n"
-    "pets,fish,choice,oue,1.098612,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95\r\n"
-    "pets,none,choice,oue,1.098612,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95\r\n"
-    "sports,run,multi,rr,2.197225,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95\r\n"
-    "sports,\"swim, bike\",multi,rr,2.197225,4,0.250000,0.000000,0.500000,0.000000,1.000000,0.95\r\n"
-    "age,,number,duchi,1.098612,3,0.333333,1.666667,6.666667,0.000000,10.000000,0.95\r\n"
+    "smoker,yes,yes_no,rr,1.0986122886681098,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95\r\n"
+    "colour,red,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95\r\n"
+    "colour,green,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95\r\n"
+    "colour,blue,choice,grr,0.6931471805599453,4,0.000000,-1.000000,0.000000,0.000000,1.000000,0.95\r\n"
+    "pets,cat,choice,oue,1.0986122886681098,4,0.750000,2.000000,1.000000,0.000000,1.000000,0.95\r\n"
+    "pets,dog,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95\r\n"
+    "pets,fish,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95\r\n"
+    "pets,none,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95\r\n"
+    "sports,run,multi,rr,2.1972245773362196,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95\r\n"
+    "sports,\"swim, bike\",multi,rr,2.1972245773362196,4,0.250000,0.000000,0.500000,0.000000,1.000000,0.95\r\n"
+    "age,,number,duchi,1.0986122886681098,3,0.333333,1.666667,6.666667,0.000000,10.000000,0.95\r\n"
 )
 
 
@@ -136,7 +136,7 @@ def test_aggregate_intervals_are_mapped_clopper_pearson():
         assert (r.ci_low, r.ci_high) == pytest.approx((low, high), abs=1e-9), (r.question, r.option)
         assert r.estimate == pytest.approx(((ones / r.n) - q) / (p - q) * width)
         assert r.ci_level == 0.9
-    assert rows_to_csv(rows).splitlines()[1] == "smoker,yes,yes_no,rr,1.098612,40,0.750000,1.000000,0.138675,0.725880,1.000000,0.9"
+    assert rows_to_csv(rows).splitlines()[1] == "smoker,yes,yes_no,rr,1.0986122886681098,40,0.750000,1.000000,0.138675,0.725880,1.000000,0.9"
 
 
 def test_aggregate_without_answers_gives_empty_estimates_and_whole_ranges():
@@ -146,8 +146,8 @@ def test_aggregate_without_answers_gives_empty_estimates_and_whole_ranges():
                for r in rows)
     assert [(r.ci_low, r.ci_high) for r in rows] == [(0.0, 1.0)] * 10 + [(0.0, 10.0)]
     lines = rows_to_csv(rows).split("\r\n")
-    assert lines[1] == "smoker,yes,yes_no,rr,1.098612,0,,,,0.000000,1.000000,0.95"
-    assert lines[-2] == "age,,number,duchi,1.098612,0,,,,0.000000,10.000000,0.95"
+    assert lines[1] == "smoker,yes,yes_no,rr,1.0986122886681098,0,,,,0.000000,1.000000,0.95"
+    assert lines[-2] == "age,,number,duchi,1.0986122886681098,0,,,,0.000000,10.000000,0.95"
     assert lines[-1] == ""
 
 
@@ -224,11 +224,11 @@ def test_rows_to_table_aligns_columns():
         spans.append((start, start + len(dashes)))
         start += len(dashes) + 1
     cells = [[line[a:b].strip() for a, b in spans] for line in body]
-    assert cells[0] == ["smoker", "yes", "rr", "1.0986", "4", "0.7500", "1.0000", "0.5000", "0.0000", "1.0000", "-"]
-    assert cells[3] == ["colour", "blue", "grr", "0.6931", "4", "0.0000", "-1.0000", "0.0000", "0.0000", "1.0000",
+    assert cells[0] == ["smoker", "yes", "rr", "1.09861", "4", "0.7500", "1.0000", "0.5000", "0.0000", "1.0000", "-"]
+    assert cells[3] == ["colour", "blue", "grr", "0.693147", "4", "0.0000", "-1.0000", "0.0000", "0.0000", "1.0000",
                         "0.0000"]
     assert cells[9][:2] == ["sports", "swim, bike"]
-    assert cells[10][:2] == ["age", "-"] and cells[10][-2:] == ["10.0000", "-"]
+    assert cells[10][:2] == ["age", "mean"] and cells[10][-2:] == ["10.0000", "-"]
     assert len(body) == len(EXPECTED)
 
 

@@ -78,15 +78,12 @@ assert len(aggregates) == len(book["estimands"]), (len(aggregates), len(book["es
 names = [column["name"] for column in book["columns"]]
 assert list(responses[0]) == book.get("leading_columns", ["response_id", "received_day"]) + names, (list(responses[0]), names)
 
-def safe(text):
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
 def clip(value, low, high):
     return min(max(value, low), high)
 
 checked = 0
 for estimand, row in zip(book["estimands"], aggregates):
-    assert row["question"] == safe(estimand["question"]) and row["option"] == safe(estimand["option"]), (row, estimand)
+    assert row["question"] == estimand["question"] and row["option"] == estimand["option"], (row, estimand)
     cells = [response[estimand["column"]] for response in responses if response[estimand["column"]] != ""]
     n = len(cells)
     p, q = estimand["p"], estimand["q"]

@@ -1,23 +1,17 @@
-"""Every CSV neutralises spreadsheet formulas; slugs and question ids are matched in full."""
+"""Every CSV writes labels exactly (stdlib quoting only); slugs and question ids are matched in full."""
 
 from __future__ import annotations
+
+import csv
+import io
 
 import numpy as np
 import pytest
 
 from survey.core.aggregate import QuestionCounts, aggregate_counts, rows_to_csv
-from survey.core.csvsafe import spreadsheet_safe
 from survey.core.definition import DefinitionError, parse_definition
 from survey.core.design import build_design
 from survey.core.export import responses_csv
-
-
-@pytest.mark.parametrize("text, safe", [
-    ("=1+1", "'=1+1"), ("+31 6", "'+31 6"), ("-5", "'-5"), ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"),
-    ("\rx", "'\rx"), ("", ""), ("cat", "cat"), ("1-5", "1-5"), ("a=b", "a=b"), (" =x", " =x"), ("'=x", "'=x"),
-])
-def test_spreadsheet_safe_prefixes_only_formula_starts(text, safe):
-    assert spreadsheet_safe(text) == safe
 
 
 FORMULA_DEFINITION = {
@@ -29,21 +23,22 @@ FORMULA_DEFINITION = {
 }
 
 
-def test_aggregates_csv_neutralises_option_labels_but_not_numbers():
+def test_aggregates_csv_writes_labels_exactly_and_numbers_as_numbers():
     design = build_design(parse_definition(FORMULA_DEFINITION))
     # Estimates below zero show that negative numbers stay numbers.
     counts = {"pick": QuestionCounts(n=10, ones=np.array([0, 0, 0, 0, 10])), "yes": QuestionCounts(n=10, ones=np.array([0]))}
     text = rows_to_csv(aggregate_counts(design, counts, level=0.95))
     lines = text.split("\r\n")
-    assert lines[1].startswith("pick,\"'=HYPERLINK(\"\"x\"\")\",choice,grr,")
-    assert lines[2].startswith("pick,'-1,choice,grr,") and lines[3].startswith("pick,'+1,choice,grr,")
-    assert lines[4].startswith("pick,'@a,choice,grr,") and lines[5].startswith("pick,plain,choice,grr,")
-    estimate = lines[1].split(",")[-5]
-    assert estimate.startswith("-0.") and not estimate.startswith("'")
-    assert lines[6].startswith("yes,yes,yes_no,rr,") and lines[6].split(",")[7].startswith("-")
+    assert lines[1].startswith('pick,"=HYPERLINK(""x"")",choice,grr,')
+    assert lines[2].startswith("pick,-1,choice,grr,") and lines[3].startswith("pick,+1,choice,grr,")
+    assert lines[4].startswith("pick,@a,choice,grr,") and lines[5].startswith("pick,plain,choice,grr,")
+    assert "'" not in text
+    parsed = list(csv.DictReader(io.StringIO(text)))
+    assert [row["option"] for row in parsed] == [*FORMULA_DEFINITION["questions"][0]["options"], "yes"]
+    assert parsed[0]["estimate"].startswith("-0.") and parsed[5]["estimate"].startswith("-")
 
 
-def test_responses_csv_header_names_are_safe():
+def test_responses_csv_header_names_are_slugs():
     design = build_design(parse_definition({
         "slug": "formulas", "title": "Formulas", "epsilon": 1.0,
         "questions": [{"id": "pick", "kind": "multi", "text": "?", "options": ["=HYPERLINK(\"x\")", "-1", "@a"]}]}))
@@ -72,7 +67,7 @@ def test_valid_slugs_and_ids_still_pass():
     assert parse_definition({**data, "slug": "x"}).slug == "x"
 
 
-def test_crosstab_csv_neutralises_option_fields():
+def test_crosstab_csv_writes_option_fields_exactly():
     from survey.core.crosstab import crosstab, crosstab_to_csv
 
     design = build_design(parse_definition({
@@ -80,9 +75,9 @@ def test_crosstab_csv_neutralises_option_fields():
         "questions": [{"id": "a", "kind": "choice", "text": "?", "options": ["=1+1", "plain"]},
                       {"id": "b", "kind": "choice", "text": "?", "options": ["-x", "@y"]}]}))
     qa, qb = design["questions"]
-    text = crosstab_to_csv(crosstab(qa, qb, [[0], [1], [0], [1]], [[0], [0], [1], [1]], [30, 20, 10, 40]))
-    lines = text.split("\r\n")[1:-1]
+    table = crosstab(qa, qb, [[0], [1], [0], [1]], [[0], [0], [1], [1]], [30, 20, 10, 40])
+    lines = crosstab_to_csv(table).split("\r\n")[1:-1]
     cells = [line.split(",")[:3] for line in lines]
-    assert ["joint", "'=1+1", "'-x"] in cells and ["joint", "plain", "'@y"] in cells
-    assert all(a in ("'=1+1", "plain") and b in ("", "'-x", "'@y") for _, a, b in cells)
-    assert not any("'" in field for line in lines for field in line.split(",")[3:])
+    assert ["joint", "=1+1", "-x"] in cells and ["joint", "plain", "@y"] in cells
+    assert all(a in ("=1+1", "plain") and b in ("", "-x", "@y") for _, a, b in cells)
+    assert cells == [[row.measure, row.a_option, row.b_option] for row in table.rows]

@@ -52,13 +52,14 @@ def api_headers(db_path, email) -> dict:
 def test_every_survey_route_is_404_for_another_researcher_and_sign_in_for_nobody(app, db_path, accounts):
     routes = list(survey_routes(app))
     assert {rule for rule, _, _ in routes} >= {"/api/surveys/<slug>/results", "/api/surveys/<slug>/crosstab",
-                                               "/api/surveys/<slug>/codebook"}
+                                               "/api/surveys/<slug>/codebook", "/api/surveys/<slug>/responses",
+                                               "/api/surveys/<slug>/responses.csv", "/api/surveys/<slug>/results.xlsx"}
     # The API (/api/...) takes a token, never the session: 401 without one, 404 with another researcher's.
     mine, theirs = api_headers(db_path, OWNER[0]), api_headers(db_path, OTHER[0])
     assert {rule for rule, _, _ in routes} >= {"/surveys/<slug>/results", "/surveys/<slug>/results.csv",
                                                "/surveys/<slug>/responses.csv", "/surveys/<slug>/chart.svg",
                                                "/surveys/<slug>/charts/<question>.<any(svg, png):fmt>",
-                                               "/surveys/<slug>/codebook.json"}
+                                               "/surveys/<slug>/codebook.json", "/surveys/<slug>/results.xlsx"}
     owner, other, nobody = signed_in(app, *OWNER), signed_in(app, *OTHER), app.test_client()
     for rule, method, path in routes:
         if rule.startswith("/api/"):

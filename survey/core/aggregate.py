@@ -20,7 +20,6 @@ from typing import Iterable
 import numpy as np
 
 from . import codec
-from .csvsafe import spreadsheet_safe
 from .estimators import Estimate, project_simplex
 from .mechanisms import BITS, INDEX, LEVEL, mechanism_for
 
@@ -206,19 +205,21 @@ def format_decimal(value) -> str:
 def rows_to_csv(rows: Iterable[AggregateRow]) -> str:
     """Return the aggregates CSV: CSV_HEADER, then one line per row, lines ended by CRLF.
 
-    Numbers: epsilon, noisy_share, estimate, std_error, ci_low and ci_high with 6 decimals
-    (``format_decimal``); n as an integer; ci_level as ``format(level, "g")`` ("0.95");
-    an empty field for a missing value. Fields are quoted only when needed (csv.QUOTE_MINIMAL).
-    The question and option fields go through ``spreadsheet_safe`` (a label such as ``=1+1``
-    is written ``'=1+1``); numbers are written as they are.
+    Numbers: epsilon exactly as the codebook and the API hold it (the realised ε′, a float
+    written as ``repr``: 0.49999999999999967, never rounded up past its true value); noisy_share,
+    estimate, std_error, ci_low and ci_high with 6 decimals (``format_decimal``); n as an
+    integer; ci_level as ``format(level, "g")`` ("0.95");
+    an empty field for a missing value. Fields are quoted only when needed (csv.QUOTE_MINIMAL);
+    text is written exactly as the codebook and the API hold it (``=1+1`` stays ``=1+1``: the
+    spreadsheet download, ``survey.core.spreadsheet``, is the one for spreadsheets).
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator=CSV_LINE_TERMINATOR)
     writer.writerow(CSV_HEADER)
     for row in rows:
         writer.writerow([
-            spreadsheet_safe(row.question), spreadsheet_safe(row.option), row.kind, row.mechanism,
-            format_decimal(row.epsilon), str(int(row.n)),
+            row.question, row.option, row.kind, row.mechanism,
+            repr(float(row.epsilon)), str(int(row.n)),
             format_decimal(row.noisy_share), format_decimal(row.estimate), format_decimal(row.std_error),
             format_decimal(row.ci_low), format_decimal(row.ci_high), format(row.ci_level, "g"),
         ])
@@ -245,8 +246,20 @@ _TABLE_COLUMNS = [("question", "<"), ("option", "<"), ("mechanism", "<"), ("epsi
                   ("ci_high", ">"), ("consistent", ">")]
 
 
+def format_epsilon(value: float) -> str:
+    """Return an epsilon for people: 6 significant digits ("0.5" for the realised 0.49999999999999967)."""
+    return format(value, ".6g")
+
+
+def shown_option(row: AggregateRow) -> str:
+    """Return a row's option for people: "mean" for a number's row (its option is "" in the data)."""
+    return "mean" if row.kind == "number" else row.option
+
+
 def rows_to_table(rows: Iterable[AggregateRow]) -> str:
     """Return an aligned plain-text table of the rows (4 decimals, "-" for a missing value), no final newline.
+
+    Epsilon has 6 significant digits (``format_epsilon``) and a number's option reads "mean".
 
     The title line names the confidence level of the first row; ``consistent`` is the
     Norm-Sub view of a choice question (no interval of its own).
@@ -254,7 +267,7 @@ def rows_to_table(rows: Iterable[AggregateRow]) -> str:
     rows = list(rows)
     cells = [[name for name, _ in _TABLE_COLUMNS]]
     for row in rows:
-        cells.append([row.question, row.option or "-", row.mechanism, f"{row.epsilon:.4f}", str(row.n)]
+        cells.append([row.question, shown_option(row), row.mechanism, format_epsilon(row.epsilon), str(row.n)]
                      + [table_number(getattr(row, name)) for name, _ in _TABLE_COLUMNS[5:]])
     lines = aligned_lines(cells, [align for _, align in _TABLE_COLUMNS])
     if rows:

@@ -188,8 +188,9 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
            if simulated else {}),
         "files": {
             "responses": responses,
-            "aggregates": "the aggregates CSV: one row per estimand below, in the same order; a text cell "
-                          "starting with =, +, -, @, a tab or a carriage return is prefixed with '. The "
+            "aggregates": "the aggregates CSV: one row per estimand below, in the same order, with the same "
+                          "question and option (a number's option is empty); labels are written exactly, "
+                          "never altered for spreadsheets (results.xlsx is the spreadsheet download). The "
                           "intervals of a choice or multi question's options are simultaneous: all of them "
                           "hold together with probability ci_level (Bonferroni over simultaneous_over)",
         },

@@ -38,7 +38,6 @@ from scipy.special import ndtri
 
 from . import codec
 from .aggregate import CSV_LINE_TERMINATOR, aligned_lines, format_decimal, json_value, table_number
-from .csvsafe import spreadsheet_safe
 from .design import response_probabilities
 
 CSV_HEADER = ["measure", "a_option", "b_option", "estimate", "std_error", "ci_low", "ci_high", "ci_level"]
@@ -345,13 +344,15 @@ def _odds_ratio(pair: _Pair) -> CrosstabRow:
 def crosstab_to_csv(table: Crosstab) -> str:
     """Return the crosstab CSV: CSV_HEADER, then one line per row, CRLF, 6 decimals, empty when missing.
 
+    Option labels are written exactly as the crosstab JSON holds them (stdlib quoting only).
+
     An odds ratio's std_error is that of its logarithm.
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator=CSV_LINE_TERMINATOR)
     writer.writerow(CSV_HEADER)
     for row in table.rows:
-        writer.writerow([row.measure, spreadsheet_safe(row.a_option), spreadsheet_safe(row.b_option), format_decimal(row.estimate),
+        writer.writerow([row.measure, row.a_option, row.b_option, format_decimal(row.estimate),
                          format_decimal(row.std_error), format_decimal(row.ci_low), format_decimal(row.ci_high),
                          format(row.ci_level, "g")])
     return buffer.getvalue()

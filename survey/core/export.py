@@ -7,8 +7,8 @@ one 0/1 column per bit of a bit-list report (OUE choice, multi), named ``QID__LA
 report (0/1 for rr and duchi, the option index for grr). A question the respondent was not
 asked is an empty cell in each of its columns. An export of the sandbox (test answers and simulated
 respondents, never the real responses) has a ``source`` column after received_day: "test" or
-"simulated". The codebook (``survey.core.codebook``) explains
-every column.
+"simulated". The codebook (``survey.core.codebook``) explains every column. ``response_records``
+gives the same rows as JSON-ready dicts (None for an empty cell), for the API's paginated JSON.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import io
 from typing import Iterable, Iterator
 
 from .codebook import response_columns
-from .csvsafe import spreadsheet_safe
 
 
 def report_cells(question_columns: list[dict], report) -> list[int]:
@@ -28,30 +27,52 @@ def report_cells(question_columns: list[dict], report) -> list[int]:
     return [int(report)]
 
 
+def header(design: dict, *, sandbox: bool = False) -> list[str]:
+    """Return the header of responses.csv: response_id, received_day (source, for the sandbox), the report columns."""
+    return ["response_id", "received_day", *(["source"] if sandbox else []),
+            *(column["name"] for column in response_columns(design))]
+
+
+def _row_maker(design: dict, *, sandbox: bool = False):
+    """Return a function giving one response's cells in the header's order ("" for a question not asked)."""
+    columns = response_columns(design)
+    groups = [(question["id"], [column for column in columns if column["question"] == question["id"]])
+              for question in design["questions"]]
+
+    def cells(response: dict) -> list:
+        answers = response["answers"]
+        row = [response["id"], response["received_day"], *([response["source"]] if sandbox else [])]
+        for qid, own in groups:
+            row.extend(report_cells(own, answers[qid]) if qid in answers else [""] * len(own))
+        return row
+
+    return cells
+
+
 def iter_responses_csv(design: dict, responses: Iterable[dict], *, rows_per_chunk: int = 1000,
                        sandbox: bool = False) -> Iterator[str]:
     """Yield the CSV of responses ``{"id", "received_day", "answers"}`` in chunks of text (for streaming).
 
     With ``sandbox`` the responses also carry their ``source``, written after received_day.
     """
-    columns = response_columns(design)
-    groups = [(question["id"], [column for column in columns if column["question"] == question["id"]])
-              for question in design["questions"]]
+    cells = _row_maker(design, sandbox=sandbox)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    head = ["response_id", "received_day", *(["source"] if sandbox else [])]
-    writer.writerow([*head, *(spreadsheet_safe(column["name"]) for column in columns)])
+    writer.writerow(header(design, sandbox=sandbox))
     for count, response in enumerate(responses, start=1):
-        answers = response["answers"]
-        row = [response["id"], response["received_day"], *([response["source"]] if sandbox else [])]
-        for qid, own in groups:
-            row.extend(report_cells(own, answers[qid]) if qid in answers else [""] * len(own))
-        writer.writerow(row)
+        writer.writerow(cells(response))
         if count % rows_per_chunk == 0:
             yield out.getvalue()
             out.seek(0)
             out.truncate()
     yield out.getvalue()
+
+
+def response_records(design: dict, responses: Iterable[dict]) -> Iterator[dict]:
+    """Yield each response as a dict over the CSV's header: the same cells, None where the CSV's is empty."""
+    names, cells = header(design), _row_maker(design)
+    for response in responses:
+        yield {name: None if cell == "" else cell for name, cell in zip(names, cells(response))}
 
 
 def responses_csv(design: dict, responses: Iterable[dict], *, sandbox: bool = False) -> str:

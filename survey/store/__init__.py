@@ -742,11 +742,13 @@ class Store:
         table = np.array(rows, dtype=np.int64).reshape(-1, len(a) + len(b) + 1)
         return table[:, :len(a)], table[:, len(a):-1], table[:, -1]
 
-    def iter_responses(self, slug: str, *, sandbox: bool = False) -> Iterator[dict]:
+    def iter_responses(self, slug: str, *, sandbox: bool = False, after: str | None = None,
+                       limit: int | None = None) -> Iterator[dict]:
         """Yield ``{"id", "received_day", "answers"}`` of every response, ordered by random id.
 
         ``answers`` maps each answered question id to its wire-format report. With ``sandbox``,
         the sandbox's responses instead, each with its ``source`` ("test" or "simulated").
+        ``after`` starts past that id and ``limit`` stops after so many rows (a page of the API).
         """
         design = self.get_design(slug)
         columns = report_columns(design)
@@ -756,8 +758,11 @@ class Store:
             spans.append((start, start + len(names_of_question)))
             start += len(names_of_question)
         source = "source" if sandbox else "NULL"
-        sql = f'SELECT id, received_day, {source}, {names} FROM "{_table(design, sandbox)}" ORDER BY id'
-        for row in self._execute(sql):
+        where = "" if after is None else " WHERE id > ?"
+        tail = "" if limit is None else " LIMIT ?"
+        parameters = [value for value in (after, limit) if value is not None]
+        sql = f'SELECT id, received_day, {source}, {names} FROM "{_table(design, sandbox)}"{where} ORDER BY id{tail}'
+        for row in self._execute(sql, parameters):
             answers = {}
             for question, (lo, hi) in zip(design["questions"], spans):
                 if row[lo] is not None:

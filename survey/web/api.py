@@ -5,21 +5,25 @@ Every request carries ``Authorization: Bearer TOKEN`` (``ldp-survey token create
 CSRF protection and answers GET only. A survey the token's researcher may not see answers
 ``404`` exactly as one that does not exist (``access.survey_for_researcher``); a missing,
 unknown or revoked token answers ``401`` with ``WWW-Authenticate: Bearer``. Every error is
-JSON ``{"error": MESSAGE}``.
+JSON ``{"error": MESSAGE}``. The noisy reports come as responses.csv (streamed) or as JSON
+pages over the random response ids; the estimates also as the spreadsheet download.
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, g, jsonify, request
+import re
+
+from flask import Blueprint, abort, current_app, g, jsonify, request, url_for
 from flask.sessions import NullSession, SessionInterface
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
 from ..core.aggregate import rows_to_json
 from ..core.crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_json
+from ..core.export import header, response_records
 from ..store import StoreError, SurveyNotFound
 from .access import survey_for_researcher
 from .db import get_store
-from .research import _level, _rows
+from .research import _level, _rows, responses_download, xlsx_download
 from .security import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -27,6 +31,11 @@ csrf.exempt(bp)
 
 REALM = 'Bearer realm="ldp-survey"'
 _ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+DEFAULT_LIMIT = 1000
+MAX_LIMIT = 10000
+_CURSOR = re.compile(r"[0-9a-f]{16}")
+_LIMIT = re.compile(r"[0-9]{1,6}")
+_FORMATS = {"text/csv": "csv", "application/json": "json"}
 
 
 class NoSessionUnderApi(SessionInterface):
@@ -166,6 +175,60 @@ def codebook_view(slug):
 
     design = survey_for_researcher(slug)
     return jsonify(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"]))
+
+
+@bp.get("/surveys/<slug>/results.xlsx")
+def results_xlsx(slug):
+    """The estimates at ?level= and the codebook as a spreadsheet (as ``/surveys/<slug>/results.xlsx``)."""
+    return xlsx_download(slug)
+
+
+def _responses_format(forced: str | None) -> str:
+    """Return "csv" or "json": ?format=, else the path's .csv, else the Accept header, else CSV."""
+    asked = request.args.get("format")
+    if asked is not None and asked not in ("csv", "json"):
+        abort(400, description=f"format must be csv or json, got {asked!r}")
+    if forced is not None and asked not in (None, forced):
+        abort(400, description=f"responses.{forced} is {forced.upper()}; for {asked.upper()} ask "
+                               f"/api/surveys/<slug>/responses?format={asked}")
+    best = request.accept_mimetypes.best_match(list(_FORMATS))
+    return asked or forced or _FORMATS.get(best, "csv")
+
+
+def _page() -> tuple[int, str | None]:
+    """Return the JSON page's ?limit= (1 to MAX_LIMIT, DEFAULT_LIMIT if absent) and ?cursor= (a response id or None)."""
+    raw, cursor = request.args.get("limit", str(DEFAULT_LIMIT)), request.args.get("cursor")
+    if not _LIMIT.fullmatch(raw) or not 1 <= int(raw) <= MAX_LIMIT:
+        abort(400, description=f"limit must be a whole number from 1 to {MAX_LIMIT}, got {raw!r}")
+    if cursor is not None and not _CURSOR.fullmatch(cursor):
+        abort(400, description="cursor must be the response_id the previous page's next link names "
+                               f"(16 hex digits), got {cursor!r}")
+    return int(raw), cursor
+
+
+@bp.get("/surveys/<slug>/responses")
+@bp.get("/surveys/<slug>/responses.csv", endpoint="responses_csv", defaults={"forced": "csv"})
+def responses(slug, forced=None):
+    """The noisy reports: responses.csv streamed (CSV), or a page of JSON rows in random-id order with a next link."""
+    design = survey_for_researcher(slug)
+    if _responses_format(forced) == "csv":
+        if {"limit", "cursor"} & set(request.args):
+            abort(400, description="limit and cursor page the JSON (?format=json); the CSV holds every response")
+        response = responses_download(design)
+    else:
+        limit, cursor = _page()
+        store = get_store()
+        rows = list(response_records(design, store.iter_responses(slug, after=cursor, limit=limit + 1)))
+        more = len(rows) > limit
+        rows = rows[:limit]
+        following = (url_for("api.responses", slug=slug, format="json", limit=limit, cursor=rows[-1]["response_id"])
+                     if more else None)
+        response = jsonify({"slug": slug, "design_hash": design["hash"], "responses": store.response_count(slug),
+                            "columns": header(design), "limit": limit, "rows": rows, "next": following})
+        if following:
+            response.headers["Link"] = f'<{following}>; rel="next"'
+    response.vary.add("Accept")
+    return response
 
 
 @bp.route("/", defaults={"rest": ""}, methods=_ALL_METHODS)

@@ -1,4 +1,4 @@
-"""Researcher pages: sign-in, the survey list, the debiased dashboard and CSV exports."""
+"""Researcher pages: sign-in, the survey list, the debiased dashboard, CSV exports and the spreadsheet download."""
 
 from __future__ import annotations
 
@@ -213,13 +213,34 @@ def results_csv(slug):
     return _csv(rows_to_csv(rows), f"{slug}-aggregates.csv")
 
 
+def xlsx_download(slug: str) -> Response:
+    """Return the spreadsheet download of a survey's estimates at ?level= and its codebook (``results.xlsx``)."""
+    from ..core.codebook import codebook
+    from ..core.spreadsheet import MIMETYPE, results_workbook
+
+    design, rows = _rows(slug, _level())
+    return Response(results_workbook(rows, codebook(design)), mimetype=MIMETYPE,
+                    headers={"Content-Disposition": f'attachment; filename="{slug}-results.xlsx"'})
+
+
+@bp.get("/surveys/<slug>/results.xlsx")
+@login_required
+def results_xlsx(slug):
+    """Download the estimates and the codebook as a spreadsheet: typed cells, no text ever run as a formula."""
+    return xlsx_download(slug)
+
+
+def responses_download(design: dict) -> Response:
+    """Return responses.csv of a survey's design, streamed from the database in random-id order."""
+    slug = design["slug"]
+    return _csv(iter_responses_csv(design, get_store().iter_responses(slug)), f"{slug}-responses.csv")
+
+
 @bp.get("/surveys/<slug>/responses.csv")
 @login_required
 def responses_csv_view(slug):
     """Download the noisy reports, one row per response (never a true answer)."""
-    store = get_store()
-    design = survey_for_researcher(slug)
-    return _csv(iter_responses_csv(design, store.iter_responses(slug)), f"{slug}-responses.csv")
+    return responses_download(survey_for_researcher(slug))
 
 
 @bp.get("/surveys/<slug>/codebook.json")
