@@ -13,7 +13,7 @@ from werkzeug.security import generate_password_hash
 
 from survey.core.aggregate import CSV_HEADER
 from survey.store import Store
-from conftest import stored_count
+from conftest import OWNER, stored_count
 
 REPO = Path(__file__).resolve().parent.parent
 SLUG = "smoking-2026"
@@ -194,6 +194,24 @@ def test_security_headers(web, smoking_survey):
     response = web.get(f"/s/{SLUG}")
     assert "default-src 'self'" in response.headers["Content-Security-Policy"]
     assert response.headers["Referrer-Policy"] == "no-referrer"
+    assert web.get("/login").headers["Referrer-Policy"] == "same-origin"
+
+
+def test_a_researcher_signs_in_over_https_behind_a_proxy(app, accounts):
+    """Over HTTPS CSRF protection needs a same-origin Referer, which the same-origin policy lets the browser send."""
+    from werkzeug.middleware.proxy_fix import ProxyFix
+
+    app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1)
+    client = app.test_client()
+    proxy = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.7"}
+    page = client.get("/login", headers=proxy).get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    email, password = OWNER
+    form = {"csrf_token": token, "email": email, "password": password}
+    refused = client.post("/login", data=form, headers=proxy)
+    assert refused.status_code == 400, "without a Referer the HTTPS check refuses, as a no-referrer policy would"
+    signed_in = client.post("/login", data=form, headers={**proxy, "Referer": "https://localhost/login"})
+    assert signed_in.status_code == 302 and signed_in.headers["Location"].endswith("/surveys")
 
 
 def test_respondent_page_links_every_module_it_runs_each_served_as_javascript(web, smoking_survey):

@@ -21,7 +21,9 @@ HSTS_SECONDS = 31536000
 
 def _headers(response):
     response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-    response.headers.setdefault("Referrer-Policy", "no-referrer")
+    # Same-origin: other sites never learn a page's address, while a researcher's form posts carry
+    # the Referer that CSRF protection checks over HTTPS. Respondent pages send none at all.
+    response.headers.setdefault("Referrer-Policy", "no-referrer" if request.path.startswith("/s/") else "same-origin")
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     response.headers.setdefault("X-Frame-Options", "DENY")
     if request.path.startswith(NO_STORE_PREFIXES) and "Cache-Control" not in response.headers:
