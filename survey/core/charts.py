@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 from matplotlib.transforms import blended_transform_factory
 
+from .aggregate import shown_option
 from .readout import axis_range
 from .readout import line as readout_line
 
@@ -166,7 +167,7 @@ def _draw_question(fig: Figure, top: float, height: float, question: dict, rows:
     else:
         ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
         ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-    labels = [truncate(row.option if row.option else "mean", LABEL_CHARS) for row in rows]
+    labels = [truncate(shown_option(row), LABEL_CHARS) for row in rows]
     ax.set_yticks(range(len(rows)), labels=labels)
     for label in ax.get_yticklabels() + ax.get_xticklabels(which="both"):
         label.set_parse_math(False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .aggregate import shown_option
 from .mechanisms import mechanism_for
 from .words import format_epsilon
 
@@ -118,7 +119,7 @@ def _beyond(question: dict, where: str) -> str:
 
 def line(question: dict, row) -> Line:
     """Return one aggregate row of ``question`` (an ``AggregateRow``) in words."""
-    label = row.option if row.option else ("mean" if question.get("kind") == "number" else "yes")
+    label = shown_option(row)
     if not _finite(row.estimate) or not (_finite(row.ci_low) and _finite(row.ci_high)):
         nobody = "nobody has answered this question yet" if row.n == 0 else f"{row.n} answers are not enough"
         return Line(row.option, label, f"No estimate: {nobody}.", "–", "–", None, None, None)
