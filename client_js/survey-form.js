@@ -3,7 +3,7 @@
  * is given, show the report that will be sent under its question, and send only the reports.
  *
  * True-answer inputs carry no name attribute, so a plain form submission cannot send
- * them (DESIGN.md §1, invariant 1); this module is the only way answers leave the page,
+ * them (docs/explanation/privacy.md); this module is the only way answers leave the page,
  * as one JSON request to the form's same-origin data-action URL, sent a fixed delay after
  * the respondent presses send so that the request's timing says nothing about the report.
  *

@@ -32,7 +32,7 @@ def test_smoking_example_loads_and_designs():
     defn = load_definition(EXAMPLES / "smoking.toml")
     assert [q.kind for q in defn.questions] == ["yes_no", "yes_no", "choice", "number"]
     design = build_design(defn)
-    # Five options at 2/3.5: subset selection of 2 beats GRR (MATH.md §2b).
+    # Five options at 2/3.5: subset selection of 2 beats GRR (Wang et al. 2016; Ye & Barg 2018).
     assert [q["mechanism"] for q in design["questions"]] == ["rr", "rr", "ss", "duchi"]
     nominal = [q["epsilon_nominal"] for q in design["questions"]]
     assert nominal == pytest.approx([2 / 3.5, 2 / 3.5, 2 / 3.5, 1 / 3.5])

@@ -248,7 +248,7 @@ def test_rr_is_unbiased_and_covers(epsilon, n, theta):
 
 
 def test_wald_fails_where_clopper_pearson_holds():
-    """At epsilon = 4, n = 30, theta = 0, Wald covers about 42% (MATH.md §1); CP keeps 95%."""
+    """At epsilon = 4, n = 30, theta = 0, Wald covers about 42% (Brown, Cai & DasGupta 2001); CP keeps 95%."""
     rng = np.random.default_rng(42)
     threshold, flip = rr_flip(4.0)
     ones = mech.randomize_rr(np.zeros((REPETITIONS, 30), dtype=np.int64), flip_threshold=threshold,

@@ -3,7 +3,7 @@ design's choice among encodings, exact privacy of each, and simultaneous interva
 
 Statistical tests follow tests/test_estimators.py: the mean of R estimates within 4 exact
 standard errors (from λ(1−λ)/(n(p−q)²)), joint coverage of the options' intervals ≥ 93% over
-≥ 400 seeded repetitions (MATH.md §2, §2b; Wang et al. 2016; Ye & Barg 2018).
+≥ 400 seeded repetitions (Wang et al. 2016; Ye & Barg 2018).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def test_subset_selection_is_chosen_where_its_variance_is_lowest():
     assert min(variances["grr"], variances["oue"]) / variances["ss"] == pytest.approx(1.33, abs=0.01)
     assert mech.ss_epsilon(question["keep_threshold"], 8, 3) <= 0.5
     assert question["epsilon"] == float(mech.ss_epsilon(question["keep_threshold"], 8, 3))
-    for d, epsilon, k, ratio in ((8, 1, 2, 1.24), (32, 2, 4, 1.16), (128, 4, 2, 1.18)):  # MATH.md §2b
+    for d, epsilon, k, ratio in ((8, 1, 2, 1.24), (32, 2, 4, 1.16), (128, 4, 2, 1.18)):  # Wang et al. 2016; Ye & Barg 2018
         assert (design_of("choice", d, epsilon)["subset_size"], ) == (k, )
         variances = mech.choice_variances(epsilon=epsilon, d=d)
         assert min(variances["grr"], variances["oue"]) / variances["ss"] == pytest.approx(ratio, abs=0.01)

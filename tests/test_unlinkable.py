@@ -1,4 +1,4 @@
-"""Invitations and submission ids cannot be tied to the responses they admitted (DESIGN.md §1, invariants 5 and 9).
+"""Invitations and submission ids cannot be tied to the responses they admitted (docs/explanation/privacy.md).
 
 After a mix of invited responses (some with submission ids), nothing in the database joins
 or orders tokens to responses: no shared column or value, no time finer than a day, and

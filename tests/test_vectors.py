@@ -160,7 +160,7 @@ def test_subset_selection_vectors_follow_from_the_integer_threshold(row):
 def test_naive_float_thresholds_would_overspend_epsilon():
     """Document why thresholds use exact arithmetic: float floor(2^53/(1+e^eps)) gives eps' > eps.
 
-    MATH.md §6: e.g. at eps = 10 the naive flip threshold realises 10.00000000000097.
+    Garfinkel & Leclerc 2020: e.g. at eps = 10 the naive flip threshold realises 10.00000000000097.
     """
     unsafe_rr = [eps for eps in {row["epsilon"] for row in THRESHOLDS}
                  if mech.rr_epsilon(math.floor(TWO53 / (1 + math.exp(eps)))) > Decimal(eps)]

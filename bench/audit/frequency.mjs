@@ -1,4 +1,4 @@
-// Larger empirical epsilon audit of the shipped frequency oracles (MATH.md §7), run by hand:
+// Larger empirical epsilon audit of the shipped frequency oracles (docs/explanation/privacy.md, audits), run by hand:
 //   node bench/audit/frequency.mjs [--delta 0.1]
 // Each audit draws, from the real crypto.getRandomValues source through client_js/mechanisms.js,
 // enough reports per input to catch an excess of --delta in epsilon with power 0.99 (family-wise

@@ -2,7 +2,7 @@
 // Larger goodness-of-fit audit of the shipped question sampler (client_js/question-sample.js) with the
 // real crypto.getRandomValues source: for every (k, m) below, n draws, the chi-square of the drawn
 // m-subsets against the uniform distribution over all C(k, m) subsets and each question's inclusion
-// count against Binomial(n, m/k) (MATH.md §7 item 1; tests/js/sampling-audit.mjs does the arithmetic).
+// count against Binomial(n, m/k) (docs/explanation/privacy.md, audit 1; tests/js/sampling-audit.mjs does the arithmetic).
 //
 // Usage: node bench/audit/sampling.mjs [--n 1000000] [--alpha 1e-6]
 // Example: node bench/audit/sampling.mjs --n 200000

@@ -1,4 +1,4 @@
-"""Parse and validate survey definitions (DESIGN.md §4).
+"""Parse and validate survey definitions (docs/reference/surveys.md).
 
 A definition is a TOML file, or the same fields as a mapping. Validation errors name
 the file, the question and the field. This module uses the standard library only.
@@ -211,7 +211,7 @@ def _parse_question(qdata, index, fail):
             qfail(f"must be true or false, got {decline!r}", "decline")
         if decline:
             # "Prefer not to say" is an ordinary randomized option, never a skip: a skip would
-            # depend on the answer and leak it (MATH.md §3).
+            # depend on the answer and leak it (docs/reference/mechanisms.md, Sampled questions).
             if DECLINE_LABEL in options:
                 qfail(f"{DECLINE_LABEL!r} is added by decline = true; remove it from the options", "options")
             if len(options) + 1 > MAX_OPTIONS:

@@ -81,7 +81,7 @@ def build_design(defn: SurveyDefinition) -> dict:
         questions.append(entry)
     # Sequential composition: a respondent's reports together cost the sum of the realised
     # epsilons of the questions they answer (all of them under split, the m costliest at
-    # worst under sample), which must not exceed the budget (DESIGN.md §1, invariant 3).
+    # worst under sample), which must not exceed the budget (docs/explanation/privacy.md).
     answered = sorted(realised_epsilons, reverse=True)[:defn.sample] if sampled else realised_epsilons
     spent = Decimal(0)
     for realised in answered:

@@ -1,4 +1,4 @@
-"""Validate a submitted response against a survey design (DESIGN.md §1, invariant 4).
+"""Validate a submitted response against a survey design (docs/explanation/privacy.md).
 
 A submission is ``{"design": HASH, "answers": {QID: REPORT}}``, optionally with
 ``"submission"`` (the browser's random id, 32 lowercase hex digits: a retry with the same

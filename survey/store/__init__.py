@@ -1,7 +1,7 @@
 """Store surveys, noisy reports and researcher accounts in SQLite (WAL); the only package that speaks SQL.
 
 Only noisy reports are stored, with the day they arrived: never an IP address, a user
-agent or an exact time (DESIGN.md §1, invariant 5). Reports are integers in one table per
+agent or an exact time (docs/explanation/privacy.md). Reports are integers in one table per
 survey keyed by a random id (``schema``), and per-indicator tallies are kept current in
 the same transaction as every insert, so a survey's aggregates cost a few rows whatever
 its size. A Store holds one connection: use one per thread (the web app keeps one per

@@ -1,6 +1,6 @@
 """Admit one response at most once: single-use invitation tokens and idempotent submission ids (SQL only).
 
-Both live apart from the reports (DESIGN.md §1, invariants 5 and 9). An invitation row
+Both live apart from the reports (docs/explanation/privacy.md). An invitation row
 holds the SHA-256 of its token, the survey, a used flag and the day it was made; a
 submission row holds a hash of the browser's random id and a check of its answers salted
 by that id, so it cannot be matched to a report by content without the id, which only the

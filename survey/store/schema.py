@@ -345,7 +345,7 @@ def m006_admission(db):
 
     Both tables are keyed by a SHA-256 hash (WITHOUT ROWID), so their rows sit in random
     order whatever order they were made or used in; neither holds a response id or a time
-    finer than the day an invitation was made (DESIGN.md §1, invariants 5 and 9).
+    finer than the day an invitation was made (docs/explanation/privacy.md).
     """
     db.conn.execute("""CREATE TABLE invitations (
                         token_hash TEXT PRIMARY KEY,

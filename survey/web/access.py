@@ -1,4 +1,4 @@
-"""Who may see a survey: its owner and collaborators; everyone else gets 404 (DESIGN.md §1, invariant 8)."""
+"""Who may see a survey: its owner and collaborators; everyone else gets 404 (docs/explanation/privacy.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Researcher page that previews and creates a survey from a TOML definition (DESIGN.md §4)."""
+"""Researcher page that previews and creates a survey from a TOML definition (docs/reference/surveys.md)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from flask_wtf.csrf import CSRFProtect
 
 csrf = CSRFProtect()
 
-# Only the app's own files: no third-party script, style or connection (DESIGN.md §1).
+# Only the app's own files: no third-party script, style or connection (docs/explanation/privacy.md).
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; "
     "style-src 'self'; object-src 'none'; base-uri 'none'; "

@@ -1,4 +1,4 @@
-// Empirical epsilon audit of the shipped randomizers (MATH.md §7, item 2) with the real
+// Empirical epsilon audit of the shipped randomizers (docs/explanation/privacy.md, audit 2) with the real
 // crypto.getRandomValues source: for every ordered pair of inputs (x, x′) and output y,
 // LB = ln[CP_lower(k_{x,y}) / CP_upper(k_{x′,y})] must not exceed the published ε′, and the
 // point estimate ε̂ = max ln(k_{x,y} / k_{x′,y}) must lie within its sampling error of ε′.
@@ -202,7 +202,7 @@ test('the audit catches RR whose flip probability is 10% too high (over-noising)
   assert.deepEqual(audit.problems.map((problem) => problem.kind), ['estimate']);
 });
 
-test('drawsToDetect grows like 2cosh ε + 2 for binary RR (MATH.md §7 item 3)', () => {
+test('drawsToDetect grows like 2cosh ε + 2 for binary RR (docs/explanation/privacy.md, audit 3)', () => {
   const at = (epsilon) => {
     const f = 1 / (1 + Math.exp(epsilon));
     return drawsToDetect({ delta: 0.1, p: 1 - f, q: f, comparisons: comparisonCount(2, 2) });

@@ -1,4 +1,4 @@
-// The empirical epsilon audit shared by tests/js/audit.test.mjs and bench/audit/ (MATH.md §7,
+// The empirical epsilon audit shared by tests/js/audit.test.mjs and bench/audit/ (docs/explanation/privacy.md,
 // items 2 and 3): Clopper–Pearson lower bounds on epsilon as in Jagielski, Ullman & Oprea (2020).
 // A black-box audit finds violations (Ding et al. 2018); it cannot prove differential privacy.
 
@@ -20,7 +20,7 @@ export function comparisonCount(inputCount, outputCount) {
 /**
  * Return the draws per input that catch an epsilon excess of `delta` with probability `power`.
  *
- * MATH.md §7 item 3, N ≈ (z_{1−α/m} + z_{1−β})²·2cosh(ε)/δ², adapted to the audit as run:
+ * docs/explanation/privacy.md, audit 3, N ≈ (z_{1−α/m} + z_{1−β})²·2cosh(ε)/δ², adapted to the audit as run:
  * each comparison's α/m is split over its two one-sided Clopper–Pearson bounds, and the two
  * probabilities p (numerator) and q (denominator) are bounded separately, so their standard
  * errors of ln p̂ and ln q̂ add: s = √((1−p)/p) + √((1−q)/q), giving (z_{1−α/2m} + z_{power})²·s²/δ²

@@ -3,7 +3,7 @@
 // maps a report to its number, undefined outside the support), a draw of the shipped randomizer
 // mapped to that number, and the distribution its integer parameters declare. Shared by
 // tests/js/frequency.test.mjs, tests/js/mechanism-conformance.test.mjs and bench/audit/frequency.mjs
-// (MATH.md §7).
+// (docs/explanation/privacy.md, audits).
 
 import {
   randomizeMulti, randomizeMultiSampled, randomizeOUE, randomizeSubset,

@@ -1,7 +1,7 @@
 // Subset selection and the multi-select encodings as shipped in client_js/mechanisms.js:
 // argument checks, output frequencies against the integer parameters (Pearson chi-square at
 // alpha = 1e-4, seeded words), and the empirical epsilon audit with the real crypto source
-// (MATH.md §7): no lower bound above the published ε′, and ε̂ within its sampling error of it.
+// (docs/explanation/privacy.md, audits): no lower bound above the published ε′, and ε̂ within its sampling error of it.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Source rules of client_js/ (DESIGN.md §1, invariants 1-2): no non-cryptographic or
+// Source rules of client_js/ (docs/explanation/privacy.md): no non-cryptographic or
 // floating-point transcendental functions, no third-party code, one same-origin fetch,
 // and true-answer inputs without a name attribute.
 

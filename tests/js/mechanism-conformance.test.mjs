@@ -2,7 +2,7 @@
 // any added later, gets every check. (a) the registry finds it by (kind, name) and its module
 // exports the full shape; (b) it replays tests/vectors.json word for word as survey/core/replay.py
 // does; (c) its reports fit their exact distribution (Pearson chi-square at alpha = 1e-4) and
-// its empirical epsilon lower bound stays below the design's ε′ (MATH.md §7; Clopper–Pearson
+// its empirical epsilon lower bound stays below the design's ε′ (docs/explanation/privacy.md, audits; Clopper–Pearson
 // bounds as in Jagielski, Ullman & Oprea 2020); (d) every report it draws is in its domain;
 // (e) its series memo fits and gives in-domain reports for every answer; (f) it describes a report
 // in words. The statistical checks are verdict functions, also applied to planted broken copies,

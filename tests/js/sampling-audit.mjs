@@ -1,7 +1,7 @@
-// Goodness-of-fit audit of the shipped question sampler (client_js/question-sample.js), MATH.md §7 item 1:
+// Goodness-of-fit audit of the shipped question sampler (client_js/question-sample.js), docs/explanation/privacy.md, audit 1:
 // the drawn m-subsets against the uniform distribution over all C(k, m) subsets (chi-square), and each
 // question's inclusion count against Binomial(n, m/k) (two-sided z-tests, Bonferroni over the k questions).
-// Which questions are drawn does not depend on the answers, so there is no epsilon to bound (MATH.md §3);
+// Which questions are drawn does not depend on the answers, so there is no epsilon to bound (docs/reference/mechanisms.md, Sampled questions);
 // the audit checks that the draw is the uniform one the estimators assume. Used by
 // tests/js/question-sample.test.mjs and bench/audit/sampling.mjs.
 

@@ -1,0 +1,93 @@
+"""The documentation site: it builds with MkDocs in strict mode (every warning an error), and
+its reference names every command-line command and every HTTP route of the product."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from html import unescape
+from pathlib import Path
+
+import click
+import pytest
+
+from survey.cli import main as cli_main
+
+REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """Build the site once with ``mkdocs build --strict`` and return its directory."""
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "WARNING" not in built.stderr, built.stderr
+    return out
+
+
+def page_text(site: Path, page: str) -> str:
+    """Return a built page's text without tags, entities decoded."""
+    html = (site / page / "index.html").read_text(encoding="utf-8")
+    return unescape(re.sub(r"<[^>]+>", "", html))
+
+
+def command_paths(group: click.Group, prefix: str = "ldp-survey") -> list[str]:
+    """Return every command's full invocation, subcommands of groups included."""
+    paths = []
+    for name, command in group.commands.items():
+        paths.append(f"{prefix} {name}")
+        if isinstance(command, click.Group):
+            paths.extend(command_paths(command, f"{prefix} {name}"))
+    return paths
+
+
+def test_the_site_builds_without_a_warning(site):
+    assert (site / "index.html").is_file()
+    assert (site / "reference" / "cli" / "index.html").is_file()
+
+
+def test_the_cli_reference_names_every_command_with_its_options(site):
+    text = page_text(site, "reference/cli")
+    paths = command_paths(cli_main)
+    assert len(paths) > 20
+    missing = [path for path in paths if path not in text]
+    assert not missing, missing
+    export = cli_main.commands["export"]
+    for option in export.params:
+        for flag in option.opts:
+            assert flag in text, flag
+
+
+def test_no_page_cites_a_file_the_product_does_not_contain():
+    """The docs and the code cite papers; the design notes the product was built from are not in it."""
+    offenders = []
+    for root in ("survey", "client_js", "templates", "docs", "tests", "bench", "examples"):
+        for path in (REPO / root).rglob("*"):
+            if path.is_file() and path.suffix in {".py", ".js", ".mjs", ".md", ".html", ".toml", ".css", ".R"}:
+                text = path.read_text(encoding="utf-8", errors="replace")
+                if re.search(r"\b(DESIGN|MATH)\.md\b", text) and path.name != "test_docs.py":
+                    offenders.append(str(path.relative_to(REPO)))
+    for name in ("README.md", "pyproject.toml", "mkdocs.yml"):
+        if re.search(r"\b(DESIGN|MATH)\.md\b", (REPO / name).read_text(encoding="utf-8")):
+            offenders.append(name)
+    assert not offenders, offenders
+
+
+def test_readme_is_a_short_front_page():
+    readme = (REPO / "README.md").read_bytes()
+    assert len(readme) <= 12 * 1024, len(readme)
+
+
+def test_license_changelog_and_citation_exist():
+    assert "MIT License" in (REPO / "LICENSE").read_text(encoding="utf-8")
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "## 0.1.0" in changelog
+    citation = (REPO / "CITATION.cff").read_text(encoding="utf-8")
+    assert "cff-version:" in citation and "title: ldp-survey" in citation
