@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, abort, current_app, g, jsonify, request, url_for
+from flask import Blueprint, abort, g, jsonify, request, url_for
 from flask.sessions import NullSession, SessionInterface
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
@@ -30,7 +30,6 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)
 
 REALM = 'Bearer realm="ldp-survey"'
-_ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10000
 _CURSOR = re.compile(r"[0-9a-f]{16}")
@@ -88,6 +87,8 @@ def bearer_token() -> str | None:
 def authenticate():
     """Put the token's researcher on g.user, or answer 401 (the session cookie plays no part)."""
     g.user = None
+    if request.endpoint == "api.openapi":
+        return None
     token = bearer_token()
     if token is None:
         return error(401, "send an API token: Authorization: Bearer TOKEN (see `ldp-survey token create`)")
@@ -98,14 +99,35 @@ def authenticate():
     return None
 
 
+@bp.before_request
+def refuse_unknown_parameters():
+    """Answer 400 for a query parameter the route does not take, so that a misspelt ``?levle=`` is not ignored."""
+    if request.url_rule is None or request.endpoint == "api.unknown":
+        return None
+    from .openapi import query_parameters
+
+    allowed = query_parameters(request.url_rule.rule)
+    unknown = sorted(set(request.args) - set(allowed))
+    if unknown:
+        takes = f"it takes {', '.join(allowed)}" if allowed else "it takes none"
+        return error(400, f"unknown query parameter {unknown[0]!r} for {request.path}: {takes}")
+    return None
+
+
 @bp.errorhandler(HTTPException)
 def http_error(exc: HTTPException):
+    return error_for(exc)
+
+
+def error_for(exc: HTTPException):
+    """Return the API's JSON answer to an HTTP error, raised in a view or while routing (``errors.py``)."""
     if isinstance(exc, NotFound):
         return error(404, "not found")
-    response = error(exc.code or 500, exc.description or exc.name)
-    if isinstance(exc, MethodNotAllowed) and exc.valid_methods:
-        response.headers["Allow"] = ", ".join(exc.valid_methods)
-    return response
+    if isinstance(exc, MethodNotAllowed):
+        response = error(405, f"the API is read-only: use GET, not {request.method}")
+        response.headers["Allow"] = ", ".join(exc.valid_methods or ["GET", "HEAD", "OPTIONS"])
+        return response
+    return error(exc.code or 500, exc.description or exc.name)
 
 
 @bp.errorhandler(SurveyNotFound)
@@ -122,6 +144,14 @@ def _survey_json(survey: dict) -> dict:
     return {"slug": survey["slug"], "title": survey["title"], "owner": survey["owner"],
             "responses": survey["responses"], "created_day": survey["created_day"],
             "design_hash": survey["design_hash"], "status": survey.get("status", "open")}
+
+
+@bp.get("/openapi.json")
+def openapi():
+    """The OpenAPI 3.1 description of this API (no token needed: it reveals no survey)."""
+    from .openapi import openapi_document
+
+    return jsonify(openapi_document())
 
 
 @bp.get("/surveys")
@@ -231,17 +261,8 @@ def responses(slug, forced=None):
     return response
 
 
-@bp.route("/", defaults={"rest": ""}, methods=_ALL_METHODS)
-@bp.route("/<path:rest>", methods=_ALL_METHODS)
+@bp.get("/", defaults={"rest": ""})
+@bp.get("/<path:rest>")
 def unknown(rest):
-    """Any other path under /api/, or another method than GET: a JSON 404 or 405."""
-    adapter = current_app.url_map.bind_to_environ(request.environ)
-    try:
-        endpoint, _ = adapter.match(method="GET")
-    except HTTPException:
-        endpoint = None
-    if endpoint is not None and endpoint != "api.unknown":
-        response = error(405, f"the API is read-only: use GET, not {request.method}")
-        response.headers["Allow"] = "GET, HEAD"
-        return response
+    """Any other path under /api/: a JSON 404 (another method than GET is refused with 405 while routing)."""
     return error(404, "not found")

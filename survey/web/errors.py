@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from flask import jsonify, render_template, request
+from flask import jsonify, make_response, render_template, request
 from flask_wtf.csrf import CSRFError
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from ..core.reports import ReportError
 from ..store import SurveyNotFound
@@ -50,4 +50,12 @@ def init_app(app):
         if exc.code == 413:
             limit = app.config["MAX_CONTENT_LENGTH"]
             return _error(413, f"The request body is larger than the limit of {limit} bytes.")
-        return _error(exc.code or 500, exc.description or exc.name)
+        if request.path.startswith("/api/"):
+            # Raised while routing, before the API blueprint is chosen (another method than GET).
+            from .api import error_for
+
+            return error_for(exc)
+        response = make_response(_error(exc.code or 500, exc.description or exc.name))
+        if isinstance(exc, MethodNotAllowed) and exc.valid_methods:
+            response.headers["Allow"] = ", ".join(exc.valid_methods)
+        return response
