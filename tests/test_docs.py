@@ -91,3 +91,32 @@ def test_license_changelog_and_citation_exist():
     assert "## 0.1.0" in changelog
     citation = (REPO / "CITATION.cff").read_text(encoding="utf-8")
     assert "cff-version:" in citation and "title: ldp-survey" in citation
+
+
+def documented_rule(rule: str) -> str:
+    """Return a Flask rule as the docs write it: converters dropped (``<path:x>`` → ``<x>``, ``<any(a, b):fmt>`` → ``<fmt>``)."""
+    return re.sub(r"<(?:[a-z]+(?:\([^)]*\))?:)?([a-z_]+)>", r"<\1>", rule)
+
+
+def test_every_route_appears_in_the_http_or_the_api_reference(site, tmp_path):
+    """Each page route is in the HTTP reference; each API route, with its methods, in the API reference rendered
+    from the OpenAPI document (so a route missing from the document is missing from the page)."""
+    from survey.web import create_app
+
+    app = create_app({"TESTING": True, "DATABASE": str(tmp_path / "x.db"), "SECRET_KEY": "test"})
+    http = (REPO / "docs" / "reference" / "http.md").read_text(encoding="utf-8")
+    api = page_text(site, "reference/api")
+    missing = []
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "api.unknown":
+            continue
+        methods = sorted(rule.methods - {"HEAD", "OPTIONS"})
+        if rule.rule.startswith("/api/"):
+            shown = rule.rule.replace("<", "{").replace(">", "}")
+            missing += [f"{method} {shown}" for method in methods if f"{method} {shown}" not in api]
+        else:
+            shown = documented_rule(rule.rule)
+            rows = [line for line in http.splitlines() if re.search(rf"(?<![\w>]){re.escape(shown)}(?=[`\s\[])", line)]
+            if not all(any(re.search(rf"\b{method}\b", row) for row in rows) for method in methods):
+                missing.append(f"{'/'.join(methods)} {shown}")
+    assert not missing, missing
