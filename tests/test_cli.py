@@ -496,7 +496,7 @@ def test_export_to_a_file_and_aggregates_match_aggregate(run, db_path, smoking_s
 
 
 def test_export_needs_a_choice(run, smoking_survey):
-    assert_user_error(run("export", SLUG), 2, "--aggregates, --responses or --codebook")
+    assert_user_error(run("export", SLUG), 2, "--aggregates, --responses, --codebook or --package")
 
 
 @pytest.mark.parametrize("flags", [["--responses", "--aggregates"], ["--aggregates", "--codebook"],

@@ -808,6 +808,13 @@ def check_interface(case):
     _words(mechanism.domain(), mechanism.title, mechanism.list_title, *meanings,
            mechanism.protection_note(format_epsilon(entry["epsilon"])), mechanism.kept_sentence(percent(p)))
     assert isinstance(mechanism.codebook_fields(), dict)
+    # Value labels name every value a non-level report column holds, distinctly, and nothing else.
+    labels = mechanism.value_labels()
+    if mechanism.report == LEVEL:
+        assert labels == {}
+    else:
+        assert set(labels) == set(range(mechanism.highest + 1)) and len(set(labels.values())) == len(labels)
+        _words(*labels.values())
     assert any(denominator % (p.denominator) == 0 for denominator in mechanism.exact_denominators())
     assert any(denominator % (q.denominator) == 0 for denominator in mechanism.exact_denominators())
     if isinstance(mechanism, LevelMechanism):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..core.codebook import simulated_note
 from .common import LEVEL, SANDBOX, echo_formatted, load_design, open_store
 
 
@@ -88,70 +89,152 @@ def crosstab(db, slug, a, b, fmt, level, sandbox):
     echo_formatted(fmt, table, to_csv=xt.crosstab_to_csv, to_json=xt.crosstab_to_json, to_table=xt.crosstab_to_table)
 
 
+EXPORT_SUFFIXES = {".csv": "csv", ".json": "json", ".sav": "sav", ".dta": "dta"}
+
+
 @click.command()
 @click.argument("slug")
-@click.option("--aggregates", is_flag=True, help="Export the debiased estimates (CSV).")
+@click.option("--aggregates", is_flag=True, help="Export the debiased estimates (CSV, or SPSS/Stata with --format).")
 @click.option("--responses", is_flag=True,
-              help="Export the noisy reports, one row per response, one column per report bit (CSV).")
+              help="Export the noisy reports, one row per response, one column per report bit "
+                   "(CSV, or SPSS/Stata with --format).")
 @click.option("--codebook", is_flag=True,
               help="Export the codebook (JSON): what each responses column means, and how every "
                    "aggregates row follows from it.")
+@click.option("--package", "package", type=click.Path(file_okay=False, path_type=Path),
+              help="Write a Frictionless Data Package into this directory: datapackage.json, responses.csv, "
+                   "aggregates.csv and codebook.json.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "sav", "dta"]),
+              help="File format of --aggregates or --responses: csv, sav (SPSS) or dta (Stata, version 15), "
+                   "with variable and value labels. Default: from the suffix of -o, else csv.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
-              help="File to write (default: standard output).")
+              help="File to write (default: standard output; required for sav and dta).")
 @LEVEL
 @SANDBOX
 @click.pass_obj
-def export(db, slug, aggregates, responses, codebook, output, level, sandbox):
-    """Export a survey's aggregates, noisy responses or codebook.
+def export(db, slug, aggregates, responses, codebook, package, fmt, output, level, sandbox):
+    """Export the estimates, noisy reports, codebook or a data package.
 
     The responses CSV has response_id, received_day, then per question its columns: one
     0/1 column per bit of a bit-list report (sports__run, sports__swim), one column for
     any other report (0/1, or a choice's option index). The codebook explains every
     column and gives, per aggregates row, the column, value, p and q to recompute it,
     and says how many simulated responses the real files leave out.
-    With --sandbox, the files are of those instead (the responses CSV then has a source
+    SPSS (.sav) and Stata (.dta) files hold the same cells, with each question's text as
+    the variable label and what each report value means as value labels; a column name
+    Stata cannot take (more than 31 characters, or a word it reserves) is shortened
+    or renamed, and its label names the CSV column.
+    --package writes all of it with a datapackage.json that describes every column's
+    type and range (Frictionless Data), for tools that load or validate data packages.
+    With --sandbox, the files are of those instead (the responses then have a source
     column after received_day: test or simulated).
 
     \b
     Examples:
       ldp-survey export smoking-2026 --aggregates -o estimates.csv
       ldp-survey export smoking-2026 --responses > reports.csv
+      ldp-survey export smoking-2026 --responses -o reports.sav
+      ldp-survey export smoking-2026 --aggregates --format dta -o estimates.dta
       ldp-survey export smoking-2026 --codebook -o codebook.json
+      ldp-survey export smoking-2026 --package smoking-data/
       ldp-survey export smoking-2026 --responses --sandbox -o simulated.csv
     """
-    from ..core import aggregate as agg
-    from ..core.codebook import codebook as make_codebook, simulated_note
-    from ..core.export import responses_csv
-
     chosen = [name for name, flag in (("--aggregates", aggregates), ("--responses", responses),
-                                      ("--codebook", codebook)) if flag]
+                                      ("--codebook", codebook), ("--package", package)) if flag]
     if not chosen:
-        raise click.UsageError("choose what to export: --aggregates, --responses or --codebook")
+        raise click.UsageError("choose what to export: --aggregates, --responses, --codebook or --package")
     if len(chosen) > 1:
-        raise click.UsageError(f"{' and '.join(chosen)} cannot go together: export one file at a time")
+        raise click.UsageError(f"{' and '.join(chosen)} cannot go together: export one thing at a time")
     what = chosen[0][2:]
+    if what == "package":
+        if output is not None or fmt is not None:
+            raise click.UsageError("--package writes a directory of its own: leave out -o and --format")
+        _export_package(db, slug, package, level, sandbox)
+        return
+    if what == "codebook":
+        if fmt is not None:
+            raise click.UsageError(f"--codebook cannot be written as {fmt}: the codebook is JSON")
+        fmt = "json"
+    else:
+        fmt = fmt or (EXPORT_SUFFIXES.get(output.suffix.lower(), "csv") if output is not None else "csv")
+        if fmt == "json":
+            raise click.UsageError(f"--{what} cannot be written as json: csv, sav or dta (JSON: `ldp-survey "
+                                   "aggregate --format json`, or the API)")
+    if fmt in ("sav", "dta") and output is None:
+        raise click.UsageError(f"a {fmt} file is binary: name it with -o FILE.{fmt}")
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
         simulated = 0 if sandbox else store.sandbox_counts(slug)["simulated"]
-        if what == "aggregates":
-            counts = store.question_counts(slug, sandbox=sandbox)
-            text = agg.rows_to_csv(agg.aggregate_counts(design, counts, level=level))
-        elif what == "codebook":
-            text = json.dumps(make_codebook(design, simulated=simulated, sandbox=sandbox), indent=2,
-                              ensure_ascii=False) + "\n"
-        else:
-            text = responses_csv(design, store.iter_responses(slug, sandbox=sandbox), sandbox=sandbox)
+        content = _export_content(store, design, what, fmt, level, sandbox, simulated)
     finally:
         store.close()
     if simulated:
         click.echo(f"Note: {simulated_note(simulated)}.", err=True)
     if output is None:
-        click.echo(text, nl=False)
+        click.echo(content, nl=False)
         return
-    try:
-        with output.open("w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-    except OSError as exc:
-        raise click.ClickException(f"cannot write {output}: {exc}") from exc
+    _write_file(output, content)
     click.echo(f"Wrote {what} of {slug} to {output}", err=True)
+
+
+def _export_content(store, design: dict, what: str, fmt: str, level: float, sandbox: bool, simulated: int):
+    """Return one export's content: text for csv and json, bytes for sav and dta."""
+    from ..core import aggregate as agg
+    from ..core.codebook import codebook as make_codebook
+    from ..core.export import responses_csv
+
+    slug = design["slug"]
+    if what == "codebook":
+        return json.dumps(make_codebook(design, simulated=simulated, sandbox=sandbox), indent=2,
+                          ensure_ascii=False) + "\n"
+    if what == "aggregates":
+        rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level)
+        if fmt == "csv":
+            return agg.rows_to_csv(rows)
+        from ..statfiles import aggregates_file
+
+        return aggregates_file(design, rows, fmt)
+    if fmt == "csv":
+        return responses_csv(design, store.iter_responses(slug, sandbox=sandbox), sandbox=sandbox)
+    from ..statfiles import responses_file
+
+    return responses_file(design, store.iter_responses(slug, sandbox=sandbox), fmt, sandbox=sandbox)
+
+
+def _write_file(path: Path, content) -> None:
+    """Write text (UTF-8, line ends as given) or bytes to ``path``, or fail with the reason."""
+    try:
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            with path.open("w", encoding="utf-8", newline="") as handle:
+                handle.write(content)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc}") from exc
+
+
+def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool) -> None:
+    """Write the Frictionless Data Package of a survey into ``directory`` (made if missing)."""
+    from ..core.datapackage import FILES, data_package
+
+    store = open_store(db, must_exist=True)
+    try:
+        design = load_design(store, slug)
+        simulated = 0 if sandbox else store.sandbox_counts(slug)["simulated"]
+        contents = {FILES[what]: _export_content(store, design, what, "json" if what == "codebook" else "csv",
+                                                 level, sandbox, simulated)
+                    for what in ("responses", "aggregates", "codebook")}
+    finally:
+        store.close()
+    contents["datapackage.json"] = json.dumps(data_package(design, sandbox=sandbox), indent=2,
+                                              ensure_ascii=False) + "\n"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.ClickException(f"cannot make the directory {directory}: {exc}") from exc
+    for name, content in contents.items():
+        _write_file(directory / name, content)
+    if simulated:
+        click.echo(f"Note: {simulated_note(simulated)}.", err=True)
+    click.echo(f"Wrote the data package of {slug} to {directory}: {', '.join(contents)}", err=True)

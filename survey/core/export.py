@@ -68,9 +68,9 @@ def iter_responses_csv(design: dict, responses: Iterable[dict], *, rows_per_chun
     yield out.getvalue()
 
 
-def response_records(design: dict, responses: Iterable[dict]) -> Iterator[dict]:
+def response_records(design: dict, responses: Iterable[dict], *, sandbox: bool = False) -> Iterator[dict]:
     """Yield each response as a dict over the CSV's header: the same cells, None where the CSV's is empty."""
-    names, cells = header(design), _row_maker(design)
+    names, cells = header(design, sandbox=sandbox), _row_maker(design, sandbox=sandbox)
     for response in responses:
         yield {name: None if cell == "" else cell for name, cell in zip(names, cells(response))}
 

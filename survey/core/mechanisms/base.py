@@ -176,6 +176,13 @@ class Mechanism(ABC):
     def meanings(self, p: Fraction, q: Fraction) -> list[str]:
         """Return what each of its columns in responses.csv holds, in words (one per bit, or one)."""
 
+    def value_labels(self) -> dict[int, str]:
+        """Return the words of each value its responses column holds, for SPSS and Stata value labels ({} for none).
+
+        A bit-list report's columns share them; a level report has too many values to name.
+        """
+        return {}
+
     def codebook_fields(self) -> dict[str, Any]:
         """Return the fields an estimand of this mechanism adds to, or changes in, the codebook."""
         return {}
@@ -221,6 +228,9 @@ class BitVectorMechanism(OptionMechanism):
 
     def domain(self) -> str:
         return f"a list of {self.d} values, each 0 or 1"
+
+    def value_labels(self) -> dict[int, str]:
+        return {0: "option not reported", 1: "option reported"}
 
     def estimates(self, ones, n, level) -> list[Estimate]:
         """Debias each option's count with its (p, q), intervals simultaneous over the options (Bonferroni)."""

@@ -61,6 +61,9 @@ class Duchi(WarnerRR):
     def estimates(self, ones, n, level) -> list[Estimate]:
         return [debias_duchi_mean(ones[0], n, flip=self.flip_threshold / TWO53, lo=self.lo, hi=self.hi, level=level)]
 
+    def value_labels(self) -> dict[int, str]:
+        return {0: f"reported the low end, {self.lo}", 1: f"reported the high end, {self.hi}"}
+
     def meanings(self, p, q) -> list[str]:
         lo, hi = self.lo, self.hi
         return [f"0 or 1: the answer x in {lo}..{hi} was rounded to 1 with probability (x - {lo})/{hi - lo}, "

@@ -90,6 +90,9 @@ class GeneralizedRR(OptionMechanism):
     def probabilities(self) -> tuple[Fraction, Fraction]:
         return grr_probabilities(self.keep_threshold, self.d)
 
+    def value_labels(self) -> dict[int, str]:
+        return {index: f"reported {option}" for index, option in enumerate(self.options)}
+
 
     def ranking_variance(self) -> Decimal:
         eps = as_decimal(self.epsilon_nominal)

@@ -54,6 +54,9 @@ class WarnerRR(Mechanism):
     def domain(self) -> str:
         return "0 or 1"
 
+    def value_labels(self) -> dict[int, str]:
+        return {0: "reported no", 1: "reported yes"}
+
     def estimates(self, ones, n, level) -> list[Estimate]:
         return [debias_rr(ones[0], n, flip=self.flip_threshold / TWO53, level=level)]
 

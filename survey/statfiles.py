@@ -1,0 +1,85 @@
+"""Write a survey's noisy reports and estimates as SPSS (.sav) and Stata (.dta) files, with labels.
+
+The cells are those of responses.csv and of the aggregates CSV: report columns numeric (empty
+where the respondent was not asked the question: system-missing in SPSS, ``.`` in Stata),
+``received_day`` a date, ids and labels strings. Variable labels say what each column holds,
+value labels what each report value means (``Mechanism.value_labels``); names and labels are
+fitted to each package's limits by ``survey.core.labels``. Written with pyreadstat (ReadStat),
+through a temporary file because ReadStat writes only to a path.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import tempfile
+from typing import Iterable
+
+from .core.aggregate import AggregateRow, rows_to_json
+from .core.export import response_records
+from .core.labels import Variable, aggregate_variables, file_label, response_variables
+
+FORMATS = {"sav": "SPSS", "dta": "Stata"}
+MIMETYPES = {"sav": "application/x-spss-sav", "dta": "application/x-stata-dta"}
+STRING_COLUMNS = {"response_id", "source", "question", "option", "kind", "mechanism"}
+
+
+def _check(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+
+
+def _write(frame, variables: list[Variable], fmt: str, label: str) -> bytes:
+    """Return the bytes of ``frame`` written as a .sav or .dta file with the variables' names and labels."""
+    import pyreadstat
+
+    frame = frame.rename(columns={variable.column: variable.name for variable in variables})
+    options = {
+        "file_label": label,
+        "column_labels": {variable.name: variable.label for variable in variables},
+        "variable_value_labels": {variable.name: variable.values for variable in variables if variable.values},
+    }
+    handle, path = tempfile.mkstemp(suffix="." + fmt)
+    os.close(handle)
+    try:
+        if fmt == "sav":
+            pyreadstat.write_sav(frame, path, compress=True, **options)
+        else:
+            pyreadstat.write_dta(frame, path, version=15, **options)
+        with open(path, "rb") as written:
+            return written.read()
+    finally:
+        os.unlink(path)
+
+
+def _frame(records: list[dict], variables: list[Variable]):
+    """Return the records as a DataFrame over the variables' columns: strings, dates and floats (NaN for empty)."""
+    import pandas as pd
+
+    columns = [variable.column for variable in variables]
+    frame = pd.DataFrame.from_records(records, columns=columns)
+    for column in columns:
+        if column in STRING_COLUMNS:
+            frame[column] = frame[column].fillna("").astype(str)
+        elif column == "received_day":
+            frame[column] = [datetime.date.fromisoformat(day) for day in frame[column]]
+        else:
+            frame[column] = pd.to_numeric(frame[column], errors="raise").astype("float64")
+    return frame
+
+
+def responses_file(design: dict, responses: Iterable[dict], fmt: str, *, sandbox: bool = False) -> bytes:
+    """Return the noisy reports (as ``Store.iter_responses`` yields them) as a .sav or .dta file."""
+    _check(fmt)
+    variables = response_variables(design, fmt, sandbox=sandbox)
+    records = list(response_records(design, responses, sandbox=sandbox))
+    what = "noisy reports of the sandbox" if sandbox else "noisy reports (randomized; never a true answer)"
+    return _write(_frame(records, variables), variables, fmt, file_label(design, fmt, what))
+
+
+def aggregates_file(design: dict, rows: Iterable[AggregateRow], fmt: str) -> bytes:
+    """Return the estimates as a .sav or .dta file, the columns of the aggregates CSV."""
+    _check(fmt)
+    variables = aggregate_variables(fmt)
+    records = [{variable.column: row[variable.column] for variable in variables} for row in rows_to_json(rows)]
+    return _write(_frame(records, variables), variables, fmt, file_label(design, fmt, "debiased estimates"))
