@@ -1,0 +1,191 @@
+"""The docs' analysis scripts are real clients: docs/scripts/aggregates.py (pandas + scipy) and
+docs/scripts/aggregates.R (base R + jsonlite, run by Debian's Rscript) recompute every estimate of the
+aggregates from responses.csv and codebook.json alone, to 1e-9, for every mechanism the product has."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from survey.cli import main
+from survey.core.mechanisms.registry import MECHANISMS
+
+from conftest import REPO
+
+SCRIPTS = REPO / "docs" / "scripts"
+EVERY_KIND = """
+slug = "every-mechanism"
+title = "Every mechanism"
+epsilon = 12
+
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+
+[[questions]]
+id = "colour"
+kind = "choice"
+text = "Favourite colour?"
+options = ["red", "green", "blue"]
+
+[[questions]]
+id = "country"
+kind = "choice"
+text = "Country of birth?"
+options = [{countries}]
+
+[[questions]]
+id = "pet"
+kind = "choice"
+text = "Which pet?"
+options = ["cat", "dog", "fish", "bird", "horse", "rabbit", "snake", "lizard", "hamster", "none"]
+
+[[questions]]
+id = "drugs"
+kind = "multi"
+text = "Which have you used?"
+options = ["cannabis", "cocaine", "MDMA"]
+
+[[questions]]
+id = "sports"
+kind = "multi"
+text = "Which sports?"
+options = ["run", "swim", "cycle"]
+weight = 3
+
+[[questions]]
+id = "age"
+kind = "number"
+text = "Age?"
+min = 18
+max = 90
+mechanism = "duchi"
+
+[[questions]]
+id = "income"
+kind = "number"
+text = "Income in thousands?"
+min = 0
+max = 250
+mechanism = "piecewise"
+
+[[questions]]
+id = "hours"
+kind = "number"
+text = "Hours of sleep?"
+min = 0
+max = 14
+mechanism = "hybrid"
+weight = 2
+""".replace("{countries}", ", ".join(f'"country {number}"' for number in range(64)))
+
+SAMPLED = """
+slug = "sampled"
+title = "Sampled questions"
+epsilon = 3
+allocation = "sample"
+sample = 2
+
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+
+[[questions]]
+id = "colour"
+kind = "choice"
+text = "Favourite colour?"
+options = ["red", "green", "blue"]
+
+[[questions]]
+id = "age"
+kind = "number"
+text = "Age?"
+min = 18
+max = 90
+"""
+LEVEL = "0.9"
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    """Per survey: its responses.csv and codebook.json (of simulated respondents) and its estimates as JSON."""
+    from click.testing import CliRunner
+
+    directory = tmp_path_factory.mktemp("scripts")
+    db = directory / "surveys.db"
+    runner = CliRunner()
+
+    def run(*args):
+        result = runner.invoke(main, ["--db", str(db), *map(str, args)])
+        assert result.exit_code == 0, (result.output, result.exception)
+        return result
+
+    out = {}
+    for slug, text in (("every-mechanism", EVERY_KIND), ("sampled", SAMPLED)):
+        definition = directory / f"{slug}.toml"
+        definition.write_text(text, encoding="utf-8")
+        run("create", definition)
+        run("simulate", slug, "--n", 3000, "--seed", 11)
+        files = {name: directory / f"{slug}-{name}" for name in ("responses.csv", "codebook.json")}
+        run("export", slug, "--responses", "--sandbox", "-o", files["responses.csv"])
+        run("export", slug, "--codebook", "--sandbox", "-o", files["codebook.json"])
+        rows = json.loads(run("aggregate", slug, "--sandbox", "--format", "json", "--level", LEVEL).stdout)
+        header = next(csv.reader(io.StringIO(run("aggregate", slug, "--sandbox", "--format", "csv").stdout)))
+        out[slug] = {**files, "rows": rows, "header": header}
+    return out
+
+
+def test_the_surveys_use_every_mechanism(exports):
+    used = {(column["kind"], column["mechanism"])
+            for survey in exports.values()
+            for column in json.loads(survey["codebook.json"].read_text(encoding="utf-8"))["columns"]}
+    assert used == {(mechanism.kind, mechanism.name) for mechanism in MECHANISMS}
+
+
+def check_recomputed(output: str, survey: dict) -> int:
+    """Assert the script's CSV has the aggregates' header and every number within 1e-9; return how many."""
+    rows = list(csv.DictReader(io.StringIO(output)))
+    assert list(rows[0]) == survey["header"]
+    assert len(rows) == len(survey["rows"])
+    checked = 0
+    for mine, theirs in zip(rows, survey["rows"]):
+        for name in survey["header"]:
+            expected = theirs[name]
+            if isinstance(expected, str):
+                assert mine[name] == expected, (name, mine, theirs)
+            elif expected is None or (isinstance(expected, float) and math.isnan(expected)):
+                assert mine[name] == "", (name, mine, theirs)
+            else:
+                assert abs(float(mine[name]) - expected) <= 1e-9, (theirs["question"], theirs["option"], name,
+                                                                  mine[name], expected)
+                checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("slug", ["every-mechanism", "sampled"])
+def test_the_pandas_script_recomputes_every_estimate(exports, slug):
+    survey = exports[slug]
+    result = subprocess.run([sys.executable, "-I", str(SCRIPTS / "aggregates.py"), str(survey["responses.csv"]),
+                             str(survey["codebook.json"]), LEVEL], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert check_recomputed(result.stdout, survey) >= 8 * len(survey["rows"]) - 4
+
+
+@pytest.mark.parametrize("slug", ["every-mechanism", "sampled"])
+def test_the_r_script_recomputes_every_estimate(exports, slug):
+    rscript = shutil.which("Rscript")
+    assert rscript, "Rscript is missing: install Debian's r-base-core and r-cran-jsonlite (.ci/run does)"
+    survey = exports[slug]
+    result = subprocess.run([rscript, "--vanilla", str(SCRIPTS / "aggregates.R"), str(survey["responses.csv"]),
+                             str(survey["codebook.json"]), LEVEL], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert check_recomputed(result.stdout, survey) >= 8 * len(survey["rows"]) - 4
