@@ -120,3 +120,39 @@ def test_every_route_appears_in_the_http_or_the_api_reference(site, tmp_path):
             if not all(any(re.search(rf"\b{method}\b", row) for row in rows) for method in methods):
                 missing.append(f"{'/'.join(methods)} {shown}")
     assert not missing, missing
+
+
+def test_the_choose_epsilon_table_is_what_the_planner_says():
+    """Every number of the how-to's table, recomputed from the design and planning modules."""
+    from fractions import Fraction
+
+    from survey.core.definition import parse_definition_toml
+    from survey.core.design import build_design
+    from survey.core.mechanisms import mechanism_for
+    from survey.core.planning import plan_question, posterior_bound
+    from survey.core.words import percent
+
+    def question(kind: str, epsilon: str) -> dict:
+        options = 'options = ["a", "b", "c", "d", "e"]' if kind == "choice" else ""
+        text = f'slug = "x"\ntitle = "x"\nepsilon = {epsilon}\n[[questions]]\nid = "q"\nkind = "{kind}"\ntext = "t"\n{options}\n'
+        return build_design(parse_definition_toml(text, source="choose-epsilon.md"))["questions"][0]
+
+    page = (REPO / "docs" / "how-to" / "choose-epsilon.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([0-9.]+) \| ([0-9.]+%) \| ([0-9.]+%) \| ([0-9,]+) \| ([0-9,]+) \|$", page, re.MULTILINE)
+    assert len(rows) == 7
+    for epsilon, kept, sure, yes_no, choice in rows:
+        yn, five = question("yes_no", epsilon), question("choice", epsilon)
+        assert kept == percent(mechanism_for(yn).probabilities()[0]), epsilon
+        assert sure == percent(Fraction(posterior_bound(yn["epsilon"]))), epsilon
+        assert int(yes_no.replace(",", "")) == plan_question(yn, respondents=1000, margin=0.05).respondents
+        assert int(choice.replace(",", "")) == plan_question(five, respondents=1000, margin=0.05).respondents
+
+
+def test_every_link_of_the_readme_reaches_a_file():
+    """The README is read on the forge and in the sdist, outside the site: its relative links must exist."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    targets = {target.split("#")[0] for target in re.findall(r"\]\(([^)\s]+)\)", readme)
+               if not re.match(r"[a-z]+:", target) and not target.startswith("#")}
+    assert len(targets) > 10
+    missing = sorted(target for target in targets if not (REPO / target).exists())
+    assert not missing, missing

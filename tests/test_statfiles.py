@@ -101,6 +101,9 @@ def test_the_noisy_reports_read_back_with_the_cells_of_the_csv_and_labels(cli_ru
     assert names["in"] != "in" if fmt == "dta" else names["in"] == "in"  # a word Stata reserves
     long_columns = [column for column in header if column.startswith(LONG)]
     assert len(long_columns) == 3 and all((names[column] != column) == (fmt == "dta") for column in long_columns)
+    if fmt == "dta":  # as docs/reference/exports.md shows them
+        assert [names[column] for column in long_columns] == [LONG, f"{LONG}_2", f"{LONG}_3"]
+        assert names["in"] == "in_2"
     for column, name in names.items():
         label = meta.column_names_to_labels[name]
         if name != column:

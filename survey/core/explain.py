@@ -42,7 +42,7 @@ def sample_note(design: dict) -> str | None:
 
 
 def posterior_note(design: dict) -> str:
-    """Return the respondent's plain sentence on what everything they send can reveal (MATH: posterior bound)."""
+    """Return the respondent's plain sentence on what everything they send can reveal (``planning.posterior_bound``)."""
     spent = design["epsilon_spent"]
     sure = percent(Fraction(posterior_bound(spent)))
     return (f"The protection, in plain words: someone who thought it 50/50 whether any answer of yours is "

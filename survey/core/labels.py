@@ -69,12 +69,13 @@ def package_names(columns: list[str], fmt: str) -> dict[str, str]:
         name = re.sub(r"[^A-Za-z0-9_]", "_", column)
         if not re.match(r"[A-Za-z]", name):
             name = "v" + name
-        name = name[:limit]
+        if len(name) > limit:
+            name = name[:limit].rstrip("_")
         base, number = name, 1
         while name.lower() in taken or name.lower() in reserved:
             number += 1
             suffix = f"_{number}"
-            name = base[: limit - len(suffix)] + suffix
+            name = base[: limit - len(suffix)].rstrip("_") + suffix
         taken.add(name.lower())
         names[column] = name
     return names
