@@ -156,3 +156,14 @@ def test_every_link_of_the_readme_reaches_a_file():
     assert len(targets) > 10
     missing = sorted(target for target in targets if not (REPO / target).exists())
     assert not missing, missing
+
+
+def test_the_readme_screenshots_are_real_pngs_and_small():
+    """docs/tools/screenshots.py makes them from the demo; each stays small enough for a front page."""
+    from PIL import Image
+
+    for name, width in (("respondent-phone.png", 720), ("results-desktop.png", 1280)):
+        path = REPO / "docs" / "images" / name
+        with Image.open(path) as image:
+            assert image.format == "PNG" and image.width == width
+        assert path.stat().st_size < 150 * 1024, (name, path.stat().st_size)
