@@ -14,8 +14,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     """Create the app: respondent pages, the researcher dashboard and the JSON endpoints.
 
     ``test_config`` overrides the configuration; otherwise DATABASE comes from the
-    environment variable LDP_SURVEY_DB (default ``ldp-survey.db``) and the session key
-    is generated once and kept in the database's settings table. PROXIES (default 0) is the
+    environment variable LDP_SURVEY_DB (default ``ldp-survey.db``) and the session key from
+    LDP_SURVEY_SECRET_KEY or the file ``<database>.secret-key``, made on first use. PROXIES (default 0) is the
     number of reverse proxies in front of the app whose X-Forwarded-For to trust (the flood
     limit and the sign-in throttle then count the client's own address).
     """
