@@ -808,6 +808,19 @@ def check_interface(case):
     _words(mechanism.domain(), mechanism.title, mechanism.list_title, *meanings,
            mechanism.protection_note(format_epsilon(entry["epsilon"])), mechanism.kept_sentence(percent(p)))
     assert isinstance(mechanism.codebook_fields(), dict)
+    # A categorical answer's likelihood per category is its exact report distribution; no other kind has one.
+    if mechanism.categories is None:
+        with pytest.raises(ValueError, match="no categorical answer"):
+            mechanism.likelihood(np.zeros(1, dtype=np.int64))
+    else:
+        assert mechanism.categories == (case.d if cls.kind == "choice" else 2)
+        if case.view_columns is None:
+            keys = sorted(set().union(*(case.exact(answer) for answer in case.answers)))
+            table = mechanism.likelihood(np.array(keys if mechanism.report == BITS else [key[0] for key in keys]))
+            assert table.shape == (len(keys), mechanism.categories)
+            for row, key in zip(table, keys):
+                expected = [float(case.exact(answer).get(key, 0)) for answer in case.answers]
+                assert row.tolist() == pytest.approx(expected, rel=1e-12, abs=1e-300), key
     # Value labels name every value a non-level report column holds, distinctly, and nothing else.
     labels = mechanism.value_labels()
     if mechanism.report == LEVEL:

@@ -14,7 +14,8 @@ design, so they are stable.
 of the aggregates CSV (``estimands``, in the same order) the column, the value of it that
 counts as 1, the probabilities p and q that a report has that value when the true answer
 has the property and when it has not (floats, and the exact fractions as strings), the
-``scale`` of a number's mean, the interval method and the Bonferroni multiplicity, so that
+``scale`` of a number's mean, the interval method and the Bonferroni multiplicity (and, as
+``design``, the public design itself, from which ``reanalysis`` rebuilds every mechanism), so that
 with ā the share of reports holding ``value`` among the n non-empty cells of ``column``:
 
 - estimate = (ā − q)/(p − q), mapped to min + (max − min)·estimate for a number;
@@ -204,4 +205,7 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                    "it is computed."),
         "columns": columns,
         "estimands": estimands,
+        # The public design (as design.json serves it): with it, `ldp-survey analyze` recomputes every
+        # number of the dashboard from responses.csv and this file alone, through the same code.
+        "design": design,
     }

@@ -73,7 +73,7 @@ def results_workbook(rows: Iterable[AggregateRow], book: dict) -> bytes:
     for title in ("estimands", "columns"):
         keys = _union_keys(book[title])
         _sheet(workbook, title, keys, ([entry.get(key) for key in keys] for entry in book[title]))
-    about = [(key, value) for key, value in book.items() if key not in ("estimands", "columns", "files")]
+    about = [(key, value) for key, value in book.items() if key not in ("estimands", "columns", "files", "design")]
     about += [(f"files.{key}", value) for key, value in book["files"].items()]
     _sheet(workbook, "about", ["field", "value"], ([key, value] for key, value in about))
     out = io.BytesIO()

@@ -742,6 +742,32 @@ class Store:
         table = np.array(rows, dtype=np.int64).reshape(-1, len(a) + len(b) + 1)
         return table[:, :len(a)], table[:, len(a):-1], table[:, -1]
 
+    def joint_patterns(self, slug: str, questions: list[str], *,
+                       sandbox: bool = False) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Return the distinct report patterns of some questions among respondents who answered all of them.
+
+        Returns ({question id: the words of each pattern}, how many respondents sent each pattern):
+        one GROUP BY in SQL, so a regression over a million responses reads only their patterns.
+        """
+        design = self.get_design(slug)
+        index = {question["id"]: i for i, question in enumerate(design["questions"])}
+        for qid in questions:
+            if qid not in index:
+                raise StoreError(f"{qid!r} is not a question of {slug!r}")
+        columns = report_columns(design)
+        chosen = [columns[index[qid]] for qid in questions]
+        selected = ", ".join(name for names in chosen for name in names)
+        answered = " AND ".join(f"{names[0]} IS NOT NULL" for names in chosen)
+        rows = self._execute(f'SELECT {selected}, count(*) FROM "{_table(design, sandbox)}" '
+                             f"WHERE {answered} GROUP BY {selected}").fetchall()
+        width = sum(len(names) for names in chosen)
+        table = np.array(rows, dtype=np.int64).reshape(-1, width + 1)
+        words, start = {}, 0
+        for qid, names in zip(questions, chosen):
+            words[qid] = table[:, start:start + len(names)]
+            start += len(names)
+        return words, table[:, -1]
+
     def iter_responses(self, slug: str, *, sandbox: bool = False, after: str | None = None,
                        limit: int | None = None) -> Iterator[dict]:
         """Yield ``{"id", "received_day", "answers"}`` of every response, ordered by random id.

@@ -176,6 +176,25 @@ class Mechanism(ABC):
     def meanings(self, p: Fraction, q: Fraction) -> list[str]:
         """Return what each of its columns in responses.csv holds, in words (one per bit, or one)."""
 
+    @property
+    def categories(self) -> int | None:
+        """The number of true answers a categorical question can have (2 for yes/no, d for a choice), else None.
+
+        Only a categorical answer has a likelihood per category (``likelihood``): a multiple choice's
+        answer is a subset and a number's is a value, so they have none.
+        """
+        return None
+
+    def likelihood(self, reports: np.ndarray) -> np.ndarray:
+        """Return P(report | true category c) for each report (row) and category c (column), from the exact (p, q).
+
+        ``reports`` are wire-format reports as an integer array: one per row for a scalar report,
+        a row of d bits for a bit list. This is the known misclassification matrix that regression
+        with randomized variables rests on (van den Hout & van der Heijden 2002).
+        """
+        raise ValueError(f"a {self.kind} question ({self.title}) has no categorical answer: its reports have no "
+                         "likelihood per category; only yes/no and single-choice questions do")
+
     def value_labels(self) -> dict[int, str]:
         """Return the words of each value its responses column holds, for SPSS and Stata value labels ({} for none).
 

@@ -19,6 +19,7 @@ from .common import (
     round_at_random,
     threshold_fraction,
 )
+from .base import Mechanism
 from .warner import WarnerRR
 
 
@@ -60,6 +61,13 @@ class Duchi(WarnerRR):
 
     def estimates(self, ones, n, level) -> list[Estimate]:
         return [debias_duchi_mean(ones[0], n, flip=self.flip_threshold / TWO53, lo=self.lo, hi=self.hi, level=level)]
+
+    @property
+    def categories(self) -> int | None:
+        return None
+
+    def likelihood(self, reports: np.ndarray) -> np.ndarray:
+        return Mechanism.likelihood(self, reports)
 
     def value_labels(self) -> dict[int, str]:
         return {0: f"reported the low end, {self.lo}", 1: f"reported the high end, {self.hi}"}

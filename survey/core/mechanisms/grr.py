@@ -93,6 +93,16 @@ class GeneralizedRR(OptionMechanism):
     def value_labels(self) -> dict[int, str]:
         return {index: f"reported {option}" for index, option in enumerate(self.options)}
 
+    @property
+    def categories(self) -> int | None:
+        return self.d
+
+    def likelihood(self, reports: np.ndarray) -> np.ndarray:
+        """The reported option is the true one w.p. p, any given other w.p. q."""
+        p, q = self.response_probabilities()
+        reported = np.asarray(reports, dtype=np.int64).reshape(-1)
+        return np.where(reported[:, None] == np.arange(self.d)[None, :], p, q)
+
 
     def ranking_variance(self) -> Decimal:
         eps = as_decimal(self.epsilon_nominal)

@@ -75,6 +75,19 @@ class OptimizedUnaryEncoding(BitVectorMechanism):
         return Fraction(1, 2), Fraction(self.q_threshold, TWO53)
 
 
+    @property
+    def categories(self) -> int | None:
+        return self.d
+
+    def likelihood(self, reports: np.ndarray) -> np.ndarray:
+        """Bits are independent: the true option's is 1 w.p. 1/2, every other's w.p. q."""
+        p, q = self.response_probabilities()
+        bits = np.asarray(reports, dtype=np.int64).reshape(-1, self.d)
+        as_other = np.where(bits == 1, q, 1 - q)
+        as_true = np.where(bits == 1, p, 1 - p)
+        # For category c: the product over the other options' bits, times the true option's own.
+        return np.prod(as_other, axis=1)[:, None] / as_other * as_true
+
     def ranking_variance(self) -> Decimal:
         eps = as_decimal(self.epsilon_nominal)
         return rare_option_variance(eps, CTX.multiply(Decimal(4), CTX.exp(eps)))

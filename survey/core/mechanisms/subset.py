@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
 from fractions import Fraction
@@ -138,6 +139,19 @@ class SubsetSelection(BitVectorMechanism):
     def probabilities(self) -> tuple[Fraction, Fraction]:
         return ss_probabilities(self.keep_threshold, self.d, self.subset_size)
 
+
+    @property
+    def categories(self) -> int | None:
+        return self.d
+
+    def likelihood(self, reports: np.ndarray) -> np.ndarray:
+        """A k-subset holds the true option w.p. p, uniformly among those that do (or do not)."""
+        p, _ = self.probabilities()
+        d, k = self.d, self.subset_size
+        inside = float(p / math.comb(d - 1, k - 1))
+        outside = float((1 - p) / math.comb(d - 1, k))
+        bits = np.asarray(reports, dtype=np.int64).reshape(-1, d)
+        return np.where(bits == 1, inside, outside)
 
     def randomize(self, true_values, rng=None) -> np.ndarray:
         return randomize_ss(true_values, d=self.d, k=self.subset_size, keep_threshold=self.keep_threshold, rng=rng)

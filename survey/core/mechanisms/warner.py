@@ -57,6 +57,16 @@ class WarnerRR(Mechanism):
     def value_labels(self) -> dict[int, str]:
         return {0: "reported no", 1: "reported yes"}
 
+    @property
+    def categories(self) -> int | None:
+        return 2
+
+    def likelihood(self, reports: np.ndarray) -> np.ndarray:
+        """Columns: the true answer no (0) and yes (1); a report keeps it w.p. 1 − f and flips it w.p. f."""
+        flip = self.flip_threshold / TWO53
+        said_yes = np.asarray(reports, dtype=np.int64).reshape(-1) == 1
+        return np.column_stack([np.where(said_yes, flip, 1 - flip), np.where(said_yes, 1 - flip, flip)])
+
     def estimates(self, ones, n, level) -> list[Estimate]:
         return [debias_rr(ones[0], n, flip=self.flip_threshold / TWO53, level=level)]
 

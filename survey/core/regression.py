@@ -1,0 +1,294 @@
+"""Logistic regression of a randomized yes/no answer on randomized categorical answers, by maximum likelihood.
+
+Every answer is randomized with a known misclassification: P(report | true category) is the
+mechanism's ``likelihood``. With y the true yes/no outcome, x the true categories of the
+covariates, π(x) their joint distribution and P(y = 1 | x) = logistic(φ(x)·β) (φ: an intercept
+and one indicator per non-reference category), the observed reports o have likelihood
+
+    P(o) = Σ_x π(x) · L_x(o) · [L_y(o, 1)·σ(φ(x)β) + L_y(o, 0)·(1 − σ(φ(x)β))],
+
+which for one covariate-free outcome is P(report = 1) = q + (p − q)·σ(β₀) (Scheers & Dayton 1988;
+van den Hout, van der Heijden & Gilchrist 2007), and with randomized covariates is maximum
+likelihood over the joint table of noisy reports with a known misclassification matrix (van den
+Hout & van der Heijden 2002). The data enter only as counts of distinct report patterns, so a
+million responses cost as much as the few hundred patterns they hold.
+
+The maximum is found by BFGS on (β, α) with π = softmax(0, α), using the exact gradient (the
+Fisher identity: expected complete-data scores under the posterior of the true answers); standard
+errors come from the observed information, the Hessian of the log-likelihood by central
+differences of that gradient, with π's parameters in it (so β's errors account for not knowing
+π). The likelihood-ratio test compares the model with the intercept-only one.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import expit, ndtri
+from scipy.stats import chi2, norm
+
+# Above this |β| an odds ratio is past e^12 ≈ 160,000: some group is estimated all yes or all no.
+BOUNDARY_COEFFICIENT = 12.0
+EMPTY_CELL = 1e-7
+FLAT_CONDITION = 1e10
+
+
+class RegressionError(ValueError):
+    """A model that cannot be fitted: the message says why, in the words of the data."""
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One categorical variable: its name, the labels of its categories (the first is the reference), and
+    P(report | category) for each distinct report pattern (rows) and category (columns)."""
+
+    name: str
+    labels: tuple[str, ...]
+    likelihood: np.ndarray
+
+
+@dataclass(frozen=True)
+class Term:
+    """One coefficient: log odds ratio, its standard error, Wald z and p, and the odds ratio with its interval."""
+
+    term: str
+    estimate: float
+    std_error: float
+    z: float
+    p_value: float
+    odds_ratio: float
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class Regression:
+    """A fitted model: its terms, fit statistics and the warnings a reader must see."""
+
+    outcome: str
+    covariates: tuple[str, ...]
+    n: int
+    level: float
+    terms: tuple[Term, ...]
+    log_likelihood: float
+    null_log_likelihood: float
+    lr_statistic: float
+    lr_df: int
+    lr_p_value: float
+    converged: bool
+    warnings: tuple[str, ...] = field(default=())
+
+
+def _cells(variables: list[Variable]) -> np.ndarray:
+    """Return every combination of the covariates' categories, one row each (J × number of covariates)."""
+    sizes = [len(variable.labels) for variable in variables]
+    return np.array(list(itertools.product(*(range(size) for size in sizes))), dtype=np.int64).reshape(-1, len(sizes))
+
+
+def _design_matrix(cells: np.ndarray, variables: list[Variable]) -> tuple[np.ndarray, list[str]]:
+    """Return φ(x) for every cell (an intercept and one indicator per non-reference category) and the term names."""
+    columns, names = [np.ones(len(cells))], ["(intercept)"]
+    for index, variable in enumerate(variables):
+        for category in range(1, len(variable.labels)):
+            columns.append((cells[:, index] == category).astype(float))
+            names.append(f"{variable.name}: {variable.labels[category]}")
+    return np.column_stack(columns), names
+
+
+class _Model:
+    """The observed-data log-likelihood of one model and its exact gradient, over the pattern counts."""
+
+    def __init__(self, outcome: np.ndarray, covariate: np.ndarray, counts: np.ndarray, phi: np.ndarray):
+        self.outcome, self.covariate, self.counts, self.phi = outcome, covariate, counts, phi
+        self.dims = phi.shape[1]
+
+    def split(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        beta, alpha = theta[:self.dims], np.concatenate([[0.0], theta[self.dims:]])
+        shares = np.exp(alpha - alpha.max())
+        return beta, shares / shares.sum()
+
+    def value_and_gradient(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        beta, shares = self.split(theta)
+        eta = self.phi @ beta
+        yes = expit(eta)
+        # A[o, x] = π(x) L_x(o) [L_y(o, 1) s(x) + L_y(o, 0)(1 − s(x))]
+        mix = self.outcome[:, 1:2] * yes[None, :] + self.outcome[:, 0:1] * (1 - yes)[None, :]
+        joint = shares[None, :] * self.covariate * mix
+        total = joint.sum(axis=1)
+        if np.any(total <= 0):
+            return math.inf, np.zeros_like(theta)
+        value = float(self.counts @ np.log(total))
+        weight = self.counts / total
+        posterior_cells = weight @ joint  # expected count of each covariate cell
+        slope = shares[None, :] * self.covariate * (self.outcome[:, 1:2] - self.outcome[:, 0:1])
+        grad_eta = (weight @ slope) * yes * (1 - yes)
+        grad_beta = self.phi.T @ grad_eta
+        grad_alpha = posterior_cells[1:] - self.counts.sum() * shares[1:]
+        return value, np.concatenate([grad_beta, grad_alpha])
+
+
+def _maximise(model: _Model, start: np.ndarray) -> tuple[np.ndarray, float, bool]:
+    def negative(theta):
+        value, gradient = model.value_and_gradient(theta)
+        return -value, -gradient
+
+    result = minimize(negative, start, jac=True, method="BFGS", options={"gtol": 1e-9, "maxiter": 5000})
+    # BFGS stops at its tolerance on the gradient's size, which depends on n: polish with Newton steps
+    # on the numerical Hessian of the exact gradient until the step is negligible.
+    theta = result.x
+    for _ in range(20):
+        hessian = _hessian(model, theta)
+        gradient = model.value_and_gradient(theta)[1]
+        try:
+            step = np.linalg.solve(hessian, -gradient)
+        except np.linalg.LinAlgError:
+            break
+        if not np.all(np.isfinite(step)) or np.max(np.abs(step)) > 1.0:
+            break
+        trial = theta + step
+        if model.value_and_gradient(trial)[0] < model.value_and_gradient(theta)[0] - 1e-9:
+            break
+        theta = trial
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    value, gradient = model.value_and_gradient(theta)
+    converged = bool(np.max(np.abs(gradient)) <= 1e-5 * max(1.0, model.counts.sum() ** 0.5))
+    return theta, value, converged
+
+
+def _hessian(model: _Model, theta: np.ndarray) -> np.ndarray:
+    """Return the Hessian of the log-likelihood by central differences of its exact gradient, symmetrised."""
+    size = len(theta)
+    hessian = np.empty((size, size))
+    for index in range(size):
+        step = 1e-5 * max(1.0, abs(theta[index]))
+        up, down = theta.copy(), theta.copy()
+        up[index] += step
+        down[index] -= step
+        hessian[:, index] = (model.value_and_gradient(up)[1] - model.value_and_gradient(down)[1]) / (2 * step)
+    return (hessian + hessian.T) / 2
+
+
+def _start(model: _Model, outcome: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Start at β = (logit of a rough overall share, 0, …) and uniform covariate shares."""
+    theta = np.zeros(model.dims + model.covariate.shape[1] - 1)
+    reported = float(counts @ outcome[:, 1] / counts.sum()) if counts.sum() else 0.5
+    theta[0] = float(np.log(np.clip(reported, 0.05, 0.95) / (1 - np.clip(reported, 0.05, 0.95))))
+    return theta
+
+
+def logistic_regression(outcome: Variable, covariates: list[Variable], counts, *, level: float = 0.95) -> Regression:
+    """Fit P(outcome = its second category | covariates) by maximum likelihood over the report patterns' counts.
+
+    ``outcome`` has two categories (no, yes); each covariate any number. Every Variable's
+    likelihood has one row per pattern, in the order of ``counts``.
+    """
+    if not 0.5 <= level < 1:
+        raise RegressionError(f"level must be in [0.5, 1), got {level!r}")
+    if len(outcome.labels) != 2:
+        raise RegressionError(f"the outcome {outcome.name!r} must be a yes/no question, not one with "
+                              f"{len(outcome.labels)} answers")
+    if not covariates:
+        raise RegressionError("name at least one covariate")
+    counts = np.asarray(counts, dtype=float).reshape(-1)
+    for variable in (outcome, *covariates):
+        if variable.likelihood.shape != (len(counts), len(variable.labels)):
+            raise RegressionError(f"{variable.name!r}: the likelihood has shape {variable.likelihood.shape}, "
+                                  f"expected ({len(counts)}, {len(variable.labels)})")
+    n = int(round(counts.sum()))
+    cells = _cells(covariates)
+    phi, names = _design_matrix(cells, covariates)
+    if n <= phi.shape[1] + len(cells):
+        raise RegressionError(f"{n} responses answered all of {outcome.name!r} and "
+                              f"{', '.join(v.name for v in covariates)}: too few for a model with "
+                              f"{phi.shape[1]} coefficients over {len(cells)} combinations of answers")
+    covariate = np.ones((len(counts), len(cells)))
+    for index, variable in enumerate(covariates):
+        covariate = covariate * variable.likelihood[:, cells[:, index]]
+    full = _Model(outcome.likelihood, covariate, counts, phi)
+    theta, value, converged = _maximise(full, _start(full, outcome.likelihood, counts))
+    null = _Model(outcome.likelihood, covariate, counts, phi[:, :1])
+    null_start = np.concatenate([theta[:1], theta[full.dims:]])
+    null_theta, null_value, _ = _maximise(null, null_start)
+    beta, shares = full.split(theta)
+    warnings = []
+    # Covariate combinations estimated empty sit on the boundary of π: their parameters are left out of
+    # the information (fixed there), which keeps β's errors finite and honest.
+    kept = np.concatenate([np.ones(full.dims, dtype=bool), shares[1:] > EMPTY_CELL])
+    if not kept.all():
+        warnings.append(f"{int((~kept).sum())} combination(s) of the covariates' answers are estimated to be "
+                        "held by nobody; the model treats them as empty")
+    information = -_hessian(full, theta)[np.ix_(kept, kept)]
+    std_errors = np.full(full.dims, math.nan)
+    try:
+        eigen = np.linalg.eigvalsh(information)
+        if eigen.min() <= 0 or eigen.max() / eigen.min() > FLAT_CONDITION:
+            warnings.append("the likelihood is flat in some direction: the data cannot tell some coefficients "
+                            "apart (too few responses, too much noise, or a category nobody holds)")
+        if eigen.min() > 0:
+            std_errors = np.sqrt(np.diag(np.linalg.inv(information))[:full.dims])
+    except np.linalg.LinAlgError:
+        warnings.append("the observed information could not be inverted: no standard errors")
+    if np.any(np.abs(beta) > BOUNDARY_COEFFICIENT):
+        warnings.append("an estimate is on the boundary (an odds ratio beyond e^12): some group is estimated "
+                        "to answer all yes or all no, and its interval is not reliable")
+    if not converged:
+        warnings.append("the maximisation did not converge: treat the estimates with caution")
+    z_level = float(ndtri(0.5 + level / 2))
+    terms = []
+    for name, estimate, error in zip(names, beta, std_errors):
+        z = estimate / error if error > 0 else math.nan
+        terms.append(Term(term=name, estimate=float(estimate), std_error=float(error), z=float(z),
+                          p_value=float(2 * norm.sf(abs(z))) if math.isfinite(z) else math.nan,
+                          odds_ratio=float(math.exp(min(estimate, 700))),
+                          ci_low=float(math.exp(min(estimate - z_level * error, 700))) if math.isfinite(error) else math.nan,
+                          ci_high=float(math.exp(min(estimate + z_level * error, 700))) if math.isfinite(error) else math.nan))
+    statistic = max(0.0, 2 * (value - null_value))
+    df = full.dims - 1
+    return Regression(outcome=outcome.name, covariates=tuple(v.name for v in covariates), n=n, level=level,
+                      terms=tuple(terms), log_likelihood=value, null_log_likelihood=null_value,
+                      lr_statistic=statistic, lr_df=df, lr_p_value=float(chi2.sf(statistic, df)),
+                      converged=converged, warnings=tuple(warnings))
+
+
+def question_variable(question: dict, reports) -> Variable:
+    """Return a yes/no or single-choice design question as a Variable over these wire-format reports."""
+    from .mechanisms import mechanism_for
+
+    mechanism = mechanism_for(question)
+    if mechanism.categories is None:
+        raise RegressionError(f"{question['id']!r} is a {question['kind'].replace('_', '/')} question: only yes/no "
+                              "and single-choice questions can enter a regression, because only their true "
+                              "answers are categories whose misclassification is known")
+    labels = ("no", "yes") if question["kind"] == "yes_no" else tuple(question["options"])
+    return Variable(question["id"], labels, mechanism.likelihood(np.asarray(reports, dtype=np.int64)))
+
+
+def regression_from_words(design: dict, outcome: str, covariates: list[str], words: dict, counts, *,
+                          level: float = 0.95) -> Regression:
+    """Fit the model from the distinct report patterns of a survey: ``words[qid]`` the codec words of each
+    pattern (as ``Store.joint_patterns`` returns them), ``counts`` how many respondents sent each."""
+    from . import codec
+
+    questions = {question["id"]: question for question in design["questions"]}
+    names = [outcome, *covariates]
+    unknown = [qid for qid in names if qid not in questions]
+    if unknown:
+        raise RegressionError(f"{unknown[0]!r} is not a question of this survey; its questions are "
+                              f"{', '.join(questions)}")
+    if len(set(names)) != len(names):
+        raise RegressionError("a question appears twice among the outcome and the covariates")
+    if design.get("allocation") == "sample" and int(design["sample"]) < len(names):
+        raise RegressionError(f"each respondent answers {design['sample']} question(s) at random, so nobody "
+                              f"answered all {len(names)} of these")
+    variables = []
+    for qid in names:
+        question = questions[qid]
+        reports = [codec.decode_report(question, row) for row in np.asarray(words[qid]).tolist()]
+        variables.append(question_variable(question, reports))
+    return logistic_regression(variables[0], variables[1:], counts, level=level)
