@@ -20,7 +20,7 @@ from ..core.definition import DefinitionError
 from ..core.reports import ReportError
 from ..core.simulate import TruthError
 from ..store import StoreError
-from . import accounts, operations, results, surveys
+from . import accounts, analysis, operations, results, surveys
 
 DEFAULT_DB = "ldp-survey.db"
 USER_ERRORS = (DefinitionError, StoreError, ReportError, TruthError)
@@ -77,6 +77,7 @@ for command in (
     surveys.create, surveys.plan, surveys.share, surveys.publish, surveys.close, surveys.reopen, surveys.invite,
     surveys.duplicate, surveys.delete,
     results.aggregate, results.crosstab, results.export,
+    analysis.regress, analysis.analyze, analysis.codebook,
     accounts.user, accounts.token,
     operations.serve, operations.demo, operations.simulate, operations.backup,
 ):

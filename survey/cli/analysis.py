@@ -1,0 +1,203 @@
+"""Commands for the analyses beyond estimates: regression on a survey, re-analysis from files, codebooks of
+other designs."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import click
+
+from .common import LEVEL, SANDBOX, echo_formatted, load_design, open_store
+
+FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+                      show_default=True, help="Output format.")
+
+
+def _echo_regression(fit, fmt: str) -> None:
+    from ..core.regression_text import regression_to_csv, regression_to_json, regression_to_table
+
+    echo_formatted(fmt, fit, to_csv=regression_to_csv, to_json=regression_to_json, to_table=regression_to_table)
+    if fmt != "table":
+        for warning in fit.warnings:
+            click.echo(f"Warning: {warning}.", err=True)
+
+
+@click.command()
+@click.argument("slug")
+@click.argument("outcome")
+@click.argument("covariates", nargs=-1, required=True)
+@FORMAT
+@LEVEL
+@SANDBOX
+@click.pass_obj
+def regress(db, slug, outcome, covariates, fmt, level, sandbox):
+    """Logistic regression of a yes/no question on other questions, all randomized.
+
+    OUTCOME is a yes/no question; each COVARIATE a yes/no or single-choice question, its
+    first option the reference. Every answer is randomized, so the model is fitted by
+    maximum likelihood with each question's known misclassification (van den Hout & van der
+    Heijden 2002), from the counts of the distinct report patterns of the respondents who
+    answered all of them. Prints each term's log odds ratio, standard error (observed
+    information), p-value and odds ratio with its interval, the likelihood-ratio test of
+    all covariates together, and warnings when the likelihood is flat or an estimate is on
+    the boundary. A multiple-choice or number question cannot enter (the docs say why).
+
+    \b
+    Examples:
+      ldp-survey regress smoking-2026 lung_disease smoker cigarettes
+      ldp-survey regress smoking-2026 lung_disease smoker --format csv > model.csv
+      ldp-survey regress smoking-2026 lung_disease smoker --level 0.9 --format json
+    """
+    from ..core.regression import RegressionError, regression_from_words
+
+    store = open_store(db, must_exist=True)
+    try:
+        design = load_design(store, slug)
+        questions = {question["id"] for question in design["questions"]}
+        unknown = [qid for qid in (outcome, *covariates) if qid not in questions]
+        if unknown:
+            raise click.ClickException(f"{unknown[0]!r} is not a question of {slug!r}; "
+                                       f"its questions are {', '.join(questions)}")
+        words, counts = store.joint_patterns(slug, [outcome, *covariates], sandbox=sandbox)
+    finally:
+        store.close()
+    try:
+        fit = regression_from_words(design, outcome, list(covariates), words, counts, level=level)
+    except RegressionError as exc:
+        raise click.ClickException(str(exc)) from exc
+    _echo_regression(fit, fmt)
+
+
+class _Files:
+    """The two files a re-analysis reads: responses.csv (streamed) and the codebook."""
+
+    def __init__(self, responses: Path, codebook: Path):
+        self.responses, self.codebook_path = responses, codebook
+        try:
+            self.book = json.loads(codebook.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise click.ClickException(f"cannot read the codebook {codebook}: {exc}") from exc
+
+    def run(self, analysis, *args, **kwargs):
+        """Call ``analysis(book, header, rows, ...)`` over the responses, turning data errors into messages."""
+        from ..core.crosstab import CrosstabError
+        from ..core.reanalysis import ReanalysisError
+        from ..core.regression import RegressionError
+
+        try:
+            with self.responses.open(encoding="utf-8", newline="") as handle:
+                reader = csv.reader(handle)
+                header = next(reader, None)
+                if header is None:
+                    raise click.ClickException(f"{self.responses} is empty: it has no header row")
+                return analysis(self.book, header, reader, *args, **kwargs)
+        except OSError as exc:
+            raise click.ClickException(f"cannot read {self.responses}: {exc}") from exc
+        except (ReanalysisError, RegressionError, CrosstabError) as exc:
+            raise click.ClickException(f"{self.responses}: {exc}") from exc
+
+
+ANALYSES = {"aggregate": 0, "crosstab": 2, "regress": 2}  # the names each analysis needs (regress: at least)
+
+
+@click.command()
+@click.argument("responses", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("analysis", type=click.Choice(list(ANALYSES)))
+@click.argument("names", nargs=-1)
+@click.option("--codebook", "codebook_path", required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The codebook of the responses: exported by ldp-survey, or written by `ldp-survey codebook "
+                   "--binary` for data of another design.")
+@FORMAT
+@LEVEL
+def analyze(responses, analysis, names, codebook_path, fmt, level):
+    """Re-analyse exported files alone: no database, no server.
+
+    RESPONSES is a responses.csv (exported, downloaded or published) and --codebook its
+    codebook. ANALYSIS is `aggregate` (every estimate), `crosstab A B` (two questions
+    crossed) or `regress OUTCOME COVARIATE...` (logistic regression, as `ldp-survey
+    regress`). With a codebook exported by ldp-survey, which carries the survey's design,
+    every number is the dashboard's, byte for byte. With a codebook of another design
+    (`ldp-survey codebook --binary`), its yes/no items are estimated from their (p, q),
+    and exact columns it declares can be covariates (each distinct value a category).
+
+    \b
+    Examples:
+      ldp-survey analyze responses.csv aggregate --codebook codebook.json
+      ldp-survey analyze responses.csv crosstab smoker lung_disease --codebook codebook.json
+      ldp-survey analyze responses.csv regress lung_disease smoker cigarettes --codebook codebook.json
+      ldp-survey analyze survey.csv regress drug_use sex age_group --codebook forced.json --format csv
+    """
+    from ..core import aggregate as agg
+    from ..core import crosstab as xt
+    from ..core.reanalysis import aggregate_files, crosstab_files, regression_files
+
+    needed = ANALYSES[analysis]
+    if analysis == "crosstab" and len(names) != 2:
+        raise click.UsageError("crosstab takes two questions: crosstab A B")
+    if analysis == "regress" and len(names) < needed:
+        raise click.UsageError("regress takes an outcome and at least one covariate: regress OUTCOME COVARIATE...")
+    if analysis == "aggregate" and names:
+        raise click.UsageError(f"aggregate takes no question names, got {' '.join(names)}")
+    files = _Files(responses, codebook_path)
+    if analysis == "aggregate":
+        rows = files.run(aggregate_files, level=level)
+        echo_formatted(fmt, rows, to_csv=agg.rows_to_csv, to_json=agg.rows_to_json, to_table=agg.rows_to_table)
+    elif analysis == "crosstab":
+        table = files.run(crosstab_files, *names, level=level)
+        echo_formatted(fmt, table, to_csv=xt.crosstab_to_csv, to_json=xt.crosstab_to_json,
+                       to_table=xt.crosstab_to_table)
+    else:
+        _echo_regression(files.run(regression_files, names[0], list(names[1:]), level=level), fmt)
+
+
+@click.command()
+@click.option("--binary", "items", multiple=True, nargs=3, metavar="COLUMN P Q",
+              help="A randomized yes/no column and its design: P = P(report 1 | true yes), Q = P(report 1 | "
+                   "true no), as decimals or fractions (repeatable).")
+@click.option("--exact", "exact", multiple=True, metavar="COLUMN",
+              help="A column asked directly, not randomized (a regression covariate; repeatable).")
+@click.option("--title", default="", help="The data set's title.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
+              help="File to write (default: standard output).")
+def codebook(items, exact, title, output):
+    """Write the codebook of yes/no data collected under another randomized-response design.
+
+    For a published data set or a survey run elsewhere: name each randomized column with
+    its design's P and Q, and `ldp-survey analyze` then estimates and regresses it
+    (crosstabs need a design made by this product). Prints each item's realised ε, the ln
+    of its largest likelihood ratio. Common designs: Warner with probability t of the
+    true question, P = t, Q = 1 − t; forced response with probability t truthful, f of a
+    forced yes, P = t + f, Q = f; the unrelated question asked with probability t, its
+    yes-rate u, P = t + (1 − t)u, Q = (1 − t)u.
+
+    \b
+    Examples:
+      ldp-survey codebook --binary drug_use 0.75 0.25 -o warner.json
+      ldp-survey codebook --binary cheated 5/6 1/6 --exact sex --exact age_group -o forced.json
+      ldp-survey analyze survey.csv --codebook forced.json aggregate
+    """
+    from ..core.reanalysis import BINARY, ReanalysisError, binary_codebook
+
+    if not items:
+        raise click.UsageError("describe at least one randomized column: --binary COLUMN P Q")
+    try:
+        book = binary_codebook(list(items), title=title, exact=list(exact))
+    except ReanalysisError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for column in book["columns"]:
+        if column["mechanism"] == BINARY:
+            shown = "unbounded: a report rules an answer out" if column["epsilon"] is None else \
+                f"{column['epsilon']:.4g}"
+            click.echo(f"{column['name']}: realised epsilon {shown}", err=True)
+    text = json.dumps(book, indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc}") from exc
+    click.echo(f"Wrote the codebook to {output}", err=True)

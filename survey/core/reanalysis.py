@@ -1,0 +1,293 @@
+"""Re-analysis from files alone: the estimates, crosstabs and regressions of responses.csv and a codebook.
+
+A codebook exported by this product carries its public ``design``, so the reports of each row
+are turned back into wire-format reports and go through the very code the dashboard uses
+(``aggregate``, ``crosstab``, ``regression``): the numbers are the dashboard's, byte for byte.
+
+A codebook written for data collected elsewhere (``binary_codebook``) describes each yes/no item
+by the probabilities p = P(report yes | true yes) and q = P(report yes | true no) of its design —
+Warner's (p, 1 − p), forced response, the unrelated question, any p ≠ q — and may name *exact*
+columns, asked directly, that serve as covariates of a regression. Its estimates follow Warner's
+estimator (ā − q)/(p − q) with the Clopper–Pearson interval, as the product's own do.
+Pure: no I/O; the caller reads the files.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from .aggregate import AggregateRow, aggregate
+from .codec import decode_report, encode_column, is_bit_vector
+from .crosstab import Crosstab, check_allocation, check_pair, crosstab
+from .estimators import debias_binary
+from .regression import Regression, RegressionError, Variable, logistic_regression, question_variable
+from .reports import ReportError, validate_report
+
+BINARY = "binary"
+EXACT = "exact"
+
+
+class ReanalysisError(ValueError):
+    """The files cannot be read together: the message names the row, the column and what is wrong."""
+
+
+def realised_epsilon(p: Fraction, q: Fraction) -> float:
+    """Return ln of the largest likelihood ratio of a yes/no design's reports: max over reports of P(r|yes)/P(r|no)
+    and its inverse (math.inf when a report rules an answer out)."""
+    ratios = []
+    for yes, no in ((p, q), (1 - p, 1 - q)):
+        if (yes == 0) != (no == 0):
+            return math.inf
+        if yes:
+            ratios += [yes / no, no / yes]
+    return float(math.log(max(ratios)))
+
+
+def _fraction(text: str) -> Fraction:
+    try:
+        value = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise ReanalysisError(f"{text!r} is not a probability: write it as 0.75 or 3/4") from None
+    if not 0 <= value <= 1:
+        raise ReanalysisError(f"a probability must be in [0, 1], got {text}")
+    return value
+
+
+def binary_codebook(items: list[tuple[str, str, str]], *, title: str = "", exact: list[str] = ()) -> dict:
+    """Return the codebook of data collected under any yes/no randomized-response designs.
+
+    ``items`` are (column, p, q) with p = P(report 1 | true yes), q = P(report 1 | true no), as
+    decimals or fractions; ``exact`` names columns asked directly (regression covariates).
+    """
+    if not items:
+        raise ReanalysisError("describe at least one randomized yes/no column")
+    names = [column for column, _, _ in items] + list(exact)
+    if len(set(names)) != len(names):
+        raise ReanalysisError("a column is named twice")
+    columns, estimands = [], []
+    spent = 0.0
+    for column, p_text, q_text in items:
+        p, q = _fraction(p_text), _fraction(q_text)
+        if p == q:
+            raise ReanalysisError(f"{column}: p = q = {p} makes the reports independent of the answers")
+        epsilon = realised_epsilon(p, q)
+        spent += epsilon
+        columns.append({"name": column, "question": column, "text": "", "kind": "yes_no", "mechanism": BINARY,
+                        "epsilon": epsilon if math.isfinite(epsilon) else None,
+                        "meaning": f"1 if the randomized report says yes: a true yes is reported yes with "
+                                   f"probability {float(p):.6g}, a true no with probability {float(q):.6g}"})
+        estimands.append({"question": column, "option": "yes", "column": column, "value": 1,
+                          "p": float(p), "q": float(q), "p_exact": f"{p.numerator}/{p.denominator}",
+                          "q_exact": f"{q.numerator}/{q.denominator}", "scale": None,
+                          "interval": "clopper-pearson", "simultaneous_over": 1})
+    columns += [{"name": column, "question": column, "text": "", "kind": "category", "mechanism": EXACT,
+                 "epsilon": None, "meaning": "an answer asked directly, not randomized: each distinct value "
+                                                 "is a category"} for column in exact]
+    return {
+        "survey": "", "title": title, "design_hash": None,
+        "epsilon": spent if math.isfinite(spent) else None, "epsilon_spent": spent if math.isfinite(spent) else None,
+        "allocation": "split",
+        "files": {"responses": "a CSV with one column per item below (0/1 for a randomized yes/no report, any "
+                               "value for an exact column); other columns are ignored; an empty cell is an "
+                               "item the respondent did not answer"},
+        "method": "For each item, with n the non-empty cells and a the share of 1s: estimate = (a - q)/(p - q); "
+                  "std_error = sqrt(a(1 - a)/(n - 1))/(p - q); the interval is Clopper-Pearson on the count of "
+                  "1s, mapped through the same map and clipped to [0, 1].",
+        "columns": columns, "estimands": estimands, "design": None,
+    }
+
+
+def design_of(book: dict) -> dict | None:
+    """Return the product's design a codebook carries, or None for a codebook of another design."""
+    if not isinstance(book, dict) or "columns" not in book or "estimands" not in book:
+        raise ReanalysisError("this is not a codebook: it has no columns and estimands")
+    return book.get("design")
+
+
+def _integer(cell: str, row: int, column: str) -> int:
+    try:
+        return int(cell)
+    except ValueError:
+        raise ReanalysisError(f"row {row}, column {column!r}: {cell!r} is not a whole number") from None
+
+
+def _check_header(book: dict, header: list[str]) -> None:
+    missing = [column["name"] for column in book["columns"] if column["name"] not in header]
+    if missing:
+        raise ReanalysisError(f"the responses have no column {missing[0]!r} that the codebook describes; "
+                              f"are they from another survey?")
+
+
+def answers_from_rows(book: dict, design: dict, header: list[str], rows: Iterable[list[str]]) -> Iterator[dict]:
+    """Yield each row of responses.csv as the wire-format answers the browser sent, each report checked."""
+    _check_header(book, header)
+    position = {name: index for index, name in enumerate(header)}
+    groups = []
+    for question in design["questions"]:
+        names = [column["name"] for column in book["columns"] if column["question"] == question["id"]]
+        groups.append((question, names, [position[name] for name in names]))
+    for number, row in enumerate(rows, start=2):
+        answers = {}
+        for question, names, places in groups:
+            cells = [row[place] if place < len(row) else "" for place in places]
+            if all(cell == "" for cell in cells):
+                continue
+            if any(cell == "" for cell in cells):
+                raise ReanalysisError(f"row {number}: question {question['id']!r} has some of its columns empty")
+            values = [_integer(cell, number, name) for cell, name in zip(cells, names)]
+            report = values if is_bit_vector(question) else values[0]
+            try:
+                answers[question["id"]] = validate_report(question, report)
+            except ReportError as exc:
+                raise ReanalysisError(f"row {number}: {exc.message}") from None
+        yield answers
+
+
+def aggregate_files(book: dict, header: list[str], rows: Iterable[list[str]], *, level: float) -> list[AggregateRow]:
+    """Return the aggregates of the responses, as the dashboard computes them (or by Warner's estimator)."""
+    design = design_of(book)
+    if design is not None:
+        return aggregate(design, answers_from_rows(book, design, header, rows), level=level)
+    _check_header(book, header)
+    columns = {column["question"]: column for column in book["columns"]}
+    places = [header.index(estimand["column"]) for estimand in book["estimands"]]
+    ones, counts = [0] * len(places), [0] * len(places)
+    for number, row in enumerate(rows, start=2):
+        for index, (place, estimand) in enumerate(zip(places, book["estimands"])):
+            cell = row[place] if place < len(row) else ""
+            if cell == "":
+                continue
+            value = _integer(cell, number, estimand["column"])
+            if value not in (0, 1):
+                raise ReanalysisError(f"row {number}, column {estimand['column']!r}: a report must be 0 or 1, "
+                                      f"got {value}")
+            counts[index] += 1
+            ones[index] += value == estimand["value"]
+    result = []
+    for estimand, count, one in zip(book["estimands"], counts, ones):
+        column = columns[estimand["question"]]
+        estimate = debias_binary(one, count, p_one_if_true=estimand["p"], p_one_if_false=estimand["q"],
+                                 level=level, alpha_divisor=estimand["simultaneous_over"])
+        result.append(AggregateRow(
+            question=estimand["question"], option=estimand["option"], kind=column["kind"],
+            mechanism=column["mechanism"], epsilon=math.inf if column["epsilon"] is None else float(column["epsilon"]),
+            n=estimate.n,
+            noisy_share=estimate.noisy_share, estimate=estimate.estimate, std_error=estimate.std_error,
+            ci_low=estimate.ci_low, ci_high=estimate.ci_high, ci_level=float(level), text=column["text"]))
+    return result
+
+
+def _questions(book: dict) -> tuple[dict, dict]:
+    design = design_of(book)
+    if design is None:
+        raise ReanalysisError("crosstabs need a codebook exported by ldp-survey (it carries the design); "
+                              "for data from another design, use regress")
+    return design, {question["id"]: question for question in design["questions"]}
+
+
+def crosstab_files(book: dict, header: list[str], rows: Iterable[list[str]], a: str, b: str, *,
+                   level: float) -> Crosstab:
+    """Return the crosstab of two questions from the files, as the dashboard computes it."""
+    design, questions = _questions(book)
+    for qid in (a, b):
+        if qid not in questions:
+            raise ReanalysisError(f"{qid!r} is not a question of {design['slug']!r}; its questions are "
+                                  f"{', '.join(questions)}")
+    check_allocation(design)
+    check_pair(questions[a], questions[b])
+    pairs = [(answer[a], answer[b]) for answer in answers_from_rows(book, design, header, rows)
+             if a in answer and b in answer]
+    if not pairs:
+        raise ReanalysisError(f"no response answered both {a!r} and {b!r}")
+    words_a = encode_column(questions[a], [pair[0] for pair in pairs])
+    words_b = encode_column(questions[b], [pair[1] for pair in pairs])
+    # The store groups the pairs in SQL and sums in that (sorted) order; group the same way here.
+    distinct, counts = np.unique(np.concatenate([words_a, words_b], axis=1), axis=0, return_counts=True)
+    width = words_a.shape[1]
+    return crosstab(questions[a], questions[b], distinct[:, :width], distinct[:, width:], counts, level=level)
+
+
+def regression_files(book: dict, header: list[str], rows: Iterable[list[str]], outcome: str, covariates: list[str],
+                     *, level: float) -> Regression:
+    """Return the logistic regression of a yes/no outcome on covariates, from the files alone."""
+    names = [outcome, *covariates]
+    if len(set(names)) != len(names):
+        raise RegressionError("a question appears twice among the outcome and the covariates")
+    design = design_of(book)
+    if design is not None:
+        questions = {question["id"]: question for question in design["questions"]}
+        unknown = [qid for qid in names if qid not in questions]
+        if unknown:
+            raise RegressionError(f"{unknown[0]!r} is not a question of this survey; its questions are "
+                                  f"{', '.join(questions)}")
+        complete = [[answer[qid] for qid in names] for answer in answers_from_rows(book, design, header, rows)
+                    if all(qid in answer for qid in names)]
+        return _fit([questions[qid] for qid in names], complete, level)
+    return _binary_regression(book, header, rows, names, level)
+
+
+def _fit(questions: list[dict], complete: list[list], level: float) -> Regression:
+    """Fit the model over the distinct patterns of complete answers (one report per question, in order)."""
+    if not complete:
+        raise RegressionError("no response answered all of these questions")
+    encoded = [encode_column(question, [answer[index] for answer in complete])
+               for index, question in enumerate(questions)]
+    joined = np.concatenate(encoded, axis=1)
+    distinct, counts = np.unique(joined, axis=0, return_counts=True)
+    variables, start = [], 0
+    for question, words in zip(questions, encoded):
+        width = words.shape[1]
+        reports = [decode_report(question, row) for row in distinct[:, start:start + width].tolist()]
+        variables.append(question_variable(question, reports))
+        start += width
+    return logistic_regression(variables[0], variables[1:], counts, level=level)
+
+
+def _binary_regression(book: dict, header: list[str], rows: Iterable[list[str]], names: list[str],
+                       level: float) -> Regression:
+    """Fit the model on a codebook of other designs: randomized yes/no items by their (p, q), exact columns as given."""
+    _check_header(book, header)
+    columns = {column["name"]: column for column in book["columns"]}
+    estimands = {estimand["column"]: estimand for estimand in book["estimands"]}
+    unknown = [name for name in names if name not in columns]
+    if unknown:
+        raise RegressionError(f"{unknown[0]!r} is not a column of the codebook; it has {', '.join(columns)}")
+    if columns[names[0]]["mechanism"] != BINARY:
+        raise RegressionError(f"the outcome {names[0]!r} must be a randomized yes/no item")
+    places = [header.index(name) for name in names]
+    complete = []
+    for number, row in enumerate(rows, start=2):
+        cells = [row[place] if place < len(row) else "" for place in places]
+        if "" in cells:
+            continue
+        for name, cell in zip(names, cells):
+            if columns[name]["mechanism"] == BINARY and cell not in ("0", "1"):
+                raise ReanalysisError(f"row {number}, column {name!r}: a report must be 0 or 1, got {cell!r}")
+        complete.append(tuple(cells))
+    if not complete:
+        raise RegressionError("no response answered all of these items")
+    distinct, counts = np.unique(np.array(complete, dtype=object).astype(str), axis=0, return_counts=True)
+    variables = []
+    for index, name in enumerate(names):
+        cells = distinct[:, index]
+        if columns[name]["mechanism"] == BINARY:
+            p, q = estimands[name]["p"], estimands[name]["q"]
+            yes = cells == "1"
+            variables.append(Variable(name, ("no", "yes"),
+                                      np.column_stack([np.where(yes, q, 1 - q), np.where(yes, p, 1 - p)])))
+        else:
+            labels = tuple(sorted(set(cells.tolist()), key=_natural))
+            variables.append(Variable(name, labels, (cells[:, None] == np.array(labels)[None, :]).astype(float)))
+    return logistic_regression(variables[0], variables[1:], counts, level=level)
+
+
+def _natural(label: str):
+    """Sort numbers as numbers and before words, so that 0 is the reference category of a 0/1 column."""
+    try:
+        return (0, float(label), "")
+    except ValueError:
+        return (1, 0.0, label)
