@@ -26,8 +26,14 @@ def signed_in(app, email, password):
     return client
 
 
-# A value for every argument a survey's rule can take (a new argument fails with a KeyError here).
-ROUTE_VALUES = {"slug": SLUG, "question": "smoker", "fmt": "png"}
+# A value for every argument a survey's rule can take (a new argument fails with a KeyError here); an
+# argument that takes one of a list (``<any(svg, png):fmt>``) takes the first.
+ROUTE_VALUES = {"slug": SLUG, "question": "smoker"}
+
+
+def _route_value(match) -> str:
+    choices, name = match.group(1), match.group(2)
+    return choices.split(",")[0].strip() if choices else ROUTE_VALUES[name]
 
 
 def survey_routes(app):
@@ -35,7 +41,7 @@ def survey_routes(app):
     for rule in app.url_map.iter_rules():
         if "slug" not in rule.arguments or rule.rule.startswith("/s/"):
             continue
-        path = re.sub(r"<(?:[^<>:]+:)?(\w+)>", lambda match: ROUTE_VALUES[match.group(1)], rule.rule)
+        path = re.sub(r"<(?:any\(([^)]*)\):|[^<>:]+:)?(\w+)>", _route_value, rule.rule)
         for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
             yield rule.rule, method, path
 
@@ -59,7 +65,10 @@ def test_every_survey_route_is_404_for_another_researcher_and_sign_in_for_nobody
     assert {rule for rule, _, _ in routes} >= {"/surveys/<slug>/results", "/surveys/<slug>/results.csv",
                                                "/surveys/<slug>/responses.csv", "/surveys/<slug>/chart.svg",
                                                "/surveys/<slug>/charts/<question>.<any(svg, png):fmt>",
-                                               "/surveys/<slug>/codebook.json", "/surveys/<slug>/results.xlsx"}
+                                               "/surveys/<slug>/codebook.json", "/surveys/<slug>/results.xlsx",
+                                               "/surveys/<slug>/responses.<any(sav, dta):fmt>",
+                                               "/surveys/<slug>/results.<any(sav, dta):fmt>",
+                                               "/surveys/<slug>/package.zip"}
     owner, other, nobody = signed_in(app, *OWNER), signed_in(app, *OTHER), app.test_client()
     for rule, method, path in routes:
         if rule.startswith("/api/"):
