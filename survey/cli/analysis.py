@@ -33,7 +33,7 @@ def _echo_regression(fit, fmt: str) -> None:
 @SANDBOX
 @click.pass_obj
 def regress(db, slug, outcome, covariates, fmt, level, sandbox):
-    """Logistic regression of a yes/no question on other questions, all randomized.
+    """Logistic regression of a yes/no question on others.
 
     OUTCOME is a yes/no question; each COVARIATE a yes/no or single-choice question, its
     first option the reference. Every answer is randomized, so the model is fitted by
@@ -163,7 +163,7 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="File to write (default: standard output).")
 def codebook(items, exact, title, output):
-    """Write the codebook of yes/no data collected under another randomized-response design.
+    """Write the codebook of yes/no data of another randomized design.
 
     For a published data set or a survey run elsewhere: name each randomized column with
     its design's P and Q, and `ldp-survey analyze` then estimates and regresses it
