@@ -13,6 +13,7 @@ from ..core.design import build_design
 from ..core.precision import DEFAULT_SHARES, precision_warnings
 from ..store import StoreError
 from .common import LEVEL, WARN_MARGIN, load_design, open_store
+from .power import plan_power, power_options, power_sentence
 
 
 def _read_definition(file: Path):
@@ -329,9 +330,11 @@ def _plan_odds_ratio(defn, odds, shares, level) -> dict:
 @click.option("--shares", nargs=2, type=click.FloatRange(0, 1, min_open=True, max_open=True), default=DEFAULT_SHARES,
               show_default=True, metavar="P_A P_B",
               help="With --odds-ratio: the expected share with A, and with B among those without A.")
+@power_options
 @WARN_MARGIN
 @LEVEL
-def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin):
+def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_sample, two_sample, alpha, one_sided,
+         target_power):
     """Plan margins and the respondents a survey needs.
 
     For `split` and for `sample` with every m: each question's mechanism, realised
@@ -349,6 +352,8 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin):
       ldp-survey plan survey.toml --margin 0.03 --format json
       ldp-survey plan examples/smoking.toml --odds-ratio smoker lung_disease 3 --shares 0.22 0.06
       ldp-survey plan survey.toml --respondents 2000 --warn-margin 0.05
+      ldp-survey plan examples/smoking.toml --power smoker 0.2 0.3 --respondents 3000
+      ldp-survey plan examples/smoking.toml --power-two smoker 0.3 0.2 --one-sided
     """
     from ..core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS, plan as make_plan
 
@@ -359,6 +364,10 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin):
                        level=level)
     if odds is not None:
         result["odds_ratio"] = _plan_odds_ratio(defn, odds, shares, level)
+    if one_sample is not None or two_sample is not None:
+        result["power"] = plan_power(defn, build_design(defn), respondents=result["respondents"],
+                                     one_sample=one_sample, two_sample=two_sample, alpha=alpha, one_sided=one_sided,
+                                     target=target_power)
     if fmt == "json":
         result["warnings"] = [{"id": qid, "message": message} for qid, message in precision_warnings(
             defn, respondents=result["respondents"], warn_margin=warn_margin, level=level,
@@ -380,6 +389,8 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin):
                    f"(share with {detect['a']} {detect['share_a']:g}, with {detect['b']} among the others "
                    f"{detect['share_b_without_a']:g}) with {detect['power']:.0%} power under split: "
                    f"{detect['respondents']:,} respondents")
+    for power in result.get("power", []):
+        click.echo("\n" + power_sentence(power))
     best = result["recommended"]
     chosen = "split" if best["sample"] is None else f"sample = {best['sample']}"
     click.echo(f"\nRecommended: allocation = \"{best['allocation']}\"" + ("" if best["sample"] is None

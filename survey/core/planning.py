@@ -365,3 +365,77 @@ def worst_conditional_share_variance(question_a: dict, question_b: dict, share_a
     return max(conditional_share_variance(question_a, question_b, [(1 - share_a) * (1 - other), (1 - share_a) * other,
                                                                   share_a * (1 - within), share_a * within])
                for within in grid for other in grid)
+
+
+# Power of a prevalence test, as Blair, Imai & Zhou (2015, JASA, section 5) define it for a yes/no question
+# randomized with known (p, q): the estimate's standard error at a share π is √(λ(1 − λ)/n)/(p − q),
+# λ = q + (p − q)π (the inverse of their Fisher information c²/(λ(1 − λ)), c = p − q); the test rejects when
+# the estimate passes the null's critical value(s) computed with the null's standard error, and the power is
+# the chance of that under the alternative's normal law.
+
+def prevalence_std_error(p: float, q: float, share: float, n: float) -> float:
+    """Return the standard error of the debiased share from n reports when the true share is ``share``."""
+    if not 0 <= share <= 1:
+        raise ValueError(f"a share must be in [0, 1], got {share!r}")
+    if n <= 0:
+        raise ValueError(f"the respondents must be more than 0, got {n!r}")
+    reported = q + (p - q) * share
+    return math.sqrt(reported * (1 - reported) / n) / abs(p - q)
+
+
+def _rejection_power(null: float, alternative: float, se_null: float, se_alternative: float, *,
+                     alpha: float, sided: int) -> float:
+    if sided == 2:
+        z = float(norm.ppf(1 - alpha / 2))
+        low, high = null - z * se_null, null + z * se_null
+        return float(norm.cdf(low, alternative, se_alternative) + norm.sf(high, alternative, se_alternative))
+    z = float(norm.ppf(1 - alpha))
+    if alternative >= null:
+        return float(norm.sf(null + z * se_null, alternative, se_alternative))
+    return float(norm.cdf(null - z * se_null, alternative, se_alternative))
+
+
+def _check_test(alpha: float, sided: int) -> None:
+    if not 0 < alpha < 1:
+        raise ValueError(f"the significance level must be in (0, 1), got {alpha!r}")
+    if sided not in (1, 2):
+        raise ValueError(f"a test is one- or two-sided (1 or 2), got {sided!r}")
+
+
+def power_one_sample(p: float, q: float, *, null: float, alternative: float, n: float, alpha: float = 0.05,
+                     sided: int = 2) -> float:
+    """Return the power of the test of share = ``null`` when the true share is ``alternative`` (one question, n reports).
+
+    One-sided tests look in the alternative's direction.
+    """
+    _check_test(alpha, sided)
+    return _rejection_power(null, alternative, prevalence_std_error(p, q, null, n),
+                            prevalence_std_error(p, q, alternative, n), alpha=alpha, sided=sided)
+
+
+def power_two_sample(p: float, q: float, *, share_a: float, share_b: float, n: float, alpha: float = 0.05,
+                     sided: int = 2) -> float:
+    """Return the power of the test of equal shares in two independent groups of n reports each.
+
+    Under the null both groups hold ``share_b``'s share (Blair, Imai & Zhou's default null).
+    """
+    _check_test(alpha, sided)
+    se_alternative = math.hypot(prevalence_std_error(p, q, share_a, n), prevalence_std_error(p, q, share_b, n))
+    se_null = math.sqrt(2) * prevalence_std_error(p, q, share_b, n)
+    return _rejection_power(0.0, share_a - share_b, se_null, se_alternative, alpha=alpha, sided=sided)
+
+
+def respondents_for_power(power_at, target: float, *, most: int = 10**9) -> int:
+    """Return the smallest n with ``power_at(n) >= target`` (power grows with n), or raise if even ``most`` is short."""
+    if not 0 < target < 1:
+        raise ValueError(f"the power must be in (0, 1), got {target!r}")
+    if power_at(most) < target:
+        raise ValueError(f"even {most:,} respondents do not reach {target:.0%} power: the two shares are too close")
+    low, high = 1, most
+    while low < high:
+        middle = (low + high) // 2
+        if power_at(middle) >= target:
+            high = middle
+        else:
+            low = middle + 1
+    return low
