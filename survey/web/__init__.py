@@ -40,7 +40,8 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.update(test_config)
 
     from . import (account, api, builder, charts, collaborators, crosstab, db, editor, errors, explain_filters, flood,
-                   health, invitations, lifecycle, limits, packages, research, respond, sandbox, security, static_files)
+                   health, invitations, lifecycle, limits, packages, regression, research, respond, sandbox, security,
+                   static_files)
     from .throttle import SignInThrottle
 
     proxies = app.config.get("PROXIES", 0)
@@ -56,7 +57,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     errors.init_app(app)
     explain_filters.init_app(app)
     for blueprint in (health.bp, static_files.bp, respond.bp, research.bp, editor.bp, lifecycle.bp,
-                      invitations.bp, collaborators.bp, builder.bp, crosstab.bp, charts.bp, account.bp, sandbox.bp, packages.bp):
+                      invitations.bp, collaborators.bp, builder.bp, crosstab.bp, charts.bp, account.bp, sandbox.bp, packages.bp,
+                      regression.bp):
         app.register_blueprint(blueprint)
     api.init_app(app)
     return app

@@ -198,6 +198,24 @@ def crosstab_view(slug):
     return jsonify({"slug": slug, "design_hash": design["hash"], **crosstab_to_json(table)})
 
 
+@bp.get("/surveys/<slug>/regression")
+def regression_view(slug):
+    """The logistic regression of ?outcome= on ?covariates=A,B (as ``regress --format json``); 400 with the reason."""
+    from ..core.regression import RegressionError
+    from ..core.regression_text import regression_to_json
+    from .regression import fit
+
+    design = survey_for_researcher(slug)
+    level = _level()
+    outcome = request.args.get("outcome", "").strip()
+    covariates = [name.strip() for name in request.args.get("covariates", "").split(",") if name.strip()]
+    try:
+        model = fit(slug, design, outcome, covariates, level)
+    except RegressionError as exc:
+        return error(400, str(exc))
+    return jsonify({"slug": slug, "design_hash": design["hash"], **regression_to_json(model)})
+
+
 @bp.get("/surveys/<slug>/codebook")
 def codebook_view(slug):
     """The codebook (as ``/surveys/<slug>/codebook.json``): each responses column's meaning, each estimand's p and q."""

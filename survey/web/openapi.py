@@ -107,6 +107,22 @@ def _paths() -> dict:
               "schema": {"type": "string"}, "examples": {"demo": {"value": "lung_disease"}}},
              _LEVEL],
             _json("Crosstab", "The crosstab.")),
+        "/api/surveys/{slug}/regression": _operation(
+            "getRegression", "Logistic regression of a yes/no question",
+            "The logistic regression of a yes/no question on yes/no and single-choice questions, all randomized, "
+            "by maximum likelihood with each question's known misclassification, as `ldp-survey regress "
+            "--format json`: per term the log odds ratio, its standard error from the observed information, "
+            "z, p and the odds ratio with its interval; the likelihood-ratio test of all covariates; warnings "
+            "when the likelihood is flat or an estimate is on the boundary. An unknown question, a question "
+            "of another kind, or too few responses answers 400 with the reason.",
+            [_SLUG,
+             {"name": "outcome", "in": "query", "required": True, "description": "The yes/no outcome's id.",
+              "schema": {"type": "string"}, "examples": {"demo": {"value": "lung_disease"}}},
+             {"name": "covariates", "in": "query", "required": True,
+              "description": "The covariates' ids, comma-separated (yes/no or single choice).",
+              "schema": {"type": "string"}, "examples": {"demo": {"value": "smoker"}}},
+             _LEVEL],
+            _json("Regression", "The fitted model.")),
         "/api/surveys/{slug}/codebook": _operation(
             "getCodebook", "The codebook",
             "What each column of responses.csv holds, and for each estimand the column, the value, p and q "
@@ -210,6 +226,30 @@ def _schemas() -> dict:
                                     "a_text": string, "b_text": string, "n": {"type": "integer", "minimum": 0},
                                     "level": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
                                     "rows": {"type": "array", "items": {"$ref": "#/components/schemas/CrosstabRow"}}}},
+        "Regression": {
+            "type": "object", "additionalProperties": False,
+            "required": ["slug", "design_hash", "outcome", "covariates", "n", "level", "terms", "log_likelihood",
+                         "null_log_likelihood", "lr_statistic", "lr_df", "lr_p_value", "converged", "warnings"],
+            "properties": {
+                "slug": string, "design_hash": design_hash, "outcome": string,
+                "covariates": {"type": "array", "items": string}, "n": {"type": "integer", "minimum": 0},
+                "level": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
+                "terms": {"type": "array", "items": {"$ref": "#/components/schemas/RegressionTerm"}},
+                "log_likelihood": number, "null_log_likelihood": number,
+                "lr_statistic": {"type": "number", "minimum": 0}, "lr_df": {"type": "integer", "minimum": 0},
+                "lr_p_value": {"type": "number", "minimum": 0, "maximum": 1}, "converged": {"type": "boolean"},
+                "warnings": {"type": "array", "items": string},
+            }},
+        "RegressionTerm": {
+            "type": "object", "additionalProperties": False,
+            "required": ["term", "estimate", "std_error", "z", "p_value", "odds_ratio", "ci_low", "ci_high"],
+            "properties": {
+                "term": {"type": "string", "description": "`(intercept)`, or `QUESTION: OPTION` against the first option."},
+                "estimate": {**NUMBER_OR_NULL, "description": "The log odds ratio."},
+                "std_error": {**NUMBER_OR_NULL, "description": "Null when the likelihood is flat."},
+                "z": NUMBER_OR_NULL, "p_value": NUMBER_OR_NULL, "odds_ratio": NUMBER_OR_NULL,
+                "ci_low": NUMBER_OR_NULL, "ci_high": NUMBER_OR_NULL,
+            }},
         "Codebook": {"type": "object",
                      "required": ["survey", "title", "design_hash", "epsilon", "epsilon_spent", "allocation",
                                   "files", "method", "columns", "estimands"],

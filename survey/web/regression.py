@@ -1,0 +1,90 @@
+"""Researcher regression page: a yes/no question regressed on yes/no and single-choice questions.
+
+``GET /surveys/<slug>/regression?outcome=Q&covariate=A[&covariate=B…][&level=]`` shows the odds
+ratios with their intervals, the likelihood-ratio test and any warning; ``regression.csv`` with
+the same parameters downloads the terms. The data are the counts of distinct report patterns
+(``Store.joint_patterns``); the model is ``survey.core.regression``.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, render_template, request
+
+from ..core.regression import RegressionError, regression_from_words
+from ..core.regression_text import regression_to_csv, summary, term_sentence
+from .access import survey_for_researcher
+from .db import get_store
+from .forms import LogoutForm
+from .research import _csv, _level, login_required
+
+bp = Blueprint("regression", __name__)
+
+
+def candidates(design: dict) -> tuple[list[dict], list[dict]]:
+    """Return the questions that can be the outcome (yes/no) and those that can be covariates (yes/no, choice)."""
+    from ..core.mechanisms import mechanism_for
+
+    outcomes = [q for q in design["questions"] if q["kind"] == "yes_no"]
+    covariates = [q for q in design["questions"] if mechanism_for(q).categories is not None]
+    return outcomes, covariates
+
+
+def fit(slug: str, design: dict, outcome: str, covariates: list[str], level: float):
+    """Return the regression of a survey's outcome on covariates (RegressionError with the reason)."""
+    questions = {question["id"] for question in design["questions"]}
+    for qid in (outcome, *covariates):
+        if qid not in questions:
+            raise RegressionError(f"{qid!r} is not a question of this survey; its questions are {', '.join(questions)}")
+    if not outcome or not covariates:
+        raise RegressionError("choose a yes/no outcome and at least one covariate")
+    words, counts = get_store().joint_patterns(slug, [outcome, *covariates])
+    return regression_from_words(design, outcome, covariates, words, counts, level=level)
+
+
+def _requested(design: dict) -> tuple[str, list[str], bool]:
+    """Return ?outcome= and the ?covariate= list (defaults: the first yes/no and the next candidate), and whether asked."""
+    outcome = request.args.get("outcome", "").strip()
+    covariates = [value.strip() for value in request.args.getlist("covariate") if value.strip()]
+    asked = bool(outcome or covariates)
+    if not asked:
+        outcomes, others = candidates(design)
+        if outcomes:
+            outcome = outcomes[0]["id"]
+            covariates = [q["id"] for q in others if q["id"] != outcome][:1]
+    return outcome, covariates, asked
+
+
+@bp.get("/surveys/<slug>/regression")
+@login_required
+def page(slug):
+    """Show the regression form and, for a valid choice, the fitted model; 400 with the reason for a bad one."""
+    design = survey_for_researcher(slug)
+    level = _level()
+    outcome, covariates, asked = _requested(design)
+    model = error = None
+    status = 200
+    try:
+        model = fit(slug, design, outcome, covariates, level)
+    except RegressionError as exc:
+        error, status = str(exc), 400 if asked else 200
+    outcomes, others = candidates(design)
+    return render_template("regression.html", design=design, level=level, outcome=outcome, chosen=covariates,
+                           outcomes=outcomes, others=others, model=model, error=error,
+                           summary=summary(model) if model else None,
+                           sentences=[term_sentence(model, term) for term in model.terms] if model else [],
+                           logout_form=LogoutForm()), status
+
+
+@bp.get("/surveys/<slug>/regression.csv")
+@login_required
+def csv_download(slug):
+    """Download the fitted model's terms as CSV (400 with the reason for a bad choice)."""
+    from flask import abort
+
+    design = survey_for_researcher(slug)
+    outcome, covariates, _ = _requested(design)
+    try:
+        model = fit(slug, design, outcome, covariates, _level())
+    except RegressionError as exc:
+        abort(400, description=str(exc))
+    return _csv(regression_to_csv(model), f"{slug}-regression-{outcome}.csv")

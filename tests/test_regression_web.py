@@ -1,0 +1,98 @@
+"""The regression page, its CSV and the API's regression: the same model as `ldp-survey regress`, for the
+survey's owner only, with the reason for a bad choice."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from survey.cli import main
+from survey.store import Store
+
+from conftest import OTHER, OWNER
+
+SLUG = "smoking-2026"
+
+
+@pytest.fixture
+def simulated(db_path, accounts, cli_runner):
+    """The smoking survey with 4,000 responses in which lung disease goes with smoking (simulated as real ones)."""
+    import numpy as np
+
+    from survey.core.simulate import complete_truth, parse_given, parse_truth, simulate_report_batches
+
+    store = Store(db_path)
+    try:
+        design = store.get_design(SLUG)
+        rng = np.random.default_rng(5)
+        truth = complete_truth(design, parse_truth(design, ["smoker=0.3"]), rng)
+        given = parse_given(design, ["lung_disease|smoker=1:0.4", "lung_disease|smoker=0:0.1"])
+        for columns, asked in simulate_report_batches(design, truth, n=4000, batch=4000, rng=rng, given=given):
+            store.add_report_columns(SLUG, design["hash"], columns, asked=asked)
+    finally:
+        store.close()
+
+    def regress(*args):
+        result = cli_runner.invoke(main, ["--db", str(db_path), "regress", SLUG, *args])
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    return regress
+
+
+def signed_in(app, who):
+    client = app.test_client()
+    page = client.get("/login").get_data(as_text=True)
+    csrf = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    assert client.post("/login", data={"csrf_token": csrf, "email": who[0], "password": who[1]}).status_code == 302
+    return client
+
+
+def test_the_page_shows_the_model_and_its_csv_is_the_command_lines(app, simulated):
+    owner = signed_in(app, OWNER)
+    results = owner.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    assert f'href="/surveys/{SLUG}/regression?level=0.95"' in results
+    page = owner.get(f"/surveys/{SLUG}/regression")  # a default model: the first yes/no on the next candidate
+    assert page.status_code == 200
+    text = page.get_data(as_text=True)
+    assert "Logistic regression of smoker on lung_disease" in text
+    chosen = owner.get(f"/surveys/{SLUG}/regression?outcome=lung_disease&covariate=smoker&level=0.9")
+    text = chosen.get_data(as_text=True)
+    assert chosen.status_code == 200 and "smoker: yes" in text and "Download the coefficients (CSV)" in text
+    assert "the odds of lung_disease are" in text
+    download = owner.get(f"/surveys/{SLUG}/regression.csv?outcome=lung_disease&covariate=smoker&level=0.9")
+    assert download.status_code == 200 and download.mimetype == "text/csv"
+    expected = simulated("lung_disease", "smoker", "--format", "csv", "--level", "0.9")
+    assert download.get_data(as_text=True) == expected.replace("\n", "\r\n")  # the runner reads CRLF as LF
+    assert signed_in(app, OTHER).get(f"/surveys/{SLUG}/regression").status_code == 404
+
+
+@pytest.mark.parametrize("query, message", [
+    ("outcome=lung_disease&covariate=nobody", "&#39;nobody&#39; is not a question"),
+    ("outcome=cigarettes&covariate=smoker", "must be a yes/no question"),
+    ("outcome=lung_disease&covariate=age", "only yes/no and single-choice questions"),
+    ("outcome=lung_disease", "at least one covariate"),
+])
+def test_a_bad_choice_answers_400_with_the_reason(app, simulated, query, message):
+    page = signed_in(app, OWNER).get(f"/surveys/{SLUG}/regression?{query}")
+    assert page.status_code == 400 and message in page.get_data(as_text=True)
+
+
+def test_the_api_gives_the_command_lines_json(app, db_path, simulated):
+    store = Store(db_path)
+    try:
+        token = store.create_token(OWNER[0])[1]
+    finally:
+        store.close()
+    headers = {"Authorization": f"Bearer {token}"}
+    client = app.test_client()
+    response = client.get(f"/api/surveys/{SLUG}/regression?outcome=lung_disease&covariates=smoker,cigarettes",
+                          headers=headers)
+    assert response.status_code == 200
+    body = response.json
+    assert body.pop("slug") == SLUG and len(body.pop("design_hash")) == 64
+    assert body == json.loads(simulated("lung_disease", "smoker", "cigarettes", "--format", "json"))
+    bad = client.get(f"/api/surveys/{SLUG}/regression?outcome=lung_disease&covariates=", headers=headers)
+    assert bad.status_code == 400 and "at least one covariate" in bad.json["error"]
