@@ -19,6 +19,8 @@ const list = document.getElementById('questions');
 const summary = document.getElementById('builder-summary');
 const crosstabPreview = document.getElementById('crosstab-preview');
 const pairSelects = [document.getElementById('pair_a'), document.getElementById('pair_b')];
+const powerPreview = document.getElementById('power-preview');
+const powerSelect = document.getElementById('power_question');
 const status = document.getElementById('builder-status');
 
 function questions() {
@@ -192,19 +194,28 @@ function showSummary(lines, warnings = []) {
   summary.replaceChildren(...lines.map((line) => element('p', line)), ...warnings.map(warning));
 }
 
+/** Offer the server's list of questions in a select (unless it already holds them), and select the chosen one. */
+function offerChoices(select, choices, chosen) {
+  const current = [...select.options].map((option) => [option.value, option.textContent]);
+  if (JSON.stringify(current) !== JSON.stringify(choices)) {
+    select.replaceChildren(...choices.map(([value, label]) => {
+      const option = element('option', label);
+      option.value = value;
+      return option;
+    }));
+  }
+  if (chosen !== null) select.value = chosen;
+}
+
 /** Offer the server's list of questions in both selects of the crosstab pair, and select the pair it planned. */
 function showPairChoices(choices, chosen) {
-  pairSelects.forEach((select, index) => {
-    const current = [...select.options].map((option) => [option.value, option.textContent]);
-    if (JSON.stringify(current) !== JSON.stringify(choices)) {
-      select.replaceChildren(...choices.map(([value, label]) => {
-        const option = element('option', label);
-        option.value = value;
-        return option;
-      }));
-    }
-    if (chosen[index] !== null) select.value = chosen[index];
-  });
+  pairSelects.forEach((select, index) => offerChoices(select, choices, chosen[index]));
+}
+
+/** Show the server's power sentence, and offer its yes/no questions. */
+function showPower(power) {
+  offerChoices(powerSelect, power.choices, power.question);
+  powerPreview.replaceChildren(...power.lines.map((line) => element('p', line)));
 }
 
 function showCrosstab(crosstab) {
@@ -263,12 +274,14 @@ async function refresh() {
     });
     showSummary(data.summary.lines, data.summary.warnings);
     if (data.crosstab) showCrosstab(data.crosstab);
+    if (data.power) showPower(data.power);
   } else {
     const todo = shown > 0 ? `fix the ${shown} marked field${shown === 1 ? '' : 's'}` : 'fill in the empty fields';
     const kept = markStale(`${todo} to update this preview.`);
     showSummary([kept ? `The preview below is out of date: ${todo} to update it.`
       : `${todo[0].toUpperCase()}${todo.slice(1)} to see the preview.`]);
     crosstabPreview.replaceChildren(element('p', `${todo[0].toUpperCase()}${todo.slice(1)} to see the crosstab precision.`));
+    powerPreview.replaceChildren(element('p', `${todo[0].toUpperCase()}${todo.slice(1)} to see the power.`));
   }
 }
 

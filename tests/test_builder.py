@@ -795,3 +795,27 @@ def test_a_number_questions_mechanism_without_javascript(owner, db_path):
     assert fields(edit)["questions-3-mechanism"] == "duchi"
     response = press(owner, edit, "save", **{"questions-3-mechanism": "auto"})
     assert "mechanism" not in stored_definition(db_path, "habits")
+
+
+def test_the_builder_offers_the_power_of_a_test_as_plan_gives_it(owner):
+    """The power preview's sentence is the planning module's, for the yes/no question chosen (only yes/no are offered)."""
+    from survey.core.design import build_design
+    from survey.core.planning import power_plan
+    from survey.core.precision import power_sentence
+
+    response = build_every_kind(owner)
+    text = page(response)
+    assert re.search(r'<select[^>]*id="power_question"', text)
+    offered = re.findall(r'<option[^>]*value="([^"]+)"', re.search(r'<select[^>]*id="power_question".*?</select>',
+                                                                     text, re.S).group(0))
+    assert offered == ["smoker"]
+    data = {**fields(response), "respondents": "3000", "power_question": "smoker", "power_null": "10",
+            "power_share": "20"}
+    body = owner.post("/surveys/build/preview.json", data=data).json
+    expected = power_plan(build_design(parse_definition(EXPECTED)), "smoker", 0.1, 0.2, respondents=3000)
+    assert body["power"]["lines"] == [power_sentence(expected)] and body["power"]["question"] == "smoker"
+    no_js = press(owner, response, "preview", respondents="3000", power_question="smoker", power_null="10",
+                  power_share="20")
+    assert power_sentence(expected) in page(no_js)
+    bad = owner.post("/surveys/build/preview.json", data={**data, "power_null": "150"}).json
+    assert bad["errors"]["power_null"] == ["Type a share from 0 to 100 (percent)."]

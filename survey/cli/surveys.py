@@ -10,10 +10,10 @@ import click
 
 from ..core.definition import parse_definition_toml
 from ..core.design import build_design
-from ..core.precision import DEFAULT_SHARES, precision_warnings
+from ..core.precision import DEFAULT_SHARES, power_sentence, precision_warnings
 from ..store import StoreError
 from .common import LEVEL, WARN_MARGIN, load_design, open_store
-from .power import plan_power, power_options, power_sentence
+from .power import plan_power, power_options
 
 
 def _read_definition(file: Path):
@@ -365,7 +365,7 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
     if odds is not None:
         result["odds_ratio"] = _plan_odds_ratio(defn, odds, shares, level)
     if one_sample is not None or two_sample is not None:
-        result["power"] = plan_power(defn, build_design(defn), respondents=result["respondents"],
+        result["power"] = plan_power(build_design(defn), respondents=result["respondents"],
                                      one_sample=one_sample, two_sample=two_sample, alpha=alpha, one_sided=one_sided,
                                      target=target_power)
     if fmt == "json":

@@ -439,3 +439,37 @@ def respondents_for_power(power_at, target: float, *, most: int = 10**9) -> int:
         else:
             low = middle + 1
     return low
+
+
+def power_plan(design: dict, question: str, first: float, second: float, *, respondents: int,
+               two_sample: bool = False, alpha: float = 0.05, sided: int = 2, target: float = 0.8) -> dict:
+    """Return the power of a prevalence test of a design's yes/no question at ``respondents`` and those needed.
+
+    One group (``two_sample`` false): the test that the share is ``first`` when it is ``second``.
+    Two independent groups of ``respondents`` each: that they share it when they hold ``first`` and
+    ``second``. Under sample allocation only the share m/k of respondents asked the question
+    counts. ValueError names an unknown question, one of another kind, or equal shares.
+    """
+    questions = {entry["id"]: entry for entry in design["questions"]}
+    if question not in questions:
+        raise ValueError(f"{question!r} is not a question of {design['slug']!r}")
+    entry = questions[question]
+    if entry["kind"] != "yes_no":
+        raise ValueError(f"{question!r} is a {entry['kind']} question: the power is for a yes/no question's share")
+    for share in (first, second):
+        if not 0 <= share <= 1:
+            raise ValueError(f"a share must be in [0, 1], got {share:g}")
+    if first == second:
+        raise ValueError("the two shares are equal: there is nothing to detect")
+    answering = int(design["sample"]) / len(design["questions"]) if design.get("allocation") == "sample" else 1.0
+    p, q = mechanism_for(entry).response_probabilities()
+
+    def power_at(n):
+        if two_sample:
+            return power_two_sample(p, q, share_a=first, share_b=second, n=n * answering, alpha=alpha, sided=sided)
+        return power_one_sample(p, q, null=first, alternative=second, n=n * answering, alpha=alpha, sided=sided)
+
+    return {"test": "two_sample" if two_sample else "one_sample", "question": question, "shares": [first, second],
+            "alpha": alpha, "sided": sided, "p": p, "q": q, "respondents": respondents, "answering": answering,
+            "power": power_at(respondents), "target_power": target,
+            "respondents_needed": respondents_for_power(power_at, target)}

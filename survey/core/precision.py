@@ -193,3 +193,19 @@ def crosstab_precision(defn: SurveyDefinition, a: str, b: str, *, respondents: i
                                 respondents=respondents, half_width=half, warn_margin=warn_margin, needed=needed,
                                 alternatives=remedies(defn))
     return {"lines": lines, "warning": warning}
+
+
+def power_sentence(result: dict) -> str:
+    """Return a prevalence test's power (``planning.power_plan``) in words."""
+    first, second = result["shares"]
+    sided = "one-sided" if result["sided"] == 1 else "two-sided"
+    if result["test"] == "one_sample":
+        test = f"that {result['question']}'s share is {first:g} when it is {second:g}"
+        people, needed = f"{result['respondents']:,} respondents", f"{result['respondents_needed']:,} respondents"
+    else:
+        test = f"that two groups share {result['question']}'s share when they hold {first:g} and {second:g}"
+        people = f"{result['respondents']:,} respondents per group"
+        needed = f"{result['respondents_needed']:,} respondents per group"
+    asked = "" if result["answering"] == 1 else f" ({result['answering']:.0%} of them asked it)"
+    return (f"Power of the {sided} test at level {result['alpha']:g} {test}, at {people}{asked}: "
+            f"{result['power']:.1%}; for {result['target_power']:.0%} power: {needed}.")

@@ -24,8 +24,8 @@ from ..core.definition import QUESTION_FIELDS as DEFINITION_QUESTION_FIELDS
 from ..core.definition import SURVEY_FIELDS as DEFINITION_SURVEY_FIELDS
 from ..core.definition_check import FieldError, definition_errors, design_errors
 from ..core.definition_toml import dump_definition
-from ..core.planning import NOMINAL_EPSILON, nominal_warning, question_previews, recommend
-from ..core.precision import DEFAULT_WARN_MARGIN, crosstab_precision, precision_warnings
+from ..core.planning import NOMINAL_EPSILON, nominal_warning, power_plan, question_previews, recommend
+from ..core.precision import DEFAULT_WARN_MARGIN, crosstab_precision, power_sentence, precision_warnings
 from ..store import StoreError
 from .access import survey_for_researcher
 from .builder_forms import KIND_NAMES, BuilderForm, ImportForm, QuestionForm, form_to_mapping, mapping_to_formdata
@@ -39,7 +39,8 @@ bp = Blueprint("builder", __name__)
 QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "mechanism", "weight")
 SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample", "access", "series")
 # The fields of the precision preview: not part of the definition, kept across every button.
-PREVIEW_FIELDS = ("respondents", "margin", "pair_a", "pair_b", "odds_ratio")
+PREVIEW_FIELDS = ("respondents", "margin", "pair_a", "pair_b", "odds_ratio", "power_question", "power_null",
+                  "power_share")
 MAX_RESPONDENTS = 10**9
 # The recommendation tries every allocation (split, and sample m = k..1): at most this many
 # question designs, each computed once per shape (kind, options) and budget.
@@ -57,6 +58,7 @@ class Evaluation:
     warnings: list[str] = field(default_factory=list)
     recommendation: dict | None = None
     crosstab: dict | None = None
+    power: dict | None = None
 
     def add(self, name: str, message: str):
         self.errors.setdefault(name, []).append(message)
@@ -144,11 +146,51 @@ def _crosstab(form: BuilderForm, evaluation: Evaluation, respondents: int, odds_
     return found
 
 
+def power_choices(form: BuilderForm) -> list[tuple[str, str]]:
+    """Set and return the choices of the power preview's select: each yes/no question with an id, once."""
+    choices = [(qid, label) for qid, label in pair_choices(form)
+               if any((entry.form.id.data or "").strip() == qid and entry.form.kind.data == "yes_no"
+                      for entry in form.questions)]
+    form.power_question.choices = choices
+    return choices
+
+
+def _percent_share(form: BuilderForm, evaluation: Evaluation, name: str) -> float | None:
+    """Return a power preview share typed in percent as a share, or None with an error beside its field."""
+    try:
+        value = float((form[name].data or "").strip())
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value <= 100:
+        evaluation.add(name, "Type a share from 0 to 100 (percent).")
+        return None
+    return value / 100
+
+
+def _power(form: BuilderForm, evaluation: Evaluation, respondents: int, shares: tuple) -> dict:
+    """Return the power preview: the yes/no questions to choose from, the one planned, and planning's sentence."""
+    choices = power_choices(form)
+    found = {"choices": choices, "question": None,
+             "lines": ["Add a yes/no question to see the power of a test of its share."]}
+    if choices and None not in shares:
+        ids = [qid for qid, _ in choices]
+        question = form.power_question.data if form.power_question.data in ids else ids[0]
+        form.power_question.data = question
+        try:
+            result = power_plan(evaluation.design, question, *shares, respondents=respondents)
+        except ValueError as exc:
+            found.update(question=question, lines=[f"{str(exc)[:1].upper()}{str(exc)[1:]}."])
+        else:
+            found.update(question=question, lines=[power_sentence(result)])
+    return found
+
+
 def evaluate(form: BuilderForm) -> Evaluation:
     """Validate the whole form at once and, when it is valid, build the design and the precision preview."""
     evaluation = Evaluation()
     inputs = _planning_inputs(form, evaluation)
     odds_ratio = _odds_ratio(form, evaluation)
+    shares = (_percent_share(form, evaluation, "power_null"), _percent_share(form, evaluation, "power_share"))
     mapping = form_to_mapping(form)
     errors = definition_errors(mapping)
     if not errors:
@@ -183,6 +225,7 @@ def evaluate(form: BuilderForm) -> Evaluation:
                                                        for numbers in evaluation.previews)
         if odds_ratio is not None:
             evaluation.crosstab = _crosstab(form, evaluation, respondents, odds_ratio)
+        evaluation.power = _power(form, evaluation, respondents, shares)
     return evaluation
 
 
@@ -257,6 +300,7 @@ def _render(form: BuilderForm, evaluation: Evaluation | None = None, *, focus: s
             import_form: ImportForm | None = None, status: int = 200, editing: str | None = None):
     evaluation = evaluation or Evaluation()
     pair_choices(form)
+    power_choices(form)
     question_templates = {}
     for kind in KINDS:
         template = QuestionForm(prefix="questions-__index__-")
@@ -383,4 +427,4 @@ def preview_json():
         return jsonify({"error": "sign in first"}), 401
     evaluation = evaluate(BuilderForm())
     return jsonify({"ok": not evaluation.errors, "errors": evaluation.errors, "questions": evaluation.previews,
-                    "summary": summary(evaluation), "crosstab": evaluation.crosstab})
+                    "summary": summary(evaluation), "crosstab": evaluation.crosstab, "power": evaluation.power})

@@ -67,6 +67,10 @@ class BuilderForm(FlaskForm):
     pair_b = SelectField("Second question (B)", choices=[], validate_choice=False)
     odds_ratio = StringField("Odds ratio to detect (two yes/no questions)", default=f"{DEFAULT_ODDS_RATIO:g}",
                              render_kw={"inputmode": "decimal", **NO_AUTOFILL})
+    # The power preview: a yes/no question (builder.power_choices, set per request) and two shares in percent.
+    power_question = SelectField("Yes/no question", choices=[], validate_choice=False)
+    power_null = StringField("Share to test against (%)", default="10", render_kw={"inputmode": "decimal", **NO_AUTOFILL})
+    power_share = StringField("Share you expect (%)", default="20", render_kw={"inputmode": "decimal", **NO_AUTOFILL})
 
 
 class ImportForm(FlaskForm):
