@@ -5,7 +5,7 @@ drawn in process with lung disease depending on smoking (18% against 6%, as the 
 as real responses (`Store.add_report_columns`), then times (best of --repeat, time.perf_counter):
 
   patterns     Store.joint_patterns(slug, [lung_disease, smoker, cigarettes]): one GROUP BY
-  fit          regression_from_words(...) on those patterns (maximum likelihood, information, LR test)
+  fit          fit_words(...) on those patterns (maximum likelihood, information, LR test)
   reference    a bare sqlite3 table t(v INTEGER) of N rows with an index on v (Store's PRAGMAs):
                SELECT v, count(*) FROM t GROUP BY v
 
@@ -68,7 +68,7 @@ def build_db(db: Path, n: int, seed: int) -> float:
 
 
 def time_fit(db: Path, repeat: int) -> dict:
-    from survey.core.regression import regression_from_words
+    from survey.core.modelling import fit_words
     from survey.store import Store
 
     store = Store(db)
@@ -76,7 +76,7 @@ def time_fit(db: Path, repeat: int) -> dict:
         design = store.get_design(common.SLUG)
         patterns, (words, counts) = common.best_of(repeat, lambda: store.joint_patterns(common.SLUG, QUESTIONS))
         # The patterns of the three questions serve the model of two: the fit sums the counts it sees.
-        fit, model = common.best_of(repeat, lambda: regression_from_words(
+        fit, model = common.best_of(repeat, lambda: fit_words(
             design, QUESTIONS[0], QUESTIONS[1:2], {q: words[q] for q in QUESTIONS[:2]}, counts))
     finally:
         store.close()

@@ -169,3 +169,11 @@ def test_a_regression_on_another_design_with_exact_covariates_recovers_the_truth
 def test_a_bad_design_is_refused_with_the_reason(cli_runner, args, message):
     result = cli_runner.invoke(main, ["codebook", *args])
     assert result.exit_code in (1, 2) and message in result.stderr, result.stderr
+
+
+def test_a_numbers_mean_model_from_the_files_is_the_databases_byte_for_byte(files):
+    result = analyze(files, "smoking-2026", "regress", "age", "smoker", "lung_disease", "--format", "csv")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.replace("\r\n", "\n") == files["run"]("regress", "smoking-2026", "age", "smoker",
+                                                              "lung_disease", "--sandbox", "--format", "csv")
+    assert result.stdout.startswith("term,estimate,std_error,z,p_value,ci_low,ci_high,ci_level")

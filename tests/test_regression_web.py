@@ -74,6 +74,7 @@ def test_the_page_shows_the_model_and_its_csv_is_the_command_lines(app, simulate
     ("outcome=cigarettes&covariate=smoker", "must be a yes/no question"),
     ("outcome=lung_disease&covariate=age", "only yes/no and single-choice questions"),
     ("outcome=lung_disease", "at least one covariate"),
+    ("outcome=age&covariate=smoker", "is on the command line: ldp-survey regress smoking-2026 age"),
 ])
 def test_a_bad_choice_answers_400_with_the_reason(app, simulated, query, message):
     page = signed_in(app, OWNER).get(f"/surveys/{SLUG}/regression?{query}")

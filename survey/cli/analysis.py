@@ -33,24 +33,28 @@ def _echo_regression(fit, fmt: str) -> None:
 @SANDBOX
 @click.pass_obj
 def regress(db, slug, outcome, covariates, fmt, level, sandbox):
-    """Logistic regression of a yes/no question on others.
+    """Regress a yes/no question, or a number's mean, on others.
 
-    OUTCOME is a yes/no question; each COVARIATE a yes/no or single-choice question, its
-    first option the reference. Every answer is randomized, so the model is fitted by
-    maximum likelihood with each question's known misclassification (van den Hout & van der
-    Heijden 2002), from the counts of the distinct report patterns of the respondents who
-    answered all of them. Prints each term's log odds ratio, standard error (observed
-    information), p-value and odds ratio with its interval, the likelihood-ratio test of
-    all covariates together, and warnings when the likelihood is flat or an estimate is on
-    the boundary. A multiple-choice or number question cannot enter (the docs say why).
+    Each COVARIATE is a yes/no or single-choice question, its first option the reference.
+    Every answer is randomized, so the model uses each question's known misclassification
+    (van den Hout & van der Heijden 2002), from the counts of the distinct report patterns
+    of the respondents who answered all of them. A yes/no OUTCOME gets a logistic
+    regression by maximum likelihood: each term's log odds ratio, standard error (observed
+    information), p-value and odds ratio with its interval, the likelihood-ratio test of all
+    covariates together, warnings when the likelihood is flat or an estimate is on the
+    boundary. A number OUTCOME gets a model of its mean: the reference group's mean and each
+    group's difference from it, with sandwich standard errors. A multiple-choice question
+    cannot enter (the docs say why).
 
     \b
     Examples:
       ldp-survey regress smoking-2026 lung_disease smoker cigarettes
       ldp-survey regress smoking-2026 lung_disease smoker --format csv > model.csv
       ldp-survey regress smoking-2026 lung_disease smoker --level 0.9 --format json
+      ldp-survey regress smoking-2026 age smoker lung_disease
     """
-    from ..core.regression import RegressionError, regression_from_words
+    from ..core.modelling import fit_words
+    from ..core.regression import RegressionError
 
     store = open_store(db, must_exist=True)
     try:
@@ -64,7 +68,7 @@ def regress(db, slug, outcome, covariates, fmt, level, sandbox):
     finally:
         store.close()
     try:
-        fit = regression_from_words(design, outcome, list(covariates), words, counts, level=level)
+        fit = fit_words(design, outcome, list(covariates), words, counts, level=level)
     except RegressionError as exc:
         raise click.ClickException(str(exc)) from exc
     _echo_regression(fit, fmt)

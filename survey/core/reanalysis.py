@@ -24,7 +24,8 @@ from .aggregate import AggregateRow, aggregate
 from .codec import decode_report, encode_column, is_bit_vector
 from .crosstab import Crosstab, check_allocation, check_pair, crosstab
 from .estimators import debias_binary
-from .regression import Regression, RegressionError, Variable, logistic_regression, question_variable
+from .modelling import fit_reports
+from .regression import Regression, RegressionError, Variable, logistic_regression
 from .reports import ReportError, validate_report
 
 BINARY = "binary"
@@ -212,8 +213,8 @@ def crosstab_files(book: dict, header: list[str], rows: Iterable[list[str]], a: 
 
 
 def regression_files(book: dict, header: list[str], rows: Iterable[list[str]], outcome: str, covariates: list[str],
-                     *, level: float) -> Regression:
-    """Return the logistic regression of a yes/no outcome on covariates, from the files alone."""
+                     *, level: float):
+    """Return the model of an outcome (yes/no: logistic; number: its mean) on covariates, from the files alone."""
     names = [outcome, *covariates]
     if len(set(names)) != len(names):
         raise RegressionError("a question appears twice among the outcome and the covariates")
@@ -230,21 +231,19 @@ def regression_files(book: dict, header: list[str], rows: Iterable[list[str]], o
     return _binary_regression(book, header, rows, names, level)
 
 
-def _fit(questions: list[dict], complete: list[list], level: float) -> Regression:
+def _fit(questions: list[dict], complete: list[list], level: float):
     """Fit the model over the distinct patterns of complete answers (one report per question, in order)."""
     if not complete:
         raise RegressionError("no response answered all of these questions")
     encoded = [encode_column(question, [answer[index] for answer in complete])
                for index, question in enumerate(questions)]
-    joined = np.concatenate(encoded, axis=1)
-    distinct, counts = np.unique(joined, axis=0, return_counts=True)
-    variables, start = [], 0
+    distinct, counts = np.unique(np.concatenate(encoded, axis=1), axis=0, return_counts=True)
+    reports, start = [], 0
     for question, words in zip(questions, encoded):
         width = words.shape[1]
-        reports = [decode_report(question, row) for row in distinct[:, start:start + width].tolist()]
-        variables.append(question_variable(question, reports))
+        reports.append([decode_report(question, row) for row in distinct[:, start:start + width].tolist()])
         start += width
-    return logistic_regression(variables[0], variables[1:], counts, level=level)
+    return fit_reports(questions, reports, counts, level=level)
 
 
 def _binary_regression(book: dict, header: list[str], rows: Iterable[list[str]], names: list[str],

@@ -84,13 +84,13 @@ class Regression:
     warnings: tuple[str, ...] = field(default=())
 
 
-def _cells(variables: list[Variable]) -> np.ndarray:
+def covariate_cells(variables: list[Variable]) -> np.ndarray:
     """Return every combination of the covariates' categories, one row each (J × number of covariates)."""
     sizes = [len(variable.labels) for variable in variables]
     return np.array(list(itertools.product(*(range(size) for size in sizes))), dtype=np.int64).reshape(-1, len(sizes))
 
 
-def _design_matrix(cells: np.ndarray, variables: list[Variable]) -> tuple[np.ndarray, list[str]]:
+def design_matrix(cells: np.ndarray, variables: list[Variable]) -> tuple[np.ndarray, list[str]]:
     """Return φ(x) for every cell (an intercept and one indicator per non-reference category) and the term names."""
     columns, names = [np.ones(len(cells))], ["(intercept)"]
     for index, variable in enumerate(variables):
@@ -201,8 +201,8 @@ def logistic_regression(outcome: Variable, covariates: list[Variable], counts, *
             raise RegressionError(f"{variable.name!r}: the likelihood has shape {variable.likelihood.shape}, "
                                   f"expected ({len(counts)}, {len(variable.labels)})")
     n = int(round(counts.sum()))
-    cells = _cells(covariates)
-    phi, names = _design_matrix(cells, covariates)
+    cells = covariate_cells(covariates)
+    phi, names = design_matrix(cells, covariates)
     if n <= phi.shape[1] + len(cells):
         raise RegressionError(f"{n} responses answered all of {outcome.name!r} and "
                               f"{', '.join(v.name for v in covariates)}: too few for a model with "
@@ -267,28 +267,3 @@ def question_variable(question: dict, reports) -> Variable:
                               "answers are categories whose misclassification is known")
     labels = ("no", "yes") if question["kind"] == "yes_no" else tuple(question["options"])
     return Variable(question["id"], labels, mechanism.likelihood(np.asarray(reports, dtype=np.int64)))
-
-
-def regression_from_words(design: dict, outcome: str, covariates: list[str], words: dict, counts, *,
-                          level: float = 0.95) -> Regression:
-    """Fit the model from the distinct report patterns of a survey: ``words[qid]`` the codec words of each
-    pattern (as ``Store.joint_patterns`` returns them), ``counts`` how many respondents sent each."""
-    from . import codec
-
-    questions = {question["id"]: question for question in design["questions"]}
-    names = [outcome, *covariates]
-    unknown = [qid for qid in names if qid not in questions]
-    if unknown:
-        raise RegressionError(f"{unknown[0]!r} is not a question of this survey; its questions are "
-                              f"{', '.join(questions)}")
-    if len(set(names)) != len(names):
-        raise RegressionError("a question appears twice among the outcome and the covariates")
-    if design.get("allocation") == "sample" and int(design["sample"]) < len(names):
-        raise RegressionError(f"each respondent answers {design['sample']} question(s) at random, so nobody "
-                              f"answered all {len(names)} of these")
-    variables = []
-    for qid in names:
-        question = questions[qid]
-        reports = [codec.decode_report(question, row) for row in np.asarray(words[qid]).tolist()]
-        variables.append(question_variable(question, reports))
-    return logistic_regression(variables[0], variables[1:], counts, level=level)

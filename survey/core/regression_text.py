@@ -1,7 +1,8 @@
-"""A fitted regression as CSV, JSON, a plain-text table and sentences (the CLI, the page and the API share them).
+"""A fitted model as CSV, JSON, a plain-text table and sentences (the CLI, the page and the API share them).
 
-CSV: REGRESSION_HEADER, one line per term, CRLF; numbers with 6 significant digits (p-values reach
-1e-30), an empty field when missing. The intercept's odds ratio is the reference group's odds.
+CSV: REGRESSION_HEADER for a logistic regression, MEAN_HEADER for a number's mean model, one line
+per term, CRLF; numbers with 6 significant digits (p-values reach 1e-30), an empty field when
+missing. The intercept is the reference group's odds, or its mean.
 Pure: no I/O.
 """
 
@@ -13,27 +14,29 @@ import math
 from dataclasses import asdict
 
 from .aggregate import CSV_LINE_TERMINATOR, aligned_lines, json_value
-from .regression import Regression, Term
+from .mean_model import MeanModel
+from .regression import Regression
 
 REGRESSION_HEADER = ["term", "estimate", "std_error", "z", "p_value", "odds_ratio", "ci_low", "ci_high", "ci_level"]
+MEAN_HEADER = ["term", "estimate", "std_error", "z", "p_value", "ci_low", "ci_high", "ci_level"]
 
 
 def _number(value: float) -> str:
     return "" if value is None or not math.isfinite(value) else format(value, ".6g")
 
 
-def regression_to_csv(fit: Regression) -> str:
+def regression_to_csv(fit: Regression | MeanModel) -> str:
     """Return the terms as CSV (see the module docstring)."""
+    header = MEAN_HEADER if isinstance(fit, MeanModel) else REGRESSION_HEADER
     out = io.StringIO()
     writer = csv.writer(out, lineterminator=CSV_LINE_TERMINATOR)
-    writer.writerow(REGRESSION_HEADER)
+    writer.writerow(header)
     for term in fit.terms:
-        writer.writerow([term.term, *(_number(getattr(term, name)) for name in REGRESSION_HEADER[1:-1]),
-                         format(fit.level, "g")])
+        writer.writerow([term.term, *(_number(getattr(term, name)) for name in header[1:-1]), format(fit.level, "g")])
     return out.getvalue()
 
 
-def regression_to_json(fit: Regression) -> dict:
+def regression_to_json(fit: Regression | MeanModel) -> dict:
     """Return the fit as a JSON-ready dict: the model, its fit statistics, warnings and terms."""
     body = {key: value for key, value in asdict(fit).items() if key != "terms"}
     body = {key: list(value) if isinstance(value, tuple) else json_value(value) for key, value in body.items()}
@@ -41,31 +44,44 @@ def regression_to_json(fit: Regression) -> dict:
     return body
 
 
-def regression_to_table(fit: Regression) -> str:
+def regression_to_table(fit: Regression | MeanModel) -> str:
     """Return an aligned plain-text table with the model and its test above, warnings below, no final newline."""
-    cells = [["term", "log_odds", "std_error", "p_value", "odds_ratio", "ci_low", "ci_high"]]
+    if isinstance(fit, MeanModel):
+        cells = [["term", "mean_or_difference", "std_error", "p_value", "ci_low", "ci_high"]]
+        names = ("estimate", "std_error", "p_value", "ci_low", "ci_high")
+    else:
+        cells = [["term", "log_odds", "std_error", "p_value", "odds_ratio", "ci_low", "ci_high"]]
+        names = ("estimate", "std_error", "p_value", "odds_ratio", "ci_low", "ci_high")
     for term in fit.terms:
-        cells.append([term.term, *(_number(getattr(term, name)) or "-"
-                                   for name in ("estimate", "std_error", "p_value", "odds_ratio", "ci_low", "ci_high"))])
-    lines = aligned_lines(cells, ["<", ">", ">", ">", ">", ">", ">"])
+        cells.append([term.term, *(_number(getattr(term, name)) or "-" for name in names)])
+    lines = aligned_lines(cells, ["<", *[">"] * len(names)])
     lines.insert(0, summary(fit))
     lines += [f"Warning: {warning}." for warning in fit.warnings]
     return "\n".join(lines)
 
 
-def summary(fit: Regression) -> str:
-    """Return the model and its likelihood-ratio test in a sentence."""
+def summary(fit: Regression | MeanModel) -> str:
+    """Return the model and its test in a sentence."""
+    if isinstance(fit, MeanModel):
+        return (f"Mean of {fit.outcome} by {', '.join(fit.covariates)}: n = {fit.n} responses that answered all of "
+                f"them; the intercept is the reference group's mean, each other term a group's difference from "
+                f"it with the other covariates held equal; {format(fit.level * 100, 'g')}% intervals on sandwich "
+                "standard errors.")
     return (f"Logistic regression of {fit.outcome} on {', '.join(fit.covariates)}: n = {fit.n} responses that "
             f"answered all of them; likelihood-ratio test of every covariate together: chi-square "
             f"{fit.lr_statistic:.2f} on {fit.lr_df} df, p = {_number(fit.lr_p_value)}; "
             f"{format(fit.level * 100, 'g')}% Wald intervals for the odds ratios.")
 
 
-def term_sentence(fit: Regression, term: Term) -> str:
-    """Return one covariate's odds ratio in plain words."""
+def term_sentence(fit: Regression | MeanModel, term) -> str:
+    """Return one covariate's odds ratio, or difference of means, in plain words."""
     if term.term == "(intercept)" or not math.isfinite(term.ci_low):
         return ""
     name, _, label = term.term.partition(": ")
+    if isinstance(fit, MeanModel):
+        return (f"Those whose true answer to {name} is {label} have a mean {fit.outcome} {term.estimate:+.2f} "
+                f"from the reference group, other covariates held equal ({format(fit.level * 100, 'g')}% "
+                f"interval {term.ci_low:+.2f} to {term.ci_high:+.2f}).")
     return (f"Among those whose true answer to {name} is {label}, the odds of {fit.outcome} are "
             f"{term.odds_ratio:.2f} times those of the reference group, other covariates held equal "
             f"({format(fit.level * 100, 'g')}% interval {term.ci_low:.2f} to {term.ci_high:.2f}).")

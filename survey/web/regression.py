@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from flask import Blueprint, render_template, request
 
-from ..core.regression import RegressionError, regression_from_words
+from ..core.modelling import fit_words
+from ..core.regression import RegressionError
 from ..core.regression_text import regression_to_csv, summary, term_sentence
 from .access import survey_for_researcher
 from .db import get_store
@@ -37,8 +38,12 @@ def fit(slug: str, design: dict, outcome: str, covariates: list[str], level: flo
             raise RegressionError(f"{qid!r} is not a question of this survey; its questions are {', '.join(questions)}")
     if not outcome or not covariates:
         raise RegressionError("choose a yes/no outcome and at least one covariate")
+    kinds = {question["id"]: question["kind"] for question in design["questions"]}
+    if kinds[outcome] == "number":
+        raise RegressionError(f"here the outcome is a yes/no question; the mean of the number {outcome!r} by "
+                              f"covariates is on the command line: ldp-survey regress {slug} {outcome} COVARIATE…")
     words, counts = get_store().joint_patterns(slug, [outcome, *covariates])
-    return regression_from_words(design, outcome, covariates, words, counts, level=level)
+    return fit_words(design, outcome, covariates, words, counts, level=level)
 
 
 def _requested(design: dict) -> tuple[str, list[str], bool]:

@@ -1,0 +1,47 @@
+"""Fit the model an outcome calls for, from report patterns: logistic regression for a yes/no outcome, the
+mean model for a number; the covariates are yes/no and single-choice questions either way.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import codec
+from .mean_model import MeanModel, mean_model, unbiased_values
+from .regression import Regression, RegressionError, logistic_regression, question_variable
+
+
+def fit_reports(questions: list[dict], reports: list, counts, *, level: float = 0.95) -> Regression | MeanModel:
+    """Fit ``questions[0]`` on the others from each pattern's wire-format reports (``reports[i]`` per question)."""
+    outcome, covariates = questions[0], questions[1:]
+    variables = [question_variable(question, column) for question, column in zip(covariates, reports[1:])]
+    if outcome["kind"] == "number":
+        return mean_model(outcome["id"], unbiased_values(outcome, reports[0]), variables, counts, level=level)
+    if outcome["kind"] != "yes_no":
+        raise RegressionError(f"the outcome {outcome['id']!r} is a {outcome['kind']} question: the outcome must be "
+                              "a yes/no question (a logistic regression) or a number (a model of its mean)")
+    return logistic_regression(question_variable(outcome, reports[0]), variables, counts, level=level)
+
+
+def fit_words(design: dict, outcome: str, covariates: list[str], words: dict, counts, *,
+              level: float = 0.95) -> Regression | MeanModel:
+    """Fit the model from the distinct report patterns of a survey: ``words[qid]`` the codec words of each
+    pattern (as ``Store.joint_patterns`` returns them), ``counts`` how many respondents sent each."""
+    questions = {question["id"]: question for question in design["questions"]}
+    names = [outcome, *covariates]
+    unknown = [qid for qid in names if qid not in questions]
+    if unknown:
+        raise RegressionError(f"{unknown[0]!r} is not a question of this survey; its questions are "
+                              f"{', '.join(questions)}")
+    if len(set(names)) != len(names):
+        raise RegressionError("a question appears twice among the outcome and the covariates")
+    if not covariates:
+        raise RegressionError("name at least one covariate")
+    if design.get("allocation") == "sample" and int(design["sample"]) < len(names):
+        raise RegressionError(f"each respondent answers {design['sample']} question(s) at random, so nobody "
+                              f"answered all {len(names)} of these")
+    chosen = [questions[qid] for qid in names]
+    reports = [[codec.decode_report(question, row) for row in np.asarray(words[question["id"]]).tolist()]
+               for question in chosen]
+    return fit_reports(chosen, reports, counts, level=level)
