@@ -4,7 +4,6 @@ survey's owner only, with the reason for a bad choice."""
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
@@ -12,6 +11,7 @@ from survey.cli import main
 from survey.store import Store
 
 from conftest import OTHER, OWNER
+from test_ownership import signed_in
 
 SLUG = "smoking-2026"
 
@@ -42,16 +42,8 @@ def simulated(db_path, accounts, cli_runner):
     return regress
 
 
-def signed_in(app, who):
-    client = app.test_client()
-    page = client.get("/login").get_data(as_text=True)
-    csrf = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
-    assert client.post("/login", data={"csrf_token": csrf, "email": who[0], "password": who[1]}).status_code == 302
-    return client
-
-
 def test_the_page_shows_the_model_and_its_csv_is_the_command_lines(app, simulated):
-    owner = signed_in(app, OWNER)
+    owner = signed_in(app, *OWNER)
     results = owner.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
     assert f'href="/surveys/{SLUG}/regression?level=0.95"' in results
     page = owner.get(f"/surveys/{SLUG}/regression")  # a default model: the first yes/no on the next candidate
@@ -66,7 +58,7 @@ def test_the_page_shows_the_model_and_its_csv_is_the_command_lines(app, simulate
     assert download.status_code == 200 and download.mimetype == "text/csv"
     expected = simulated("lung_disease", "smoker", "--format", "csv", "--level", "0.9")
     assert download.get_data(as_text=True) == expected.replace("\n", "\r\n")  # the runner reads CRLF as LF
-    assert signed_in(app, OTHER).get(f"/surveys/{SLUG}/regression").status_code == 404
+    assert signed_in(app, *OTHER).get(f"/surveys/{SLUG}/regression").status_code == 404
 
 
 @pytest.mark.parametrize("query, message", [
@@ -77,7 +69,7 @@ def test_the_page_shows_the_model_and_its_csv_is_the_command_lines(app, simulate
     ("outcome=age&covariate=smoker", "is on the command line: ldp-survey regress smoking-2026 age"),
 ])
 def test_a_bad_choice_answers_400_with_the_reason(app, simulated, query, message):
-    page = signed_in(app, OWNER).get(f"/surveys/{SLUG}/regression?{query}")
+    page = signed_in(app, *OWNER).get(f"/surveys/{SLUG}/regression?{query}")
     assert page.status_code == 400 and message in page.get_data(as_text=True)
 
 

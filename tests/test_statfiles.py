@@ -20,6 +20,7 @@ from survey.core.mechanisms import mechanism_for
 from survey.store import Store
 
 from conftest import OTHER, OWNER, create_from_toml, domain_answers
+from test_ownership import signed_in
 
 SLUG = "long-names"
 LONG = "household_income_before_taxes"  # 29 characters: with an option, past Stata's 32
@@ -135,7 +136,7 @@ def test_the_noisy_reports_read_back_with_the_cells_of_the_csv_and_labels(cli_ru
 
 @pytest.mark.parametrize("fmt", ["sav", "dta"])
 def test_the_estimates_read_back_with_the_values_of_the_json(cli_runner, db_path, survey, tmp_path, fmt):
-    path = tmp_path / f"estimates.data"
+    path = tmp_path / "estimates.data"
     export(cli_runner, db_path, "--aggregates", "--format", fmt, "--level", "0.9", "-o", str(path))
     frame, meta = READERS[fmt](str(path))
     result = cli_runner.invoke(main, ["--db", str(db_path), "aggregate", SLUG, "--format", "json", "--level", "0.9"])
@@ -194,18 +195,8 @@ def test_a_wrong_combination_is_refused_with_the_reason(cli_runner, db_path, sur
     assert not (tmp_path / "dir").exists()
 
 
-def signed_in(app, who=OWNER):
-    import re
-
-    client = app.test_client()
-    page = client.get("/login").get_data(as_text=True)
-    csrf = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
-    assert client.post("/login", data={"csrf_token": csrf, "email": who[0], "password": who[1]}).status_code == 302
-    return client
-
-
 def test_the_results_page_links_each_download_and_only_the_owner_gets_them(app, survey, tmp_path):
-    owner, other = signed_in(app), signed_in(app, OTHER)
+    owner, other = signed_in(app, *OWNER), signed_in(app, *OTHER)
     page = owner.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
     addresses = [f"/surveys/{SLUG}/responses.sav", f"/surveys/{SLUG}/responses.dta",
                  f"/surveys/{SLUG}/results.sav?level=0.95", f"/surveys/{SLUG}/results.dta?level=0.95",
