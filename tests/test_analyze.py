@@ -14,6 +14,7 @@ import pytest
 from scipy.stats import beta
 
 from survey.cli import main
+from survey.core.planning import power_one_sample
 
 from conftest import REPO
 from test_analysis_scripts import EVERY_KIND
@@ -133,6 +134,13 @@ def test_an_asymmetric_forced_response_design_by_hand(cli_runner, tmp_path):
     low, high = beta.ppf(0.025, 430, 571), beta.ppf(0.975, 431, 570)
     assert row["ci_low"] == pytest.approx((low - 0.2) / 0.7, rel=1e-9)
     assert row["ci_high"] == pytest.approx((high - 0.2) / 0.7, rel=1e-9)
+    # The power the data had to show that the share is not 0.2 if it were 0.3, at its 1,000 reports.
+    result = cli_runner.invoke(main, ["analyze", str(responses), "power", "cheated", "0.2", "0.3",
+                                      "--codebook", str(book_path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    power = json.loads(result.stdout)
+    assert power["respondents"] == 1000 and power["p"] == 0.9 and power["q"] == 0.2
+    assert power["power"] == pytest.approx(power_one_sample(0.9, 0.2, null=0.2, alternative=0.3, n=1000), rel=1e-12)
 
 
 def test_a_regression_on_another_design_with_exact_covariates_recovers_the_truth(cli_runner, tmp_path):

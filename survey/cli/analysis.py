@@ -103,7 +103,7 @@ class _Files:
             raise click.ClickException(f"{self.responses}: {exc}") from exc
 
 
-ANALYSES = {"aggregate": 0, "crosstab": 2, "regress": 2}  # the names each analysis needs (regress: at least)
+ANALYSES = {"aggregate": 0, "crosstab": 2, "regress": 2, "power": 3}  # the arguments each needs (regress: at least)
 
 
 @click.command()
@@ -121,8 +121,10 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
 
     RESPONSES is a responses.csv (exported, downloaded or published) and --codebook its
     codebook. ANALYSIS is `aggregate` (every estimate), `crosstab A B` (two questions
-    crossed) or `regress OUTCOME COVARIATE...` (logistic regression, as `ldp-survey
-    regress`). With a codebook exported by ldp-survey, which carries the survey's design,
+    crossed), `regress OUTCOME COVARIATE...` (as `ldp-survey regress`) or `power Q NULL
+    SHARE` (the power the data had to show that yes/no item Q's share is not NULL when it
+    is SHARE, at significance level 1 − --level, and the respondents needed for 80%:
+    Blair, Imai & Zhou 2015). With a codebook exported by ldp-survey, which carries the survey's design,
     every number is the dashboard's, byte for byte. With a codebook of another design
     (`ldp-survey codebook --binary`), its yes/no items are estimated from their (p, q),
     and exact columns it declares can be covariates (each distinct value a category).
@@ -133,16 +135,20 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
       ldp-survey analyze responses.csv crosstab smoker lung_disease --codebook codebook.json
       ldp-survey analyze responses.csv regress lung_disease smoker cigarettes --codebook codebook.json
       ldp-survey analyze survey.csv regress drug_use sex age_group --codebook forced.json --format csv
+      ldp-survey analyze survey.csv power drug_use 0.1 0.2 --codebook forced.json
     """
     from ..core import aggregate as agg
     from ..core import crosstab as xt
-    from ..core.reanalysis import aggregate_files, crosstab_files, regression_files
+    from ..core.precision import power_sentence
+    from ..core.reanalysis import aggregate_files, crosstab_files, power_files, regression_files
 
     needed = ANALYSES[analysis]
     if analysis == "crosstab" and len(names) != 2:
         raise click.UsageError("crosstab takes two questions: crosstab A B")
     if analysis == "regress" and len(names) < needed:
         raise click.UsageError("regress takes an outcome and at least one covariate: regress OUTCOME COVARIATE...")
+    if analysis == "power" and len(names) != 3:
+        raise click.UsageError("power takes a yes/no item and two shares: power Q NULL SHARE")
     if analysis == "aggregate" and names:
         raise click.UsageError(f"aggregate takes no question names, got {' '.join(names)}")
     files = _Files(responses, codebook_path)
@@ -153,6 +159,13 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
         table = files.run(crosstab_files, *names, level=level)
         echo_formatted(fmt, table, to_csv=xt.crosstab_to_csv, to_json=xt.crosstab_to_json,
                        to_table=xt.crosstab_to_table)
+    elif analysis == "power":
+        try:
+            null, share = float(names[1]), float(names[2])
+        except ValueError:
+            raise click.UsageError(f"the shares must be numbers in [0, 1], got {names[1]} and {names[2]}") from None
+        result = files.run(power_files, names[0], null, share, alpha=1 - level)
+        click.echo(json.dumps(result, indent=2) if fmt == "json" else power_sentence(result))
     else:
         _echo_regression(files.run(regression_files, names[0], list(names[1:]), level=level), fmt)
 

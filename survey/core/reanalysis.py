@@ -25,6 +25,7 @@ from .codec import decode_report, encode_column, is_bit_vector
 from .crosstab import Crosstab, check_allocation, check_pair, crosstab
 from .estimators import debias_binary
 from .modelling import fit_reports
+from .planning import power_one_sample, respondents_for_power
 from .regression import Regression, RegressionError, Variable, logistic_regression
 from .reports import ReportError, validate_report
 
@@ -290,3 +291,34 @@ def _natural(label: str):
         return (0, float(label), "")
     except ValueError:
         return (1, 0.0, label)
+
+
+def power_files(book: dict, header: list[str], rows: Iterable[list[str]], question: str, null: float, share: float,
+                *, alpha: float = 0.05, sided: int = 2, target: float = 0.8) -> dict:
+    """Return the power the data had for the test that a yes/no item's share is ``null`` when it is ``share``.
+
+    The item's (p, q) come from the codebook and n is the number of its reports in the file, so
+    this is the power of the design as it was run (as ``planning.power_plan`` gives it beforehand).
+    """
+    estimand = next((entry for entry in book["estimands"] if entry["question"] == question and entry["option"] == "yes"),
+                    None)
+    if estimand is None:
+        raise ReanalysisError(f"{question!r} is not a yes/no item of the codebook")
+    for value in (null, share):
+        if not 0 <= value <= 1:
+            raise ReanalysisError(f"a share must be in [0, 1], got {value:g}")
+    if null == share:
+        raise ReanalysisError("the two shares are equal: there is nothing to detect")
+    _check_header(book, header)
+    place = header.index(estimand["column"])
+    n = sum(1 for row in rows if place < len(row) and row[place] != "")
+    if n == 0:
+        raise ReanalysisError(f"no response answered {question!r}")
+    p, q = estimand["p"], estimand["q"]
+
+    def power_at(count):
+        return power_one_sample(p, q, null=null, alternative=share, n=count, alpha=alpha, sided=sided)
+
+    return {"test": "one_sample", "question": question, "shares": [null, share], "alpha": alpha, "sided": sided,
+            "p": p, "q": q, "respondents": n, "answering": 1.0, "power": power_at(n), "target_power": target,
+            "respondents_needed": respondents_for_power(power_at, target)}
