@@ -52,6 +52,10 @@ def _type(schema: dict) -> str:
     if "$ref" in schema:
         name = schema["$ref"].rsplit("/", 1)[1]
         return f"[{name}](#{name.lower()})"
+    if "oneOf" in schema:
+        return " or ".join(_type(choice) for choice in schema["oneOf"])
+    if "const" in schema:
+        return f"`{schema['const']}`"
     kind = schema.get("type", "any")
     kind = " or ".join(kind) if isinstance(kind, list) else kind
     if kind == "array" and "items" in schema:

@@ -37,8 +37,9 @@ def regression_to_csv(fit: Regression | MeanModel) -> str:
 
 
 def regression_to_json(fit: Regression | MeanModel) -> dict:
-    """Return the fit as a JSON-ready dict: the model, its fit statistics, warnings and terms."""
-    body = {key: value for key, value in asdict(fit).items() if key != "terms"}
+    """Return the fit as a JSON-ready dict: which model ("logistic" or "mean"), its fit statistics, warnings, terms."""
+    body = {"model": "mean" if isinstance(fit, MeanModel) else "logistic"}
+    body.update({key: value for key, value in asdict(fit).items() if key != "terms"})
     body = {key: list(value) if isinstance(value, tuple) else json_value(value) for key, value in body.items()}
     body["terms"] = [{key: json_value(value) for key, value in asdict(term).items()} for term in fit.terms]
     return body

@@ -108,15 +108,18 @@ def _paths() -> dict:
              _LEVEL],
             _json("Crosstab", "The crosstab.")),
         "/api/surveys/{slug}/regression": _operation(
-            "getRegression", "Logistic regression of a yes/no question",
-            "The logistic regression of a yes/no question on yes/no and single-choice questions, all randomized, "
-            "by maximum likelihood with each question's known misclassification, as `ldp-survey regress "
-            "--format json`: per term the log odds ratio, its standard error from the observed information, "
-            "z, p and the odds ratio with its interval; the likelihood-ratio test of all covariates; warnings "
-            "when the likelihood is flat or an estimate is on the boundary. An unknown question, a question "
-            "of another kind, or too few responses answers 400 with the reason.",
+            "getRegression", "A yes/no question, or a number's mean, on other questions",
+            "As `ldp-survey regress --format json`, every answer randomized and each question's known "
+            "misclassification in the model. A yes/no outcome (`model` `logistic`): the logistic regression by "
+            "maximum likelihood, per term the log odds ratio, its standard error from the observed "
+            "information, z, p and the odds ratio with its interval, and the likelihood-ratio test of all "
+            "covariates. A number (`model` `mean`): the reference group's mean and each group's difference, "
+            "with sandwich standard errors. Warnings when the likelihood is flat or an estimate is on the "
+            "boundary. An unknown question, a question of another kind, or too few responses answers 400 "
+            "with the reason.",
             [_SLUG,
-             {"name": "outcome", "in": "query", "required": True, "description": "The yes/no outcome's id.",
+             {"name": "outcome", "in": "query", "required": True,
+              "description": "The outcome's id: a yes/no or number question.",
               "schema": {"type": "string"}, "examples": {"demo": {"value": "lung_disease"}}},
              {"name": "covariates", "in": "query", "required": True,
               "description": "The covariates' ids, comma-separated (yes/no or single choice).",
@@ -226,12 +229,34 @@ def _schemas() -> dict:
                                     "a_text": string, "b_text": string, "n": {"type": "integer", "minimum": 0},
                                     "level": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
                                     "rows": {"type": "array", "items": {"$ref": "#/components/schemas/CrosstabRow"}}}},
-        "Regression": {
+        "Regression": {"oneOf": [{"$ref": "#/components/schemas/LogisticRegression"},
+                                 {"$ref": "#/components/schemas/MeanModel"}]},
+        "MeanModel": {
             "type": "object", "additionalProperties": False,
-            "required": ["slug", "design_hash", "outcome", "covariates", "n", "level", "terms", "log_likelihood",
-                         "null_log_likelihood", "lr_statistic", "lr_df", "lr_p_value", "converged", "warnings"],
+            "required": ["model", "slug", "design_hash", "outcome", "covariates", "n", "level", "terms", "warnings"],
             "properties": {
-                "slug": string, "design_hash": design_hash, "outcome": string,
+                "model": {"const": "mean"}, "slug": string, "design_hash": design_hash, "outcome": string,
+                "covariates": {"type": "array", "items": string}, "n": {"type": "integer", "minimum": 0},
+                "level": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
+                "terms": {"type": "array", "items": {"$ref": "#/components/schemas/MeanTerm"}},
+                "warnings": {"type": "array", "items": string},
+            }},
+        "MeanTerm": {
+            "type": "object", "additionalProperties": False,
+            "required": ["term", "estimate", "std_error", "z", "p_value", "ci_low", "ci_high"],
+            "properties": {
+                "term": {"type": "string", "description": "`(intercept)`: the reference group's mean; "
+                                                          "`QUESTION: OPTION`: that group's difference from it."},
+                "estimate": NUMBER_OR_NULL, "std_error": NUMBER_OR_NULL, "z": NUMBER_OR_NULL,
+                "p_value": NUMBER_OR_NULL, "ci_low": NUMBER_OR_NULL, "ci_high": NUMBER_OR_NULL,
+            }},
+        "LogisticRegression": {
+            "type": "object", "additionalProperties": False,
+            "required": ["model", "slug", "design_hash", "outcome", "covariates", "n", "level", "terms",
+                         "log_likelihood", "null_log_likelihood", "lr_statistic", "lr_df", "lr_p_value", "converged",
+                         "warnings"],
+            "properties": {
+                "model": {"const": "logistic"}, "slug": string, "design_hash": design_hash, "outcome": string,
                 "covariates": {"type": "array", "items": string}, "n": {"type": "integer", "minimum": 0},
                 "level": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
                 "terms": {"type": "array", "items": {"$ref": "#/components/schemas/RegressionTerm"}},

@@ -1,8 +1,8 @@
-"""Researcher regression page: a yes/no question regressed on yes/no and single-choice questions.
+"""Researcher regression page: a yes/no question, or a number's mean, on yes/no and single-choice questions.
 
 ``GET /surveys/<slug>/regression?outcome=Q&covariate=A[&covariate=B…][&level=]`` shows the odds
-ratios with their intervals, the likelihood-ratio test and any warning; ``regression.csv`` with
-the same parameters downloads the terms. The data are the counts of distinct report patterns
+ratios (or, for a number, the groups' means and differences) with their intervals, the test and
+any warning; ``regression.csv`` with the same parameters downloads the terms. The data are the counts of distinct report patterns
 (``Store.joint_patterns``); the model is ``survey.core.regression``.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from flask import Blueprint, render_template, request
 
+from ..core.mean_model import MeanModel
 from ..core.modelling import fit_words
 from ..core.regression import RegressionError
 from ..core.regression_text import regression_to_csv, summary, term_sentence
@@ -22,10 +23,10 @@ bp = Blueprint("regression", __name__)
 
 
 def candidates(design: dict) -> tuple[list[dict], list[dict]]:
-    """Return the questions that can be the outcome (yes/no) and those that can be covariates (yes/no, choice)."""
+    """Return the questions that can be the outcome (yes/no, number) and those that can be covariates (yes/no, choice)."""
     from ..core.mechanisms import mechanism_for
 
-    outcomes = [q for q in design["questions"] if q["kind"] == "yes_no"]
+    outcomes = [q for q in design["questions"] if q["kind"] in ("yes_no", "number")]
     covariates = [q for q in design["questions"] if mechanism_for(q).categories is not None]
     return outcomes, covariates
 
@@ -37,11 +38,7 @@ def fit(slug: str, design: dict, outcome: str, covariates: list[str], level: flo
         if qid not in questions:
             raise RegressionError(f"{qid!r} is not a question of this survey; its questions are {', '.join(questions)}")
     if not outcome or not covariates:
-        raise RegressionError("choose a yes/no outcome and at least one covariate")
-    kinds = {question["id"]: question["kind"] for question in design["questions"]}
-    if kinds[outcome] == "number":
-        raise RegressionError(f"here the outcome is a yes/no question; the mean of the number {outcome!r} by "
-                              f"covariates is on the command line: ldp-survey regress {slug} {outcome} COVARIATE…")
+        raise RegressionError("choose an outcome (yes/no or number) and at least one covariate")
     words, counts = get_store().joint_patterns(slug, [outcome, *covariates])
     return fit_words(design, outcome, covariates, words, counts, level=level)
 
@@ -53,6 +50,7 @@ def _requested(design: dict) -> tuple[str, list[str], bool]:
     asked = bool(outcome or covariates)
     if not asked:
         outcomes, others = candidates(design)
+        outcomes = [q for q in outcomes if q["kind"] == "yes_no"] or outcomes
         if outcomes:
             outcome = outcomes[0]["id"]
             covariates = [q["id"] for q in others if q["id"] != outcome][:1]
@@ -75,6 +73,7 @@ def page(slug):
     outcomes, others = candidates(design)
     return render_template("regression.html", design=design, level=level, outcome=outcome, chosen=covariates,
                            outcomes=outcomes, others=others, model=model, error=error,
+                           mean=isinstance(model, MeanModel),
                            summary=summary(model) if model else None,
                            sentences=[term_sentence(model, term) for term in model.terms] if model else [],
                            logout_form=LogoutForm()), status
