@@ -176,19 +176,30 @@ def make_bodies(design: dict, n: int, seed: int) -> list[bytes]:
 
 
 def build_survey_db(db: Path, toml: Path, n: int, seed: int, *, timeout: float) -> float:
-    """Create the survey of ``toml`` in ``db`` and simulate n respondents with the CLI; return the seconds."""
+    """Create the survey of ``toml`` in ``db`` with the CLI and store n simulated respondents as its real responses.
+
+    `ldp-survey simulate` keeps simulated respondents in the survey's sandbox, where the dashboard
+    and the aggregates never read them; the benchmarks need them as responses, so they are drawn
+    as `simulate` draws them and stored with `Store.add_report_columns`, as `demo` does.
+    Returns the seconds the whole build took.
+    """
+    from survey.core.simulate import complete_truth, simulate_report_batches
     from survey.store import Store
 
     start = time.perf_counter()
     cli(db, "create", str(toml), timeout=timeout)
-    slug = design_of(toml)["slug"]
-    cli(db, "simulate", slug, "--n", str(n), "--seed", str(seed), timeout=timeout)
-    elapsed = time.perf_counter() - start
+    design = design_of(toml)
+    slug = design["slug"]
+    rng = np.random.default_rng(seed)
     store = Store(db)
     try:
+        truth = complete_truth(design, {}, rng)
+        for columns, asked in simulate_report_batches(design, truth, n=n, batch=100_000, rng=rng):
+            store.add_report_columns(slug, design["hash"], columns, asked=asked)
         count = store.response_count(slug)
     finally:
         store.close()
+    elapsed = time.perf_counter() - start
     if count != n:
         raise RuntimeError(f"expected {n} responses in {db}, found {count}")
     return elapsed
