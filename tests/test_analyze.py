@@ -185,3 +185,17 @@ def test_a_numbers_mean_model_from_the_files_is_the_databases_byte_for_byte(file
     assert result.stdout.replace("\r\n", "\n") == files["run"]("regress", "smoking-2026", "age", "smoker",
                                                               "lung_disease", "--sandbox", "--format", "csv")
     assert result.stdout.startswith("term,estimate,std_error,z,p_value,ci_low,ci_high,ci_level")
+
+
+def test_a_large_file_shows_its_progress_on_stderr_and_keeps_stdout_clean(files, cli_runner, monkeypatch):
+    from survey.cli import analysis
+
+    directory = files["dir"]
+    args = ["analyze", str(directory / "smoking-2026.csv"), "aggregate", "--codebook",
+            str(directory / "smoking-2026.json"), "--format", "csv"]
+    quiet = cli_runner.invoke(main, args)
+    monkeypatch.setattr(analysis, "PROGRESS_FROM", 10)
+    shown = cli_runner.invoke(main, args)
+    assert quiet.exit_code == shown.exit_code == 0
+    assert "Reading smoking-2026.csv" in shown.stderr and "Reading" not in quiet.stderr
+    assert shown.stdout == quiet.stdout

@@ -184,7 +184,8 @@ def test_respondents_for_an_odds_ratio_give_the_planned_spread_and_power():
     from survey.core import codec
     from survey.core.crosstab import crosstab
     from survey.core.mechanisms import randomize_question
-    from survey.core.planning import log_odds_ratio_variance, odds_ratio_cells, respondents_for_odds_ratio
+    from survey.core.planning import (log_odds_ratio_variance, odds_ratio_cells, odds_ratio_power,
+                                      respondents_for_odds_ratio)
 
     defn = parse_definition({"slug": "or", "title": "OR", "epsilon": 4, "questions": [
         {"id": "a", "kind": "yes_no", "text": "A?"}, {"id": "b", "kind": "yes_no", "text": "B?"}]})
@@ -208,8 +209,11 @@ def test_respondents_for_an_odds_ratio_give_the_planned_spread_and_power():
     assert len(logs) >= 390
     # The spread of 400 log odds ratios has a relative standard error of about 1/sqrt(800) = 3.5%.
     assert np.std(logs) == pytest.approx(planned_sd, rel=0.15)
-    # Power 0.8 estimated from 400 runs has a standard error of 0.02.
-    assert abs(excluded / 400 - 0.8) < 0.08
+    # Power 0.8 estimated from 400 runs has a standard error of 0.02; the power at n, read the other way, is it.
+    power = odds_ratio_power(qa, qb, share_a=0.3, share_b_without_a=0.2, odds_ratio=2.5, respondents=n)
+    assert abs(excluded / 400 - 0.8) < 0.08 and abs(excluded / 400 - power) < 0.08
+    assert power >= 0.8 > odds_ratio_power(qa, qb, share_a=0.3, share_b_without_a=0.2, odds_ratio=2.5,
+                                           respondents=n - 1)
     with pytest.raises(ValueError, match="two yes/no questions"):
         log_odds_ratio_variance(qa, {**qb, "kind": "number", "id": "x"}, cells)
     with pytest.raises(ValueError, match="not 1"):
@@ -218,7 +222,7 @@ def test_respondents_for_an_odds_ratio_give_the_planned_spread_and_power():
 
 def test_plan_command_odds_ratio(cli_runner, smoking_toml):
     from survey.core.definition import load_definition
-    from survey.core.planning import respondents_for_odds_ratio
+    from survey.core.planning import odds_ratio_power, respondents_for_odds_ratio
 
     args = ["plan", str(smoking_toml), "--odds-ratio", "smoker", "lung_disease", "3", "--shares", "0.22", "0.06"]
     result = cli_runner.invoke(main, [*args, "--format", "json"])
@@ -228,8 +232,12 @@ def test_plan_command_odds_ratio(cli_runner, smoking_toml):
     questions = {question["id"]: question for question in design["questions"]}
     assert detect["respondents"] == respondents_for_odds_ratio(questions["smoker"], questions["lung_disease"],
                                                                share_a=0.22, share_b_without_a=0.06, odds_ratio=3)
+    assert detect["at_respondents"] == 1000 and detect["power_at_respondents"] == pytest.approx(odds_ratio_power(
+        questions["smoker"], questions["lung_disease"], share_a=0.22, share_b_without_a=0.06, odds_ratio=3,
+        respondents=1000))
     table = cli_runner.invoke(main, args).stdout
     assert f"{detect['respondents']:,} respondents" in table
+    assert f"at 1,000 respondents the power is {detect['power_at_respondents']:.1%}" in table
     wrong = cli_runner.invoke(main, ["plan", str(smoking_toml), "--odds-ratio", "smoker", "age", "3"])
     assert wrong.exit_code == 2 and "two yes/no questions" in wrong.stderr
     unknown = cli_runner.invoke(main, ["plan", str(smoking_toml), "--odds-ratio", "smoker", "nope", "3"])

@@ -289,10 +289,11 @@ def delete(db, slug, yes):
     click.echo(f"Deleted the draft {slug}")
 
 
-def _plan_odds_ratio(defn, odds, shares, level) -> dict:
-    """Return what detecting an odds ratio between two yes/no questions needs, under split allocation."""
+def _plan_odds_ratio(defn, odds, shares, level, respondents: int) -> dict:
+    """Return what detecting an odds ratio between two yes/no questions needs, and its power at ``respondents``,
+    under split allocation."""
     from ..core.design import allocate_split, design_question
-    from ..core.planning import respondents_for_odds_ratio
+    from ..core.planning import odds_ratio_power, respondents_for_odds_ratio
 
     a, b, text = odds
     try:
@@ -308,10 +309,12 @@ def _plan_odds_ratio(defn, odds, shares, level) -> dict:
     try:
         needed = respondents_for_odds_ratio(entries[a], entries[b], share_a=shares[0], share_b_without_a=shares[1],
                                             odds_ratio=ratio, level=level)
+        power = odds_ratio_power(entries[a], entries[b], share_a=shares[0], share_b_without_a=shares[1],
+                                 odds_ratio=ratio, respondents=respondents, level=level)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--odds-ratio") from exc
     return {"a": a, "b": b, "odds_ratio": ratio, "share_a": shares[0], "share_b_without_a": shares[1],
-            "power": 0.8, "respondents": needed}
+            "power": 0.8, "respondents": needed, "at_respondents": respondents, "power_at_respondents": power}
 
 
 @click.command()
@@ -363,7 +366,7 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
     result = make_plan(defn, respondents=respondents or DEFAULT_RESPONDENTS, margin=margin or DEFAULT_MARGIN,
                        level=level)
     if odds is not None:
-        result["odds_ratio"] = _plan_odds_ratio(defn, odds, shares, level)
+        result["odds_ratio"] = _plan_odds_ratio(defn, odds, shares, level, result["respondents"])
     if one_sample is not None or two_sample is not None:
         result["power"] = plan_power(build_design(defn), respondents=result["respondents"],
                                      one_sample=one_sample, two_sample=two_sample, alpha=alpha, one_sided=one_sided,
@@ -388,7 +391,8 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
         click.echo(f"\nTo detect an odds ratio of {detect['odds_ratio']:g} between {detect['a']} and {detect['b']} "
                    f"(share with {detect['a']} {detect['share_a']:g}, with {detect['b']} among the others "
                    f"{detect['share_b_without_a']:g}) with {detect['power']:.0%} power under split: "
-                   f"{detect['respondents']:,} respondents")
+                   f"{detect['respondents']:,} respondents; at {detect['at_respondents']:,} respondents the power "
+                   f"is {detect['power_at_respondents']:.1%}")
     for power in result.get("power", []):
         click.echo("\n" + power_sentence(power))
     best = result["recommended"]

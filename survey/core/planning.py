@@ -311,6 +311,22 @@ def respondents_for_odds_ratio(question_a: dict, question_b: dict, *, share_a: f
     return math.ceil(variance * z * z / math.log(odds_ratio) ** 2)
 
 
+def odds_ratio_power(question_a: dict, question_b: dict, *, share_a: float, share_b_without_a: float,
+                     odds_ratio: float, respondents: float, level: float = DEFAULT_LEVEL) -> float:
+    """Return the chance that the odds ratio's interval excludes 1 with ``respondents`` answering both.
+
+    The same normal approximation on the log scale as respondents_for_odds_ratio, read the other
+    way: Φ(|log OR|/√(v/n) − z_{1−α/2}) plus the negligible chance of excluding 1 on the wrong side.
+    """
+    if respondents <= 0:
+        raise ValueError(f"the respondents must be more than 0, got {respondents!r}")
+    variance = log_odds_ratio_variance(question_a, question_b,
+                                       odds_ratio_cells(share_a, share_b_without_a, odds_ratio))
+    shift = abs(math.log(odds_ratio)) / math.sqrt(variance / respondents)
+    z = z_value(level)
+    return float(norm.cdf(shift - z) + norm.cdf(-shift - z))
+
+
 def pair_share(design: dict) -> float:
     """Return the share of respondents who answer a given pair of questions: 1 under split, m(m−1)/(k(k−1)) under sample."""
     if design.get("allocation") != "sample":
