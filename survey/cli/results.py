@@ -216,19 +216,19 @@ def _write_file(path: Path, content) -> None:
 
 def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool) -> None:
     """Write the Frictionless Data Package of a survey into ``directory`` (made if missing)."""
-    from ..core.datapackage import FILES, data_package
+    from ..core import aggregate as agg
+    from ..core.codebook import codebook as make_codebook
+    from ..core.datapackage import package_files
 
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
         simulated = 0 if sandbox else store.sandbox_counts(slug)["simulated"]
-        contents = {FILES[what]: _export_content(store, design, what, "json" if what == "codebook" else "csv",
-                                                 level, sandbox, simulated)
-                    for what in ("responses", "aggregates", "codebook")}
+        rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level)
+        contents = package_files(design, rows, store.iter_responses(slug, sandbox=sandbox),
+                                 make_codebook(design, simulated=simulated, sandbox=sandbox), sandbox=sandbox)
     finally:
         store.close()
-    contents["datapackage.json"] = json.dumps(data_package(design, sandbox=sandbox), indent=2,
-                                              ensure_ascii=False) + "\n"
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

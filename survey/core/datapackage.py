@@ -11,8 +11,12 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from .aggregate import CSV_HEADER
+import json
+from typing import Iterable
+
+from .aggregate import CSV_HEADER, AggregateRow, rows_to_csv
 from .codebook import codebook
+from .export import responses_csv
 from .labels import AGGREGATE_LABELS
 from .mechanisms import mechanism_for
 
@@ -82,3 +86,14 @@ def data_package(design: dict, *, sandbox: bool = False) -> dict:
                             "recompute each row of aggregates.csv."},
         ],
     }
+
+
+def package_files(design: dict, rows: Iterable[AggregateRow], responses: Iterable[dict], book: dict, *,
+                  sandbox: bool = False) -> dict[str, str]:
+    """Return the text of every file of the package by name: the three data files and ``datapackage.json``."""
+    def as_json(value) -> str:
+        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+    return {FILES["responses"]: responses_csv(design, responses, sandbox=sandbox),
+            FILES["aggregates"]: rows_to_csv(rows),
+            FILES["codebook"]: as_json(book), "datapackage.json": as_json(data_package(design, sandbox=sandbox))}

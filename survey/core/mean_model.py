@@ -27,7 +27,8 @@ from scipy.special import ndtri
 from scipy.stats import norm
 
 from .mechanisms import LEVEL, mechanism_for
-from .regression import EMPTY_CELL, RegressionError, Variable, covariate_cells, design_matrix
+from .regression import (EMPTY_CELL, RegressionError, Variable, cells_likelihood, covariate_cells, design_matrix,
+                         jacobian)
 
 
 @dataclass(frozen=True)
@@ -119,9 +120,7 @@ def mean_model(outcome: str, values, covariates: list[Variable], counts, *, leve
         raise RegressionError(f"{n} responses answered all of {outcome!r} and "
                               f"{', '.join(v.name for v in covariates)}: too few for a model with "
                               f"{phi.shape[1]} coefficients over {len(cells)} combinations of answers")
-    covariate = np.ones((len(counts), len(cells)))
-    for index, variable in enumerate(covariates):
-        covariate = covariate * variable.likelihood[:, cells[:, index]]
+    covariate = cells_likelihood(covariates, cells)
     alpha = _shares(covariate, counts)
     shares = _softmax(alpha)
     warnings = []
@@ -140,14 +139,8 @@ def mean_model(outcome: str, values, covariates: list[Variable], counts, *, leve
     theta = np.concatenate([alpha[kept], gamma])
     stacked = _equations(theta, covariate, phi, values, kept)
     meat = stacked.T @ (stacked * counts[:, None])
-    bread = np.empty((len(theta), len(theta)))
-    for index in range(len(theta)):
-        step = 1e-6 * max(1.0, abs(theta[index]))
-        up, down = theta.copy(), theta.copy()
-        up[index] += step
-        down[index] -= step
-        bread[:, index] = counts @ (_equations(up, covariate, phi, values, kept)
-                                    - _equations(down, covariate, phi, values, kept)) / (2 * step)
+    bread = jacobian(lambda point: counts @ _equations(point, covariate, phi, values, kept), theta,
+                     relative_step=1e-6)
     errors = np.full(len(gamma), math.nan)
     try:
         inverse = np.linalg.inv(bread)

@@ -24,24 +24,29 @@ def fit_reports(questions: list[dict], reports: list, counts, *, level: float = 
     return logistic_regression(question_variable(outcome, reports[0]), variables, counts, level=level)
 
 
-def fit_words(design: dict, outcome: str, covariates: list[str], words: dict, counts, *,
-              level: float = 0.95) -> Regression | MeanModel:
-    """Fit the model from the distinct report patterns of a survey: ``words[qid]`` the codec words of each
-    pattern (as ``Store.joint_patterns`` returns them), ``counts`` how many respondents sent each."""
+def model_questions(design: dict, outcome: str, covariates: list[str]) -> list[dict]:
+    """Return the design questions of a model, outcome first, or raise RegressionError saying what is wrong."""
     questions = {question["id"]: question for question in design["questions"]}
     names = [outcome, *covariates]
+    if not outcome or not covariates:
+        raise RegressionError("choose an outcome (yes/no or number) and at least one covariate")
     unknown = [qid for qid in names if qid not in questions]
     if unknown:
         raise RegressionError(f"{unknown[0]!r} is not a question of this survey; its questions are "
                               f"{', '.join(questions)}")
     if len(set(names)) != len(names):
         raise RegressionError("a question appears twice among the outcome and the covariates")
-    if not covariates:
-        raise RegressionError("name at least one covariate")
     if design.get("allocation") == "sample" and int(design["sample"]) < len(names):
         raise RegressionError(f"each respondent answers {design['sample']} question(s) at random, so nobody "
                               f"answered all {len(names)} of these")
-    chosen = [questions[qid] for qid in names]
+    return [questions[qid] for qid in names]
+
+
+def fit_words(design: dict, outcome: str, covariates: list[str], words: dict, counts, *,
+              level: float = 0.95) -> Regression | MeanModel:
+    """Fit the model from the distinct report patterns of a survey: ``words[qid]`` the codec words of each
+    pattern (as ``Store.joint_patterns`` returns them), ``counts`` how many respondents sent each."""
+    chosen = model_questions(design, outcome, covariates)
     reports = [[codec.decode_report(question, row) for row in np.asarray(words[question["id"]]).tolist()]
                for question in chosen]
     return fit_reports(chosen, reports, counts, level=level)

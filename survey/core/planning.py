@@ -420,7 +420,7 @@ def _check_test(alpha: float, sided: int) -> None:
 
 def power_one_sample(p: float, q: float, *, null: float, alternative: float, n: float, alpha: float = 0.05,
                      sided: int = 2) -> float:
-    """Return the power of the test of share = ``null`` when the true share is ``alternative`` (one question, n reports).
+    """Return the power of the test of share = ``null`` when the true share is ``alternative`` (n reports).
 
     One-sided tests look in the alternative's direction.
     """
@@ -472,13 +472,22 @@ def power_plan(design: dict, question: str, first: float, second: float, *, resp
     entry = questions[question]
     if entry["kind"] != "yes_no":
         raise ValueError(f"{question!r} is a {entry['kind']} question: the power is for a yes/no question's share")
+    answering = int(design["sample"]) / len(design["questions"]) if design.get("allocation") == "sample" else 1.0
+    p, q = mechanism_for(entry).response_probabilities()
+    return prevalence_power(p, q, question, first, second, respondents=respondents, answering=answering,
+                            two_sample=two_sample, alpha=alpha, sided=sided, target=target)
+
+
+def prevalence_power(p: float, q: float, question: str, first: float, second: float, *, respondents: int,
+                     answering: float = 1.0, two_sample: bool = False, alpha: float = 0.05, sided: int = 2,
+                     target: float = 0.8) -> dict:
+    """Return a prevalence test's power for a yes/no item of design (p, q) at ``respondents``, of whom the share
+    ``answering`` is asked it, and the respondents needed for ``target`` (see ``power_plan``)."""
     for share in (first, second):
         if not 0 <= share <= 1:
             raise ValueError(f"a share must be in [0, 1], got {share:g}")
     if first == second:
         raise ValueError("the two shares are equal: there is nothing to detect")
-    answering = int(design["sample"]) / len(design["questions"]) if design.get("allocation") == "sample" else 1.0
-    p, q = mechanism_for(entry).response_probabilities()
 
     def power_at(n):
         if two_sample:

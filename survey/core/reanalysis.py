@@ -24,8 +24,8 @@ from .aggregate import AggregateRow, aggregate
 from .codec import decode_report, encode_column, is_bit_vector
 from .crosstab import Crosstab, check_allocation, check_pair, crosstab
 from .estimators import debias_binary
-from .modelling import fit_reports
-from .planning import power_one_sample, respondents_for_power
+from .modelling import fit_reports, model_questions
+from .planning import prevalence_power
 from .regression import Regression, RegressionError, Variable, logistic_regression
 from .reports import ReportError, validate_report
 
@@ -217,18 +217,14 @@ def regression_files(book: dict, header: list[str], rows: Iterable[list[str]], o
                      *, level: float):
     """Return the model of an outcome (yes/no: logistic; number: its mean) on covariates, from the files alone."""
     names = [outcome, *covariates]
-    if len(set(names)) != len(names):
-        raise RegressionError("a question appears twice among the outcome and the covariates")
     design = design_of(book)
     if design is not None:
-        questions = {question["id"]: question for question in design["questions"]}
-        unknown = [qid for qid in names if qid not in questions]
-        if unknown:
-            raise RegressionError(f"{unknown[0]!r} is not a question of this survey; its questions are "
-                                  f"{', '.join(questions)}")
+        questions = model_questions(design, outcome, covariates)
         complete = [[answer[qid] for qid in names] for answer in answers_from_rows(book, design, header, rows)
                     if all(qid in answer for qid in names)]
-        return _fit([questions[qid] for qid in names], complete, level)
+        return _fit(questions, complete, level)
+    if len(set(names)) != len(names):
+        raise RegressionError("a question appears twice among the outcome and the covariates")
     return _binary_regression(book, header, rows, names, level)
 
 
@@ -300,25 +296,17 @@ def power_files(book: dict, header: list[str], rows: Iterable[list[str]], questi
     The item's (p, q) come from the codebook and n is the number of its reports in the file, so
     this is the power of the design as it was run (as ``planning.power_plan`` gives it beforehand).
     """
-    estimand = next((entry for entry in book["estimands"] if entry["question"] == question and entry["option"] == "yes"),
-                    None)
+    estimand = next((entry for entry in book["estimands"]
+                     if entry["question"] == question and entry["option"] == "yes"), None)
     if estimand is None:
         raise ReanalysisError(f"{question!r} is not a yes/no item of the codebook")
-    for value in (null, share):
-        if not 0 <= value <= 1:
-            raise ReanalysisError(f"a share must be in [0, 1], got {value:g}")
-    if null == share:
-        raise ReanalysisError("the two shares are equal: there is nothing to detect")
     _check_header(book, header)
     place = header.index(estimand["column"])
     n = sum(1 for row in rows if place < len(row) and row[place] != "")
     if n == 0:
         raise ReanalysisError(f"no response answered {question!r}")
-    p, q = estimand["p"], estimand["q"]
-
-    def power_at(count):
-        return power_one_sample(p, q, null=null, alternative=share, n=count, alpha=alpha, sided=sided)
-
-    return {"test": "one_sample", "question": question, "shares": [null, share], "alpha": alpha, "sided": sided,
-            "p": p, "q": q, "respondents": n, "answering": 1.0, "power": power_at(n), "target_power": target,
-            "respondents_needed": respondents_for_power(power_at, target)}
+    try:
+        return prevalence_power(estimand["p"], estimand["q"], question, null, share, respondents=n, alpha=alpha,
+                                sided=sided, target=target)
+    except ValueError as exc:
+        raise ReanalysisError(str(exc)) from None

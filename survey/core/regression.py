@@ -90,6 +90,14 @@ def covariate_cells(variables: list[Variable]) -> np.ndarray:
     return np.array(list(itertools.product(*(range(size) for size in sizes))), dtype=np.int64).reshape(-1, len(sizes))
 
 
+def cells_likelihood(covariates: list[Variable], cells: np.ndarray) -> np.ndarray:
+    """Return P(the covariates' reports of each pattern | each combination of their true categories)."""
+    likelihood = np.ones((covariates[0].likelihood.shape[0], len(cells)))
+    for index, variable in enumerate(covariates):
+        likelihood = likelihood * variable.likelihood[:, cells[:, index]]
+    return likelihood
+
+
 def design_matrix(cells: np.ndarray, variables: list[Variable]) -> tuple[np.ndarray, list[str]]:
     """Return φ(x) for every cell (an intercept and one indicator per non-reference category) and the term names."""
     columns, names = [np.ones(len(cells))], ["(intercept)"]
@@ -161,25 +169,39 @@ def _maximise(model: _Model, start: np.ndarray) -> tuple[np.ndarray, float, bool
     return theta, value, converged
 
 
-def _hessian(model: _Model, theta: np.ndarray) -> np.ndarray:
-    """Return the Hessian of the log-likelihood by central differences of its exact gradient, symmetrised."""
-    size = len(theta)
-    hessian = np.empty((size, size))
-    for index in range(size):
-        step = 1e-5 * max(1.0, abs(theta[index]))
+def jacobian(function, theta: np.ndarray, *, relative_step: float) -> np.ndarray:
+    """Return the Jacobian of a vector function at ``theta`` by central differences (column j: ∂f/∂θ_j).
+
+    Each step is ``relative_step`` times max(1, |θ_j|).
+    """
+    columns = []
+    for index in range(len(theta)):
+        step = relative_step * max(1.0, abs(theta[index]))
         up, down = theta.copy(), theta.copy()
         up[index] += step
         down[index] -= step
-        hessian[:, index] = (model.value_and_gradient(up)[1] - model.value_and_gradient(down)[1]) / (2 * step)
+        columns.append((function(up) - function(down)) / (2 * step))
+    return np.column_stack(columns)
+
+
+def _hessian(model: _Model, theta: np.ndarray) -> np.ndarray:
+    """Return the Hessian of the log-likelihood by central differences of its exact gradient, symmetrised."""
+    hessian = jacobian(lambda point: model.value_and_gradient(point)[1], theta, relative_step=1e-5)
     return (hessian + hessian.T) / 2
 
 
-def _start(model: _Model, outcome: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _start(model: _Model) -> np.ndarray:
     """Start at β = (logit of a rough overall share, 0, …) and uniform covariate shares."""
     theta = np.zeros(model.dims + model.covariate.shape[1] - 1)
-    reported = float(counts @ outcome[:, 1] / counts.sum()) if counts.sum() else 0.5
+    counts = model.counts
+    reported = float(counts @ model.outcome[:, 1] / counts.sum()) if counts.sum() else 0.5
     theta[0] = float(np.log(np.clip(reported, 0.05, 0.95) / (1 - np.clip(reported, 0.05, 0.95))))
     return theta
+
+
+def _odds(log_odds: float) -> float:
+    """Return e^x, capped at e^700 so that a boundary estimate gives a huge odds ratio, not an overflow; NaN stays."""
+    return float(math.exp(min(log_odds, 700))) if math.isfinite(log_odds) else math.nan
 
 
 def logistic_regression(outcome: Variable, covariates: list[Variable], counts, *, level: float = 0.95) -> Regression:
@@ -207,11 +229,9 @@ def logistic_regression(outcome: Variable, covariates: list[Variable], counts, *
         raise RegressionError(f"{n} responses answered all of {outcome.name!r} and "
                               f"{', '.join(v.name for v in covariates)}: too few for a model with "
                               f"{phi.shape[1]} coefficients over {len(cells)} combinations of answers")
-    covariate = np.ones((len(counts), len(cells)))
-    for index, variable in enumerate(covariates):
-        covariate = covariate * variable.likelihood[:, cells[:, index]]
+    covariate = cells_likelihood(covariates, cells)
     full = _Model(outcome.likelihood, covariate, counts, phi)
-    theta, value, converged = _maximise(full, _start(full, outcome.likelihood, counts))
+    theta, value, converged = _maximise(full, _start(full))
     null = _Model(outcome.likelihood, covariate, counts, phi[:, :1])
     null_start = np.concatenate([theta[:1], theta[full.dims:]])
     null_theta, null_value, _ = _maximise(null, null_start)
@@ -245,9 +265,8 @@ def logistic_regression(outcome: Variable, covariates: list[Variable], counts, *
         z = estimate / error if error > 0 else math.nan
         terms.append(Term(term=name, estimate=float(estimate), std_error=float(error), z=float(z),
                           p_value=float(2 * norm.sf(abs(z))) if math.isfinite(z) else math.nan,
-                          odds_ratio=float(math.exp(min(estimate, 700))),
-                          ci_low=float(math.exp(min(estimate - z_level * error, 700))) if math.isfinite(error) else math.nan,
-                          ci_high=float(math.exp(min(estimate + z_level * error, 700))) if math.isfinite(error) else math.nan))
+                          odds_ratio=_odds(estimate),
+                          ci_low=_odds(estimate - z_level * error), ci_high=_odds(estimate + z_level * error)))
     statistic = max(0.0, 2 * (value - null_value))
     df = full.dims - 1
     return Regression(outcome=outcome.name, covariates=tuple(v.name for v in covariates), n=n, level=level,

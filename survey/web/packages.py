@@ -4,15 +4,12 @@ and every file of the survey as a Frictionless Data Package in one zip."""
 from __future__ import annotations
 
 import io
-import json
 import zipfile
 
 from flask import Blueprint, Response
 
-from ..core.aggregate import rows_to_csv
 from ..core.codebook import codebook
-from ..core.datapackage import FILES, data_package
-from ..core.export import responses_csv
+from ..core.datapackage import package_files
 from ..statfiles import MIMETYPES, aggregates_file, responses_file
 from .access import survey_for_researcher
 from .db import get_store
@@ -49,10 +46,7 @@ def package_zip(slug):
     design, rows = _rows(slug, _level())
     store = get_store()
     book = codebook(design, simulated=store.sandbox_counts(slug)["simulated"])
-    files = {"datapackage.json": json.dumps(data_package(design), indent=2, ensure_ascii=False) + "\n",
-             FILES["responses"]: responses_csv(design, store.iter_responses(slug)),
-             FILES["aggregates"]: rows_to_csv(rows),
-             FILES["codebook"]: json.dumps(book, indent=2, ensure_ascii=False) + "\n"}
+    files = package_files(design, rows, store.iter_responses(slug), book)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, text in files.items():

@@ -11,7 +11,7 @@ from __future__ import annotations
 from flask import Blueprint, render_template, request
 
 from ..core.mean_model import MeanModel
-from ..core.modelling import fit_words
+from ..core.modelling import fit_words, model_questions
 from ..core.regression import RegressionError
 from ..core.regression_text import regression_to_csv, summary, term_sentence
 from .access import survey_for_researcher
@@ -33,12 +33,7 @@ def candidates(design: dict) -> tuple[list[dict], list[dict]]:
 
 def fit(slug: str, design: dict, outcome: str, covariates: list[str], level: float):
     """Return the regression of a survey's outcome on covariates (RegressionError with the reason)."""
-    questions = {question["id"] for question in design["questions"]}
-    for qid in (outcome, *covariates):
-        if qid not in questions:
-            raise RegressionError(f"{qid!r} is not a question of this survey; its questions are {', '.join(questions)}")
-    if not outcome or not covariates:
-        raise RegressionError("choose an outcome (yes/no or number) and at least one covariate")
+    model_questions(design, outcome, covariates)
     words, counts = get_store().joint_patterns(slug, [outcome, *covariates])
     return fit_words(design, outcome, covariates, words, counts, level=level)
 
