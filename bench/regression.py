@@ -77,7 +77,7 @@ def time_fit(db: Path, repeat: int) -> dict:
         patterns, (words, counts) = common.best_of(repeat, lambda: store.joint_patterns(common.SLUG, QUESTIONS))
         # The patterns of the three questions serve the model of two: the fit sums the counts it sees.
         fit, model = common.best_of(repeat, lambda: fit_words(
-            design, QUESTIONS[0], QUESTIONS[1:2], {q: words[q] for q in QUESTIONS[:2]}, counts))
+            design, QUESTIONS[0], QUESTIONS[1:2], words[:2], counts))
     finally:
         store.close()
     return {"patterns": patterns, "fit": fit, "distinct": len(counts), "model": model}

@@ -42,11 +42,12 @@ def model_questions(design: dict, outcome: str, covariates: list[str]) -> list[d
     return [questions[qid] for qid in names]
 
 
-def fit_words(design: dict, outcome: str, covariates: list[str], words: dict, counts, *,
+def fit_words(design: dict, outcome: str, covariates: list[str], words: list, counts, *,
               level: float = 0.95) -> Regression | MeanModel:
-    """Fit the model from the distinct report patterns of a survey: ``words[qid]`` the codec words of each
-    pattern (as ``Store.joint_patterns`` returns them), ``counts`` how many respondents sent each."""
+    """Fit the model from the distinct report patterns of a survey: ``words`` the codec words of each pattern,
+    per question of [outcome, *covariates] (as ``Store.joint_patterns`` returns them), ``counts`` how many
+    respondents sent each."""
     chosen = model_questions(design, outcome, covariates)
-    reports = [[codec.decode_report(question, row) for row in np.asarray(words[question["id"]]).tolist()]
-               for question in chosen]
+    reports = [[codec.decode_report(question, row) for row in np.asarray(column).tolist()]
+               for question, column in zip(chosen, words)]
     return fit_reports(chosen, reports, counts, level=level)

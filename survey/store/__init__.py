@@ -728,26 +728,16 @@ class Store:
         gave each pair): ``codec.indicators`` of each side, weighted by the counts, give
         every joint count of their indicators. One GROUP BY in SQL; no report is decoded.
         """
-        design = self.get_design(slug)
-        index = {question["id"]: i for i, question in enumerate(design["questions"])}
-        for qid in (first, second):
-            if qid not in index:
-                raise StoreError(f"{qid!r} is not a question of {slug!r}")
-        columns = report_columns(design)
-        a, b = columns[index[first]], columns[index[second]]
-        selected = ", ".join(a + b)
-        rows = self._execute(
-            f'SELECT {selected}, count(*) FROM "{_table(design, sandbox)}" '
-            f"WHERE {a[0]} IS NOT NULL AND {b[0]} IS NOT NULL GROUP BY {selected}").fetchall()
-        table = np.array(rows, dtype=np.int64).reshape(-1, len(a) + len(b) + 1)
-        return table[:, :len(a)], table[:, len(a):-1], table[:, -1]
+        (words_a, words_b), counts = self.joint_patterns(slug, [first, second], sandbox=sandbox)
+        return words_a, words_b, counts
 
     def joint_patterns(self, slug: str, questions: list[str], *,
-                       sandbox: bool = False) -> tuple[dict[str, np.ndarray], np.ndarray]:
+                       sandbox: bool = False) -> tuple[list[np.ndarray], np.ndarray]:
         """Return the distinct report patterns of some questions among respondents who answered all of them.
 
-        Returns ({question id: the words of each pattern}, how many respondents sent each pattern):
-        one GROUP BY in SQL, so a regression over a million responses reads only their patterns.
+        Returns ([the words of each pattern, per question in the order given], how many respondents sent
+        each pattern): one GROUP BY in SQL, so a regression over a million responses reads only their
+        patterns. A question may be named twice (a crosstab of a question with itself).
         """
         design = self.get_design(slug)
         index = {question["id"]: i for i, question in enumerate(design["questions"])}
@@ -762,9 +752,9 @@ class Store:
                              f"WHERE {answered} GROUP BY {selected}").fetchall()
         width = sum(len(names) for names in chosen)
         table = np.array(rows, dtype=np.int64).reshape(-1, width + 1)
-        words, start = {}, 0
-        for qid, names in zip(questions, chosen):
-            words[qid] = table[:, start:start + len(names)]
+        words, start = [], 0
+        for names in chosen:
+            words.append(table[:, start:start + len(names)])
             start += len(names)
         return words, table[:, -1]
 

@@ -3,7 +3,7 @@
 ``GET /surveys/<slug>/regression?outcome=Q&covariate=A[&covariate=B…][&level=]`` shows the odds
 ratios (or, for a number, the groups' means and differences) with their intervals, the test and
 any warning; ``regression.csv`` with the same parameters downloads the terms. The data are the counts of distinct report patterns
-(``Store.joint_patterns``); the model is ``survey.core.regression``.
+(``Store.joint_patterns``); the models are ``survey.core.modelling``'s.
 """
 
 from __future__ import annotations
