@@ -20,11 +20,11 @@ from typing import Iterable
 import numpy as np
 
 from . import codec
-from .estimators import Estimate, project_simplex
+from .estimators import Estimate
 from .mechanisms import BITS, INDEX, LEVEL, mechanism_for
 
 CSV_HEADER = ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
-              "std_error", "ci_low", "ci_high", "ci_level"]
+              "std_error", "ci_low", "ci_high", "ci_level", "consistent", "consistent_low", "consistent_high"]
 CSV_LINE_TERMINATOR = "\r\n"
 _MISSING = object()
 _ROW_TYPES = (list, tuple, np.ndarray)
@@ -38,8 +38,10 @@ class AggregateRow:
     ``epsilon`` is the question's realised epsilon; ``noisy_share`` the share of reports
     equal to 1 (naming the option, or with its bit set); ``estimate`` is unbiased and
     unclipped; ``ci_low``/``ci_high`` are clipped to the feasible range. ``consistent`` is
-    the Norm-Sub projection of a choice question's estimates (None for other kinds, and
-    when there are no reports); it carries no interval of its own.
+    a choice question's consistent view (shares ≥ 0 summing to 1: ``Mechanism.consistent``) and
+    ``consistent_low``/``consistent_high`` its interval, the simultaneous intervals tightened by
+    the sum (``estimators.simplex_intervals``): together they hold for all options with
+    probability at least ci_level. All three are None for other kinds and when there are no reports.
     """
 
     question: str
@@ -56,6 +58,8 @@ class AggregateRow:
     ci_level: float
     text: str = ""
     consistent: float | None = None
+    consistent_low: float | None = None
+    consistent_high: float | None = None
 
 
 @dataclass(frozen=True)
@@ -167,12 +171,12 @@ def question_rows(question: dict, counts: QuestionCounts, *, level) -> list[Aggr
     """Return the debiased rows of one design question from its counts."""
     kind, n = question["kind"], counts.n
     ones = [int(count) for count in counts.ones]
-    estimates = mechanism_for(question).estimates(ones, n, level)
+    mechanism = mechanism_for(question)
+    estimates = mechanism.estimates(ones, n, level)
     labels = estimand_labels(question)
-    consistent = None
-    if kind == "choice" and n > 0:
-        consistent = [float(value) for value in project_simplex([e.estimate for e in estimates])]
-    return [_row(question, label, estimate, level, None if consistent is None else consistent[index])
+    view = mechanism.consistent(ones, n, estimates) if kind == "choice" and n > 0 else None
+    return [_row(question, label, estimate, level,
+                 (None, None, None) if view is None else (view.shares[index], view.lows[index], view.highs[index]))
             for index, (label, estimate) in enumerate(zip(labels, estimates))]
 
 
@@ -185,13 +189,13 @@ def estimand_labels(question: dict) -> list[str]:
     return list(question["options"])
 
 
-def _row(question: dict, option: str, estimate: Estimate, level, consistent) -> AggregateRow:
+def _row(question: dict, option: str, estimate: Estimate, level, consistent: tuple) -> AggregateRow:
     return AggregateRow(
         question=question["id"], option=option, kind=question["kind"], mechanism=question["mechanism"],
         epsilon=float(question["epsilon"]), n=estimate.n, noisy_share=estimate.noisy_share,
         estimate=estimate.estimate, std_error=estimate.std_error, ci_low=estimate.ci_low,
         ci_high=estimate.ci_high, ci_level=float(level), text=question.get("text", ""),
-        consistent=consistent)
+        consistent=consistent[0], consistent_low=consistent[1], consistent_high=consistent[2])
 
 
 def format_decimal(value) -> str:
@@ -208,7 +212,8 @@ def rows_to_csv(rows: Iterable[AggregateRow]) -> str:
     Numbers: epsilon exactly as the codebook and the API hold it (the realised ε′, a float
     written as ``repr``: 0.49999999999999967, never rounded up past its true value); noisy_share,
     estimate, std_error, ci_low and ci_high with 6 decimals (``format_decimal``); n as an
-    integer; ci_level as ``format(level, "g")`` ("0.95");
+    integer; ci_level as ``format(level, "g")`` ("0.95"); consistent, consistent_low and
+    consistent_high (a choice question's consistent view and its interval) with 6 decimals;
     an empty field for a missing value. Fields are quoted only when needed (csv.QUOTE_MINIMAL);
     text is written exactly as the codebook and the API hold it (``=1+1`` stays ``=1+1``: the
     spreadsheet download, ``survey.core.spreadsheet``, is the one for spreadsheets).
@@ -222,6 +227,7 @@ def rows_to_csv(rows: Iterable[AggregateRow]) -> str:
             repr(float(row.epsilon)), str(int(row.n)),
             format_decimal(row.noisy_share), format_decimal(row.estimate), format_decimal(row.std_error),
             format_decimal(row.ci_low), format_decimal(row.ci_high), format(row.ci_level, "g"),
+            format_decimal(row.consistent), format_decimal(row.consistent_low), format_decimal(row.consistent_high),
         ])
     return buffer.getvalue()
 
@@ -243,7 +249,7 @@ def json_value(value):
 
 _TABLE_COLUMNS = [("question", "<"), ("option", "<"), ("mechanism", "<"), ("epsilon", ">"), ("n", ">"),
                   ("noisy_share", ">"), ("estimate", ">"), ("std_error", ">"), ("ci_low", ">"),
-                  ("ci_high", ">"), ("consistent", ">")]
+                  ("ci_high", ">"), ("consistent", ">"), ("consistent_low", ">"), ("consistent_high", ">")]
 
 
 def format_epsilon(value: float) -> str:
@@ -262,7 +268,7 @@ def rows_to_table(rows: Iterable[AggregateRow]) -> str:
     Epsilon has 6 significant digits (``format_epsilon``) and a number's option reads "mean".
 
     The title line names the confidence level of the first row; ``consistent`` is the
-    Norm-Sub view of a choice question (no interval of its own).
+    consistent view of a choice question, ``consistent_low``/``consistent_high`` its interval.
     """
     rows = list(rows)
     cells = [[name for name, _ in _TABLE_COLUMNS]]

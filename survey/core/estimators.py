@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy.special import betaincinv, stdtrit
+from scipy.special import betaincinv, stdtrit, xlogy
 
 
 @dataclass(frozen=True)
@@ -281,6 +281,247 @@ def project_simplex(estimates) -> np.ndarray:
     rho = int(np.nonzero(descending > excess / rank)[0][-1]) + 1
     tau = excess[rho - 1] / rho
     return np.maximum(values - tau, 0.0)
+
+
+# The consistent view's rule, chosen by measurement (bench/utility/consistent.py, bench/README.md): where one
+# option's standard error at uniform shares is under QUIET_NOISE of the uniform share 1/d, Norm-Sub; above,
+# the iterative Bayesian update stopped by the discrepancy principle at a deviance of k·d, k = 0.2 + 0.4·noise
+# kept within DEVIANCE_FACTORS (the bench: the noisier, the later the best stop).
+QUIET_NOISE = 0.05
+DEVIANCE_FACTORS = (0.25, 0.5)
+DEVIANCE_EVERY = 10
+IBU_ITERATIONS = 100_000
+
+
+@dataclass(frozen=True)
+class ConsistentView:
+    """A choice question's shares adjusted to be ≥ 0 and sum to 1, with intervals that hold for all options together.
+
+    ``method`` names the estimator the rule chose ("norm-sub" or "ibu"); ``tightened`` is False when
+    the simultaneous box missed the simplex and its intervals are shown untightened (see
+    ``simplex_intervals``).
+    """
+
+    shares: tuple[float, ...]
+    lows: tuple[float, ...]
+    highs: tuple[float, ...]
+    method: str
+    tightened: bool
+
+
+def relative_noise(n, *, p, q, d) -> float:
+    """Return d·sd of one option's estimate at uniform shares 1/d: sqrt(λ(1 − λ)/n)/(p − q), λ = q + (p − q)/d, times d."""
+    rate = q + (p - q) / d
+    return d * math.sqrt(rate * (1.0 - rate) / n) / (p - q)
+
+
+def consistent_view(counts, n, *, p, q, multinomial, lows, highs) -> ConsistentView:
+    """Return the consistent view of indicator counts: the rule's point estimate inside the tightened intervals.
+
+    The rule: Norm-Sub (``project_simplex`` of the unbiased estimates; Wang et al. 2020) when
+    ``relative_noise`` r < QUIET_NOISE, else the iterative Bayesian update (Agrawal & Aggarwal 2001)
+    stopped by the discrepancy principle at a deviance of k·d, k = 0.2 + 0.4r within
+    DEVIANCE_FACTORS (``iterative_bayesian_update``), which the bench measured better where the
+    noise is large beside the shares. Either point is then projected onto the tightened
+    box ∩ simplex (``project_box_simplex``; a point already inside stays), so it lies within its
+    intervals and is never farther from true shares that lie in them. When the box misses the
+    simplex, the point is projected onto the simplex within the bounds that can all hold (the
+    upper ones when Σ lo > 1, the lower ones when Σ hi < 1).
+    """
+    n = _check_count(n, "n")
+    counts = _check_counts(counts, n, least=2)
+    p, q = _check_pq(p, q)
+    if n == 0:
+        raise ValueError("the consistent view needs at least one report, got n = 0")
+    d = len(counts)
+    estimates = (np.asarray(counts, dtype=float) / n - q) / (p - q)
+    method = "norm-sub"
+    point = project_simplex(estimates)
+    noise = relative_noise(n, p=p, q=q, d=d)
+    if noise >= QUIET_NOISE and sum(counts) > 0:
+        method = "ibu"
+        factor = min(max(0.2 + 0.4 * noise, DEVIANCE_FACTORS[0]), DEVIANCE_FACTORS[1])
+        point, _ = iterative_bayesian_update(counts, n, p=p, q=q, multinomial=multinomial,
+                                             iterations=IBU_ITERATIONS, deviance_factor=factor)
+    tight_lows, tight_highs, tightened = simplex_intervals(lows, highs)
+    if tightened:
+        point = project_box_simplex(point, tight_lows, tight_highs)
+    elif float(tight_lows.sum()) > 1.0:
+        point = project_box_simplex(point, np.zeros(d), tight_highs)
+    else:
+        point = project_box_simplex(point, tight_lows, np.ones(d))
+    return ConsistentView(shares=tuple(float(v) for v in point), lows=tuple(float(v) for v in tight_lows),
+                          highs=tuple(float(v) for v in tight_highs), method=method, tightened=tightened)
+
+
+def simplex_intervals(lows, highs) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Return simultaneous intervals of shares summing to 1, tightened by that sum, and whether they could be.
+
+    The shares lie in the box [loᵢ, hiᵢ] (clipped to [0, 1]) for all i together with probability
+    ≥ 1 − α, and always on the simplex, so they lie in the box ∩ simplex, whose exact range in each
+    coordinate is lo′ᵢ = max(loᵢ, 1 − Σ_{j≠i} hiⱼ), hi′ᵢ = min(hiᵢ, 1 − Σ_{j≠i} loⱼ): the same coverage,
+    never wider. When the box misses the simplex (Σ lo > 1 or Σ hi < 1, possible only outside the
+    1 − α event) no shares summing to 1 fit every interval: the box is returned unchanged and False.
+    """
+    lows, highs = _box(lows, highs)
+    total_low, total_high = float(lows.sum()), float(highs.sum())
+    if total_low > 1.0 or total_high < 1.0:
+        return lows, highs, False
+    tight_lows = np.clip(np.maximum(lows, 1.0 - (total_high - highs)), 0.0, 1.0)
+    tight_highs = np.clip(np.minimum(highs, 1.0 - (total_low - lows)), 0.0, 1.0)
+    # Rounding in the sums cannot be allowed to cross the ends over.
+    return np.minimum(tight_lows, tight_highs), np.maximum(tight_lows, tight_highs), True
+
+
+def project_box_simplex(values, lows, highs) -> np.ndarray:
+    """Return the closest point to ``values`` of the shares summing to 1 within [lowsᵢ, highsᵢ].
+
+    xᵢ = clip(vᵢ − τ, loᵢ, hiᵢ) with τ found by bisection so that Σ x = 1 (the Euclidean
+    projection onto a box ∩ hyperplane); it needs Σ lo ≤ 1 ≤ Σ hi, with 0 ≤ lo ≤ hi ≤ 1. A point
+    already inside is returned as it is; projecting onto a convex set that holds the true shares
+    never moves a point away from them.
+    """
+    values = _finite_vector(values, "values")
+    lows, highs = _box(lows, highs)
+    if values.size != lows.size or not float(lows.sum()) <= 1.0 + 1e-12 <= float(highs.sum()) + 2e-12:
+        raise ValueError(f"need as many values as bounds and sum(lows) <= 1 <= sum(highs), got {values!r}, "
+                         f"{lows!r}, {highs!r}")
+    if np.all(values >= lows) and np.all(values <= highs) and abs(float(values.sum()) - 1.0) <= 1e-12:
+        return values.copy()
+    low, high = float(np.min(values - highs)), float(np.max(values - lows))
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if np.clip(values - middle, lows, highs).sum() > 1.0:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-15:
+            break
+    return np.clip(values - 0.5 * (low + high), lows, highs)
+
+
+def indicator_mle(counts, n, *, p, q, multinomial) -> np.ndarray:
+    """Return the shares on the simplex that maximise the likelihood of indicator counts.
+
+    Option v's count has mean n·λᵥ, λᵥ = q + (p − q)fᵥ. ``multinomial``: the counts are one
+    multinomial draw (GRR: each report names one option), log-likelihood Σ Cᵥ log λᵥ, the exact
+    MLE; otherwise (bit vectors) Σ Cᵥ log λᵥ + (n − Cᵥ) log(1 − λᵥ), each indicator's binomial
+    likelihood (a composite likelihood: the counts alone do not give the bits' joint law). Both
+    are concave: by the KKT conditions every positive fᵥ has the same slope μ, so fᵥ(μ) has a
+    closed form and μ is found by bisection (Kairouz et al. 2016 for GRR).
+    """
+    n = _check_count(n, "n")
+    counts = np.asarray(_check_counts(counts, n, least=2), dtype=float)
+    p, q = _check_pq(p, q)
+    if n == 0:
+        raise ValueError("the maximum-likelihood shares need at least one report, got n = 0")
+    spread = p - q
+
+    def shares(slope):
+        if multinomial:
+            rate = counts * spread / slope
+        elif abs(slope) < 1e-300:
+            rate = counts / n
+        else:
+            # The root in [0, 1] of slope·λ² − (slope + n)λ + C = 0, written to avoid cancellation.
+            b = slope + n
+            rate = 2.0 * counts / (b + np.sqrt(np.maximum(b * b - 4.0 * slope * counts, 0.0)))
+        return np.clip((rate - q) / spread, 0.0, 1.0)
+
+    # Σ f(μ) decreases in μ: widen [low, high] until it brackets 1, then bisect (in log μ for GRR, μ > 0).
+    transform = math.exp if multinomial else float
+    low, high = (-700.0, 700.0) if multinomial else (-1.0, 1.0)
+    for _ in range(2000):
+        if shares(transform(low)).sum() > 1.0 or multinomial:
+            break
+        low *= 2.0
+    for _ in range(2000):
+        if shares(transform(high)).sum() <= 1.0 or multinomial:
+            break
+        high *= 2.0
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if shares(transform(middle)).sum() > 1.0:
+            low = middle
+        else:
+            high = middle
+    result = shares(transform(0.5 * (low + high)))
+    total = float(result.sum())
+    return result / total if total > 0 else np.full(counts.size, 1.0 / counts.size)
+
+
+def iterative_bayesian_update(counts, n, *, p, q, multinomial, iterations=10_000, tolerance=1e-12,
+                              deviance_factor=None) -> tuple[np.ndarray, int]:
+    """Return the shares of the iterative Bayesian update (EM) of indicator counts and its iterations.
+
+    Agrawal & Aggarwal (2001): from the uniform shares, f ← f ⊙ Aᵀ(c / A f) over the channel
+    A = (p − q)I + q·11ᵀ (option v's indicator is 1 w.p. p if v is the answer, else q), c the
+    counts as shares of their sum, as multi-freq-ldpy's IBU does (for GRR this is the EM of the
+    exact likelihood, converging to ``indicator_mle``). It stops after ``iterations``, when no
+    share moves by ``tolerance`` or more, or, with ``deviance_factor`` k, as soon as the fit's
+    deviance from the counts (multinomial, or binomial per indicator) is at most k·d: Morozov's
+    discrepancy principle, which stops the EM before it fits the noise (as in Richardson-Lucy
+    deconvolution, of which this is an instance).
+    """
+    n = _check_count(n, "n")
+    counts = np.asarray(_check_counts(counts, n, least=2), dtype=float)
+    p, q = _check_pq(p, q)
+    if n == 0 or counts.sum() == 0:
+        raise ValueError("the iterative Bayesian update needs at least one report with an indicator set")
+    spread = p - q
+    observed = counts / counts.sum()
+    shares = np.full(counts.size, 1.0 / counts.size)
+    target = None if deviance_factor is None else float(deviance_factor) * counts.size
+    saturated = _saturated(counts, n, multinomial)
+    for iteration in range(iterations):
+        if (target is not None and iteration % DEVIANCE_EVERY == 0
+                and _deviance(counts, n, q + spread * shares, multinomial, saturated) <= target):
+            return shares, iteration
+        ratio = observed / (spread * shares + q)
+        updated = shares * (spread * ratio + q * ratio.sum())
+        if np.abs(updated - shares).max() < tolerance:
+            return updated, iteration + 1
+        shares = updated
+    return shares, iterations
+
+
+def _saturated(counts: np.ndarray, n: int, multinomial: bool) -> float:
+    """Return Σ C log C (+ Σ (n − C) log(n − C) for binomial indicators): the deviance's constant part."""
+    value = float(np.sum(xlogy(counts, counts)))
+    return value if multinomial else value + float(np.sum(xlogy(n - counts, n - counts)))
+
+
+def _deviance(counts: np.ndarray, n: int, rates: np.ndarray, multinomial: bool, saturated: float) -> float:
+    """Return the deviance 2Σ C log(C/E) (+ the same for the n − C zeros of each indicator when not multinomial)."""
+    expected = n * rates
+    value = saturated - float(np.sum(xlogy(counts, expected)))
+    if not multinomial:
+        value -= float(np.sum(xlogy(n - counts, n - expected)))
+    return 2.0 * value
+
+
+def _box(lows, highs) -> tuple[np.ndarray, np.ndarray]:
+    lows, highs = _finite_vector(lows, "lows"), _finite_vector(highs, "highs")
+    if lows.size != highs.size or np.any(lows > highs):
+        raise ValueError(f"lows and highs must be as many and lows <= highs, got {lows!r} and {highs!r}")
+    return np.clip(lows, 0.0, 1.0), np.clip(highs, 0.0, 1.0)
+
+
+def _finite_vector(values, name: str) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a non-empty sequence of finite numbers, got {values!r}") from None
+    if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be a non-empty sequence of finite numbers, got {values!r}")
+    return array
+
+
+def _check_pq(p, q) -> tuple[float, float]:
+    p, q = _check_probability(p, "p"), _check_probability(q, "q")
+    if not p > q:
+        raise ValueError(f"p must exceed q for the reports to carry information, got p={p!r}, q={q!r}")
+    return p, q
 
 
 def _clopper_pearson(successes: int, n: int, alpha: float) -> tuple[float, float]:

@@ -42,6 +42,9 @@ AGGREGATE_LABELS = {
     "ci_low": "Lower confidence limit",
     "ci_high": "Upper confidence limit",
     "ci_level": "Confidence level",
+    "consistent": "Consistent share (>= 0, summing to 1 over a choice)",
+    "consistent_low": "Lower limit of the consistent share (all options together)",
+    "consistent_high": "Upper limit of the consistent share (all options together)",
 }
 
 

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from ..estimators import Estimate, debias_indicators
+from ..estimators import ConsistentView, Estimate, consistent_view, debias_indicators
 from .common import TWO53, check_threshold, uniform_variance, worst_case_spread
 from .mixture import mixture_population_worst
 
@@ -233,6 +233,16 @@ class OptionMechanism(Mechanism):
     def selection_variance(self) -> float:
         """n·Var of one option's estimate when the answers are uniform (f = 1/d): how choice encodings compete."""
         return uniform_variance(*self.probabilities(), self.d)
+
+    def consistent(self, ones: list[int], n: int, estimates: list[Estimate]) -> ConsistentView:
+        """Return the consistent view of a single choice: shares ≥ 0 summing to 1 inside the tightened simultaneous intervals.
+
+        Counts of a report naming one option (INDEX) are one multinomial draw; a bit list's are indicators.
+        """
+        p, q = self.response_probabilities()
+        return consistent_view(ones, n, p=p, q=q, multinomial=self.report == INDEX,
+                               lows=[estimate.ci_low for estimate in estimates],
+                               highs=[estimate.ci_high for estimate in estimates])
 
 
 @dataclass(frozen=True)
