@@ -59,7 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 
 import others  # noqa: E402
-from survey import codec  # noqa: E402
+from survey.core import codec  # noqa: E402
 from survey.core.aggregate import QuestionCounts, aggregate, aggregate_counts  # noqa: E402
 from survey.core.definition import DefinitionError, parse_definition  # noqa: E402
 from survey.core.design import build_design, response_probabilities  # noqa: E402
