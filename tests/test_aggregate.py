@@ -14,7 +14,7 @@ from survey.core.aggregate import (CSV_HEADER, AggregateRow, aggregate, count_re
                               rows_to_json, rows_to_table)
 from survey.core.definition import load_definition
 from survey.core.design import build_design, response_probabilities
-from survey.core.estimators import debias_duchi_mean, debias_indicators, debias_rr, project_simplex
+from survey.core.estimators import consistent_view, debias_duchi_mean, debias_indicators, debias_rr
 from survey.resources import resource_dir
 
 TWO53 = 2**53
@@ -53,40 +53,45 @@ LN2, LN3 = math.log(2), math.log(3)
 
 def row(question, option, kind, mechanism, epsilon, n, noisy_share, estimate, std_error, ci_low, ci_high,
         text, consistent=None, level=0.95):
+    interval = (None, None) if consistent is None else (0.0, 1.0)
     return AggregateRow(question=question, option=option, kind=kind, mechanism=mechanism, epsilon=epsilon, n=n,
                         noisy_share=noisy_share, estimate=estimate, std_error=std_error, ci_low=ci_low,
-                        ci_high=ci_high, ci_level=level, text=text, consistent=consistent)
+                        ci_high=ci_high, ci_level=level, text=text, consistent=consistent,
+                        consistent_low=interval[0], consistent_high=interval[1])
 
 
 # By hand: estimate = (share - q)/(p - q); std_error = sqrt(share(1-share)/((n-1)(p-q)^2)); with n = 4 every
-# Clopper-Pearson interval, mapped and clipped, is the whole feasible range.
+# Clopper-Pearson interval, mapped and clipped, is the whole feasible range, and so is every consistent interval.
+# With n = 4 the consistent view is the iterative Bayesian update stopped by the discrepancy principle: for the
+# colour counts [2, 2, 0] the maximum likelihood (1/2, 1/2, 0); for pets a shrunk (0.707, 0.098, 0.098, 0.098).
+PETS_CONSISTENT = (0.7069972399373626, 0.09766758668754569)
 EXPECTED = [
     row("smoker", "yes", "yes_no", "rr", LN3, 4, 0.75, 1.0, 0.5, 0.0, 1.0, "Do you smoke?"),
     row("colour", "red", "choice", "grr", LN2, 4, 0.5, 1.0, math.sqrt(4 / 3), 0.0, 1.0, "Favourite colour?", 0.5),
     row("colour", "green", "choice", "grr", LN2, 4, 0.5, 1.0, math.sqrt(4 / 3), 0.0, 1.0, "Favourite colour?", 0.5),
     row("colour", "blue", "choice", "grr", LN2, 4, 0.0, -1.0, 0.0, 0.0, 1.0, "Favourite colour?", 0.0),
-    row("pets", "cat", "choice", "oue", LN3, 4, 0.75, 2.0, 1.0, 0.0, 1.0, "Pet?", 1.0),
-    row("pets", "dog", "choice", "oue", LN3, 4, 0.25, 0.0, 1.0, 0.0, 1.0, "Pet?", 0.0),
-    row("pets", "fish", "choice", "oue", LN3, 4, 0.25, 0.0, 1.0, 0.0, 1.0, "Pet?", 0.0),
-    row("pets", "none", "choice", "oue", LN3, 4, 0.25, 0.0, 1.0, 0.0, 1.0, "Pet?", 0.0),
+    row("pets", "cat", "choice", "oue", LN3, 4, 0.75, 2.0, 1.0, 0.0, 1.0, "Pet?", PETS_CONSISTENT[0]),
+    row("pets", "dog", "choice", "oue", LN3, 4, 0.25, 0.0, 1.0, 0.0, 1.0, "Pet?", PETS_CONSISTENT[1]),
+    row("pets", "fish", "choice", "oue", LN3, 4, 0.25, 0.0, 1.0, 0.0, 1.0, "Pet?", PETS_CONSISTENT[1]),
+    row("pets", "none", "choice", "oue", LN3, 4, 0.25, 0.0, 1.0, 0.0, 1.0, "Pet?", PETS_CONSISTENT[1]),
     row("sports", "run", "multi", "rr", 2 * LN3, 4, 0.75, 1.0, 0.5, 0.0, 1.0, "Sports?"),
     row("sports", "swim, bike", "multi", "rr", 2 * LN3, 4, 0.25, 0.0, 0.5, 0.0, 1.0, "Sports?"),
     row("age", "", "number", "duchi", LN3, 3, 1 / 3, 10 / 6, 10 * math.sqrt((2 / 9) / (2 * 0.25)), 0.0, 10.0, "Age?"),
 ]
 
 EXPECTED_CSV = (
-    "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level\r\n"
-    "smoker,yes,yes_no,rr,1.0986122886681098,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95\r\n"
-    "colour,red,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95\r\n"
-    "colour,green,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95\r\n"
-    "colour,blue,choice,grr,0.6931471805599453,4,0.000000,-1.000000,0.000000,0.000000,1.000000,0.95\r\n"
-    "pets,cat,choice,oue,1.0986122886681098,4,0.750000,2.000000,1.000000,0.000000,1.000000,0.95\r\n"
-    "pets,dog,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95\r\n"
-    "pets,fish,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95\r\n"
-    "pets,none,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95\r\n"
-    "sports,run,multi,rr,2.1972245773362196,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95\r\n"
-    "sports,\"swim, bike\",multi,rr,2.1972245773362196,4,0.250000,0.000000,0.500000,0.000000,1.000000,0.95\r\n"
-    "age,,number,duchi,1.0986122886681098,3,0.333333,1.666667,6.666667,0.000000,10.000000,0.95\r\n"
+    "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level,consistent,consistent_low,consistent_high\r\n"
+    "smoker,yes,yes_no,rr,1.0986122886681098,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95,,,\r\n"
+    "colour,red,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95,0.500000,0.000000,1.000000\r\n"
+    "colour,green,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95,0.500000,0.000000,1.000000\r\n"
+    "colour,blue,choice,grr,0.6931471805599453,4,0.000000,-1.000000,0.000000,0.000000,1.000000,0.95,0.000000,0.000000,1.000000\r\n"
+    "pets,cat,choice,oue,1.0986122886681098,4,0.750000,2.000000,1.000000,0.000000,1.000000,0.95,0.706997,0.000000,1.000000\r\n"
+    "pets,dog,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,0.097668,0.000000,1.000000\r\n"
+    "pets,fish,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,0.097668,0.000000,1.000000\r\n"
+    "pets,none,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,0.097668,0.000000,1.000000\r\n"
+    "sports,run,multi,rr,2.1972245773362196,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95,,,\r\n"
+    "sports,\"swim, bike\",multi,rr,2.1972245773362196,4,0.250000,0.000000,0.500000,0.000000,1.000000,0.95,,,\r\n"
+    "age,,number,duchi,1.0986122886681098,3,0.333333,1.666667,6.666667,0.000000,10.000000,0.95,,,\r\n"
 )
 
 
@@ -96,15 +101,16 @@ def assert_rows_equal(actual, expected):
         for name in ("question", "option", "kind", "mechanism", "n", "text"):
             assert getattr(got, name) == getattr(want, name), (want.question, want.option, name)
         for name in ("epsilon", "noisy_share", "estimate", "std_error", "ci_low", "ci_high", "ci_level",
-                     "consistent"):
+                     "consistent", "consistent_low", "consistent_high"):
             want_value = getattr(want, name)
-            expected_value = None if want_value is None else pytest.approx(want_value, abs=1e-12)
+            expected_value = None if want_value is None else pytest.approx(want_value, abs=1e-9)
             assert getattr(got, name) == expected_value, (want.question, want.option, name)
 
 
 def test_csv_header_is_the_published_one():
     assert CSV_HEADER == ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
-                          "std_error", "ci_low", "ci_high", "ci_level"]
+                          "std_error", "ci_low", "ci_high", "ci_level", "consistent", "consistent_low",
+                          "consistent_high"]
 
 
 def test_aggregate_tiny_design_exact_rows():
@@ -136,7 +142,7 @@ def test_aggregate_intervals_are_mapped_clopper_pearson():
         assert (r.ci_low, r.ci_high) == pytest.approx((low, high), abs=1e-9), (r.question, r.option)
         assert r.estimate == pytest.approx(((ones / r.n) - q) / (p - q) * width)
         assert r.ci_level == 0.9
-    assert rows_to_csv(rows).splitlines()[1] == "smoker,yes,yes_no,rr,1.0986122886681098,40,0.750000,1.000000,0.138675,0.725880,1.000000,0.9"
+    assert rows_to_csv(rows).splitlines()[1] == "smoker,yes,yes_no,rr,1.0986122886681098,40,0.750000,1.000000,0.138675,0.725880,1.000000,0.9,,,"
 
 
 def test_aggregate_without_answers_gives_empty_estimates_and_whole_ranges():
@@ -146,8 +152,8 @@ def test_aggregate_without_answers_gives_empty_estimates_and_whole_ranges():
                for r in rows)
     assert [(r.ci_low, r.ci_high) for r in rows] == [(0.0, 1.0)] * 10 + [(0.0, 10.0)]
     lines = rows_to_csv(rows).split("\r\n")
-    assert lines[1] == "smoker,yes,yes_no,rr,1.0986122886681098,0,,,,0.000000,1.000000,0.95"
-    assert lines[-2] == "age,,number,duchi,1.0986122886681098,0,,,,0.000000,10.000000,0.95"
+    assert lines[1] == "smoker,yes,yes_no,rr,1.0986122886681098,0,,,,0.000000,1.000000,0.95,,,"
+    assert lines[-2] == "age,,number,duchi,1.0986122886681098,0,,,,0.000000,10.000000,0.95,,,"
     assert lines[-1] == ""
 
 
@@ -199,12 +205,13 @@ def test_format_decimal():
 
 def test_rows_to_json_is_serialisable_with_none_for_missing():
     data = rows_to_json(aggregate(TINY, ANSWERS))
-    assert list(data[0]) == CSV_HEADER + ["text", "consistent"]
+    assert list(data[0]) == CSV_HEADER[:12] + ["text", "consistent", "consistent_low", "consistent_high"]
     assert data[0] == {"question": "smoker", "option": "yes", "kind": "yes_no", "mechanism": "rr",
                        "epsilon": pytest.approx(LN3), "n": 4, "noisy_share": 0.75, "estimate": 1.0,
                        "std_error": 0.5, "ci_low": 0.0, "ci_high": 1.0, "ci_level": 0.95, "text": "Do you smoke?",
-                       "consistent": None}
-    assert data[1]["consistent"] == 0.5
+                       "consistent": None, "consistent_low": None, "consistent_high": None}
+    assert data[1]["consistent"] == pytest.approx(0.5, abs=1e-9)
+    assert (data[1]["consistent_low"], data[1]["consistent_high"]) == (0.0, 1.0)
     json.dumps(data, allow_nan=False)
     empty = rows_to_json(aggregate(TINY, []))
     assert empty[0]["estimate"] is None and empty[0]["std_error"] is None
@@ -218,17 +225,18 @@ def test_rows_to_table_aligns_columns():
     assert lines[0].startswith("95% Clopper-Pearson intervals")
     header, rule, body = lines[1], lines[2], lines[3:]
     assert header.split() == ["question", "option", "mechanism", "epsilon", "n", "noisy_share", "estimate",
-                              "std_error", "ci_low", "ci_high", "consistent"]
+                              "std_error", "ci_low", "ci_high", "consistent", "consistent_low", "consistent_high"]
     spans, start = [], 0
     for dashes in rule.split(" "):
         spans.append((start, start + len(dashes)))
         start += len(dashes) + 1
     cells = [[line[a:b].strip() for a, b in spans] for line in body]
-    assert cells[0] == ["smoker", "yes", "rr", "1.09861", "4", "0.7500", "1.0000", "0.5000", "0.0000", "1.0000", "-"]
+    assert cells[0] == ["smoker", "yes", "rr", "1.09861", "4", "0.7500", "1.0000", "0.5000", "0.0000", "1.0000", "-",
+                        "-", "-"]
     assert cells[3] == ["colour", "blue", "grr", "0.693147", "4", "0.0000", "-1.0000", "0.0000", "0.0000", "1.0000",
-                        "0.0000"]
+                        "0.0000", "0.0000", "1.0000"]
     assert cells[9][:2] == ["sports", "swim, bike"]
-    assert cells[10][:2] == ["age", "mean"] and cells[10][-2:] == ["10.0000", "-"]
+    assert cells[10][:2] == ["age", "mean"] and cells[10][-4:] == ["10.0000", "-", "-", "-"]
     assert len(body) == len(EXPECTED)
 
 
@@ -258,7 +266,12 @@ def test_aggregate_smoking_survey_end_to_end():
     choice = debias_indicators(counts, n, p=p, q=q, level=0.95)
     assert [r.estimate for r in rows[2:7]] == [e.estimate for e in choice]
     assert [(r.ci_low, r.ci_high) for r in rows[2:7]] == [(e.ci_low, e.ci_high) for e in choice]
-    assert [r.consistent for r in rows[2:7]] == pytest.approx(project_simplex([e.estimate for e in choice]).tolist())
+    view = consistent_view(counts, n, p=p, q=q, multinomial=False, lows=[e.ci_low for e in choice],
+                           highs=[e.ci_high for e in choice])
+    assert [r.consistent for r in rows[2:7]] == list(view.shares)
+    assert [(r.consistent_low, r.consistent_high) for r in rows[2:7]] == list(zip(view.lows, view.highs))
+    assert sum(r.consistent for r in rows[2:7]) == pytest.approx(1.0, abs=1e-12)
+    assert all(r.consistent_low <= r.consistent <= r.consistent_high for r in rows[2:7])
     age = questions["age"]
     mean = debias_duchi_mean(int(reports["age"].sum()), n, flip=age["flip_threshold"] / TWO53, lo=18, hi=90,
                              level=0.95)

@@ -193,7 +193,10 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                           "question and option (a number's option is empty); labels are written exactly, "
                           "never altered for spreadsheets (results.xlsx is the spreadsheet download). The "
                           "intervals of a choice or multi question's options are simultaneous: all of them "
-                          "hold together with probability ci_level (Bonferroni over simultaneous_over)",
+                          "hold together with probability ci_level (Bonferroni over simultaneous_over). "
+                          "consistent, consistent_low and consistent_high (single choice only) are the consistent "
+                          "view: shares adjusted to be >= 0 and sum to 1, with intervals that hold for all "
+                          "options together",
         },
         "method": ("For each estimand, with n the non-empty cells of its column and a the share of them "
                    "equal to value: estimate = (a - q)/(p - q); std_error = sqrt(a(1 - a)/(n - 1))/(p - q); "
@@ -202,7 +205,16 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                    "A number (scale = [min, max]) maps estimate and interval by min + (max - min)x and "
                    "multiplies std_error by max - min. Estimates are unbiased and left unclipped. "
                    "An estimand whose value is null is not one indicator; its estimator field says how "
-                   "it is computed."),
+                   "it is computed. For a single-choice question, with lo and hi its options' intervals: "
+                   "consistent_low = max(lo, 1 - (sum of the other options' hi)) and consistent_high = "
+                   "min(hi, 1 - (sum of the other options' lo)), the range of each share over the shares "
+                   "that sum to 1 within every interval (left as lo and hi when sum(lo) > 1 or sum(hi) < 1); "
+                   "consistent sums to 1, lies within them, and is Norm-Sub, the projection of the estimates "
+                   "onto the simplex (Wang et al. 2020), when d·sqrt(r(1 - r)/n)/(p - q) < 0.05 with "
+                   "r = q + (p - q)/d, else the iterative Bayesian update (Agrawal & Aggarwal 2001) of the "
+                   "option counts from uniform shares, stopped when their deviance falls to k·d, "
+                   "k = 0.2 + 0.4·d·sqrt(r(1 - r)/n)/(p - q) kept within [0.25, 0.5]; either is then projected "
+                   "onto those intervals' shares summing to 1 (survey.core.estimators.consistent_view)."),
         "columns": columns,
         "estimands": estimands,
         # The public design (as design.json serves it): with it, `ldp-survey analyze` recomputes every

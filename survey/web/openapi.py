@@ -170,7 +170,8 @@ def _schemas() -> dict:
     aggregate_row = {
         "type": "object", "additionalProperties": False,
         "required": ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
-                     "std_error", "ci_low", "ci_high", "ci_level", "text", "consistent"],
+                     "std_error", "ci_low", "ci_high", "ci_level", "text", "consistent", "consistent_low",
+                     "consistent_high"],
         "properties": {
             "question": string, "option": {"type": "string", "description": "Empty for a number's mean."},
             "kind": {"type": "string", "enum": ["yes_no", "choice", "multi", "number"]},
@@ -183,8 +184,16 @@ def _schemas() -> dict:
             "ci_low": NUMBER_OR_NULL, "ci_high": NUMBER_OR_NULL,
             "ci_level": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
             "text": string,
-            "consistent": {**NUMBER_OR_NULL, "description": "A choice question's shares projected onto the "
-                                                           "simplex (Norm-Sub); null for other kinds."},
+            "consistent": {**NUMBER_OR_NULL, "description": "A choice question's consistent view: shares adjusted to "
+                                                           "be >= 0 and sum to 1 (Norm-Sub or the iterative Bayesian "
+                                                           "update, by a measured rule), inside [consistent_low, "
+                                                           "consistent_high]; null for other kinds and with no reports."},
+            "consistent_low": {**NUMBER_OR_NULL, "description": "Lower end of the consistent share's interval: the "
+                                                               "simultaneous interval tightened by the shares' sum of 1, "
+                                                               "so a question's intervals hold together with probability "
+                                                               "at least ci_level; null where consistent is."},
+            "consistent_high": {**NUMBER_OR_NULL, "description": "Upper end of the consistent share's interval; null "
+                                                                "where consistent is."},
         }}
     crosstab_row = {
         "type": "object", "additionalProperties": False,
