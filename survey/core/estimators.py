@@ -288,7 +288,7 @@ def project_simplex(estimates) -> np.ndarray:
 # the iterative Bayesian update stopped by the discrepancy principle at a deviance of k·d, k = 0.2 + 0.4·noise
 # kept within DEVIANCE_FACTORS (the bench: the noisier, the later the best stop).
 QUIET_NOISE = 0.05
-DEVIANCE_FACTORS = (0.25, 0.5)
+DEVIANCE_FACTORS = (0.25, 0.4)
 DEVIANCE_EVERY = 10
 IBU_ITERATIONS = 100_000
 
