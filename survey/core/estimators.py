@@ -367,10 +367,13 @@ def simplex_intervals(lows, highs) -> tuple[np.ndarray, np.ndarray, bool]:
     total_low, total_high = float(lows.sum()), float(highs.sum())
     if total_low > 1.0 or total_high < 1.0:
         return lows, highs, False
-    tight_lows = np.clip(np.maximum(lows, 1.0 - (total_high - highs)), 0.0, 1.0)
-    tight_highs = np.clip(np.minimum(highs, 1.0 - (total_low - lows)), 0.0, 1.0)
-    # Rounding in the sums cannot be allowed to cross the ends over.
-    return np.minimum(tight_lows, tight_highs), np.maximum(tight_lows, tight_highs), True
+    tight_lows = np.minimum(np.maximum(lows, 1.0 - (total_high - highs)), highs)
+    tight_highs = np.maximum(np.minimum(highs, 1.0 - (total_low - lows)), lows)
+    # Ends that rounding in the sums crossed over (a single feasible value) meet within the box.
+    crossed = tight_lows > tight_highs
+    middle = np.clip(0.5 * (tight_lows + tight_highs), lows, highs)
+    tight_lows[crossed] = tight_highs[crossed] = middle[crossed]
+    return tight_lows, tight_highs, True
 
 
 def project_box_simplex(values, lows, highs) -> np.ndarray:
