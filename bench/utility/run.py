@@ -452,7 +452,7 @@ def point_reps(task: Task, reps: int) -> int:
 
 
 def measure_ours(task: Task, task_index: int, design: dict, n: int, reps: int, seed: int):
-    """Return our MSE, the Norm-Sub (consistent) view's MSE for a choice question, and the mean std_error²."""
+    """Return our MSE, the consistent view's MSE for a choice question (Norm-Sub until issue 16), and the mean std_error²."""
     goal = np.asarray(targets(design, task.truth))
     errors, consistent_errors, se2 = [], [], []
     for rep in range(reps):
@@ -685,7 +685,7 @@ def measure_precision(task: Task, task_index: int, epsilon: float, n: int, targe
                              np.random.default_rng(rep_seed(seed, task_index, rep, 1, design["epsilon"])))
             estimates = np.array([row.estimate for row in rows], dtype=float)
             ours.append(float(np.mean((estimates - goal) ** 2)))
-            if all(row.consistent is not None for row in rows):  # a choice question: the Norm-Sub view
+            if all(row.consistent is not None for row in rows):  # a choice question: the consistent view
                 view.append(float(np.mean((np.array([row.consistent for row in rows], dtype=float) - goal) ** 2)))
             elif len(design["questions"]) > 1:  # yes/no questions: the simplex projection of two shares is a clip
                 view.append(float(np.mean((np.clip(estimates, 0, 1) - goal) ** 2)))
