@@ -13,7 +13,12 @@ from survey.core.estimators import (
     relative_noise,
     simplex_intervals,
 )
-from survey.core.mechanisms import GeneralizedRR, OptimizedUnaryEncoding, grr_keep_threshold, oue_q_threshold
+from survey.core.mechanisms import (
+    GeneralizedRR,
+    OptimizedUnaryEncoding,
+    grr_keep_threshold,
+    oue_q_threshold,
+)
 
 
 def random_box(rng, d):

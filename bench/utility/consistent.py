@@ -103,9 +103,9 @@ def measure(task, task_index: int, epsilon: float, n: int, reps: int, seed: int,
         result = one_rep(task, task_index, design, n, rep, seed, library)
         for name in NAMES:
             errors[name].append(float(np.mean((result[name] - truth) ** 2)))
-        for name in widths:
+        for name, spans in widths.items():
             low, high = result[name]
-            widths[name].append(float(np.mean(high - low)))
+            spans.append(float(np.mean(high - low)))
             covered[name] += bool(np.all((low <= truth) & (truth <= high)))
         seconds.append(result["seconds"])
     point = {"task": task.key, "label": task.label, "d": int(truth.size), "epsilon": epsilon,
@@ -135,9 +135,10 @@ def paired_ratio(ours: list[float], other: list[float]) -> tuple[float, float]:
 def table(points: list[dict], header: str) -> str:
     """Return the section for bench/README.md: the header, the table and the largest ratio."""
     lines = [header, "",
-             "| task | ε | mechanism | noise r | rule | Norm-Sub MSE | IBU (multi-freq-ldpy, 10⁴ iterations) MSE | MLE "
-             "(multi-freq-ldpy IBU, 10⁵ iterations) MSE | MI (multi-freq-ldpy, for reference) MSE | **ours** MSE | best of the three "
-             "| **ours / best** ± se | interval width: box → tightened | simultaneous coverage: box, tightened |",
+             ("| task | ε | mechanism | noise r | rule | Norm-Sub MSE | IBU (multi-freq-ldpy, 10⁴ iterations) MSE | MLE "
+              "(multi-freq-ldpy IBU, 10⁵ iterations) MSE | MI (multi-freq-ldpy, for reference) MSE | **ours** MSE | "
+              "best of the three | **ours / best** ± se | interval width: box → tightened | simultaneous coverage: "
+              "box, tightened |"),
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     worst, ratios = None, []
     for point in points:
@@ -154,13 +155,13 @@ def table(points: list[dict], header: str) -> str:
                      f"{point['width']['tight']:.4f} | {point['covered']['box']}/{point['reps']}, "
                      f"{point['covered']['tight']}/{point['reps']} |")
     ties = sum(abs(r - 1.0) < 1e-6 for r in ratios)
-    lines += ["", f"Largest ratio ours / best of Norm-Sub, IBU and MLE: **{worst:.3f}**; {ties} of {len(points)} "
-              "points are ties (ours is the same estimate as the best, to 6 significant digits or more: Norm-Sub where "
-              "the rule picks it and every estimate is already inside the simplex, or, at d = 128, ε = 0.5, the "
-              "update stopped by its iteration cap as the 10⁵-iteration column is). Tightening by the sum left the "
-              "mean widths unchanged at these points: with 8 or more options at n = 100,000, the other options' "
-              "intervals leave every option more room than its own interval; it narrows an interval where an option "
-              "holds most of the shares or the options are few (tests/test_consistent.py)."]
+    lines += ["", (f"Largest ratio ours / best of Norm-Sub, IBU and MLE: **{worst:.3f}**; {ties} of {len(points)} "
+               "points are ties (ours is the same estimate as the best, to 6 significant digits or more: Norm-Sub where "
+               "the rule picks it and every estimate is already inside the simplex, or, at d = 128, ε = 0.5, the "
+               "update stopped by its iteration cap as the 10⁵-iteration column is). Tightening by the sum left the "
+               "mean widths unchanged at these points: with 8 or more options at n = 100,000, the other options' "
+               "intervals leave every option more room than its own interval; it narrows an interval where an option "
+               "holds most of the shares or the options are few (tests/test_consistent.py).")]
     return "\n".join(lines)
 
 
@@ -199,7 +200,7 @@ def main(argv=None) -> int:
         library = library_estimators()
         all_tasks = run.tasks()
         chosen = [task for task in all_tasks if task.key in args.tasks.split(",")]
-        today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        today = datetime.datetime.now(datetime.UTC).date().isoformat()
         header = (f"Measured {today} on {run.machine()}: n = {args.n:,} respondents, {args.reps} repetitions per "
                   f"point (seeded, base seed {args.seed}: the answers and reports of run.py's n = {args.n:,} run), "
                   "every estimator on the same counts. Run time: {seconds}.")
