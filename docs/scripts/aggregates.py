@@ -5,7 +5,8 @@ Usage:
 
 Writes the columns of the aggregates CSV (question, option, kind, mechanism, epsilon, n,
 noisy_share, estimate, std_error, ci_low, ci_high, ci_level), one row per estimand of the
-codebook, numbers at full precision. Needs pandas and scipy; nothing of ldp-survey.
+codebook, numbers at full precision; not the consistent view of a single choice (consistent,
+consistent_low, consistent_high), which the codebook's method states. Needs pandas and scipy; nothing of ldp-survey.
 """
 
 import json
