@@ -28,7 +28,8 @@ from survey.store import Store
 from conftest import free_port
 
 SLUG = "smoking-2026"
-HEADER = "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level"
+HEADER = ("question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level,"
+          "consistent,consistent_low,consistent_high")
 COMMANDS = [[], ["create"], ["serve"], ["demo"], ["simulate"], ["aggregate"], ["crosstab"], ["plan"], ["export"], ["backup"], ["share"], ["user"],
             ["user", "add"], ["user", "passwd"], ["user", "list"], ["user", "remove"]]
 LIFECYCLE = ["publish", "close", "reopen", "duplicate", "delete"]
