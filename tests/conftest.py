@@ -66,10 +66,11 @@ def smoking_toml() -> Path:
 
 
 def stored_count(db_path, slug: str) -> int:
-    """Return how many responses the survey ``slug`` has in the database file, through a Store opened and closed here."""
+    """Return how many responses the survey ``slug`` has stored (released or held for the next release)."""
     store = Store(db_path)
     try:
-        return store.response_count(slug)
+        state = store.release_state(slug)
+        return state["released"] + state["held"]
     finally:
         store.close()
 

@@ -11,6 +11,7 @@ import click
 from ..core.definition import parse_definition_toml
 from ..core.design import build_design
 from ..core.precision import DEFAULT_SHARES, power_sentence, precision_warnings
+from ..core.releases import release_plan_sentence
 from ..store import StoreError
 from .common import LEVEL, WARN_MARGIN, load_design, open_store
 from .power import plan_power, power_options
@@ -113,6 +114,7 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
         store.close()
     _print_design(design)
     _print_precision(defn, design, respondents=respondents, warn_margin=warn_margin)
+    click.echo(release_plan_sentence(design))
     if status == "draft":
         click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
     if owner is None:
@@ -220,6 +222,48 @@ def invite(db, slug, count, base):
     finally:
         store.close()
     click.echo("\n".join(invitation_links(base, slug, tokens)))
+
+
+@click.command()
+@click.argument("slug")
+@click.option("--now", is_flag=True, help="Release the held responses now, fewer than the step (asks first).")
+@click.option("--yes", is_flag=True, help="With --now: do not ask.")
+@click.pass_obj
+def release(db, slug, now, yes):
+    """Show where a survey's releases stand, or release its held responses early.
+
+    Results change only when another release_every responses have arrived (the survey's
+    definition; the planner's default halves ε). Until then new responses are held: counted
+    here, in no result, export or API answer. Releasing them early protects their respondents
+    only by the central ε of that smaller batch, which this command says before asking.
+
+    \b
+    Examples:
+      ldp-survey release smoking-2026
+      ldp-survey release smoking-2026 --now
+      ldp-survey --db study.db release smoking-2026 --now --yes
+    """
+    from ..core.releases import early_release_warning, release_sentence, release_view
+
+    store = open_store(db, must_exist=True)
+    try:
+        design = load_design(store, slug)
+        state = store.release_state(slug)
+        view = release_view(design, released=state["released"], held=state["held"],
+                            smallest_release=state["smallest_release"])
+        if not now:
+            click.echo(release_sentence(view))
+            return
+        if not view.held:
+            click.echo("No responses are held: nothing to release.")
+            return
+        click.echo(early_release_warning(view))
+        if not yes:
+            click.confirm("Release them now?", abort=True)
+        moved = store.release_held(slug)
+    finally:
+        store.close()
+    click.echo(f"Released {moved:,} held response{'' if moved == 1 else 's'} of {slug}")
 
 
 @click.command()

@@ -41,6 +41,9 @@ from fractions import Fraction
 from .aggregate import estimand_labels
 from .codec import is_bit_vector
 from .mechanisms import BITS, INDEX, mechanism_for
+from .design import release_every
+from .releases import batch_epsilon
+from .shuffling import DEFAULT_DELTA
 
 INTERVAL_METHOD = "clopper-pearson"
 _FALLBACK_RE = re.compile(r"option_[0-9]+")
@@ -121,6 +124,20 @@ def simulated_note(simulated: int) -> str:
             "none is in these files (`ldp-survey export --sandbox` exports them)")
 
 
+def _release_entry(design: dict) -> dict:
+    """Return the codebook's account of the release step and the central ε it gives readers of the results."""
+    step = release_every(design)
+    local = float(design["epsilon_spent"])
+    central = batch_epsilon(local, step)
+    return {"every": step, "central_epsilon": central, "delta": DEFAULT_DELTA,
+            "note": ("results change only when another `every` responses have arrived; anyone who sees only "
+                     "released results learns about one respondent at most what (central_epsilon, delta)-DP "
+                     "allows (amplification by shuffling, Feldman, McMillan & Talwar 2021), while each "
+                     "report on its own is epsilon_spent-LDP" if step > 1 else
+                     "results change after every response: readers of the results are protected by "
+                     "epsilon_spent, the local guarantee")}
+
+
 def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict:
     """Return the JSON-ready codebook of a survey's design (see the module docstring).
 
@@ -169,6 +186,10 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
         responses = ("responses.csv of the sandbox: response_id, received_day, source (\"test\": an answer given "
                      "in test mode; \"simulated\": a simulated respondent; never a real response), then the "
                      "columns below in order; an empty cell is a question the respondent was not asked")
+    step = release_every(design)
+    if step > 1 and not sandbox:
+        responses += (f". Responses are released {step:,} at a time: this file holds released responses only, and "
+                      "received_day is the day of a response's release, so no day splits a release")
     sampled = {}
     if design.get("allocation") == "sample":
         m, k = int(design["sample"]), len(design["questions"])
@@ -184,6 +205,7 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
         "epsilon_spent": float(design["epsilon_spent"]),
         "allocation": design.get("allocation", "split"),
         **sampled,
+        "release": _release_entry(design),
         **({"data": "sandbox", "leading_columns": ["response_id", "received_day", "source"]} if sandbox else {}),
         **({"simulated_kept_apart": {"responses": simulated, "note": simulated_note(simulated)}}
            if simulated else {}),

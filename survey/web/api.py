@@ -23,7 +23,7 @@ from ..core.export import header, response_records
 from ..store import StoreError, SurveyNotFound
 from .access import survey_for_researcher
 from .db import get_store
-from .research import _level, _rows, responses_download, xlsx_download
+from .research import _level, _rows, responses_download, survey_release, xlsx_download
 from .security import csrf
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -168,7 +168,8 @@ def results(slug):
     level = _level()
     design, rows = _rows(slug, level)
     return jsonify({"slug": slug, "title": design["title"], "design_hash": design["hash"],
-                    "responses": get_store().response_count(slug), "level": level, "rows": rows_to_json(rows)})
+                    "responses": get_store().response_count(slug),
+                    "release": survey_release(slug, design).as_dict(), "level": level, "rows": rows_to_json(rows)})
 
 
 @bp.get("/surveys/<slug>/crosstab")

@@ -7,6 +7,7 @@ the page builder.js updates, so that the browser formats no number.
 from __future__ import annotations
 
 from ..core.mechanisms import mechanism_for
+from ..core.releases import release_plan_sentence
 
 
 def mechanism_title(entry: dict) -> str:
@@ -53,6 +54,7 @@ def summary(evaluation) -> dict:
         lines = ["Press Preview to see each question's privacy and precision."]
     if evaluation.design is not None and evaluation.previews is not None:
         lines += recommendation_lines(evaluation.recommendation)
+        lines.append(release_plan_sentence(evaluation.design))
     return {"lines": lines, "warnings": evaluation.warnings}
 
 

@@ -16,6 +16,7 @@ from ..core import codec
 from ..core.aggregate import aggregate_counts, rows_to_csv
 from ..core.crosstab import default_pair
 from ..core.readout import readouts
+from ..core.releases import early_release_warning, release_sentence, release_view
 from ..core.export import iter_responses_csv
 from . import known_devices
 from .access import survey_for_researcher
@@ -182,12 +183,22 @@ def results(slug):
     store = get_store()
     texts = {question["id"]: question["text"] for question in design["questions"]}
     plain = readouts(design, rows)
+    release = survey_release(slug, design)
     return render_template("results.html", design=design, rows=rows, level=level, texts=texts, readouts=plain,
+                           release=release, release_sentence=release_sentence(release),
+                           early_release_warning=early_release_warning(release) if release.held else "",
                            methods={readout.question: readout.method for readout in plain},
                            pair=default_pair(design),
                            has_levels=any(codec.is_level(question) for question in design["questions"]),
                            n=store.response_count(slug), per_day=store.responses_per_day(slug),
                            logout_form=LogoutForm())
+
+
+def survey_release(slug: str, design: dict):
+    """Return the release view of a survey (``core.releases.ReleaseView``) from the store's counts."""
+    state = get_store().release_state(slug)
+    return release_view(design, released=state["released"], held=state["held"],
+                        smallest_release=state["smallest_release"])
 
 
 @bp.app_template_global()
