@@ -311,3 +311,16 @@ def test_the_codebook_records_the_release(app, batches):
     assert codebook["release"]["every"] == 3
     assert codebook["release"]["central_epsilon"] == central_epsilon(batches["epsilon_spent"], 3)
     assert "received_day is the day of a response's release" in codebook["files"]["responses"]
+
+
+def test_the_docs_table_of_default_steps_is_the_planners():
+    from conftest import REPO
+
+    from survey.core.words import format_epsilon
+
+    text = (REPO / "docs" / "explanation" / "released-results.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([\d.]+) \| ([\d,]+) \| ([\d.]+) \|$", text, re.M)
+    assert len(rows) == 7
+    for local, step, central in rows:
+        assert default_release_every(float(local)) == int(step.replace(",", ""))
+        assert format_epsilon(central_epsilon(float(local), int(step.replace(",", "")))) == central
