@@ -22,6 +22,7 @@ SLUG = "labels"
 LABELS = ["-10% or more", "=1+1", "+5", "@home", "plain, with a comma"]
 LABELS_TOML = f"""
 slug = "{SLUG}"
+release_every = 1
 title = "Labels"
 epsilon = 3
 allocation = "sample"

@@ -107,7 +107,7 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
         store.create_survey(text, design, replace=replace, owner=owner, status="draft" if draft else None)
         status = store.survey_status(design["slug"])
     except StoreError as exc:
-        exists_unanswered = store.survey_exists(design["slug"]) and not store.response_count(design["slug"])
+        exists_unanswered = store.survey_exists(design["slug"]) and not store.received_count(design["slug"])
         hint = "; pass --replace to replace it" if exists_unanswered and not replace else ""
         raise click.ClickException(f"{exc}{hint}") from exc
     finally:
@@ -230,7 +230,7 @@ def invite(db, slug, count, base):
 @click.option("--yes", is_flag=True, help="With --now: do not ask.")
 @click.pass_obj
 def release(db, slug, now, yes):
-    """Show where a survey's releases stand, or release its held responses early.
+    """Show a survey's releases, or release its held responses early.
 
     Results change only when another release_every responses have arrived (the survey's
     definition; the planner's default halves ε). Until then new responses are held: counted

@@ -697,6 +697,13 @@ class Store:
                              "WHERE slug = ?", [moved, moved, slug])
         return moved
 
+    def received_count(self, slug: str) -> int:
+        """Return how many responses a survey has stored: released, and held for the next release."""
+        row = self._execute("SELECT responses + pending FROM surveys WHERE slug = ?", [slug]).fetchone()
+        if row is None:
+            raise SurveyNotFound(f"no survey with slug {slug!r}")
+        return row[0]
+
     def response_count(self, slug: str) -> int:
         """Return how many responses a survey has released (kept current at insert: no scan)."""
         row = self._execute("SELECT responses FROM surveys WHERE slug = ?", [slug]).fetchone()
