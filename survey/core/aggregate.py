@@ -106,8 +106,16 @@ def aggregate_counts(design: dict, counts, *, level=0.95, intervals=FIXED, plann
         entry = counts[question["id"]]
         if not isinstance(entry, QuestionCounts):
             entry = QuestionCounts(n=int(entry[0]), ones=np.asarray(entry[1], dtype=np.int64))
-        rows.extend(question_rows(question, entry, level=level, intervals=intervals, planned=planned))
+        rows.extend(question_rows(question, entry, level=level, intervals=intervals, planned=planned,
+                                  answering=answering_share(design)))
     return rows
+
+
+def answering_share(design: dict) -> float:
+    """Return the share of respondents asked each question: 1 under split, m/k under sample allocation."""
+    if design.get("allocation") != "sample":
+        return 1.0
+    return int(design["sample"]) / len(design["questions"])
 
 
 def count_reports(design: dict, answers: Iterable[dict]) -> dict[str, QuestionCounts]:
@@ -176,15 +184,19 @@ def _report_fits(report, width: int | None, highest: int) -> bool:
 
 
 def question_rows(question: dict, counts: QuestionCounts, *, level, intervals=FIXED,
-                  planned=DEFAULT_PLANNED) -> list[AggregateRow]:
-    """Return the debiased rows of one design question from its counts, with ``intervals`` fixed or anytime."""
+                  planned=DEFAULT_PLANNED, answering: float = 1.0) -> list[AggregateRow]:
+    """Return the debiased rows of one design question from its counts, with ``intervals`` fixed or anytime.
+
+    An anytime interval is tuned for the reports ``planned`` respondents give the question: all
+    of them, or the share ``answering`` asked it under sample allocation (as the planner counts).
+    """
     kind, n = question["kind"], counts.n
     ones = [int(count) for count in counts.ones]
     mechanism = mechanism_for(question)
     if check_kind(intervals) == FIXED:
         estimates = mechanism.estimates(ones, n, level)
     else:
-        estimates = mechanism.anytime_estimates(ones, n, level, planned)
+        estimates = mechanism.anytime_estimates(ones, n, level, planned * answering)
     labels = estimand_labels(question)
     consistent = None
     if kind == "choice" and n > 0:
