@@ -22,7 +22,14 @@ import pytest
 from scipy.special import betaincinv
 from scipy.stats import t as student_t
 
-from survey.core.anytime import DEFAULT_PLANNED, anytime_estimate, check_kind, check_planned, mixture_ratio, radius
+from survey.core.anytime import (
+    DEFAULT_PLANNED,
+    anytime_estimate,
+    check_kind,
+    check_planned,
+    mixture_ratio,
+    radius,
+)
 from survey.core.estimators import Estimate
 from survey.core.mechanisms import Duchi, GeneralizedRR, Piecewise, WarnerRR
 
@@ -220,3 +227,39 @@ def test_the_kinds_are_fixed_and_anytime():
     assert check_kind("fixed") == "fixed" and check_kind("anytime") == "anytime"
     with pytest.raises(ValueError, match="fixed or anytime"):
         check_kind("sequential")
+
+
+def test_the_planner_reports_the_width_of_each_kind_at_the_planned_n():
+    """At the planned n the planner's two half-widths are the product's: anytime exactly, fixed within 3%."""
+    from pathlib import Path
+
+    from survey.core.definition import parse_definition_toml
+    from survey.core.design import build_design
+    from survey.core.mechanisms import mechanism_for
+    from survey.core.planning import plan_question, question_previews
+
+    defn = parse_definition_toml((Path(__file__).resolve().parent.parent / "examples" / "smoking.toml")
+                                 .read_text(encoding="utf-8"))
+    design = build_design(defn)
+    respondents = 1500
+    previews = question_previews(defn, respondents=respondents, design=design)
+    for question, preview in zip(design["questions"], previews):
+        mechanism = mechanism_for(question)
+        plan = plan_question(question, respondents=respondents, margin=0.05)
+        assert preview["anytime_half_width"] == plan.anytime_half_width
+        assert 1.3 < plan.anytime_half_width / plan.half_width < 1.7, question["id"]
+        if mechanism.report == "level":
+            continue
+        p, q = mechanism.response_probabilities()
+        worst = min(max(0.5, min(p, q)), max(p, q))
+        ones = [round(respondents * worst)] * mechanism.estimands
+        if question["kind"] == "choice":
+            ones = [round(respondents * worst)] + [round(respondents * q)] * (mechanism.estimands - 1)
+        lo, hi = mechanism.estimand_range()
+        fixed = mechanism.estimates(ones, respondents, 0.95)[0]
+        watched = mechanism.anytime_estimates(ones, respondents, 0.95, respondents)[0]
+        assert (watched.estimate - watched.ci_low) / (hi - lo) == pytest.approx(plan.anytime_half_width, rel=1e-9)
+        assert (fixed.estimate - fixed.ci_low) / (hi - lo) == pytest.approx(plan.half_width, rel=0.03)
+        print(f"\n{question['id']} ({mechanism.name}) at {respondents:,}: ±{plan.half_width:.1%} at the end, "
+              f"±{plan.anytime_half_width:.1%} valid at every look "
+              f"(ratio {plan.anytime_half_width / plan.half_width:.2f})")

@@ -8,12 +8,11 @@ import json
 import re
 
 import pytest
+from conftest import OWNER
 
 from survey.cli import main
 from survey.core.aggregate import aggregate_counts, rows_to_table
 from survey.store import Store
-
-from conftest import OWNER
 
 SLUG = "smoking-2026"
 GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}

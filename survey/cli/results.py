@@ -9,7 +9,15 @@ import click
 
 from ..core.anytime import DEFAULT_PLANNED, FIXED
 from ..core.codebook import simulated_note
-from .common import INTERVALS, LEVEL, PLANNED, SANDBOX, echo_formatted, load_design, open_store
+from .common import (
+    INTERVALS,
+    LEVEL,
+    PLANNED,
+    SANDBOX,
+    echo_formatted,
+    load_design,
+    open_store,
+)
 
 
 @click.command()
