@@ -135,3 +135,27 @@ def test_api_results_take_intervals_and_planned(app, db_path, answered):
     assert refused.status_code == 400 and "intervals" in refused.json["error"]
     workbook = client.get(f"/api/surveys/{SLUG}/results.xlsx?intervals=anytime&planned=400", headers=headers)
     assert workbook.status_code == 200
+
+
+def test_the_codebook_rederives_the_anytime_intervals(answered):
+    """From the codebook's debiased_range and simultaneous_over and the row's n, estimate and ci_planned alone."""
+    import math
+
+    from scipy.special import lambertw
+
+    from survey.core.codebook import codebook
+
+    design, counts = answered
+    book = codebook(design)
+    rows = aggregate_counts(design, counts, intervals="anytime", planned=400)
+    assert "ci_kind is anytime" in book["method"]
+    for estimand, row in zip(book["estimands"], rows, strict=True):
+        low, high = estimand["debiased_range"]
+        lo, hi = estimand["scale"] or (0, 1)
+        alpha = (1 - row.ci_level) / estimand["simultaneous_over"]
+        ratio = -lambertw(-alpha ** 2 / math.e, -1).real
+        rho = (row.ci_planned / 4) / (ratio - 1)
+        time = row.n / 4 + rho
+        half = (high - low) * math.sqrt(time * math.log(time / (rho * alpha ** 2))) / row.n
+        assert row.ci_low == pytest.approx(min(max(row.estimate - half, lo), hi), abs=1e-12)
+        assert row.ci_high == pytest.approx(min(max(row.estimate + half, lo), hi), abs=1e-12)

@@ -24,6 +24,11 @@ with ā the share of reports holding ``value`` among the n non-empty cells of ``
   1 − (1 − ci_level)/simultaneous_over, mapped through the same maps and clipped to
   [0, 1] (or [min, max]).
 
+With ``ci_kind`` "anytime" the interval is instead the confidence sequence of
+``survey.core.anytime``: estimate ± (b − a)·√((n/4 + ρ)·log((n/4 + ρ)/(ρα²)))/n, clipped, with
+[a, b] the estimand's ``debiased_range`` (the least and greatest debiased value of one report),
+α = (1 − ci_level)/simultaneous_over and ρ tuned for the ci_planned respondents' reports.
+
 A piecewise or hybrid number does not reduce to one indicator: its estimand has ``value`` null,
 ``levels``, ``interval`` "student-t" and an ``estimator`` sentence giving the formula from
 its column of output levels; a hybrid number's estimand also lists ``level_values``, the
@@ -160,6 +165,7 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                 "p_exact": _exact(p, denominators), "q_exact": _exact(q, denominators),
                 "scale": [question["min"], question["max"]] if kind == "number" else None,
                 "interval": INTERVAL_METHOD, "simultaneous_over": simultaneous,
+                "debiased_range": list(mechanism.debiased_range()),
             }
             entry.update(mechanism.codebook_fields())
             estimands.append(entry)
@@ -202,7 +208,12 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                    "A number (scale = [min, max]) maps estimate and interval by min + (max - min)x and "
                    "multiplies std_error by max - min. Estimates are unbiased and left unclipped. "
                    "An estimand whose value is null is not one indicator; its estimator field says how "
-                   "it is computed."),
+                   "it is computed. Rows whose ci_kind is anytime hold intervals valid at every look "
+                   "(confidence sequences: Howard et al. 2021; Waudby-Smith, Wu & Ramdas 2023) instead: "
+                   "estimate ± (b - a)sqrt((n/4 + rho)log((n/4 + rho)/(rho alpha^2)))/n clipped to the "
+                   "feasible range, with [a, b] the estimand's debiased_range, alpha = (1 - ci_level)/"
+                   "simultaneous_over, rho = (m/4)/(r - 1), r = -W_{-1}(-alpha^2/e) (Lambert W) and m the "
+                   "reports planned for the question: ci_planned, times sample/k under sample allocation."),
         "columns": columns,
         "estimands": estimands,
         # The public design (as design.json serves it): with it, `ldp-survey analyze` recomputes every

@@ -227,7 +227,10 @@ def _schemas() -> dict:
                                "value": {"type": ["integer", "null"]}, "p": number, "q": number,
                                "p_exact": string, "q_exact": string,
                                "scale": {"type": ["array", "null"], "items": number, "minItems": 2, "maxItems": 2},
-                               "interval": string, "simultaneous_over": {"type": "integer", "minimum": 1}}}
+                               "interval": string, "simultaneous_over": {"type": "integer", "minimum": 1},
+                               "debiased_range": {"type": "array", "items": number, "minItems": 2, "maxItems": 2,
+                                                  "description": "The least and greatest debiased value of one "
+                                                                 "report: the range of the anytime intervals' bound."}}}
     return {
         "Error": {"type": "object", "additionalProperties": False, "required": ["error"],
                   "properties": {"error": {"type": "string", "description": "What went wrong, in a sentence."}}},
