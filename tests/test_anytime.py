@@ -25,8 +25,10 @@ from scipy.stats import t as student_t
 from survey.core.anytime import (
     DEFAULT_PLANNED,
     anytime_estimate,
+    bernstein_radius,
     check_kind,
     check_planned,
+    half_width,
     mixture_ratio,
     radius,
 )
@@ -63,9 +65,15 @@ def _indicator_intervals(mechanism, ones: np.ndarray, n: np.ndarray, over: int):
     estimate = (ones / n - q) / (p - q)
     low, high = _clopper_pearson(ones, n, (1 - LEVEL) / over)
     fixed = (np.clip((low - q) / (p - q), 0, 1), np.clip((high - q) / (p - q), 0, 1))
-    a, b = mechanism.debiased_range()
-    half = (b - a) * radius(n, alpha=(1 - LEVEL) / over, planned=DEFAULT_PLANNED)
+    half = _half(mechanism, n, over)
     return estimate, *fixed, np.clip(estimate - half, 0, 1), np.clip(estimate + half, 0, 1)
+
+
+def _half(mechanism, n, over: int = 1):
+    """Return the product's anytime half-width at every look (in the estimand's units), vectorised."""
+    a, b = mechanism.debiased_range()
+    return half_width(n, spread=b - a, level=LEVEL, planned=DEFAULT_PLANNED, simultaneous_over=over,
+                      variance=mechanism.debiased_variance())
 
 
 def _report(name: str, anytime: float, fixed: float):
@@ -140,7 +148,7 @@ def test_duchi_mean_watched_after_every_response():
     unit = _indicator_intervals(mechanism, ones, n, 1)
     a, b = mechanism.debiased_range()
     p, q = mechanism.response_probabilities()
-    half = (b - a) * radius(n, alpha=1 - LEVEL, planned=DEFAULT_PLANNED)
+    half = _half(mechanism, n)
     estimate = 10 * unit[0]
     any_low, any_high = np.clip(estimate - half, 0, 10), np.clip(estimate + half, 0, 10)
     fixed_low, fixed_high = 10 * unit[1], 10 * unit[2]
@@ -171,8 +179,7 @@ def test_piecewise_mean_watched_after_every_response():
     unit = (mean - q) / (p - q)
     fixed_low = np.where(n < 2, 0.0, 10 * np.clip(unit - half_t, 0, 1))
     fixed_high = np.where(n < 2, 10.0, 10 * np.clip(unit + half_t, 0, 1))
-    a, b = mechanism.debiased_range()
-    half = (b - a) * radius(n, alpha=1 - LEVEL, planned=DEFAULT_PLANNED)
+    half = _half(mechanism, n)
     any_low, any_high = np.clip(estimate - half, 0, 10), np.clip(estimate + half, 0, 10)
     _matches_product(mechanism, lambda look: [int(level_sum[0, look - 1]), int(level_squares[0, look - 1])],
                      CHECKED_LOOKS, [column[0] for column in (estimate, fixed_low, fixed_high, any_low, any_high)])
@@ -263,3 +270,43 @@ def test_the_planner_reports_the_width_of_each_kind_at_the_planned_n():
         print(f"\n{question['id']} ({mechanism.name}) at {respondents:,}: ±{plan.half_width:.1%} at the end, "
               f"±{plan.anytime_half_width:.1%} valid at every look "
               f"(ratio {plan.anytime_half_width / plan.half_width:.2f})")
+
+
+def test_the_bennett_boundary_solves_its_mixture():
+    """At its half-width the discrete Bennett mixture is exactly 2/α; it shrinks with n and is infinite with no report."""
+    from scipy.special import logsumexp
+
+    alpha, planned, variance, spread = 0.05, 800, 0.3, 2.5
+    steps = np.arange(-8, 9)
+    weights = 1 / ((abs(steps) + 1) * (abs(steps) + 2))
+    lambdas = math.sqrt(2 * math.log(2 / alpha) / (variance * planned)) * 2.0 ** (steps / 2)
+    psi = (np.expm1(lambdas * spread) - lambdas * spread) / spread ** 2
+    for n in (1, 50, 800, 40000):
+        boundary = n * bernstein_radius(n, alpha=alpha, planned=planned, variance=variance, spread=spread)
+        mixture = logsumexp(np.log(weights / weights.sum()) + lambdas * boundary - variance * n * psi)
+        assert mixture == pytest.approx(math.log(2 / alpha), abs=1e-9)
+    assert bernstein_radius(0, alpha=alpha, planned=planned, variance=variance, spread=spread) == math.inf
+    widths = bernstein_radius(np.arange(1, 3000), alpha=alpha, planned=planned, variance=variance, spread=spread)
+    assert np.all(np.diff(widths) < 0)
+
+
+@pytest.mark.parametrize("cls", __import__("survey.core.mechanisms", fromlist=["MECHANISMS"]).MECHANISMS,
+                         ids=lambda cls: f"{cls.kind}-{cls.name}")
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
+def test_every_mechanism_pays_about_half_again_at_the_planned_n(cls, epsilon):
+    """Anytime / fixed half-width at the planned n is 1.3 to 1.75 for every mechanism: a report's variance bounds it."""
+    from survey.core.planning import z_value
+
+    kind = cls.kind
+    options = None if kind in ("yes_no", "number") else tuple("abcdefgh")
+    try:
+        mechanism = _mechanism(cls, kind, epsilon=epsilon, options=options)
+    except ValueError:
+        pytest.skip(f"{cls.name} cannot be built at ε = {epsilon}")
+    over = mechanism.estimands
+    for planned in (200, 1000, 20000):
+        fixed = z_value(LEVEL, over) * math.sqrt(mechanism.debiased_variance() / planned)
+        a, b = mechanism.debiased_range()
+        watched = half_width(planned, spread=b - a, level=LEVEL, planned=planned, simultaneous_over=over,
+                             variance=mechanism.debiased_variance())
+        assert 1.3 < watched / fixed < 1.75, (planned, watched / fixed)

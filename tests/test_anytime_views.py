@@ -7,6 +7,7 @@ import io
 import json
 import re
 
+import numpy as np
 import pytest
 from conftest import OWNER
 
@@ -138,10 +139,10 @@ def test_api_results_take_intervals_and_planned(app, db_path, answered):
 
 
 def test_the_codebook_rederives_the_anytime_intervals(answered):
-    """From the codebook's debiased_range and simultaneous_over and the row's n, estimate and ci_planned alone."""
+    """From the codebook's debiased_range, variance_bound and simultaneous_over and the row's n, estimate and ci_planned."""
     import math
 
-    from scipy.special import lambertw
+    from scipy.special import lambertw, logsumexp
 
     from survey.core.codebook import codebook
 
@@ -149,13 +150,35 @@ def test_the_codebook_rederives_the_anytime_intervals(answered):
     book = codebook(design)
     rows = aggregate_counts(design, counts, intervals="anytime", planned=400)
     assert "ci_kind is anytime" in book["method"]
+
+    def hoeffding(n, alpha, spread, planned):
+        ratio = -lambertw(-alpha ** 2 / math.e, -1).real
+        rho = (planned / 4) / (ratio - 1)
+        time = n / 4 + rho
+        return spread * math.sqrt(time * math.log(time / (rho * alpha ** 2))) / n
+
+    def bennett(n, alpha, spread, variance, planned):
+        steps = np.arange(-8, 9)
+        weights = 1 / ((abs(steps) + 1) * (abs(steps) + 2))
+        weights = weights / weights.sum()
+        lambdas = math.sqrt(2 * math.log(2 / alpha) / (variance * planned)) * 2.0 ** (steps / 2)
+        psi = (np.exp(lambdas * spread) - 1 - lambdas * spread) / spread ** 2
+        low, high = 0.0, 1e6
+        for _ in range(200):
+            middle = (low + high) / 2
+            if logsumexp(np.log(weights) + lambdas * middle - variance * n * psi) >= math.log(2 / alpha):
+                high = middle
+            else:
+                low = middle
+        return high / n
+
     for estimand, row in zip(book["estimands"], rows, strict=True):
         low, high = estimand["debiased_range"]
         lo, hi = estimand["scale"] or (0, 1)
         alpha = (1 - row.ci_level) / estimand["simultaneous_over"]
-        ratio = -lambertw(-alpha ** 2 / math.e, -1).real
-        rho = (row.ci_planned / 4) / (ratio - 1)
-        time = row.n / 4 + rho
-        half = (high - low) * math.sqrt(time * math.log(time / (rho * alpha ** 2))) / row.n
-        assert row.ci_low == pytest.approx(min(max(row.estimate - half, lo), hi), abs=1e-12)
-        assert row.ci_high == pytest.approx(min(max(row.estimate + half, lo), hi), abs=1e-12)
+        variance, planned = estimand["variance_bound"], row.ci_planned
+        half = min((hoeffding(planned, alpha, high - low, planned), hoeffding(row.n, alpha, high - low, planned)),
+                   (bennett(planned, alpha, high - low, variance, planned),
+                    bennett(row.n, alpha, high - low, variance, planned)))[1]
+        assert row.ci_low == pytest.approx(min(max(row.estimate - half, lo), hi), abs=1e-9)
+        assert row.ci_high == pytest.approx(min(max(row.estimate + half, lo), hi), abs=1e-9)

@@ -23,12 +23,22 @@ confidence sequences", Ann. Statist. 49(2), eq. (14) and Proposition 3):
   boundary is narrowest at the planned n, v* = σ²·planned: minimising (v* + ρ)(log((v* + ρ)/ρ)
   + 2 log(1/α)) gives r = (v* + ρ)/ρ with r − log r = 1 + 2 log(1/α), i.e.
   r = −W₋₁(−α²/e) (Lambert W, lower branch), ρ = v*/(r − 1).
+- A report whose range is wide next to its spread (a piecewise or hybrid level, a sampled
+  option's bit) gets a narrower bound from its variance, which the mechanism also knows: the
+  worst Var(X_i) ≤ σ_w² over every population. Bennett's inequality gives
+  E exp(λ(X_i − μ)) ≤ exp(σ_w²ψ(λ)) for λ ≥ 0 with ψ(λ) = (e^{λc} − 1 − λc)/c² and c = b − a
+  ≥ X_i − μ (the same for −X_i), so exp(λS_n − σ_w²nψ(λ)) is a nonnegative supermartingale.
+  A discrete mixture over λ_j = λ*·2^{j/2}, j = −8..8, with weights ∝ 1/((|j| + 1)(|j| + 2))
+  summing to 1, λ* = √(2 log(2/α)/(σ_w²·planned)), stays one (Howard et al. 2021, section 3);
+  Ville at 2/α on each side gives the boundary s_n solving Σ w_j exp(λ_j s − σ_w²nψ(λ_j)) = 2/α.
+  Which of the two boundaries a question uses is chosen from the design and the planned n
+  alone (the narrower at the planned n), never from the data, so either keeps its guarantee.
 - The interval is clipped to the feasible range, as the fixed ones are; a choice or multi
   question's d intervals use α/d each (Bonferroni), so all hold together at every n.
 
 The bound uses only the running mean and n, so the tallies the store keeps suffice. It is
-wider than the fixed-n interval at the planned n (about 1.4 to 1.6 times for an indicator at
-95%): the price of being allowed to look at every n. Pure: numpy/scipy only, no I/O.
+wider than the fixed-n interval at the planned n (about 1.4 to 1.6 times at 95%): the price of
+being allowed to look at every n. Pure: numpy/scipy only, no I/O.
 """
 
 from __future__ import annotations
@@ -38,13 +48,16 @@ import math
 import numbers
 
 import numpy as np
-from scipy.special import lambertw
+from scipy.special import lambertw, logsumexp
 
 from .estimators import Estimate
 
 FIXED, ANYTIME = "fixed", "anytime"
 KINDS = (FIXED, ANYTIME)
 DEFAULT_PLANNED = 1000
+_STEPS = np.arange(-8, 9)
+_WEIGHTS = 1 / ((np.abs(_STEPS) + 1) * (np.abs(_STEPS) + 2))
+_LOG_WEIGHTS = np.log(_WEIGHTS / _WEIGHTS.sum())
 
 
 def check_kind(kind) -> str:
@@ -83,24 +96,66 @@ def radius(n, *, alpha: float, planned: int):
     return float(out) if out.ndim == 0 else out
 
 
-def half_width(n: int, *, spread: float, level: float, planned: int, simultaneous_over: int = 1) -> float:
-    """Return the anytime half-width at n of a mean of debiased values whose range is ``spread`` long."""
-    return spread * radius(n, alpha=(1 - level) / simultaneous_over, planned=planned)
+def bernstein_radius(n, *, alpha: float, planned: float, variance: float, spread: float):
+    """Return the discrete-mixture Bennett boundary's half-width at n for values of range ``spread`` and variance ≤ ``variance``.
+
+    s_n/n with s_n the root of Σ w_j exp(λ_j s − variance·n·ψ(λ_j)) = 2/α; infinite for n = 0.
+    ``n`` may be a numpy array, giving an array.
+    """
+    counts = np.asarray(n, dtype=float)
+    center = math.sqrt(2 * math.log(2 / alpha) / (variance * planned))
+    lambdas = center * 2.0 ** (_STEPS / 2)
+    with np.errstate(over="ignore"):
+        psi = np.expm1(lambdas * spread) - lambdas * spread
+    psi = psi / spread ** 2
+    target = math.log(2 / alpha)
+    flat = counts.reshape(-1)
+    positive = flat > 0
+    exponents = _LOG_WEIGHTS[None, :] - variance * flat[positive, None] * psi[None, :]
+    # Bisection on s for every n at once: the mixture grows with s, is below 2/α at 0 and reaches
+    # it by the central λ's own boundary ``high``; 100 halvings leave the float's last bit.
+    low = np.zeros(exponents.shape[0])
+    high = (target - _LOG_WEIGHTS[8] + variance * flat[positive] * psi[8]) / lambdas[8]
+    for _ in range(100):
+        middle = (low + high) / 2
+        above = logsumexp(exponents + lambdas[None, :] * middle[:, None], axis=1) >= target
+        high = np.where(above, middle, high)
+        low = np.where(above, low, middle)
+    out = np.full(flat.shape, np.inf)
+    out[positive] = high / flat[positive]
+    out = out.reshape(counts.shape)
+    return float(out) if out.ndim == 0 else out
+
+
+def half_width(n, *, spread: float, level: float, planned: float, simultaneous_over: int = 1,
+               variance: float | None = None):
+    """Return the anytime half-width at n of a mean of debiased values of range ``spread`` (and variance ≤ ``variance``).
+
+    With a variance bound the boundary narrower at the planned n is used (Hoeffding's or
+    Bennett's), a choice that depends on the design and the planned n only.
+    """
+    alpha = (1 - level) / simultaneous_over
+    hoeffding = spread * radius(planned, alpha=alpha, planned=planned)
+    if variance is not None and variance > 0 and bernstein_radius(
+            planned, alpha=alpha, planned=planned, variance=variance, spread=spread) < hoeffding:
+        return bernstein_radius(n, alpha=alpha, planned=planned, variance=variance, spread=spread)
+    return spread * radius(n, alpha=alpha, planned=planned)
 
 
 def anytime_estimate(estimate: Estimate, *, debiased: tuple[float, float], feasible: tuple[float, float],
-                     level: float, planned: int, simultaneous_over: int = 1) -> Estimate:
+                     level: float, planned: float, simultaneous_over: int = 1,
+                     variance: float | None = None) -> Estimate:
     """Return ``estimate`` with its interval replaced by the confidence sequence at its n.
 
-    ``debiased`` is the range of one report's debiased value, ``feasible`` the estimand's range
-    (the interval is clipped to it and spans it when n = 0).
+    ``debiased`` is the range of one report's debiased value and ``variance`` a bound on its
+    variance, ``feasible`` the estimand's range (the interval is clipped to it and spans it when n = 0).
     """
     low, high = feasible
     if estimate.estimate is None or estimate.n == 0:
         return Estimate(estimate=estimate.estimate, std_error=estimate.std_error, ci_low=low, ci_high=high,
                         n=estimate.n, noisy_share=estimate.noisy_share)
     half = half_width(estimate.n, spread=debiased[1] - debiased[0], level=level, planned=planned,
-                      simultaneous_over=simultaneous_over)
+                      simultaneous_over=simultaneous_over, variance=variance)
     return Estimate(estimate=estimate.estimate, std_error=estimate.std_error,
                     ci_low=float(min(max(estimate.estimate - half, low), high)),
                     ci_high=float(min(max(estimate.estimate + half, low), high)),

@@ -133,7 +133,7 @@ def anytime_half_width(question: dict, reports: float, *, level: float = DEFAULT
     low, high = mechanism.debiased_range()
     lo, hi = mechanism.estimand_range()
     return anytime_width(reports, spread=(high - low) / (hi - lo), level=level, planned=reports,
-                         simultaneous_over=simultaneous_over)
+                         simultaneous_over=simultaneous_over, variance=mechanism.worst_variance())
 
 
 def allocation_budgets(defn: SurveyDefinition, sample: int | None) -> tuple[list[Fraction], float]:

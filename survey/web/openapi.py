@@ -230,7 +230,10 @@ def _schemas() -> dict:
                                "interval": string, "simultaneous_over": {"type": "integer", "minimum": 1},
                                "debiased_range": {"type": "array", "items": number, "minItems": 2, "maxItems": 2,
                                                   "description": "The least and greatest debiased value of one "
-                                                                 "report: the range of the anytime intervals' bound."}}}
+                                                                 "report: the range of the anytime intervals' bound."},
+                               "variance_bound": {"type": "number", "minimum": 0,
+                                                  "description": "The largest variance of one report's debiased "
+                                                                 "value, over every population."}}}
     return {
         "Error": {"type": "object", "additionalProperties": False, "required": ["error"],
                   "properties": {"error": {"type": "string", "description": "What went wrong, in a sentence."}}},

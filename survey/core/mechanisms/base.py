@@ -186,11 +186,17 @@ class Mechanism(ABC):
         low, high = ((value - q) / (p - q) for value in self.report_range())
         return lo + float(low) * (hi - lo), lo + float(high) * (hi - lo)
 
-    def anytime_estimates(self, ones: list[int], n: int, level, planned: int) -> list[Estimate]:
+    def debiased_variance(self) -> float:
+        """Return the largest variance of one report's debiased value over every population (``worst_variance`` in its units)."""
+        lo, hi = self.estimand_range()
+        return self.worst_variance() * (hi - lo) ** 2
+
+    def anytime_estimates(self, ones: list[int], n: int, level, planned: float) -> list[Estimate]:
         """Return ``estimates`` with confidence sequences tuned for ``planned`` reports, simultaneous over the estimands."""
         debiased, feasible = self.debiased_range(), self.estimand_range()
+        variance = self.debiased_variance()
         return [anytime_estimate(estimate, debiased=debiased, feasible=feasible, level=level, planned=planned,
-                                 simultaneous_over=self.estimands)
+                                 simultaneous_over=self.estimands, variance=variance)
                 for estimate in self.estimates(ones, n, level)]
 
     def exact_denominators(self) -> tuple[int, ...]:
