@@ -32,7 +32,9 @@ confidence sequences", Ann. Statist. 49(2), eq. (14) and Proposition 3):
   summing to 1, λ* = √(2 log(2/α)/(σ_w²·planned)), stays one (Howard et al. 2021, section 3);
   Ville at 2/α on each side gives the boundary s_n solving Σ w_j exp(λ_j s − σ_w²nψ(λ_j)) = 2/α.
   Which of the two boundaries a question uses is chosen from the design and the planned n
-  alone (the narrower at the planned n), never from the data, so either keeps its guarantee.
+  alone, never from the data, so either keeps its guarantee: Bennett's where it is at least 5%
+  narrower at the planned n (it widens faster away from it: about 20% at ten times or a tenth
+  of the planned n, against 7% and 26% for the normal mixture), else Hoeffding's.
 - The interval is clipped to the feasible range, as the fixed ones are; a choice or multi
   question's d intervals use α/d each (Bonferroni), so all hold together at every n.
 
@@ -55,6 +57,7 @@ from .estimators import Estimate
 FIXED, ANYTIME = "fixed", "anytime"
 KINDS = (FIXED, ANYTIME)
 DEFAULT_PLANNED = 1000
+BENNETT_GAIN = 0.95
 _STEPS = np.arange(-8, 9)
 _WEIGHTS = 1 / ((np.abs(_STEPS) + 1) * (np.abs(_STEPS) + 2))
 _LOG_WEIGHTS = np.log(_WEIGHTS / _WEIGHTS.sum())
@@ -131,13 +134,13 @@ def half_width(n, *, spread: float, level: float, planned: float, simultaneous_o
                variance: float | None = None):
     """Return the anytime half-width at n of a mean of debiased values of range ``spread`` (and variance ≤ ``variance``).
 
-    With a variance bound the boundary narrower at the planned n is used (Hoeffding's or
-    Bennett's), a choice that depends on the design and the planned n only.
+    With a variance bound, Bennett's boundary is used where it is at least 5% narrower than
+    Hoeffding's at the planned n (BENNETT_GAIN), a choice that depends on the design and the planned n only.
     """
     alpha = (1 - level) / simultaneous_over
     hoeffding = spread * radius(planned, alpha=alpha, planned=planned)
     if variance is not None and variance > 0 and bernstein_radius(
-            planned, alpha=alpha, planned=planned, variance=variance, spread=spread) < hoeffding:
+            planned, alpha=alpha, planned=planned, variance=variance, spread=spread) < BENNETT_GAIN * hoeffding:
         return bernstein_radius(n, alpha=alpha, planned=planned, variance=variance, spread=spread)
     return spread * radius(n, alpha=alpha, planned=planned)
 

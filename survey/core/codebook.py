@@ -214,12 +214,13 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                    "estimate ± h(n) clipped to the feasible range, with alpha = (1 - ci_level)/"
                    "simultaneous_over, [a, b] the estimand's debiased_range, v its variance_bound and m the "
                    "reports planned for the question (ci_planned, times sample/k under sample allocation); "
-                   "h(n) is whichever of two boundaries is narrower at n = m: Hoeffding's normal mixture "
+                   "h(n) is Hoeffding's normal mixture "
                    "(b - a)sqrt((n/4 + rho)log((n/4 + rho)/(rho alpha^2)))/n with rho = (m/4)/(r - 1), "
                    "r = -W_{-1}(-alpha^2/e) (Lambert W), or Bennett's discrete mixture s/n with s the root "
                    "of sum_j w_j exp(l_j s - v n psi(l_j)) = 2/alpha, psi(l) = (exp(l c) - 1 - l c)/c^2, "
                    "c = b - a, l_j = l* 2^(j/2) for j = -8..8, l* = sqrt(2 log(2/alpha)/(v m)) and w_j "
-                   "proportional to 1/((|j| + 1)(|j| + 2)), summing to 1 (survey.core.anytime)."),
+                   "proportional to 1/((|j| + 1)(|j| + 2)), summing to 1, used instead where it is at least "
+                   "5% narrower at n = m (survey.core.anytime)."),
         "columns": columns,
         "estimands": estimands,
         # The public design (as design.json serves it): with it, `ldp-survey analyze` recomputes every
