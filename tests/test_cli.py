@@ -29,7 +29,7 @@ from survey.store import Store
 from conftest import free_port
 
 SLUG = "smoking-2026"
-HEADER = "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level"
+HEADER = "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level,ci_kind,ci_planned"
 COMMANDS = [[], ["create"], ["serve"], ["demo"], ["simulate"], ["aggregate"], ["crosstab"], ["plan"], ["export"], ["backup"], ["share"], ["user"],
             ["user", "add"], ["user", "passwd"], ["user", "list"], ["user", "remove"]]
 LIFECYCLE = ["publish", "close", "reopen", "duplicate", "delete"]

@@ -387,7 +387,9 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
     For `split` and for `sample` with every m: each question's mechanism, realised
     epsilon, expected worst-case margin (interval half-width, a share; for a number, a
     share of its range) at --respondents, and the respondents the survey needs for
-    --margin; then the allocation that needs the fewest. Choice and multi questions
+    --margin; then the allocation that needs the fewest. Beside each margin, the margin
+    of intervals valid at every look (`aggregate --intervals anytime`: check as often as
+    you like and stop whenever) at the same respondents. Choice and multi questions
     use intervals simultaneous over their options. A warning (on stderr; `warnings` in
     JSON) names every question whose margin under the survey's own allocation is wider
     than --warn-margin, with the respondents it needs.
@@ -422,14 +424,16 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
         click.echo(json.dumps(result, indent=2))
         return
     click.echo(f"{defn.slug}: epsilon {defn.epsilon:g} per respondent; {format(level * 100, 'g')}% intervals; "
-               f"margins at {result['respondents']} respondents, respondents for ±{result['margin']:g}")
+               f"margins at {result['respondents']} respondents (at the end, and valid at every look), "
+               f"respondents for ±{result['margin']:g}")
     for allocation in result["allocations"]:
         name = "split" if allocation["sample"] is None else f"sample {allocation['sample']} of {len(defn.questions)}"
         click.echo(f"\n{name}: needs {allocation['respondents']:,} respondents")
         width = max(len(question["id"]) for question in allocation["questions"])
         for question in allocation["questions"]:
             click.echo(f"  {question['id']:<{width}}  {question['mechanism']:<9}  epsilon {question['epsilon']:<8.4g}"
-                       f"  ±{question['half_width']:.3f}  {question['respondents']:>12,} respondents")
+                       f"  ±{question['half_width']:.3f} at the end, ±{question['anytime_half_width']:.3f} at every look"
+                       f"  {question['respondents']:>12,} respondents")
     if odds is not None:
         detect = result["odds_ratio"]
         click.echo(f"\nTo detect an odds ratio of {detect['odds_ratio']:g} between {detect['a']} and {detect['b']} "

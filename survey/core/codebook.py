@@ -24,6 +24,11 @@ with ā the share of reports holding ``value`` among the n non-empty cells of ``
   1 − (1 − ci_level)/simultaneous_over, mapped through the same maps and clipped to
   [0, 1] (or [min, max]).
 
+With ``ci_kind`` "anytime" the interval is instead the confidence sequence of
+``survey.core.anytime``, from the estimand's ``debiased_range`` [a, b] (the least and greatest
+debiased value of one report) and ``variance_bound`` (the largest variance of one), at
+α = (1 − ci_level)/simultaneous_over and tuned for the ci_planned respondents' reports.
+
 A piecewise or hybrid number does not reduce to one indicator: its estimand has ``value`` null,
 ``levels``, ``interval`` "student-t" and an ``estimator`` sentence giving the formula from
 its column of output levels; a hybrid number's estimand also lists ``level_values``, the
@@ -177,6 +182,8 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                 "p_exact": _exact(p, denominators), "q_exact": _exact(q, denominators),
                 "scale": [question["min"], question["max"]] if kind == "number" else None,
                 "interval": INTERVAL_METHOD, "simultaneous_over": simultaneous,
+                "debiased_range": list(mechanism.debiased_range()),
+                "variance_bound": mechanism.debiased_variance(),
             }
             entry.update(mechanism.codebook_fields())
             estimands.append(entry)
@@ -224,7 +231,18 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                    "A number (scale = [min, max]) maps estimate and interval by min + (max - min)x and "
                    "multiplies std_error by max - min. Estimates are unbiased and left unclipped. "
                    "An estimand whose value is null is not one indicator; its estimator field says how "
-                   "it is computed."),
+                   "it is computed. Rows whose ci_kind is anytime hold intervals valid at every look "
+                   "(confidence sequences: Howard et al. 2021; Waudby-Smith, Wu & Ramdas 2023) instead: "
+                   "estimate ± h(n) clipped to the feasible range, with alpha = (1 - ci_level)/"
+                   "simultaneous_over, [a, b] the estimand's debiased_range, v its variance_bound and m the "
+                   "reports planned for the question (ci_planned, times sample/k under sample allocation); "
+                   "h(n) is Hoeffding's normal mixture "
+                   "(b - a)sqrt((n/4 + rho)log((n/4 + rho)/(rho alpha^2)))/n with rho = (m/4)/(r - 1), "
+                   "r = -W_{-1}(-alpha^2/e) (Lambert W), or Bennett's discrete mixture s/n with s the root "
+                   "of sum_j w_j exp(l_j s - v n psi(l_j)) = 2/alpha, psi(l) = (exp(l c) - 1 - l c)/c^2, "
+                   "c = b - a, l_j = l* 2^(j/2) for j = -8..8, l* = sqrt(2 log(2/alpha)/(v m)) and w_j "
+                   "proportional to 1/((|j| + 1)(|j| + 2)), summing to 1, used instead where it is at least "
+                   "5% narrower at n = m (survey.core.anytime)."),
         "columns": columns,
         "estimands": estimands,
         # The public design (as design.json serves it): with it, `ldp-survey analyze` recomputes every
