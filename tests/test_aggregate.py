@@ -63,8 +63,8 @@ def row(question, option, kind, mechanism, epsilon, n, noisy_share, estimate, st
 # By hand: estimate = (share - q)/(p - q); std_error = sqrt(share(1-share)/((n-1)(p-q)^2)); with n = 4 every
 # Clopper-Pearson interval, mapped and clipped, is the whole feasible range, and so is every consistent interval.
 # With n = 4 the consistent view is the iterative Bayesian update stopped by the discrepancy principle: for the
-# colour counts [2, 2, 0] the maximum likelihood (1/2, 1/2, 0); for pets a shrunk (0.707, 0.098, 0.098, 0.098).
-PETS_CONSISTENT = (0.7069972399373626, 0.09766758668754569)
+# colour counts [2, 2, 0] the maximum likelihood (1/2, 1/2, 0); for pets a shrunk (0.894, 0.035, 0.035, 0.035).
+PETS_CONSISTENT = (0.8937233565030775, 0.03542554783230741)
 EXPECTED = [
     row("smoker", "yes", "yes_no", "rr", LN3, 4, 0.75, 1.0, 0.5, 0.0, 1.0, "Do you smoke?"),
     row("colour", "red", "choice", "grr", LN2, 4, 0.5, 1.0, math.sqrt(4 / 3), 0.0, 1.0, "Favourite colour?", 0.5),
@@ -85,10 +85,10 @@ EXPECTED_CSV = (
     "colour,red,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95,fixed,,0.500000,0.000000,1.000000\r\n"
     "colour,green,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95,fixed,,0.500000,0.000000,1.000000\r\n"
     "colour,blue,choice,grr,0.6931471805599453,4,0.000000,-1.000000,0.000000,0.000000,1.000000,0.95,fixed,,0.000000,0.000000,1.000000\r\n"
-    "pets,cat,choice,oue,1.0986122886681098,4,0.750000,2.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.706997,0.000000,1.000000\r\n"
-    "pets,dog,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.097668,0.000000,1.000000\r\n"
-    "pets,fish,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.097668,0.000000,1.000000\r\n"
-    "pets,none,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.097668,0.000000,1.000000\r\n"
+    "pets,cat,choice,oue,1.0986122886681098,4,0.750000,2.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.893723,0.000000,1.000000\r\n"
+    "pets,dog,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.035426,0.000000,1.000000\r\n"
+    "pets,fish,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.035426,0.000000,1.000000\r\n"
+    "pets,none,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.035426,0.000000,1.000000\r\n"
     "sports,run,multi,rr,2.1972245773362196,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95,fixed,,,,\r\n"
     "sports,\"swim, bike\",multi,rr,2.1972245773362196,4,0.250000,0.000000,0.500000,0.000000,1.000000,0.95,fixed,,,,\r\n"
     "age,,number,duchi,1.0986122886681098,3,0.333333,1.666667,6.666667,0.000000,10.000000,0.95,fixed,,,,\r\n"
