@@ -35,14 +35,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import run  # noqa: E402
-from run import Measure, fmt  # noqa: E402
+import run
+from run import Measure, fmt
 
-from survey.core import codec  # noqa: E402
-from survey.core.aggregate import QuestionCounts, aggregate_counts  # noqa: E402
-from survey.core.estimators import project_simplex, relative_noise  # noqa: E402
-from survey.core.mechanisms import mechanism_for, randomize_question  # noqa: E402
-from survey.core.reports import check_report_array  # noqa: E402
+from survey.core import codec
+from survey.core.aggregate import QuestionCounts, aggregate_counts
+from survey.core.estimators import project_simplex, relative_noise
+from survey.core.mechanisms import mechanism_for, randomize_question
+from survey.core.reports import check_report_array
 
 BEGIN, END = "<!-- consistent:begin -->", "<!-- consistent:end -->"
 NAMES = ("Norm-Sub", "IBU", "MLE", "MI", "ours")
