@@ -242,7 +242,7 @@ def number_definition(epsilon, mechanism=None, **overrides):
 
 def test_the_mechanism_field_of_a_number_question():
     assert number_definition(2.0).questions[0].mechanism == "auto"
-    for mechanism in ("auto", "hybrid", "piecewise", "duchi"):
+    for mechanism in ("auto", "hybrid", "piecewise", "duchi", "opm"):
         assert number_definition(2.0, mechanism).questions[0].mechanism == mechanism
     with pytest.raises(DefinitionError) as info:
         parse_definition(definition(questions=[{"id": "c", "kind": "choice", "text": "C", "options": ["a", "b"],
@@ -251,7 +251,7 @@ def test_the_mechanism_field_of_a_number_question():
     assert "only a number question has a mechanism, not a choice question" in str(info.value)
     with pytest.raises(DefinitionError) as info:
         number_definition(2.0, "laplace")
-    assert "must be one of auto, hybrid, piecewise, duchi, got 'laplace'" in str(info.value)
+    assert "must be one of auto, hybrid, piecewise, duchi, opm, got 'laplace'" in str(info.value)
 
 
 @pytest.mark.parametrize("epsilon", [0.3, 2.0, 4.0, 15.0])

@@ -241,7 +241,8 @@ class OptimalPiecewise(LevelMechanism):
     def _population(self) -> tuple[float, dict[float, float]]:
         """Return the worst n·Var of the mean over populations, and that population (floats: it plans)."""
         pieces = np.arange(self.steps, dtype=np.float64)
-        coefficients = _piece_quadratics(self.ratio_a, self.ratio_b, self.steps, self.band, pieces, 1.0)
+        coefficients = np.broadcast_arrays(*_piece_quadratics(self.ratio_a, self.ratio_b, self.steps, self.band,
+                                                              pieces, 1.0))
         beta = float(opm_moments(self.ratio_a, self.ratio_b, self.steps, self.band)[1])
         return population_worst(*coefficients, (beta * self.steps) ** 2)
 
@@ -295,10 +296,11 @@ class OptimalPiecewise(LevelMechanism):
 
     def meanings(self, p, q) -> list[str]:
         lo, hi, a, b, m, w = self.lo, self.hi, self.ratio_a, self.ratio_b, self.steps, self.band
-        return [f"the output level k in 0..{m + w - 1} of the optimal piecewise mechanism: the answer x in "
-                f"{lo}..{hi} was rounded at random to a grid point i in 0..{m} with mean {m}(x - {lo})/{hi - lo}, "
-                f"then k was uniform on i..i+{w - 1} with probability {w * a}/{w * a + m * b}, else uniform on the "
-                f"other {m} levels; R = (k + 1/2)/{m + w} has mean q + (p - q)(x - {lo})/{hi - lo}"]
+        meaning = (f"the output level k in 0..{m + w - 1} of the optimal piecewise mechanism: the answer x in "
+                   f"{lo}..{hi} was rounded at random to a grid point i in 0..{m} with mean {m}(x - {lo})/{hi - lo}, "
+                   f"then k was uniform on i..i+{w - 1} with probability {w * a}/{w * a + m * b}, else uniform on "
+                   f"the other {m} levels; R = (k + 1/2)/{m + w} has mean q + (p - q)(x - {lo})/{hi - lo}")
+        return [meaning]
 
     def protection_note(self, epsilon: str) -> str:
         m, w, a, b = self.steps, self.band, self.ratio_a, self.ratio_b
