@@ -279,13 +279,14 @@ def exact_number_table(points: list) -> str:
                      + f" | **{inside[chosen] / inside[best_inside]:.3f}** ({NUMBER_NAMES[best_inside]}) |")
     if not lines:
         return ""
-    names = " | ".join(NUMBER_NAMES.values())
+    worst_names = " | ".join(f"worst case: {name}" for name in NUMBER_NAMES.values())
+    inside_names = " | ".join(f"at the answers: {name}" for name in NUMBER_NAMES.values())
     return "\n".join(["", "Numbers, exact (deterministic, no runs): n·Var of the mean on [0, 1] (× (max − min)² on the "
                       "answers' scale) of each discretised mechanism as the design builds it at ε: the worst case over "
                       "single answers, which `mechanism = \"auto\"` minimises, and at the number task's answers "
                       "(mean 37 of 0..100, inside the range), with what auto costs against the best there:", "",
-                      f"| ε | auto chooses | worst case: {names} | **auto / best worst case** | at the task's "
-                      f"answers: {names} | **auto / best at the answers** |",
+                      f"| ε | auto chooses | {worst_names} | **auto / best worst case** | {inside_names} "
+                      "| **auto / best at the answers** |",
                       "| --- | --- | " + " | ".join(["---"] * 4) + " | --- | " + " | ".join(["---"] * 4) + " | --- |",
                       *lines])
 
