@@ -22,7 +22,7 @@ import {
   extremeGroups, groupProbabilities, piecewiseFit, piecewiseLevelProbabilities,
 } from '../../tests/js/piecewise.mjs';
 import { hybridExtremeGroups, hybridFit, hybridLevelProbabilities } from '../../tests/js/hybrid.mjs';
-import { opmExtremeGroups, opmFit, opmLevelProbabilities } from '../../tests/js/opm.mjs';
+import { opmExtremeGroups, opmFit, opmGroupCount, opmLevelProbabilities } from '../../tests/js/opm.mjs';
 
 const { values: options } = parseArgs({
   options: { delta: { type: 'string', default: '0.05' }, 'fit-draws': { type: 'string', default: '500000' } },
@@ -81,14 +81,17 @@ for (const row of VECTORS.hybrid.filter((r) => r.epsilon >= 1)) {
 for (const row of VECTORS.opm.filter((r) => r.epsilon >= 1)) {
   const parameters = { min: MIN, max: MAX, ratioA: row.ratio_a, ratioB: row.ratio_b, steps: row.steps, band: row.band };
   const groupOf = opmExtremeGroups(parameters);
-  const declared = (value) => groupProbabilities(opmLevelProbabilities(value, parameters), groupOf, 3);
-  const n = drawsToDetect({ delta: DELTA, p: declared(MIN)[0], q: declared(MAX)[0], comparisons: comparisonCount(2, 3) });
+  const outputs = opmGroupCount(parameters);
+  const declared = (value) => groupProbabilities(opmLevelProbabilities(value, parameters), groupOf, outputs);
+  const n = drawsToDetect({
+    delta: DELTA, p: declared(MIN)[0], q: declared(MAX)[0], comparisons: comparisonCount(2, outputs),
+  });
   if (n > 5e6) {
     console.log(`opm ε=${row.epsilon}`.padEnd(22) + ` skipped: ${n} draws per input needed`);
     continue;
   }
   const [audit, seconds] = timed(() => auditEpsilon({
-    n, inputs: [MIN, MAX], outputs: 3, epsilon: row.epsilon_float, declared,
+    n, inputs: [MIN, MAX], outputs, epsilon: row.epsilon_float, declared,
     draw: (value) => groupOf(randomizeOpm(value, parameters)),
   }));
   report(`opm ε=${row.epsilon}`, audit, n, row.epsilon_float, seconds);

@@ -20,7 +20,7 @@ import {
   extremeGroups, groupProbabilities, piecewiseFit, piecewiseLevelProbabilities,
 } from './piecewise.mjs';
 import { hybridExtremeGroups, hybridFit, hybridLevelProbabilities } from './hybrid.mjs';
-import { opmExtremeGroups, opmFit, opmLevelProbabilities } from './opm.mjs';
+import { opmExtremeGroups, opmFit, opmGroupCount, opmLevelProbabilities } from './opm.mjs';
 
 const ROWS = readVectors().thresholds;
 const row = (epsilon, d) => ROWS.find((r) => r.epsilon === epsilon && r.d === d);
@@ -187,10 +187,13 @@ function opmAudit(epsilon, { min, max }, randomize = randomizeOpm) {
   } = OPM.find((r) => r.epsilon === epsilon);
   const parameters = { min, max, ratioA, ratioB, steps, band };
   const groupOf = opmExtremeGroups(parameters);
-  const declared = (value) => groupProbabilities(opmLevelProbabilities(value, parameters), groupOf, 3);
-  const n = drawsToDetect({ delta: DELTA, p: declared(min)[0], q: declared(max)[0], comparisons: comparisonCount(2, 3) });
+  const outputs = opmGroupCount(parameters);
+  const declared = (value) => groupProbabilities(opmLevelProbabilities(value, parameters), groupOf, outputs);
+  const n = drawsToDetect({
+    delta: DELTA, p: declared(min)[0], q: declared(max)[0], comparisons: comparisonCount(2, outputs),
+  });
   return {
-    n, inputs: [min, max], outputs: 3, epsilon: realised, declared,
+    n, inputs: [min, max], outputs, epsilon: realised, declared,
     draw: (value) => groupOf(randomize(value, parameters)),
   };
 }

@@ -35,6 +35,11 @@ export function opmExtremeGroups({ steps: m, band: w }) {
   };
 }
 
+/** Return how many extreme groups there are: 3, or 2 when w = m leaves no level in both bands or neither. */
+export function opmGroupCount({ steps: m, band: w }) {
+  return w === m ? 2 : 3;
+}
+
 /**
  * Draw n reports of `value` and return {stat, critical, df} of Pearson's chi-square against the
  * exact distribution, levels merged into at most `groups` contiguous groups (alpha 1e-4 per value).
