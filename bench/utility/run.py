@@ -281,14 +281,14 @@ def exact_number_table(points: list) -> str:
         return ""
     worst_names = " | ".join(f"worst case: {name}" for name in NUMBER_NAMES.values())
     inside_names = " | ".join(f"at the answers: {name}" for name in NUMBER_NAMES.values())
-    return "\n".join(["", "Numbers, exact (deterministic, no runs): n·Var of the mean on [0, 1] (× (max − min)² on the "
-                      "answers' scale) of each discretised mechanism as the design builds it at ε: the worst case over "
-                      "single answers, which `mechanism = \"auto\"` minimises, and at the number task's answers "
-                      "(mean 37 of 0..100, inside the range), with what auto costs against the best there:", "",
-                      f"| ε | auto chooses | {worst_names} | **auto / best worst case** | {inside_names} "
-                      "| **auto / best at the answers** |",
-                      "| --- | --- | " + " | ".join(["---"] * 4) + " | --- | " + " | ".join(["---"] * 4) + " | --- |",
-                      *lines])
+    intro = ("Numbers, exact (deterministic, no runs): n·Var of the mean on [0, 1] (× (max − min)² on the "
+             "answers' scale) of each discretised mechanism as the design builds it at ε: the worst case over "
+             "single answers, which `mechanism = \"auto\"` minimises, and at the number task's answers "
+             "(mean 37 of 0..100, inside the range), with what auto costs against the best there:")
+    header = (f"| ε | auto chooses | {worst_names} | **auto / best worst case** | {inside_names} "
+              "| **auto / best at the answers** |")
+    rule = "| --- | --- | " + " | ".join(["---"] * 4) + " | --- | " + " | ".join(["---"] * 4) + " | --- |"
+    return "\n".join(["", intro, "", header, rule, *lines])
 
 
 def pure_variance(p: float, q: float, f: float, reports: float) -> float:
@@ -1047,8 +1047,8 @@ def markdown_table(points: list[Point], n: int) -> str:
                   "mechanisms (MSE of the mean on the answers' scale, at the task's answers; HM is the best of those "
                   "three in the worst case, PM can be better at a given mean), and for the optimal piecewise "
                   "mechanism (OPM, Zheng, Mishra & Hu 2025) the exact theory of its discretised design:", "",
-                  "| task | ε | our mechanism | ours: MSE ± se | Duchi theory | PM theory | HM theory | OPM theory (exact) "
-                  "| ours / best theory |",
+                  ("| task | ε | our mechanism | ours: MSE ± se | Duchi theory | PM theory | HM theory "
+                   "| OPM theory (exact) | ours / best theory |"),
                   "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for point in numbers:
             refs = point.references

@@ -16,8 +16,8 @@ from .grr import GeneralizedRR
 from .hybrid import Hybrid
 from .multi_bits import PerOptionRR
 from .multi_sampled import SampledOption
-from .oue import OptimizedUnaryEncoding
 from .opm import OptimalPiecewise
+from .oue import OptimizedUnaryEncoding
 from .piecewise import Piecewise
 from .subset import SubsetSelection
 from .warner import WarnerRR
