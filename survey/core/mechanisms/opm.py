@@ -1,8 +1,9 @@
 """The optimal piecewise mechanism for a number: the piecewise family with its band's width chosen for each ε.
 
 Zheng, Mishra & Hu (2025, "Optimal Piecewise-based Mechanism for Collecting Bounded Numerical
-Data under Local Differential Privacy", Proceedings on Privacy Enhancing Technologies 2025, arXiv:2505.15483) show that the
-piecewise mechanism of Wang et al. (2019) is one heuristic member of a family of piecewise
+Data under Local Differential Privacy", Proceedings on Privacy Enhancing Technologies 2025,
+arXiv:2505.15483) show that the piecewise mechanism of Wang et al. (2019) is one heuristic
+member of a family of piecewise
 mechanisms whose high-probability band has a free width and placement, and that optimising
 them lowers the variance. This module takes the member of that family that the product can
 sample exactly and debias with one line, optimised for the worst case over answers.
