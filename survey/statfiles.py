@@ -21,7 +21,7 @@ from .core.labels import Variable, aggregate_variables, file_label, response_var
 
 FORMATS = {"sav": "SPSS", "dta": "Stata"}
 MIMETYPES = {"sav": "application/x-spss-sav", "dta": "application/x-stata-dta"}
-STRING_COLUMNS = {"response_id", "source", "question", "option", "kind", "mechanism"}
+STRING_COLUMNS = {"response_id", "source", "question", "option", "kind", "mechanism", "ci_kind"}
 
 
 def _check(fmt: str) -> None:

@@ -59,17 +59,35 @@ def cli_runner() -> CliRunner:
     return CliRunner()
 
 
+def released_at_once(text: str) -> str:
+    """Return a definition with ``release_every = 1`` after its slug line: every response counts at once.
+
+    Most tests count each response as it arrives; tests/test_releases.py tests batches.
+    """
+    if re.search(r"^release_every\s*=", text, re.M):
+        return text
+    return re.sub(r'^(slug = "[^"]*")$', r"\1\nrelease_every = 1", text, count=1, flags=re.M)
+
+
+def smoking_text() -> str:
+    """Return examples/smoking.toml released after every response (``released_at_once``)."""
+    return released_at_once((REPO / "examples" / "smoking.toml").read_text(encoding="utf-8"))
+
+
 @pytest.fixture
-def smoking_toml() -> Path:
-    """Return the path of the repository's examples/smoking.toml."""
-    return REPO / "examples" / "smoking.toml"
+def smoking_toml(tmp_path) -> Path:
+    """Return the path of a copy of examples/smoking.toml released after every response (``released_at_once``)."""
+    path = tmp_path / "smoking.toml"
+    path.write_text(smoking_text(), encoding="utf-8")
+    return path
 
 
 def stored_count(db_path, slug: str) -> int:
-    """Return how many responses the survey ``slug`` has in the database file, through a Store opened and closed here."""
+    """Return how many responses the survey ``slug`` has stored (released or held for the next release)."""
     store = Store(db_path)
     try:
-        return store.response_count(slug)
+        state = store.release_state(slug)
+        return state["released"] + state["held"]
     finally:
         store.close()
 
@@ -184,10 +202,12 @@ def start_server(db_path: Path, log: Path, *args: str, timeout: float = 30) -> S
 
 
 def create_smoking_db(db_path: Path):
-    """Create the database with examples/smoking.toml through the CLI, as a user would."""
+    """Create the database with examples/smoking.toml (released after every response) through the CLI, as a user would."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    subprocess.run([sys.executable, "-m", "survey", "--db", str(db_path), "create",
-                    str(REPO / "examples" / "smoking.toml")], check=True, env=env, capture_output=True)
+    definition = db_path.parent / "smoking.toml"
+    definition.write_text(smoking_text(), encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "survey", "--db", str(db_path), "create", str(definition)],
+                   check=True, env=env, capture_output=True)
 
 
 def domain_report(question: dict, pick: int = 0):
@@ -220,6 +240,7 @@ def domain_answers(design: dict, **picks: int) -> dict:
 # An invitation-only survey of one question (tests of invitations and admission).
 PANEL_TOML = """
 slug = "panel"
+release_every = 1
 title = "Staff panel"
 epsilon = 2
 access = "invite"
@@ -232,9 +253,8 @@ text = "Do you work remotely?"
 
 
 def smoking_design() -> dict:
-    """Return the design of examples/smoking.toml."""
-    path = REPO / "examples" / "smoking.toml"
-    return build_design(parse_definition_toml(path.read_text(encoding="utf-8"), source=str(path)))
+    """Return the design of examples/smoking.toml released after every response."""
+    return build_design(parse_definition_toml(smoking_text(), source="examples/smoking.toml"))
 
 
 @pytest.fixture(scope="module")

@@ -75,18 +75,18 @@ EXPECTED = [
 ]
 
 EXPECTED_CSV = (
-    "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level\r\n"
-    "smoker,yes,yes_no,rr,1.0986122886681098,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95\r\n"
-    "colour,red,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95\r\n"
-    "colour,green,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95\r\n"
-    "colour,blue,choice,grr,0.6931471805599453,4,0.000000,-1.000000,0.000000,0.000000,1.000000,0.95\r\n"
-    "pets,cat,choice,oue,1.0986122886681098,4,0.750000,2.000000,1.000000,0.000000,1.000000,0.95\r\n"
-    "pets,dog,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95\r\n"
-    "pets,fish,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95\r\n"
-    "pets,none,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95\r\n"
-    "sports,run,multi,rr,2.1972245773362196,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95\r\n"
-    "sports,\"swim, bike\",multi,rr,2.1972245773362196,4,0.250000,0.000000,0.500000,0.000000,1.000000,0.95\r\n"
-    "age,,number,duchi,1.0986122886681098,3,0.333333,1.666667,6.666667,0.000000,10.000000,0.95\r\n"
+    "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level,ci_kind,ci_planned\r\n"
+    "smoker,yes,yes_no,rr,1.0986122886681098,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95,fixed,\r\n"
+    "colour,red,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95,fixed,\r\n"
+    "colour,green,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95,fixed,\r\n"
+    "colour,blue,choice,grr,0.6931471805599453,4,0.000000,-1.000000,0.000000,0.000000,1.000000,0.95,fixed,\r\n"
+    "pets,cat,choice,oue,1.0986122886681098,4,0.750000,2.000000,1.000000,0.000000,1.000000,0.95,fixed,\r\n"
+    "pets,dog,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,fixed,\r\n"
+    "pets,fish,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,fixed,\r\n"
+    "pets,none,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,fixed,\r\n"
+    "sports,run,multi,rr,2.1972245773362196,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95,fixed,\r\n"
+    "sports,\"swim, bike\",multi,rr,2.1972245773362196,4,0.250000,0.000000,0.500000,0.000000,1.000000,0.95,fixed,\r\n"
+    "age,,number,duchi,1.0986122886681098,3,0.333333,1.666667,6.666667,0.000000,10.000000,0.95,fixed,\r\n"
 )
 
 
@@ -104,7 +104,7 @@ def assert_rows_equal(actual, expected):
 
 def test_csv_header_is_the_published_one():
     assert CSV_HEADER == ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
-                          "std_error", "ci_low", "ci_high", "ci_level"]
+                          "std_error", "ci_low", "ci_high", "ci_level", "ci_kind", "ci_planned"]
 
 
 def test_aggregate_tiny_design_exact_rows():
@@ -136,7 +136,7 @@ def test_aggregate_intervals_are_mapped_clopper_pearson():
         assert (r.ci_low, r.ci_high) == pytest.approx((low, high), abs=1e-9), (r.question, r.option)
         assert r.estimate == pytest.approx(((ones / r.n) - q) / (p - q) * width)
         assert r.ci_level == 0.9
-    assert rows_to_csv(rows).splitlines()[1] == "smoker,yes,yes_no,rr,1.0986122886681098,40,0.750000,1.000000,0.138675,0.725880,1.000000,0.9"
+    assert rows_to_csv(rows).splitlines()[1] == "smoker,yes,yes_no,rr,1.0986122886681098,40,0.750000,1.000000,0.138675,0.725880,1.000000,0.9,fixed,"
 
 
 def test_aggregate_without_answers_gives_empty_estimates_and_whole_ranges():
@@ -146,8 +146,8 @@ def test_aggregate_without_answers_gives_empty_estimates_and_whole_ranges():
                for r in rows)
     assert [(r.ci_low, r.ci_high) for r in rows] == [(0.0, 1.0)] * 10 + [(0.0, 10.0)]
     lines = rows_to_csv(rows).split("\r\n")
-    assert lines[1] == "smoker,yes,yes_no,rr,1.0986122886681098,0,,,,0.000000,1.000000,0.95"
-    assert lines[-2] == "age,,number,duchi,1.0986122886681098,0,,,,0.000000,10.000000,0.95"
+    assert lines[1] == "smoker,yes,yes_no,rr,1.0986122886681098,0,,,,0.000000,1.000000,0.95,fixed,"
+    assert lines[-2] == "age,,number,duchi,1.0986122886681098,0,,,,0.000000,10.000000,0.95,fixed,"
     assert lines[-1] == ""
 
 
@@ -199,11 +199,11 @@ def test_format_decimal():
 
 def test_rows_to_json_is_serialisable_with_none_for_missing():
     data = rows_to_json(aggregate(TINY, ANSWERS))
-    assert list(data[0]) == CSV_HEADER + ["text", "consistent"]
+    assert list(data[0]) == CSV_HEADER[:-2] + ["text", "consistent", "ci_kind", "ci_planned"]
     assert data[0] == {"question": "smoker", "option": "yes", "kind": "yes_no", "mechanism": "rr",
                        "epsilon": pytest.approx(LN3), "n": 4, "noisy_share": 0.75, "estimate": 1.0,
                        "std_error": 0.5, "ci_low": 0.0, "ci_high": 1.0, "ci_level": 0.95, "text": "Do you smoke?",
-                       "consistent": None}
+                       "consistent": None, "ci_kind": "fixed", "ci_planned": None}
     assert data[1]["consistent"] == 0.5
     json.dumps(data, allow_nan=False)
     empty = rows_to_json(aggregate(TINY, []))

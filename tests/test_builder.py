@@ -598,6 +598,7 @@ allocation = "sample"
 sample = 2
 access = "invite"
 series = "health-panel"
+release_every = 500
 
 [[questions]]
 id = "smoker"

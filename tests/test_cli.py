@@ -7,6 +7,7 @@ import gc
 import io
 import json
 import math
+from pathlib import Path
 import socket
 import subprocess
 import sys
@@ -28,7 +29,7 @@ from survey.store import Store
 from conftest import free_port
 
 SLUG = "smoking-2026"
-HEADER = "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level"
+HEADER = "question,option,kind,mechanism,epsilon,n,noisy_share,estimate,std_error,ci_low,ci_high,ci_level,ci_kind,ci_planned"
 COMMANDS = [[], ["create"], ["serve"], ["demo"], ["simulate"], ["aggregate"], ["crosstab"], ["plan"], ["export"], ["backup"], ["share"], ["user"],
             ["user", "add"], ["user", "passwd"], ["user", "list"], ["user", "remove"]]
 LIFECYCLE = ["publish", "close", "reopen", "duplicate", "delete"]
@@ -129,7 +130,7 @@ def test_every_command_has_help_with_examples(cli_runner, command):
 def test_command_list_shows_untruncated_one_line_summaries(cli_runner):
     listing = ok(cli_runner.invoke(main, ["--help"])).stdout.split("Commands:")[1]
     lines = [line.strip() for line in listing.strip().splitlines()]
-    assert {line.split()[0] for line in lines} == set(LIFECYCLE) | {"aggregate", "analyze", "backup", "codebook", "create", "crosstab", "demo", "export", "invite", "plan",
+    assert {line.split()[0] for line in lines} == set(LIFECYCLE) | {"aggregate", "analyze", "backup", "codebook", "create", "crosstab", "demo", "export", "invite", "plan", "release",
                                                    "regress", "serve",
                                                    "share", "simulate", "token", "user"}
     assert not [line for line in lines if line.endswith("...")]
@@ -175,7 +176,7 @@ def test_create_stores_definition_and_prints_design(run, db_path, smoking_toml):
 def test_create_makes_a_sample_survey_and_prints_its_allocation_and_the_recommendation(run, db_path, smoking_toml):
     from survey.core.planning import plan
 
-    athletes = smoking_toml.parent / "athletes.toml"
+    athletes = Path(__file__).resolve().parent.parent / "examples" / "athletes.toml"
     result = run("create", athletes)
     assert result.exit_code == 0, result.output
     assert "Each respondent answers 2 of the 6 questions" in result.stdout
@@ -563,11 +564,11 @@ def test_demo_is_idempotent_and_prints_a_working_login(run, db_path):
     assert DEMO_EMAIL in first.stdout and password_ok(db_path, DEMO_EMAIL, password)
     second = ok(run("demo", "--no-serve", "--respondents", 300))
     assert "Simulated" not in second.stdout
-    assert Store(db_path).response_count(SLUG) == 300
+    assert Store(db_path).received_count(SLUG) == 300
     new_password = second.stdout.split("Password:")[1].split()[0]
     assert new_password != password and password_ok(db_path, DEMO_EMAIL, new_password)
     ok(run("demo", "--no-serve", "--respondents", 350, "--seed", 2))
-    assert Store(db_path).response_count(SLUG) == 350
+    assert Store(db_path).received_count(SLUG) == 350
 
 
 @pytest.fixture

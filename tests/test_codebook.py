@@ -307,4 +307,4 @@ def test_responses_csv_has_one_column_per_bit_and_empty_cells_for_unasked(tmp_pa
 
 def test_aggregates_csv_keeps_its_header():
     assert CSV_HEADER == ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
-                          "std_error", "ci_low", "ci_high", "ci_level"]
+                          "std_error", "ci_low", "ci_high", "ci_level", "ci_kind", "ci_planned"]

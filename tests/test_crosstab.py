@@ -384,7 +384,7 @@ def test_formats():
 def test_store_round_trip(tmp_path):
     rng = np.random.default_rng(11)
     text = (tmp_path / "s.toml")
-    body = 'slug = "rt"\ntitle = "rt"\nepsilon = 3.0\n' + choice_yes_no(12) + NUMBER.replace(
+    body = 'slug = "rt"\nrelease_every = 1\ntitle = "rt"\nepsilon = 3.0\n' + choice_yes_no(12) + NUMBER.replace(
         'id = "smoker"', 'id = "smoker2"')
     text.write_text(body, encoding="utf-8")
     design = build_design(parse_definition_toml(body, source="s.toml"))

@@ -22,6 +22,7 @@ SLUG = "labels"
 LABELS = ["-10% or more", "=1+1", "+5", "@home", "plain, with a comma"]
 LABELS_TOML = f"""
 slug = "{SLUG}"
+release_every = 1
 title = "Labels"
 epsilon = 3
 allocation = "sample"
@@ -199,7 +200,7 @@ def test_results_xlsx_holds_labels_as_text_and_numbers_as_numbers(app, labels):
         assert len(sheet) == len(api_rows) + 1
         for cells, row in zip(sheet[1:], api_rows):
             for name, cell in zip(CSV_HEADER, cells):
-                if name in ("question", "option", "kind", "mechanism"):
+                if name in ("question", "option", "kind", "mechanism", "ci_kind"):
                     if row[name] == "":  # a number's option: an empty cell, as the CSV's empty field
                         assert cell.value is None and row["kind"] == "number"
                     else:

@@ -25,6 +25,7 @@ SLUG = "many-options"
 LABELS = [f"Town {i:03d}" for i in range(255)]
 MANY_TOML = f'''
 slug = "{SLUG}"
+release_every = 1
 title = "Where do you live?"
 epsilon = 8.0
 

@@ -31,7 +31,10 @@ same functions to show that the checks catch what they are meant to catch.
 7. ``check_planner_half_width``: at the planner's worst-case truth the planned half-width is within
    5% of the mean half-width of the product's intervals over 400 simulated surveys (and within 10%
    of z·SD of the estimates), as tests/test_planning.py and tests/test_planning_preview.py do.
-8. ``check_interface``: from_entry round-trips (through JSON too), build and choose agree with the
+8. ``check_debiased_range``: one report's own debiased value (the estimate from that report alone) lies in
+   ``debiased_range`` for every report drawn (every level of a level mechanism), and reports reach both of its ends:
+   the range on which the anytime-valid intervals' Hoeffding bound rests (survey.core.anytime).
+9. ``check_interface``: from_entry round-trips (through JSON too), build and choose agree with the
    entry, the words are non-empty with no leftover braces, (p, q) are those of the enumeration, and
    a level mechanism's values lie on the line q + (p − q)x with scores and score pieces consistent.
 
@@ -997,6 +1000,28 @@ def test_planner_half_width_matches_simulation_at_the_worst_case(cls):
     check_planner_half_width(make_case(cls))
 
 
+def check_debiased_range(case, *, draws: int = 400):
+    mechanism = case.mechanism
+    low, high = mechanism.debiased_range()
+    assert mechanism.estimand_range() == (case.lo_hi if case.cls.kind == "number" else (0.0, 1.0))
+    if mechanism.report == LEVEL:
+        singles = [[mechanism.level_score(level), mechanism.level_score(level) ** 2] for level in range(mechanism.levels)]
+    else:
+        rng = np.random.default_rng([53, *map(ord, case.cls.name)])
+        reports = np.asarray(mechanism.randomize(true_values_for(case, truth_for_coverage(case), draws, rng), rng))
+        singles = [codec.tally(case.entry, codec.encode_column(case.entry, reports[index:index + 1]))
+                   for index in range(draws)]
+    values = np.array([[estimate.estimate for estimate in mechanism.estimates([int(x) for x in ones], 1, 0.95)]
+                       for ones in singles])
+    assert values.min() >= low - 1e-9 and values.max() <= high + 1e-9, (values.min(), values.max(), low, high)
+    assert values.min() == pytest.approx(low, abs=1e-9) and values.max() == pytest.approx(high, abs=1e-9)
+
+
+@by_mechanism
+def test_debiased_range_holds_every_report_and_is_tight(cls):
+    check_debiased_range(make_case(cls))
+
+
 @by_mechanism
 def test_interface_is_complete_and_consistent(cls):
     check_interface(make_case(cls))
@@ -1033,6 +1058,7 @@ CHECKS = {
     "codebook_rederives": check_codebook_rederives,
     "domain": check_domain,
     "planner_half_width": check_planner_half_width,
+    "debiased_range": check_debiased_range,
     "interface": check_interface,
 }
 

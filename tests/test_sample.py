@@ -32,7 +32,7 @@ from survey.core.planning import plan_allocation
 from survey.core.simulate import complete_truth, parse_given, parse_truth, simulate_answers, simulate_reports
 from survey.store import Store
 
-from conftest import domain_report, stored_count
+from conftest import domain_report, released_at_once, stored_count
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 ATHLETES = EXAMPLES / "athletes.toml"
@@ -43,12 +43,17 @@ Z_TOLERANCE = 4.5
 def yes_no_survey(k: int, m: int, epsilon: float, slug: str = "sampled") -> dict:
     """Return the design of k yes/no questions q0..q{k-1} under sample allocation with m per respondent."""
     return build_design(parse_definition({
-        "slug": slug, "title": "Sampled", "epsilon": epsilon, "allocation": "sample", "sample": m,
+        "slug": slug, "title": "Sampled", "epsilon": epsilon, "allocation": "sample", "sample": m, "release_every": 1,
         "questions": [{"id": f"q{i}", "kind": "yes_no", "text": f"Question {i}?"} for i in range(k)]}))
 
 
+def athletes_text() -> str:
+    """Return examples/athletes.toml released after every response."""
+    return released_at_once(ATHLETES.read_text(encoding="utf-8"))
+
+
 def athletes_design() -> dict:
-    return build_design(parse_definition_toml(ATHLETES.read_text(encoding="utf-8"), source=str(ATHLETES)))
+    return build_design(parse_definition_toml(athletes_text(), source=str(ATHLETES)))
 
 
 ATHLETES_QUESTIONS = {q["id"]: q for q in athletes_design()["questions"]}
@@ -137,7 +142,7 @@ def athletes(db_path) -> dict:
     design = athletes_design()
     store = Store(db_path)
     try:
-        store.create_survey(ATHLETES.read_text(encoding="utf-8"), design)
+        store.create_survey(athletes_text(), design)
     finally:
         store.close()
     return design
@@ -281,7 +286,7 @@ def test_create_simulate_aggregate_the_athletes_example_within_4_standard_errors
 
 
 def test_a_crosstab_of_an_m_2_survey_uses_the_respondents_who_answered_both(db_path):
-    definition = {"slug": "pairs", "title": "Pairs", "epsilon": 3.0, "allocation": "sample", "sample": 2,
+    definition = {"slug": "pairs", "title": "Pairs", "epsilon": 3.0, "allocation": "sample", "sample": 2, "release_every": 1,
                   "questions": [{"id": qid, "kind": "yes_no", "text": f"{qid}?"} for qid in ("a", "b", "c")]}
     design = build_design(parse_definition(definition))
     store = Store(db_path)

@@ -305,7 +305,7 @@ def test_demo_refuses_a_database_with_other_surveys_unless_forced(cli_runner, tm
     assert result.exit_code == 0, result.output
     store = Store(db_path)
     assert sorted(s["slug"] for s in store.list_surveys()) == sorted([other, SLUG])
-    assert store.response_count(SLUG) == 50
+    assert store.received_count(SLUG) == 50
     store.close()
 
 

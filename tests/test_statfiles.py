@@ -26,6 +26,7 @@ SLUG = "long-names"
 LONG = "household_income_before_taxes"  # 29 characters: with an option, past Stata's 32
 TOML = f"""
 slug = "{SLUG}"
+release_every = 1
 title = "Names a package must shorten"
 epsilon = 4
 allocation = "sample"

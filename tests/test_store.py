@@ -27,7 +27,7 @@ def mixed_design() -> dict:
     """A survey with every kind of report: rr, grr, subset selection (bits), OUE over 256 options (five
     words), a sampled 64-option multi (two words), a per-bit multi, duchi and a hybrid number's level."""
     return build_design(parse_definition({
-        "slug": "mixed", "title": "Mixed", "epsilon": 7.5,
+        "slug": "mixed", "title": "Mixed", "epsilon": 7.5, "release_every": 1,
         "questions": [
             {"id": "smoker", "kind": "yes_no", "text": "Smoke?"},
             {"id": "colour", "kind": "choice", "text": "Colour?", "options": ["red", "green", "blue"]},
@@ -109,7 +109,7 @@ def test_the_vectorised_simulation_stores_exactly_what_the_per_answer_path_store
 def test_level_numbers_are_tallied_as_sums_of_scores_and_squares_on_every_path(tmp_path, epsilon, weight, mechanism):
     """Insert one by one (trigger), in batches and as columns: Σs and Σs² agree with a recount and the answers."""
     design = build_design(parse_definition({
-        "slug": "levels", "title": "Levels", "epsilon": epsilon,
+        "slug": "levels", "title": "Levels", "epsilon": epsilon, "release_every": 1,
         "questions": [{"id": "smoker", "kind": "yes_no", "text": "Smoke?"},
                       {"id": "income", "kind": "number", "text": "Income?", "min": 0, "max": 250, "weight": weight,
                        "mechanism": mechanism}]}))

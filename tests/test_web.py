@@ -56,7 +56,7 @@ def test_multi_and_oue_reports_are_lists(db_path, tmp_path):
     from survey.web import create_app
 
     design = build_design(parse_definition({
-        "slug": "wide", "title": "Wide", "epsilon": 0.5,
+        "slug": "wide", "title": "Wide", "epsilon": 0.5, "release_every": 1,
         "questions": [{"id": "pick", "kind": "choice", "text": "Pick",
                        "options": [f"o{i}" for i in range(12)]},
                       {"id": "tick", "kind": "multi", "text": "Tick", "options": ["a", "b", "c"]}]}))
@@ -415,7 +415,7 @@ def test_dashboard_shows_question_text_responses_per_day_and_an_empty_state(web,
 
 
 LEVEL_SURVEY = {
-    "slug": "income", "title": "Income", "epsilon": 4.0,
+    "slug": "income", "title": "Income", "epsilon": 4.0, "release_every": 1,
     "questions": [{"id": "smoker", "kind": "yes_no", "text": "Smoke?", "weight": 1},
                   {"id": "income", "kind": "number", "text": "Income?", "min": 0, "max": 250, "weight": 3}]}
 

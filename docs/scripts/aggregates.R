@@ -4,7 +4,8 @@
 #   Rscript aggregates.R responses.csv codebook.json [LEVEL] > aggregates.csv
 #
 # Writes the columns of the aggregates CSV (question, option, kind, mechanism, epsilon, n,
-# noisy_share, estimate, std_error, ci_low, ci_high, ci_level), one row per estimand of the
+# noisy_share, estimate, std_error, ci_low, ci_high, ci_level, ci_kind, ci_planned; intervals
+# valid at the planned end, ci_kind "fixed"), one row per estimand of the
 # codebook, numbers at full precision. Needs base R and jsonlite; nothing of ldp-survey.
 
 library(jsonlite)
@@ -71,7 +72,8 @@ aggregates <- function(responses, book, level = 0.95) {
     question <- questions[[estimand$question]]
     data.frame(question = estimand$question, option = estimand$option, kind = question$kind,
                mechanism = question$mechanism, epsilon = question$epsilon,
-               compute(cells, estimand, level), ci_level = level, stringsAsFactors = FALSE)
+               compute(cells, estimand, level), ci_level = level, ci_kind = "fixed", ci_planned = NA,
+               stringsAsFactors = FALSE)
   })
   do.call(rbind, rows)
 }

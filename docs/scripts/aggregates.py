@@ -4,8 +4,9 @@ Usage:
     python aggregates.py responses.csv codebook.json [LEVEL] > aggregates.csv
 
 Writes the columns of the aggregates CSV (question, option, kind, mechanism, epsilon, n,
-noisy_share, estimate, std_error, ci_low, ci_high, ci_level), one row per estimand of the
-codebook, numbers at full precision. Needs pandas and scipy; nothing of ldp-survey.
+noisy_share, estimate, std_error, ci_low, ci_high, ci_level, ci_kind, ci_planned), one row per
+estimand of the codebook, numbers at full precision, with the intervals valid at the planned
+end (ci_kind "fixed"). Needs pandas and scipy; nothing of ldp-survey.
 """
 
 import json
@@ -17,7 +18,7 @@ import pandas as pd
 from scipy.stats import beta, t
 
 HEADER = ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate", "std_error",
-          "ci_low", "ci_high", "ci_level"]
+          "ci_low", "ci_high", "ci_level", "ci_kind", "ci_planned"]
 
 
 def clip(value, low, high):
@@ -84,7 +85,7 @@ def aggregates(responses: pd.DataFrame, book: dict, level: float = 0.95) -> pd.D
         question = columns[estimand["question"]]
         rows.append(dict(question=estimand["question"], option=estimand["option"], kind=question["kind"],
                          mechanism=question["mechanism"], epsilon=question["epsilon"],
-                         **compute(cells, estimand, level), ci_level=level))
+                         **compute(cells, estimand, level), ci_level=level, ci_kind="fixed", ci_planned=None))
     return pd.DataFrame(rows, columns=HEADER)
 
 

@@ -74,7 +74,8 @@ def main(ctx, db):
 # click lists a group's commands sorted by name (SurveyGroup keeps click's list_commands), so the
 # order they are added in does not change `ldp-survey --help`.
 for command in (
-    surveys.create, surveys.plan, surveys.share, surveys.publish, surveys.close, surveys.reopen, surveys.invite,
+    surveys.create, surveys.plan, surveys.share, surveys.publish, surveys.close, surveys.reopen, surveys.release,
+    surveys.invite,
     surveys.duplicate, surveys.delete,
     results.aggregate, results.crosstab, results.export,
     analysis.regress, analysis.analyze, analysis.codebook,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..core.anytime import DEFAULT_PLANNED
 from ..core.precision import DEFAULT_WARN_MARGIN
 from ..store import Store, SurveyNotFound
 
@@ -19,6 +20,14 @@ WARN_MARGIN = click.option("--warn-margin", default=DEFAULT_WARN_MARGIN, show_de
                            type=click.FloatRange(0, 1, min_open=True, max_open=True),
                            help="Warn about every question whose expected 95% margin is wider than this share "
                                 "(0.10 for ±10 points; for a number, a share of its range).")
+
+INTERVALS = click.option("--intervals", type=click.Choice(["fixed", "anytime"]), default="fixed", show_default=True,
+                         help="fixed: valid at the planned end (one n fixed in advance); anytime: valid at every "
+                              "look, however often you check and whenever you stop (confidence sequences, wider).")
+
+PLANNED = click.option("--planned", default=DEFAULT_PLANNED, show_default=True, metavar="N", type=click.IntRange(1, 10**9),
+                       help="With --intervals anytime: the respondents planned, fixed before looking, for which "
+                            "the anytime intervals are made narrowest (they stay valid at every n).")
 
 
 SANDBOX = click.option("--sandbox", is_flag=True,

@@ -184,10 +184,10 @@ def simulate(db, slug, n, truths, givens, seed, batch, alongside_real, clear):
         design = load_design(store, slug)
         if clear:
             deleted = store.clear_sandbox(slug, "simulated")
-            click.echo(f"Deleted {deleted} simulated responses from {slug}; its {store.response_count(slug)} "
+            click.echo(f"Deleted {deleted} simulated responses from {slug}; its {store.received_count(slug)} "
                        "real responses are untouched")
             return
-        real = store.response_count(slug)
+        real = store.received_count(slug)
         if real and not alongside_real:
             raise click.ClickException(
                 f"survey {slug!r} has {real} real response{'' if real == 1 else 's'}; nothing was simulated. "
@@ -311,7 +311,7 @@ def _prepare_demo(db: str, *, respondents: int, seed: int | None, force: bool, h
             defn = parse_definition_toml(text, source="examples/smoking.toml")
             store.create_survey(text, build_design(defn))
         design = load_design(store, DEMO_SLUG)
-        missing = respondents - store.response_count(DEMO_SLUG)
+        missing = respondents - store.received_count(DEMO_SLUG)
         if missing > 0:
             qids = {q["id"] for q in design["questions"]}
             given = parse_truth(design, [f"{q}={v}" for q, v in DEMO_TRUTH.items() if q in qids])
@@ -325,6 +325,6 @@ def _prepare_demo(db: str, *, respondents: int, seed: int | None, force: bool, h
         password = secrets.token_urlsafe(12)
         store.add_user(DEMO_EMAIL, hash_password(password), replace=True)
         store.share(DEMO_SLUG, DEMO_EMAIL)
-        return password, store.response_count(DEMO_SLUG)
+        return password, store.received_count(DEMO_SLUG)
     finally:
         store.close()

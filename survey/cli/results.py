@@ -7,8 +7,17 @@ from pathlib import Path
 
 import click
 
+from ..core.anytime import DEFAULT_PLANNED, FIXED
 from ..core.codebook import simulated_note
-from .common import LEVEL, SANDBOX, echo_formatted, load_design, open_store
+from .common import (
+    INTERVALS,
+    LEVEL,
+    PLANNED,
+    SANDBOX,
+    echo_formatted,
+    load_design,
+    open_store,
+)
 
 
 @click.command()
@@ -16,18 +25,23 @@ from .common import LEVEL, SANDBOX, echo_formatted, load_design, open_store
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
               show_default=True, help="Output format.")
 @LEVEL
+@INTERVALS
+@PLANNED
 @SANDBOX
 @click.pass_obj
-def aggregate(db, slug, fmt, level, sandbox):
+def aggregate(db, slug, fmt, level, intervals, planned, sandbox):
     """Print debiased estimates with confidence intervals.
 
     Of the real responses only, or with --sandbox of the test answers and simulated
-    respondents only.
+    respondents only. The intervals are valid at the planned end by default; with
+    --intervals anytime they are valid at every look (check after every response and
+    stop whenever you like), tuned for --planned respondents; the ci_kind column says which.
 
     \b
     Examples:
       ldp-survey aggregate smoking-2026
       ldp-survey aggregate smoking-2026 --format csv --level 0.99 > estimates.csv
+      ldp-survey aggregate smoking-2026 --intervals anytime --planned 2000
       ldp-survey aggregate smoking-2026 --sandbox
     """
     from ..core import aggregate as agg
@@ -35,7 +49,8 @@ def aggregate(db, slug, fmt, level, sandbox):
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
-        rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level)
+        rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level,
+                                    intervals=intervals, planned=planned)
     finally:
         store.close()
     echo_formatted(fmt, rows, to_csv=agg.rows_to_csv, to_json=agg.rows_to_json, to_table=agg.rows_to_table)
@@ -110,9 +125,11 @@ EXPORT_SUFFIXES = {".csv": "csv", ".json": "json", ".sav": "sav", ".dta": "dta"}
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="File to write (default: standard output; required for sav and dta).")
 @LEVEL
+@INTERVALS
+@PLANNED
 @SANDBOX
 @click.pass_obj
-def export(db, slug, aggregates, responses, codebook, package, fmt, output, level, sandbox):
+def export(db, slug, aggregates, responses, codebook, package, fmt, output, level, intervals, planned, sandbox):
     """Export the estimates, noisy reports, codebook or a data package.
 
     The responses CSV has response_id, received_day, then per question its columns: one
@@ -127,11 +144,14 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
     --package writes all of it with a datapackage.json that describes every column's
     type and range (Frictionless Data), for tools that load or validate data packages.
     With --sandbox, the files are of those instead (the responses then have a source
-    column after received_day: test or simulated).
+    column after received_day: test or simulated). The estimates' intervals are valid at
+    the planned end, or with --intervals anytime at every look (tuned for --planned
+    respondents); their ci_kind and ci_planned columns say which.
 
     \b
     Examples:
       ldp-survey export smoking-2026 --aggregates -o estimates.csv
+      ldp-survey export smoking-2026 --aggregates --intervals anytime --planned 2000 -o watched.csv
       ldp-survey export smoking-2026 --responses > reports.csv
       ldp-survey export smoking-2026 --responses -o reports.sav
       ldp-survey export smoking-2026 --aggregates --format dta -o estimates.dta
@@ -149,7 +169,7 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
     if what == "package":
         if output is not None or fmt is not None:
             raise click.UsageError("--package writes a directory of its own: leave out -o and --format")
-        _export_package(db, slug, package, level, sandbox)
+        _export_package(db, slug, package, level, sandbox, intervals=intervals, planned=planned)
         return
     if what == "codebook":
         if fmt is not None:
@@ -166,7 +186,8 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
     try:
         design = load_design(store, slug)
         simulated = 0 if sandbox else store.sandbox_counts(slug)["simulated"]
-        content = _export_content(store, design, what, fmt, level, sandbox, simulated)
+        content = _export_content(store, design, what, fmt, level, sandbox, simulated, intervals=intervals,
+                                  planned=planned)
     finally:
         store.close()
     if simulated:
@@ -178,7 +199,8 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
     click.echo(f"Wrote {what} of {slug} to {output}", err=True)
 
 
-def _export_content(store, design: dict, what: str, fmt: str, level: float, sandbox: bool, simulated: int):
+def _export_content(store, design: dict, what: str, fmt: str, level: float, sandbox: bool, simulated: int, *,
+                    intervals: str = FIXED, planned: int = DEFAULT_PLANNED):
     """Return one export's content: text for csv and json, bytes for sav and dta."""
     from ..core import aggregate as agg
     from ..core.codebook import codebook as make_codebook
@@ -189,7 +211,8 @@ def _export_content(store, design: dict, what: str, fmt: str, level: float, sand
         return json.dumps(make_codebook(design, simulated=simulated, sandbox=sandbox), indent=2,
                           ensure_ascii=False) + "\n"
     if what == "aggregates":
-        rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level)
+        rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level,
+                                    intervals=intervals, planned=planned)
         if fmt == "csv":
             return agg.rows_to_csv(rows)
         from ..statfiles import aggregates_file
@@ -214,7 +237,8 @@ def _write_file(path: Path, content) -> None:
         raise click.ClickException(f"cannot write {path}: {exc}") from exc
 
 
-def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool) -> None:
+def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool, *, intervals: str = "fixed",
+                    planned: int = 1000) -> None:
     """Write the Frictionless Data Package of a survey into ``directory`` (made if missing)."""
     from ..core import aggregate as agg
     from ..core.codebook import codebook as make_codebook
@@ -224,7 +248,8 @@ def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool)
     try:
         design = load_design(store, slug)
         simulated = 0 if sandbox else store.sandbox_counts(slug)["simulated"]
-        rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level)
+        rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level,
+                                    intervals=intervals, planned=planned)
         contents = package_files(design, rows, store.iter_responses(slug, sandbox=sandbox),
                                  make_codebook(design, simulated=simulated, sandbox=sandbox), sandbox=sandbox)
     finally:

@@ -11,6 +11,7 @@ import click
 from ..core.definition import parse_definition_toml
 from ..core.design import build_design
 from ..core.precision import DEFAULT_SHARES, power_sentence, precision_warnings
+from ..core.releases import release_plan_sentence
 from ..store import StoreError
 from .common import LEVEL, WARN_MARGIN, load_design, open_store
 from .power import plan_power, power_options
@@ -106,13 +107,14 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
         store.create_survey(text, design, replace=replace, owner=owner, status="draft" if draft else None)
         status = store.survey_status(design["slug"])
     except StoreError as exc:
-        exists_unanswered = store.survey_exists(design["slug"]) and not store.response_count(design["slug"])
+        exists_unanswered = store.survey_exists(design["slug"]) and not store.received_count(design["slug"])
         hint = "; pass --replace to replace it" if exists_unanswered and not replace else ""
         raise click.ClickException(f"{exc}{hint}") from exc
     finally:
         store.close()
     _print_design(design)
     _print_precision(defn, design, respondents=respondents, warn_margin=warn_margin)
+    click.echo(release_plan_sentence(design))
     if status == "draft":
         click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
     if owner is None:
@@ -220,6 +222,48 @@ def invite(db, slug, count, base):
     finally:
         store.close()
     click.echo("\n".join(invitation_links(base, slug, tokens)))
+
+
+@click.command()
+@click.argument("slug")
+@click.option("--now", is_flag=True, help="Release the held responses now, fewer than the step (asks first).")
+@click.option("--yes", is_flag=True, help="With --now: do not ask.")
+@click.pass_obj
+def release(db, slug, now, yes):
+    """Show a survey's releases, or release its held responses early.
+
+    Results change only when another release_every responses have arrived (the survey's
+    definition; the planner's default halves ε). Until then new responses are held: counted
+    here, in no result, export or API answer. Releasing them early protects their respondents
+    only by the central ε of that smaller batch, which this command says before asking.
+
+    \b
+    Examples:
+      ldp-survey release smoking-2026
+      ldp-survey release smoking-2026 --now
+      ldp-survey --db study.db release smoking-2026 --now --yes
+    """
+    from ..core.releases import early_release_warning, release_sentence, release_view
+
+    store = open_store(db, must_exist=True)
+    try:
+        design = load_design(store, slug)
+        state = store.release_state(slug)
+        view = release_view(design, released=state["released"], held=state["held"],
+                            smallest_release=state["smallest_release"])
+        if not now:
+            click.echo(release_sentence(view))
+            return
+        if not view.held:
+            click.echo("No responses are held: nothing to release.")
+            return
+        click.echo(early_release_warning(view))
+        if not yes:
+            click.confirm("Release them now?", abort=True)
+        moved = store.release_held(slug)
+    finally:
+        store.close()
+    click.echo(f"Released {moved:,} held response{'' if moved == 1 else 's'} of {slug}")
 
 
 @click.command()
@@ -343,7 +387,9 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
     For `split` and for `sample` with every m: each question's mechanism, realised
     epsilon, expected worst-case margin (interval half-width, a share; for a number, a
     share of its range) at --respondents, and the respondents the survey needs for
-    --margin; then the allocation that needs the fewest. Choice and multi questions
+    --margin; then the allocation that needs the fewest. Beside each margin, the margin
+    of intervals valid at every look (`aggregate --intervals anytime`: check as often as
+    you like and stop whenever) at the same respondents. Choice and multi questions
     use intervals simultaneous over their options. A warning (on stderr; `warnings` in
     JSON) names every question whose margin under the survey's own allocation is wider
     than --warn-margin, with the respondents it needs.
@@ -378,14 +424,16 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
         click.echo(json.dumps(result, indent=2))
         return
     click.echo(f"{defn.slug}: epsilon {defn.epsilon:g} per respondent; {format(level * 100, 'g')}% intervals; "
-               f"margins at {result['respondents']} respondents, respondents for ±{result['margin']:g}")
+               f"margins at {result['respondents']} respondents (at the end, and valid at every look), "
+               f"respondents for ±{result['margin']:g}")
     for allocation in result["allocations"]:
         name = "split" if allocation["sample"] is None else f"sample {allocation['sample']} of {len(defn.questions)}"
         click.echo(f"\n{name}: needs {allocation['respondents']:,} respondents")
         width = max(len(question["id"]) for question in allocation["questions"])
         for question in allocation["questions"]:
             click.echo(f"  {question['id']:<{width}}  {question['mechanism']:<9}  epsilon {question['epsilon']:<8.4g}"
-                       f"  ±{question['half_width']:.3f}  {question['respondents']:>12,} respondents")
+                       f"  ±{question['half_width']:.3f} at the end, ±{question['anytime_half_width']:.3f} at every look"
+                       f"  {question['respondents']:>12,} respondents")
     if odds is not None:
         detect = result["odds_ratio"]
         click.echo(f"\nTo detect an odds ratio of {detect['odds_ratio']:g} between {detect['a']} and {detect['b']} "

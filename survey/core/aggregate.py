@@ -20,11 +20,12 @@ from typing import Iterable
 import numpy as np
 
 from . import codec
+from .anytime import DEFAULT_PLANNED, FIXED, check_kind, check_planned
 from .estimators import Estimate, project_simplex
 from .mechanisms import BITS, INDEX, LEVEL, mechanism_for
 
 CSV_HEADER = ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
-              "std_error", "ci_low", "ci_high", "ci_level"]
+              "std_error", "ci_low", "ci_high", "ci_level", "ci_kind", "ci_planned"]
 CSV_LINE_TERMINATOR = "\r\n"
 _MISSING = object()
 _ROW_TYPES = (list, tuple, np.ndarray)
@@ -39,7 +40,10 @@ class AggregateRow:
     equal to 1 (naming the option, or with its bit set); ``estimate`` is unbiased and
     unclipped; ``ci_low``/``ci_high`` are clipped to the feasible range. ``consistent`` is
     the Norm-Sub projection of a choice question's estimates (None for other kinds, and
-    when there are no reports); it carries no interval of its own.
+    when there are no reports); it carries no interval of its own. ``ci_kind`` says which
+    interval ci_low/ci_high hold: "fixed" (valid at one n fixed in advance: Clopper-Pearson or
+    Student's t) or "anytime" (a confidence sequence, valid at every n at once, ``survey.core.anytime``),
+    whose boundary is tuned for ``ci_planned`` reports (None for a fixed interval).
     """
 
     question: str
@@ -56,6 +60,8 @@ class AggregateRow:
     ci_level: float
     text: str = ""
     consistent: float | None = None
+    ci_kind: str = FIXED
+    ci_planned: int | None = None
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,8 @@ class QuestionCounts:
     ones: np.ndarray
 
 
-def aggregate(design: dict, answers: Iterable[dict], *, level=0.95) -> list[AggregateRow]:
+def aggregate(design: dict, answers: Iterable[dict], *, level=0.95, intervals=FIXED,
+              planned=DEFAULT_PLANNED) -> list[AggregateRow]:
     """Return the debiased rows of a survey, in question order and option order.
 
     ``answers`` are noisy ``{QID: REPORT}`` mappings in the wire format, read once; a
@@ -78,24 +85,37 @@ def aggregate(design: dict, answers: Iterable[dict], *, level=0.95) -> list[Aggr
     """
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise ValueError(f"level must be a number in (0, 1), e.g. 0.95, got {level!r}")
-    return aggregate_counts(design, count_reports(design, answers), level=level)
+    return aggregate_counts(design, count_reports(design, answers), level=level, intervals=intervals,
+                            planned=planned)
 
 
-def aggregate_counts(design: dict, counts, *, level=0.95) -> list[AggregateRow]:
+def aggregate_counts(design: dict, counts, *, level=0.95, intervals=FIXED, planned=DEFAULT_PLANNED
+                     ) -> list[AggregateRow]:
     """Return the debiased rows of a survey from its counts, in question order and option order.
 
     ``counts`` maps each question id to a QuestionCounts, or to a pair (n, ones per
-    indicator) as ``Store.question_counts`` returns it.
+    indicator) as ``Store.question_counts`` returns it. ``intervals`` is "fixed" (valid at one
+    n fixed in advance) or "anytime" (valid at every n; its boundary tuned for ``planned`` reports).
     """
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise ValueError(f"level must be a number in (0, 1), e.g. 0.95, got {level!r}")
+    check_kind(intervals)
+    planned = check_planned(planned)
     rows = []
     for question in design["questions"]:
         entry = counts[question["id"]]
         if not isinstance(entry, QuestionCounts):
             entry = QuestionCounts(n=int(entry[0]), ones=np.asarray(entry[1], dtype=np.int64))
-        rows.extend(question_rows(question, entry, level=level))
+        rows.extend(question_rows(question, entry, level=level, intervals=intervals, planned=planned,
+                                  answering=answering_share(design)))
     return rows
+
+
+def answering_share(design: dict) -> float:
+    """Return the share of respondents asked each question: 1 under split, m/k under sample allocation."""
+    if design.get("allocation") != "sample":
+        return 1.0
+    return int(design["sample"]) / len(design["questions"])
 
 
 def count_reports(design: dict, answers: Iterable[dict]) -> dict[str, QuestionCounts]:
@@ -163,16 +183,26 @@ def _report_fits(report, width: int | None, highest: int) -> bool:
     return isinstance(report, _ROW_TYPES) and len(report) == width and all(fits(bit) for bit in report)
 
 
-def question_rows(question: dict, counts: QuestionCounts, *, level) -> list[AggregateRow]:
-    """Return the debiased rows of one design question from its counts."""
+def question_rows(question: dict, counts: QuestionCounts, *, level, intervals=FIXED,
+                  planned=DEFAULT_PLANNED, answering: float = 1.0) -> list[AggregateRow]:
+    """Return the debiased rows of one design question from its counts, with ``intervals`` fixed or anytime.
+
+    An anytime interval is tuned for the reports ``planned`` respondents give the question: all
+    of them, or the share ``answering`` asked it under sample allocation (as the planner counts).
+    """
     kind, n = question["kind"], counts.n
     ones = [int(count) for count in counts.ones]
-    estimates = mechanism_for(question).estimates(ones, n, level)
+    mechanism = mechanism_for(question)
+    if check_kind(intervals) == FIXED:
+        estimates = mechanism.estimates(ones, n, level)
+    else:
+        estimates = mechanism.anytime_estimates(ones, n, level, planned * answering)
     labels = estimand_labels(question)
     consistent = None
     if kind == "choice" and n > 0:
         consistent = [float(value) for value in project_simplex([e.estimate for e in estimates])]
-    return [_row(question, label, estimate, level, None if consistent is None else consistent[index])
+    return [_row(question, label, estimate, level, None if consistent is None else consistent[index],
+                 intervals, None if intervals == FIXED else planned)
             for index, (label, estimate) in enumerate(zip(labels, estimates))]
 
 
@@ -185,13 +215,14 @@ def estimand_labels(question: dict) -> list[str]:
     return list(question["options"])
 
 
-def _row(question: dict, option: str, estimate: Estimate, level, consistent) -> AggregateRow:
+def _row(question: dict, option: str, estimate: Estimate, level, consistent, intervals=FIXED,
+         planned=None) -> AggregateRow:
     return AggregateRow(
         question=question["id"], option=option, kind=question["kind"], mechanism=question["mechanism"],
         epsilon=float(question["epsilon"]), n=estimate.n, noisy_share=estimate.noisy_share,
         estimate=estimate.estimate, std_error=estimate.std_error, ci_low=estimate.ci_low,
         ci_high=estimate.ci_high, ci_level=float(level), text=question.get("text", ""),
-        consistent=consistent)
+        consistent=consistent, ci_kind=intervals, ci_planned=planned)
 
 
 def format_decimal(value) -> str:
@@ -208,7 +239,8 @@ def rows_to_csv(rows: Iterable[AggregateRow]) -> str:
     Numbers: epsilon exactly as the codebook and the API hold it (the realised ε′, a float
     written as ``repr``: 0.49999999999999967, never rounded up past its true value); noisy_share,
     estimate, std_error, ci_low and ci_high with 6 decimals (``format_decimal``); n as an
-    integer; ci_level as ``format(level, "g")`` ("0.95");
+    integer; ci_level as ``format(level, "g")`` ("0.95"); ci_kind "fixed" or "anytime" and
+    ci_planned the planned reports an anytime interval is tuned for (empty for a fixed one);
     an empty field for a missing value. Fields are quoted only when needed (csv.QUOTE_MINIMAL);
     text is written exactly as the codebook and the API hold it (``=1+1`` stays ``=1+1``: the
     spreadsheet download, ``survey.core.spreadsheet``, is the one for spreadsheets).
@@ -222,6 +254,7 @@ def rows_to_csv(rows: Iterable[AggregateRow]) -> str:
             repr(float(row.epsilon)), str(int(row.n)),
             format_decimal(row.noisy_share), format_decimal(row.estimate), format_decimal(row.std_error),
             format_decimal(row.ci_low), format_decimal(row.ci_high), format(row.ci_level, "g"),
+            row.ci_kind, "" if row.ci_planned is None else str(int(row.ci_planned)),
         ])
     return buffer.getvalue()
 
@@ -271,9 +304,18 @@ def rows_to_table(rows: Iterable[AggregateRow]) -> str:
                      + [table_number(getattr(row, name)) for name, _ in _TABLE_COLUMNS[5:]])
     lines = aligned_lines(cells, [align for _, align in _TABLE_COLUMNS])
     if rows:
-        lines.insert(0, f"{format(rows[0].ci_level * 100, 'g')}% Clopper-Pearson intervals "
-                        "(simultaneous over the options of a choice or multi question)")
+        lines.insert(0, interval_title(rows[0]))
     return "\n".join(lines)
+
+
+def interval_title(row: AggregateRow) -> str:
+    """Return the title line naming the rows' intervals: their level, and fixed-n or valid at every look."""
+    level = format(row.ci_level * 100, "g")
+    if row.ci_kind == FIXED:
+        return (f"{level}% Clopper-Pearson intervals "
+                "(simultaneous over the options of a choice or multi question)")
+    return (f"{level}% anytime-valid intervals, valid at every look (confidence sequences tuned for "
+            f"{row.ci_planned:,} reports; simultaneous over the options of a choice or multi question)")
 
 
 def aligned_lines(cells: list[list[str]], aligns: list[str]) -> list[str]:

@@ -121,7 +121,8 @@ def chart_size(question: dict, rows: list) -> tuple[int, int]:
 
 def _level_text(rows: list, default: float = 0.95) -> str:
     level = rows[0].ci_level if rows else default
-    return f"{format(level * 100, 'g')}%"
+    anytime = " anytime-valid" if rows and rows[0].ci_kind == "anytime" else ""
+    return f"{format(level * 100, 'g')}%{anytime}"
 
 
 def _draw_question(fig: Figure, top: float, height: float, question: dict, rows: list):

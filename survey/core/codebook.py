@@ -24,6 +24,11 @@ with ā the share of reports holding ``value`` among the n non-empty cells of ``
   1 − (1 − ci_level)/simultaneous_over, mapped through the same maps and clipped to
   [0, 1] (or [min, max]).
 
+With ``ci_kind`` "anytime" the interval is instead the confidence sequence of
+``survey.core.anytime``, from the estimand's ``debiased_range`` [a, b] (the least and greatest
+debiased value of one report) and ``variance_bound`` (the largest variance of one), at
+α = (1 − ci_level)/simultaneous_over and tuned for the ci_planned respondents' reports.
+
 A piecewise or hybrid number does not reduce to one indicator: its estimand has ``value`` null,
 ``levels``, ``interval`` "student-t" and an ``estimator`` sentence giving the formula from
 its column of output levels; a hybrid number's estimand also lists ``level_values``, the
@@ -41,6 +46,9 @@ from fractions import Fraction
 from .aggregate import estimand_labels
 from .codec import is_bit_vector
 from .mechanisms import BITS, INDEX, mechanism_for
+from .design import release_every
+from .releases import batch_epsilon
+from .shuffling import DEFAULT_DELTA
 
 INTERVAL_METHOD = "clopper-pearson"
 _FALLBACK_RE = re.compile(r"option_[0-9]+")
@@ -121,6 +129,20 @@ def simulated_note(simulated: int) -> str:
             "none is in these files (`ldp-survey export --sandbox` exports them)")
 
 
+def _release_entry(design: dict) -> dict:
+    """Return the codebook's account of the release step and the central ε it gives readers of the results."""
+    step = release_every(design)
+    local = float(design["epsilon_spent"])
+    central = batch_epsilon(local, step)
+    return {"every": step, "central_epsilon": central, "delta": DEFAULT_DELTA,
+            "note": ("results change only when another `every` responses have arrived; anyone who sees only "
+                     "released results learns about one respondent at most what (central_epsilon, delta)-DP "
+                     "allows (amplification by shuffling, Feldman, McMillan & Talwar 2021), while each "
+                     "report on its own is epsilon_spent-LDP" if step > 1 else
+                     "results change after every response: readers of the results are protected by "
+                     "epsilon_spent, the local guarantee")}
+
+
 def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict:
     """Return the JSON-ready codebook of a survey's design (see the module docstring).
 
@@ -160,6 +182,8 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                 "p_exact": _exact(p, denominators), "q_exact": _exact(q, denominators),
                 "scale": [question["min"], question["max"]] if kind == "number" else None,
                 "interval": INTERVAL_METHOD, "simultaneous_over": simultaneous,
+                "debiased_range": list(mechanism.debiased_range()),
+                "variance_bound": mechanism.debiased_variance(),
             }
             entry.update(mechanism.codebook_fields())
             estimands.append(entry)
@@ -169,6 +193,10 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
         responses = ("responses.csv of the sandbox: response_id, received_day, source (\"test\": an answer given "
                      "in test mode; \"simulated\": a simulated respondent; never a real response), then the "
                      "columns below in order; an empty cell is a question the respondent was not asked")
+    step = release_every(design)
+    if step > 1 and not sandbox:
+        responses += (f". Responses are released {step:,} at a time: this file holds released responses only, and "
+                      "received_day is the day of a response's release, so no day splits a release")
     sampled = {}
     if design.get("allocation") == "sample":
         m, k = int(design["sample"]), len(design["questions"])
@@ -184,6 +212,7 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
         "epsilon_spent": float(design["epsilon_spent"]),
         "allocation": design.get("allocation", "split"),
         **sampled,
+        "release": _release_entry(design),
         **({"data": "sandbox", "leading_columns": ["response_id", "received_day", "source"]} if sandbox else {}),
         **({"simulated_kept_apart": {"responses": simulated, "note": simulated_note(simulated)}}
            if simulated else {}),
@@ -202,7 +231,18 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                    "A number (scale = [min, max]) maps estimate and interval by min + (max - min)x and "
                    "multiplies std_error by max - min. Estimates are unbiased and left unclipped. "
                    "An estimand whose value is null is not one indicator; its estimator field says how "
-                   "it is computed."),
+                   "it is computed. Rows whose ci_kind is anytime hold intervals valid at every look "
+                   "(confidence sequences: Howard et al. 2021; Waudby-Smith, Wu & Ramdas 2023) instead: "
+                   "estimate ± h(n) clipped to the feasible range, with alpha = (1 - ci_level)/"
+                   "simultaneous_over, [a, b] the estimand's debiased_range, v its variance_bound and m the "
+                   "reports planned for the question (ci_planned, times sample/k under sample allocation); "
+                   "h(n) is Hoeffding's normal mixture "
+                   "(b - a)sqrt((n/4 + rho)log((n/4 + rho)/(rho alpha^2)))/n with rho = (m/4)/(r - 1), "
+                   "r = -W_{-1}(-alpha^2/e) (Lambert W), or Bennett's discrete mixture s/n with s the root "
+                   "of sum_j w_j exp(l_j s - v n psi(l_j)) = 2/alpha, psi(l) = (exp(l c) - 1 - l c)/c^2, "
+                   "c = b - a, l_j = l* 2^(j/2) for j = -8..8, l* = sqrt(2 log(2/alpha)/(v m)) and w_j "
+                   "proportional to 1/((|j| + 1)(|j| + 2)), summing to 1, used instead where it is at least "
+                   "5% narrower at n = m (survey.core.anytime)."),
         "columns": columns,
         "estimands": estimands,
         # The public design (as design.json serves it): with it, `ldp-survey analyze` recomputes every

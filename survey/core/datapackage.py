@@ -22,7 +22,8 @@ from .mechanisms import mechanism_for
 
 FILES = {"responses": "responses.csv", "aggregates": "aggregates.csv", "codebook": "codebook.json"}
 _AGGREGATE_TYPES = {"question": "string", "option": "string", "kind": "string", "mechanism": "string",
-                    "n": "integer", "ci_level": "number"}
+                    "n": "integer", "ci_level": "number", "ci_kind": "string",
+                    "ci_planned": "integer"}
 
 
 def _csv_resource(name: str, title: str, description: str, schema: dict) -> dict:
@@ -56,7 +57,7 @@ def aggregates_schema() -> dict:
     fields = []
     for column in CSV_HEADER:
         field = {"name": column, "type": _AGGREGATE_TYPES.get(column, "number"), "title": AGGREGATE_LABELS[column]}
-        if column in ("question", "kind", "mechanism", "epsilon", "n", "ci_level"):
+        if column in ("question", "kind", "mechanism", "epsilon", "n", "ci_level", "ci_kind"):
             field["constraints"] = {"required": True}
         fields.append(field)
     return {"fields": fields, "missingValues": [""]}

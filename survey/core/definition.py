@@ -32,7 +32,10 @@ MAX_NUMBER_RANGE = 10**9
 MAX_TEXT = 2000
 
 SURVEY_FIELDS = {"slug", "title", "description", "epsilon", "allocation", "sample", "questions", "access",
-                 "series"}
+                 "series", "release_every"}
+# Results are released every release_every responses (1: after each response); absent, the
+# planner's default for the survey's epsilon (survey.core.shuffling.default_release_every).
+MAX_RELEASE_EVERY = 1_000_000
 QUESTION_FIELDS = {
     "yes_no": {"id", "kind", "text", "weight"},
     "choice": {"id", "kind", "text", "weight", "options", "decline"},
@@ -82,6 +85,7 @@ class SurveyDefinition:
     sample: int | None = None
     access: str = "open"
     series: str | None = None
+    release_every: int | None = None
     source: str = field(default="<definition>", compare=False)
 
 
@@ -166,9 +170,15 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
         fail(f"must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, got {series!r}",
              field_name="series")
 
+    release_every = data.get("release_every")
+    if release_every is not None and (isinstance(release_every, bool) or not isinstance(release_every, int)
+                                      or not 1 <= release_every <= MAX_RELEASE_EVERY):
+        fail(f"must be a whole number of responses from 1 (release after every response) to "
+             f"{MAX_RELEASE_EVERY:,}, got {release_every!r}", field_name="release_every")
+
     return SurveyDefinition(slug=slug, title=title, description=description, epsilon=epsilon,
                             allocation=allocation, sample=sample, questions=tuple(questions), access=access,
-                            series=series, source=source)
+                            series=series, release_every=release_every, source=source)
 
 
 def _parse_question(qdata, index, fail):

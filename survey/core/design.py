@@ -14,6 +14,7 @@ from fractions import Fraction
 
 from .mechanisms import THRESHOLD_BITS, choose, for_kind, mechanism_for
 from .definition import DefinitionError, SurveyDefinition
+from .shuffling import default_release_every
 
 MIN_QUESTION_EPSILON = Fraction(1, 1000)
 _CTX = Context(prec=80)
@@ -105,6 +106,8 @@ def build_design(defn: SurveyDefinition) -> dict:
         design["access"] = defn.access
     if defn.series is not None:
         design["series"] = defn.series
+    design["release_every"] = (defn.release_every if defn.release_every is not None
+                               else default_release_every(defn.epsilon))
     design["hash"] = design_hash(design)
     return design
 
@@ -147,6 +150,11 @@ def design_hash(design: dict) -> str:
     body = {k: v for k, v in design.items() if k != "hash"}
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def release_every(design: dict) -> int:
+    """Return how many responses each release of a design's results adds (1 for designs made before releases)."""
+    return int(design.get("release_every", 1))
 
 
 def response_probabilities(question: dict) -> tuple[float, float]:

@@ -42,6 +42,8 @@ AGGREGATE_LABELS = {
     "ci_low": "Lower confidence limit",
     "ci_high": "Upper confidence limit",
     "ci_level": "Confidence level",
+    "ci_kind": "Interval: fixed (at one planned n) or anytime (at every look)",
+    "ci_planned": "Planned reports an anytime interval is tuned for",
 }
 
 

@@ -10,7 +10,9 @@ its range [min, max]. Under ``sample`` allocation each respondent answers m of t
 questions at ε/m each, so a question gets about n·m/k reports (Warner 1965; Wang et
 al. 2017; Duchi et al. 2013). A level mechanism's report is a level, not a bit: its worst case
 is over populations of answers, the noise of its reports plus the spread of the answers
-(``LevelMechanism.worst_variance``; Wang et al. 2019). Pure: no I/O.
+(``LevelMechanism.worst_variance``; Wang et al. 2019). Beside it, ``anytime_half_width`` is the
+half-width of the interval valid at every look (``survey.core.anytime``) at the same n, with its
+boundary tuned for that n: it does not depend on the data, only on each report's range. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 from scipy.stats import norm
 
 from .definition import DefinitionError, SurveyDefinition
+from .anytime import half_width as anytime_width
 from .design import MIN_QUESTION_EPSILON, allocate_split, design_question, response_probabilities
 from .mechanisms import mechanism_for, worst_case_spread
 
@@ -44,6 +47,7 @@ class QuestionPlan:
     half_width: float
     respondents: int
     simultaneous_over: int
+    anytime_half_width: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,20 @@ def plan_question(question: dict, *, respondents: int, margin: float, share: flo
         id=question["id"], mechanism=question["mechanism"], epsilon=float(question["epsilon"]),
         half_width=math.inf if reports <= 0 else z * math.sqrt(variance / reports),
         respondents=math.ceil(math.ceil(z * z * variance / (margin * margin)) / share),
-        simultaneous_over=simultaneous)
+        simultaneous_over=simultaneous,
+        anytime_half_width=anytime_half_width(question, reports, level=level, simultaneous_over=simultaneous))
+
+
+def anytime_half_width(question: dict, reports: float, *, level: float = DEFAULT_LEVEL,
+                       simultaneous_over: int = 1) -> float:
+    """Return the half-width valid at every look after ``reports`` reports, tuned for them (a share of a number's range)."""
+    if reports <= 0:
+        return math.inf
+    mechanism = mechanism_for(question)
+    low, high = mechanism.debiased_range()
+    lo, hi = mechanism.estimand_range()
+    return anytime_width(reports, spread=(high - low) / (hi - lo), level=level, planned=reports,
+                         simultaneous_over=simultaneous_over, variance=mechanism.worst_variance())
 
 
 def allocation_budgets(defn: SurveyDefinition, sample: int | None) -> tuple[list[Fraction], float]:
@@ -235,7 +252,8 @@ def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESP
     OUE and multi the true option's bit, is reported as itself: p), ``posterior`` (how sure
     someone who thought an answer 50/50 can be after its report, e^ε′/(1 + e^ε′)), the
     expected worst-case ``half_width`` at ``respondents`` (a share of [min, max] for a
-    number, whose range is ``scale``), the ``respondents_needed`` for ``margin``, and
+    number, whose range is ``scale``) and the ``anytime_half_width`` valid at every look
+    there, the ``respondents_needed`` for ``margin``, and
     whether the protection is ``nominal`` (ε′ above NOMINAL_EPSILON). The definition
     must be one build_design accepts; ``design``, its build_design result when the caller has
     it, saves designing every question again.
@@ -252,6 +270,7 @@ def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESP
             "keep": response_probabilities(entry)[0], "posterior": posterior_bound(entry["epsilon"]),
             "respondents": respondents, "margin": margin, "level": level, "half_width": planned.half_width,
             "respondents_needed": planned.respondents, "simultaneous_over": planned.simultaneous_over,
+            "anytime_half_width": planned.anytime_half_width,
             "scale": None if question.kind != "number" else question.max - question.min,
             "nominal": entry["epsilon"] > NOMINAL_EPSILON})
     return previews

@@ -127,6 +127,8 @@ def line(question: dict, row) -> Line:
     digits = _decimals(question, row.ci_low, row.ci_high)
     estimate, low, high = (_figure(question, value, digits) for value in (row.estimate, row.ci_low, row.ci_high))
     confidence = f"{format(row.ci_level * 100, 'g')}% confidence"
+    if row.ci_kind == "anytime":
+        confidence += ", valid at every look"
     sentence = _sentence(question, row, estimate, low, high, confidence)
     outside = "below" if row.estimate < axis_low else "above" if row.estimate > axis_high else ""
     if outside:

@@ -28,12 +28,13 @@ import numpy as np
 import sqlite_utils
 
 from ..core import codec
+from ..core.design import release_every
 from . import admission, joining, signin
 from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
 from .schema import (REPORTS, RESPONSES, SANDBOX_SOURCES, Batch, batch_from_answers, batch_from_columns,
                      column_names, create_reports, create_sandbox, drop_sandbox, insert_batch, insert_one_sql,
-                     insert_sandbox, migrations, report_columns, reports_table, row_from_answer,
-                     sandbox_table_name, table_name)
+                     insert_sandbox, migrations, pending_table_name, release_pending, report_columns,
+                     reports_table, row_from_answer, sandbox_table_name, table_name)
 
 BUSY_TIMEOUT_MS = 10_000
 LOCK_FIRST_PAUSE = 20e-6
@@ -207,7 +208,7 @@ class Store:
                 if account is None:
                     raise StoreError(f"no researcher account {owner!r}; create it with `ldp-survey user add`")
                 owner_id = account["id"]
-            row = conn.execute("SELECT responses, status, design_hash FROM surveys WHERE slug = ?",
+            row = conn.execute("SELECT responses + pending, status, design_hash FROM surveys WHERE slug = ?",
                                [slug]).fetchone()
             if row is not None:
                 if not replace:
@@ -269,7 +270,7 @@ class Store:
     def delete_draft(self, slug: str):
         """Delete a draft with its report table, tallies, sandbox and collaborators; any other survey is refused."""
         with self._write() as conn:
-            row = conn.execute("SELECT status, responses, design_hash FROM surveys WHERE slug = ?",
+            row = conn.execute("SELECT status, responses + pending, design_hash FROM surveys WHERE slug = ?",
                                [slug]).fetchone()
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
@@ -279,6 +280,7 @@ class Store:
             table = reports_table(conn, slug)
             if table:
                 conn.execute(f'DROP TABLE IF EXISTS "{table}"')
+                conn.execute(f'DROP TABLE IF EXISTS "{pending_table_name(self.get_design(slug))}"')
             conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
             conn.execute("DELETE FROM daily_responses WHERE survey = ?", [slug])
             drop_sandbox(conn, slug, row[2])
@@ -667,8 +669,43 @@ class Store:
                     raise
         raise AssertionError("unreachable")
 
+    def release_state(self, slug: str) -> dict:
+        """Return a survey's release step and counts: {"every", "released", "held", "smallest_release"}.
+
+        ``released`` responses are the ones every read sees; ``held`` ones wait for the next
+        release (fewer than ``every``); ``smallest_release`` is the size of a release made
+        early with ``release_held`` (None if none was).
+        """
+        design = self.get_design(slug)
+        row = self._execute("SELECT responses, pending, smallest_release FROM surveys WHERE slug = ?",
+                            [slug]).fetchone()
+        return {"every": release_every(design), "released": row[0], "held": row[1], "smallest_release": row[2]}
+
+    def release_held(self, slug: str) -> int:
+        """Release a survey's held responses now, fewer than its step; return how many (0 when none were held).
+
+        Their respondents are then hidden among fewer than the step's B reports: the size of
+        the smallest such release is kept (``release_state``) so that the pages can say so.
+        """
+        design = self.get_design(slug)
+        if release_every(design) == 1:
+            return 0
+        with self._write() as conn:
+            moved = release_pending(conn, slug, design, today())
+            if moved:
+                conn.execute("UPDATE surveys SET smallest_release = min(coalesce(smallest_release, ?), ?) "
+                             "WHERE slug = ?", [moved, moved, slug])
+        return moved
+
+    def received_count(self, slug: str) -> int:
+        """Return how many responses a survey has stored: released, and held for the next release."""
+        row = self._execute("SELECT responses + pending FROM surveys WHERE slug = ?", [slug]).fetchone()
+        if row is None:
+            raise SurveyNotFound(f"no survey with slug {slug!r}")
+        return row[0]
+
     def response_count(self, slug: str) -> int:
-        """Return how many responses a survey has (kept current at insert: no scan)."""
+        """Return how many responses a survey has released (kept current at insert: no scan)."""
         row = self._execute("SELECT responses FROM surveys WHERE slug = ?", [slug]).fetchone()
         if row is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")

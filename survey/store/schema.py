@@ -21,6 +21,7 @@ import numpy as np
 import sqlite_utils
 
 from ..core import codec
+from ..core.design import release_every
 from ..core.mechanisms import mechanism_for
 
 migrations = sqlite_utils.Migrations("ldp-survey")
@@ -126,14 +127,15 @@ def table_name(design: dict) -> str:
 _INSERT_SQL: dict[str, str] = {}
 
 
-def insert_sql(design: dict) -> str:
-    """Return the INSERT statement of a design's report table (built once per design)."""
-    sql = _INSERT_SQL.get(design["hash"])
+def insert_sql(design: dict, table: str | None = None) -> str:
+    """Return the INSERT statement of a design's report table, or of ``table`` with the same columns (built once)."""
+    table = table or table_name(design)
+    sql = _INSERT_SQL.get(table)
     if sql is None:
         names = column_names(design)
-        sql = (f'INSERT INTO "{table_name(design)}" (id, received_day{"".join(", " + c for c in names)}) '
+        sql = (f'INSERT INTO "{table}" (id, received_day{"".join(", " + c for c in names)}) '
                f'VALUES ({", ".join("?" * (2 + len(names)))})')
-        _INSERT_SQL[design["hash"]] = sql
+        _INSERT_SQL[table] = sql
     return sql
 
 
@@ -153,6 +155,7 @@ def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
     old = reports_table(conn, slug)
     if old:
         conn.execute(f'DROP TABLE IF EXISTS "{old}"')
+        conn.execute(f'DROP TABLE IF EXISTS "{_pending_of(old)}"')
     conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
     conn.execute("DELETE FROM daily_responses WHERE survey = ?", [slug])
     table = table_name(design)
@@ -164,6 +167,8 @@ def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
                       for option in range(REPORTS, codec.tally_count(question))])
     conn.execute("UPDATE surveys SET reports_table = ?, responses = 0 WHERE slug = ?", [table, slug])
     conn.execute(tally_trigger_sql(slug, design))
+    if release_every(design) > 1:
+        create_pending(conn, slug, design)
 
 
 def _sql_text(value: str) -> str:
@@ -241,6 +246,28 @@ class Batch:
             if count:
                 self.ones[index, option] = self.ones.get((index, option), 0) + int(count)
 
+    def minus(self, part: Batch, rows: list[tuple]) -> Batch:
+        """Return the batch of ``rows``: these counts less those of ``part``, the batch of the other rows."""
+        rest = Batch.__new__(Batch)
+        rest.rows = rows
+        rest.reports = [mine - theirs for mine, theirs in zip(self.reports, part.reports)]
+        rest.ones = {key: count - part.ones.get(key, 0) for key, count in self.ones.items()}
+        return rest
+
+
+def batch_from_rows(design: dict, rows: Sequence[tuple]) -> Batch:
+    """Return the batch of report-table rows (id, day, words…), its counts recomputed from the words."""
+    batch = Batch(design)
+    batch.rows = list(rows)
+    start = 2
+    for index, question in enumerate(design["questions"]):
+        width = codec.word_count(question)
+        answered = [row[start:start + width] for row in batch.rows if row[start] is not None]
+        if answered:
+            batch.count(index, len(answered), codec.tally(question, np.array(answered, dtype=np.int64)))
+        start += width
+    return batch
+
 
 def row_from_answer(design: dict, rid: str, day: str, answer: dict) -> tuple:
     """Return the report table's row of one validated wire-format answer ``{QID: REPORT}`` (a question may be absent).
@@ -298,6 +325,28 @@ def batch_from_columns(design: dict, ids: Sequence[str], days: Sequence[str],
 
 
 def insert_batch(conn: sqlite3.Connection, slug: str, design: dict, batch: Batch):
+    """Insert a batch's rows, in the caller's transaction: into the reports, or held until they complete a release.
+
+    With a release step B > 1 the held responses and the batch are released together in
+    whole multiples of B (those released first are the held ones, then the batch's rows in
+    random-id order); the rest is held.
+    """
+    step = release_every(design)
+    if step == 1:
+        _insert_reports(conn, slug, design, batch)
+        return
+    held = conn.execute("SELECT pending FROM surveys WHERE slug = ?", [slug]).fetchone()[0]
+    released = (held + len(batch.rows)) // step * step
+    rows = sorted(batch.rows)
+    if released:
+        release_pending(conn, slug, design, max(row[1] for row in rows))
+        kept = batch_from_rows(design, rows[released - held:])
+        _insert_reports(conn, slug, design, batch.minus(kept, rows[:released - held]))
+        rows = kept.rows
+    conn.executemany(insert_sql(design, pending_table_name(design)), rows)
+
+
+def _insert_reports(conn: sqlite3.Connection, slug: str, design: dict, batch: Batch):
     """Insert a batch's rows into the survey's report table and add its tallies, in the caller's transaction.
 
     For many rows at once: the tally trigger is dropped for the batch and made again
@@ -323,6 +372,52 @@ def insert_batch(conn: sqlite3.Connection, slug: str, design: dict, batch: Batch
 _INSERT_ONE_SQL: dict[str, str] = {}
 
 
+def pending_table_name(design: dict) -> str:
+    """Return the name of the table that holds a design's responses until they complete a release."""
+    return _pending_of(table_name(design))
+
+
+def _pending_of(reports: str) -> str:
+    return "pending_" + reports.removeprefix("reports_")
+
+
+def create_pending(conn: sqlite3.Connection, slug: str, design: dict):
+    """Give a survey whose design releases results in steps of B > 1 its empty table of held responses and trigger.
+
+    The trigger makes the step happen inside the INSERT that completes it: when the held
+    responses reach B, all of them move into the report table (whose own trigger tallies
+    them), dated the day of that INSERT, and the held table is emptied. Held rows carry
+    no tallies, so nothing a researcher reads counts them.
+    """
+    table, reports = pending_table_name(design), table_name(design)
+    columns = "".join(f", {name} INTEGER" for name in column_names(design))
+    conn.execute(f'CREATE TABLE "{table}" (id TEXT PRIMARY KEY NOT NULL, received_day TEXT NOT NULL'
+                 f"{columns}) WITHOUT ROWID")
+    conn.execute("UPDATE surveys SET pending = 0, smallest_release = NULL WHERE slug = ?", [slug])
+    survey, step = _sql_text(slug), release_every(design)
+    names = "".join(", " + name for name in column_names(design))
+    full = f"(SELECT pending FROM surveys WHERE slug = {survey}) >= {step}"
+    conn.execute(f'CREATE TRIGGER "{table}_release" AFTER INSERT ON "{table}" FOR EACH ROW\n'
+                 f"BEGIN\n"
+                 f"  UPDATE surveys SET pending = pending + 1 WHERE slug = {survey};\n"
+                 f'  INSERT INTO "{reports}" (id, received_day{names}) '
+                 f'SELECT id, NEW.received_day{names} FROM "{table}" WHERE {full};\n'
+                 f'  DELETE FROM "{table}" WHERE {full};\n'
+                 f"  UPDATE surveys SET pending = 0 WHERE slug = {survey} AND pending >= {step};\n"
+                 f"END")
+
+
+def release_pending(conn: sqlite3.Connection, slug: str, design: dict, day: str) -> int:
+    """Move every held response of a survey into its report table, dated ``day``, in the caller's transaction; return how many."""
+    table, reports = pending_table_name(design), table_name(design)
+    names = "".join(", " + name for name in column_names(design))
+    moved = conn.execute(f'INSERT INTO "{reports}" (id, received_day{names}) '
+                         f'SELECT id, ?{names} FROM "{table}"', [day]).rowcount
+    conn.execute(f'DELETE FROM "{table}"')
+    conn.execute("UPDATE surveys SET pending = 0 WHERE slug = ?", [slug])
+    return moved
+
+
 def insert_one_sql(design: dict) -> str:
     """Return the INSERT of one response that stores nothing unless the design is still the survey's current one
     and the survey is open (a submission racing a close is not stored).
@@ -332,7 +427,8 @@ def insert_one_sql(design: dict) -> str:
     sql = _INSERT_ONE_SQL.get(design["hash"])
     if sql is None:
         names = column_names(design)
-        sql = (f'INSERT INTO "{table_name(design)}" (id, received_day{"".join(", " + c for c in names)}) '
+        table = table_name(design) if release_every(design) == 1 else pending_table_name(design)
+        sql = (f'INSERT INTO "{table}" (id, received_day{"".join(", " + c for c in names)}) '
                f'SELECT {", ".join("?" * (2 + len(names)))} '
                "WHERE EXISTS (SELECT 1 FROM surveys WHERE slug = ? AND design_hash = ? AND status = 'open')")
         _INSERT_ONE_SQL[design["hash"]] = sql
@@ -401,6 +497,16 @@ def m008_sandbox(db):
                         PRIMARY KEY (survey, source, question, option)) WITHOUT ROWID""")
     for slug, design_text in db.conn.execute("SELECT slug, design FROM surveys").fetchall():
         create_sandbox(db.conn, slug, json.loads(design_text))
+
+
+@migrations()
+def m009_releases(db):
+    """Count each survey's responses held until they complete a release, and the smallest release made early.
+
+    Designs from before have no release step: they release after every response, as before.
+    """
+    db.conn.execute("ALTER TABLE surveys ADD COLUMN pending INTEGER NOT NULL DEFAULT 0")
+    db.conn.execute("ALTER TABLE surveys ADD COLUMN smallest_release INTEGER")
 
 
 def sandbox_table_name(design_hash: str) -> str:

@@ -37,7 +37,8 @@ from .research import login_required
 bp = Blueprint("builder", __name__)
 
 QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "mechanism", "weight")
-SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample", "access", "series")
+SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample", "access", "series",
+                 "release_every")
 # The fields of the precision preview: not part of the definition, kept across every button.
 PREVIEW_FIELDS = ("respondents", "margin", "pair_a", "pair_b", "odds_ratio", "power_question", "power_null",
                   "power_share")

@@ -57,6 +57,8 @@ class BuilderForm(FlaskForm):
                          choices=[SelectChoice("open", "Anyone with the link"),
                                   SelectChoice("invite", "Only people with an invitation link")])
     series = StringField("Series (optional)", render_kw=NO_AUTOFILL)
+    release_every = StringField("Release results every … responses (optional)",
+                                render_kw={"inputmode": "numeric", **NO_AUTOFILL})
     questions = FieldList(FormField(QuestionForm), min_entries=0, max_entries=MAX_QUESTIONS)
     respondents = StringField("Respondents you expect", default=str(DEFAULT_RESPONDENTS),
                               render_kw={"inputmode": "numeric", **NO_AUTOFILL})
@@ -107,7 +109,8 @@ def form_to_mapping(form: BuilderForm) -> dict:
     data = {"slug": (form.slug.data or "").strip(), "title": form.title.data or "",
             "description": form.description.data or "", "epsilon": _number(form.epsilon.data),
             "allocation": form.allocation.data or "split", "access": form.access.data or "open",
-            "series": (form.series.data or "").strip() or None}
+            "series": (form.series.data or "").strip() or None,
+            "release_every": _number(form.release_every.data, int)}
     if data["allocation"] == "sample":
         data["sample"] = _number(form.sample.data, int)
     questions = []
@@ -150,7 +153,8 @@ def mapping_to_formdata(data: Mapping) -> dict:
     fields = {"title": _text(data.get("title")), "slug": _text(data.get("slug")),
               "description": _text(data.get("description")), "epsilon": _text(data.get("epsilon")),
               "allocation": _text(data.get("allocation", "split")), "sample": _text(data.get("sample")),
-              "access": _text(data.get("access", "open")), "series": _text(data.get("series"))}
+              "access": _text(data.get("access", "open")), "series": _text(data.get("series")),
+              "release_every": _text(data.get("release_every"))}
     questions = data.get("questions")
     for index, question in enumerate(questions if isinstance(questions, list) else []):
         if not isinstance(question, Mapping):

@@ -7,6 +7,7 @@ the page builder.js updates, so that the browser formats no number.
 from __future__ import annotations
 
 from ..core.mechanisms import mechanism_for
+from ..core.releases import release_plan_sentence
 
 
 def mechanism_title(entry: dict) -> str:
@@ -23,9 +24,11 @@ def preview_terms(p: dict, entry: dict) -> list[tuple[str, str]]:
     kept = mechanism.kept_sentence(f"{p['keep']:.1%}")
     if p["scale"] is not None:
         margin = (f"±{p['half_width']:.1%} of the answer's range, i.e. ±{p['half_width'] * p['scale']:.3g} "
-                  "on the mean")
+                  f"on the mean, at the end; ±{p['anytime_half_width']:.1%} of the range, i.e. "
+                  f"±{p['anytime_half_width'] * p['scale']:.3g}, valid at every look")
     else:
-        margin = f"±{p['half_width'] * 100:.1f} percentage points"
+        margin = (f"±{p['half_width'] * 100:.1f} percentage points at the end, "
+                  f"±{p['anytime_half_width'] * 100:.1f} points valid at every look")
     margin += f" ({p['level']:.0%} interval, worst case"
     margin += f", all {p['simultaneous_over']} options at once)" if p["simultaneous_over"] > 1 else ")"
     terms = [("Mechanism", f"{name}, ε′ = {p['epsilon']:.3g}")]
@@ -53,6 +56,7 @@ def summary(evaluation) -> dict:
         lines = ["Press Preview to see each question's privacy and precision."]
     if evaluation.design is not None and evaluation.previews is not None:
         lines += recommendation_lines(evaluation.recommendation)
+        lines.append(release_plan_sentence(evaluation.design))
     return {"lines": lines, "warnings": evaluation.warnings}
 
 

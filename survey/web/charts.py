@@ -16,7 +16,7 @@ import threading
 from flask import Blueprint, Response, abort, current_app, request, url_for
 
 from .chart_cache import chart_cache
-from .research import _level, keyed_rows, login_required
+from .research import _intervals, _level, keyed_rows, login_required
 
 bp = Blueprint("charts", __name__)
 
@@ -51,7 +51,7 @@ def _send(key: tuple, draw, fmt: str, filename: str) -> Response:
 def question(slug, question, fmt):
     """Send one question's estimates with their intervals as an SVG or PNG chart; ``?download=1`` attaches it."""
     level = _level()
-    design, rows, key = keyed_rows(slug, level)
+    design, rows, key = keyed_rows(slug, level, *_intervals())
     if question not in {q["id"] for q in design["questions"]}:
         abort(404)
     return _send(key + (question, fmt), lambda: _drawing().question_chart(design, question, rows, fmt=fmt), fmt,
@@ -63,7 +63,7 @@ def question(slug, question, fmt):
 def survey(slug):
     """Send every question's chart stacked in one SVG (slow for very large surveys: the dashboard never loads it)."""
     level = _level()
-    design, rows, key = keyed_rows(slug, level)
+    design, rows, key = keyed_rows(slug, level, *_intervals())
 
     def draw():
         with _WHOLE_SURVEY:
@@ -73,14 +73,15 @@ def survey(slug):
 
 
 @bp.app_template_global()
-def question_charts(design: dict, level: float) -> list[dict]:
-    """Return, per question of the design, the addresses and file names of its SVG and PNG chart."""
+def question_charts(design: dict, level: float, intervals: str = "fixed", planned: int | None = None) -> list[dict]:
+    """Return, per question of the design, the addresses and file names of its SVG and PNG chart (of those intervals)."""
     slug = design["slug"]
+    shown = {} if intervals == "fixed" else {"intervals": intervals, "planned": planned}
     charts = []
     for q in design["questions"]:
         chart = {"id": q["id"]}
         # One url_for per question (a survey can have 100): the PNG's address differs only in its extension.
-        svg = url_for("charts.question", slug=slug, question=q["id"], fmt="svg", level=level)
+        svg = url_for("charts.question", slug=slug, question=q["id"], fmt="svg", level=level, **shown)
         for fmt in MIMETYPES:
             chart[fmt] = svg.replace(".svg?", f".{fmt}?", 1)
             chart[f"{fmt}_download"] = chart[fmt] + "&download=1"

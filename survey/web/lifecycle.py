@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, abort, flash, redirect, url_for
+from flask import Blueprint, abort, flash, g, redirect, url_for
 from flask_wtf import FlaskForm
 from wtforms import EmailField, HiddenField, StringField
 from wtforms.validators import DataRequired, Length
@@ -93,7 +93,7 @@ def _results(slug: str, **args):
     return redirect(url_for("research.results", slug=slug, **args))
 
 
-CONFIRMED = ("publish", "close", "delete")
+CONFIRMED = ("publish", "close", "delete", "release")
 
 
 def _unconfirmed(form: LifecycleForm, slug: str, action: str):
@@ -175,6 +175,23 @@ def delete(slug):
     return redirect(url_for("research.surveys"))
 
 
+@bp.post("/surveys/<slug>/release")
+@login_required
+def release(slug):
+    """Release the responses held for the next release now, fewer than the step (the owner only, after confirmation)."""
+    form = _submitted(slug, LifecycleForm)
+    store = get_store()
+    if not store.is_owner(slug, g.user["id"]):
+        flash("Only the survey's owner can release held responses early.", "error")
+        return _results(slug, _anchor="releases")
+    if ask := _unconfirmed(form, slug, "release"):
+        return ask
+    moved = store.release_held(slug)
+    flash(f"Released {moved:,} held response{'' if moved == 1 else 's'}: they are in the results now."
+          if moved else "No responses were held: nothing to release.", "success")
+    return _results(slug, _anchor="releases")
+
+
 @bp.post("/surveys/<slug>/share")
 @login_required
 def share(slug):
@@ -198,6 +215,7 @@ def share(slug):
 def lifecycle_context():
     """Give the dashboard templates the survey's status, its people and the lifecycle forms."""
     return {"survey_status": lambda slug: get_store().survey_status(slug),
+            "survey_is_owner": lambda slug: g.user is not None and get_store().is_owner(slug, g.user["id"]),
             "survey_collaborators": lambda slug: get_store().collaborators(slug),
             "lifecycle_form": LifecycleForm, "duplicate_form": DuplicateForm, "share_form": ShareForm,
             "confirmed_actions": CONFIRMED}

@@ -27,6 +27,20 @@ _LEVEL = {
     "description": "Confidence level of the intervals.",
     "schema": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1, "default": 0.95},
 }
+_INTERVALS = {
+    "name": "intervals", "in": "query", "required": False,
+    "description": "`fixed`: intervals valid at the planned end (one number of responses fixed in advance), as "
+                   "before. `anytime`: intervals valid at every look (confidence sequences; Howard et al. 2021, "
+                   "Waudby-Smith, Wu & Ramdas 2023): they keep their level however often they are read and "
+                   "whenever collection stops, and are wider. Each row's `ci_kind` says which.",
+    "schema": {"type": "string", "enum": ["fixed", "anytime"], "default": "fixed"},
+}
+_PLANNED = {
+    "name": "planned", "in": "query", "required": False,
+    "description": "With `intervals=anytime`: the respondents planned, fixed before looking, at which the anytime "
+                   "intervals are narrowest (they stay valid at every number of responses).",
+    "schema": {"type": "integer", "minimum": 1, "maximum": 1000000000, "default": 1000},
+}
 
 
 def _error(description: str) -> dict:
@@ -92,8 +106,9 @@ def _paths() -> dict:
         "/api/surveys/{slug}/results": _operation(
             "getResults", "Debiased estimates with intervals",
             "One row per estimand (a yes/no question's share of yes, an option's share, a number's mean) with "
-            "its standard error and confidence interval, as `ldp-survey aggregate --format json`.",
-            [_SLUG, _LEVEL], _json("Results", "The estimates.")),
+            "its standard error and confidence interval, as `ldp-survey aggregate --format json`: valid at the "
+            "planned end, or with `intervals=anytime` at every look.",
+            [_SLUG, _LEVEL, _INTERVALS, _PLANNED], _json("Results", "The estimates.")),
         "/api/surveys/{slug}/crosstab": _operation(
             "getCrosstab", "Crosstab of two questions",
             "Joint shares, conditional shares (B given A), the odds ratio of two yes/no questions and the mean "
@@ -133,8 +148,8 @@ def _paths() -> dict:
             [_SLUG], _json("Codebook", "The codebook."), bad_request=False),
         "/api/surveys/{slug}/results.xlsx": _operation(
             "getResultsWorkbook", "The estimates as a spreadsheet",
-            "The estimates at `level` and the codebook as an Excel workbook with typed cells.",
-            [_SLUG, _LEVEL],
+            "The estimates at `level` (and `intervals`) and the codebook as an Excel workbook with typed cells.",
+            [_SLUG, _LEVEL, _INTERVALS, _PLANNED],
             {"description": "The workbook.", "content": {XLSX: {"schema": {"type": "string",
                                                                            "contentMediaType": XLSX}}}}),
         "/api/surveys/{slug}/responses": _operation(
@@ -170,7 +185,7 @@ def _schemas() -> dict:
     aggregate_row = {
         "type": "object", "additionalProperties": False,
         "required": ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",
-                     "std_error", "ci_low", "ci_high", "ci_level", "text", "consistent"],
+                     "std_error", "ci_low", "ci_high", "ci_level", "text", "consistent", "ci_kind", "ci_planned"],
         "properties": {
             "question": string, "option": {"type": "string", "description": "Empty for a number's mean."},
             "kind": {"type": "string", "enum": ["yes_no", "choice", "multi", "number"]},
@@ -185,6 +200,10 @@ def _schemas() -> dict:
             "text": string,
             "consistent": {**NUMBER_OR_NULL, "description": "A choice question's shares projected onto the "
                                                            "simplex (Norm-Sub); null for other kinds."},
+            "ci_kind": {"type": "string", "enum": ["fixed", "anytime"],
+                        "description": "`fixed`: the interval is valid at the planned end; `anytime`: at every look."},
+            "ci_planned": {"type": ["integer", "null"], "minimum": 1,
+                           "description": "The planned respondents an anytime interval is tuned for; null for fixed."},
         }}
     crosstab_row = {
         "type": "object", "additionalProperties": False,
@@ -208,7 +227,13 @@ def _schemas() -> dict:
                                "value": {"type": ["integer", "null"]}, "p": number, "q": number,
                                "p_exact": string, "q_exact": string,
                                "scale": {"type": ["array", "null"], "items": number, "minItems": 2, "maxItems": 2},
-                               "interval": string, "simultaneous_over": {"type": "integer", "minimum": 1}}}
+                               "interval": string, "simultaneous_over": {"type": "integer", "minimum": 1},
+                               "debiased_range": {"type": "array", "items": number, "minItems": 2, "maxItems": 2,
+                                                  "description": "The least and greatest debiased value of one "
+                                                                 "report: the range of the anytime intervals' bound."},
+                               "variance_bound": {"type": "number", "minimum": 0,
+                                                  "description": "The largest variance of one report's debiased "
+                                                                 "value, over every population."}}}
     return {
         "Error": {"type": "object", "additionalProperties": False, "required": ["error"],
                   "properties": {"error": {"type": "string", "description": "What went wrong, in a sentence."}}},
@@ -216,11 +241,33 @@ def _schemas() -> dict:
         "SurveyList": {"type": "object", "additionalProperties": False, "required": ["surveys"],
                        "properties": {"surveys": {"type": "array", "items": {"$ref": "#/components/schemas/Survey"}}}},
         "AggregateRow": aggregate_row,
+        "Release": {
+            "type": "object", "additionalProperties": False,
+            "required": ["every", "released", "held", "to_go", "local_epsilon", "central_epsilon", "delta",
+                         "smallest_release"],
+            "description": "Results change only when another `every` responses have arrived; `held` ones wait. "
+                           "Anyone who sees only released results is protected by the central (ε, δ) of a batch "
+                           "of `every` reports (amplification by shuffling, Feldman, McMillan & Talwar 2021).",
+            "properties": {
+                "every": {"type": "integer", "minimum": 1, "description": "The release step B."},
+                "released": {"type": "integer", "minimum": 0, "description": "Responses in the results."},
+                "held": {"type": "integer", "minimum": 0, "description": "Responses waiting for the next release."},
+                "to_go": {"type": "integer", "minimum": 0, "description": "Responses still needed for it."},
+                "local_epsilon": {"type": "number", "minimum": 0, "description": "Each respondent's realised ε′."},
+                "central_epsilon": {"type": "number", "minimum": 0,
+                                    "description": "The ε of released results for one respondent (at `delta`)."},
+                "delta": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                "smallest_release": {"type": ["integer", "null"], "minimum": 1,
+                                     "description": "The size of a release made early, if any."}}},
         "Results": {"type": "object", "additionalProperties": False,
-                    "required": ["slug", "title", "design_hash", "responses", "level", "rows"],
+                    "required": ["slug", "title", "design_hash", "responses", "release", "level", "intervals",
+                                 "planned", "rows"],
                     "properties": {"slug": string, "title": string, "design_hash": design_hash,
                                    "responses": {"type": "integer", "minimum": 0},
+                                   "release": {"$ref": "#/components/schemas/Release"},
                                    "level": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
+                                   "intervals": {"type": "string", "enum": ["fixed", "anytime"]},
+                                   "planned": {"type": ["integer", "null"], "minimum": 1},
                                    "rows": {"type": "array", "items": {"$ref": "#/components/schemas/AggregateRow"}}}},
         "CrosstabRow": crosstab_row,
         "Crosstab": {"type": "object", "additionalProperties": False,

@@ -13,7 +13,7 @@ from ..core.datapackage import package_files
 from ..statfiles import MIMETYPES, aggregates_file, responses_file
 from .access import survey_for_researcher
 from .db import get_store
-from .research import _level, _rows, login_required
+from .research import _intervals, _level, _rows, login_required
 
 bp = Blueprint("packages", __name__)
 
@@ -34,8 +34,8 @@ def responses_download(slug, fmt):
 @bp.get("/surveys/<slug>/results.<any(sav, dta):fmt>")
 @login_required
 def results_download(slug, fmt):
-    """Download the estimates at ?level= as an SPSS or Stata file."""
-    design, rows = _rows(slug, _level())
+    """Download the estimates at ?level= (and ?intervals=) as an SPSS or Stata file."""
+    design, rows = _rows(slug, _level(), *_intervals())
     return _attachment(aggregates_file(design, rows, fmt), MIMETYPES[fmt], f"{slug}-results.{fmt}")
 
 
@@ -43,7 +43,7 @@ def results_download(slug, fmt):
 @login_required
 def package_zip(slug):
     """Download the Frictionless Data Package: datapackage.json, responses.csv, aggregates.csv, codebook.json."""
-    design, rows = _rows(slug, _level())
+    design, rows = _rows(slug, _level(), *_intervals())
     store = get_store()
     book = codebook(design, simulated=store.sandbox_counts(slug)["simulated"])
     files = package_files(design, rows, store.iter_responses(slug), book)

@@ -14,8 +14,10 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..core import codec
 from ..core.aggregate import aggregate_counts, rows_to_csv
+from ..core.anytime import DEFAULT_PLANNED, FIXED, KINDS
 from ..core.crosstab import default_pair
 from ..core.readout import readouts
+from ..core.releases import early_release_warning, release_sentence, release_view
 from ..core.export import iter_responses_csv
 from . import known_devices
 from .access import survey_for_researcher
@@ -143,14 +145,27 @@ def _level() -> float:
     return level
 
 
-def _rows(slug: str, level: float):
+def _intervals() -> tuple[str, int]:
+    """Return ?intervals= ("fixed", the default, or "anytime") and ?planned= (the respondents planned, default 1000)."""
+    kind = request.args.get("intervals", FIXED)
+    if kind not in KINDS:
+        abort(400, description=f"intervals must be fixed or anytime, got {kind!r}")
+    raw = request.args.get("planned", str(DEFAULT_PLANNED))
+    if not raw.isdigit() or not 1 <= int(raw) <= 10**9:
+        abort(400, description=f"planned must be a whole number of respondents from 1 to 1000000000, got {raw!r}")
+    return kind, int(raw)
+
+
+def _rows(slug: str, level: float, intervals: str = FIXED, planned: int = DEFAULT_PLANNED):
     """Return the design and aggregate rows, reusing them while no response has arrived."""
-    design, rows, _ = keyed_rows(slug, level)
+    design, rows, _ = keyed_rows(slug, level, intervals, planned)
     return design, rows
 
 
-def keyed_rows(slug: str, level: float):
-    """Return the design, the aggregate rows and their cache key (database, slug, design hash, count, level).
+def keyed_rows(slug: str, level: float, intervals: str = FIXED, planned: int = DEFAULT_PLANNED):
+    """Return the design, the aggregate rows and their cache key (database, slug, design hash, count, level, intervals).
+
+    ``intervals`` is "fixed" or "anytime" (tuned for ``planned`` respondents); the key ends with both.
 
     The dashboard page, its charts and the CSV all need the same rows; the key holds the
     response count the rows were computed from, so a new response (or a replaced design)
@@ -158,14 +173,15 @@ def keyed_rows(slug: str, level: float):
     """
     store = get_store()
     design = survey_for_researcher(slug)
-    key = (current_app.config["DATABASE"], slug, design["hash"], store.response_count(slug), level)
+    kind = (intervals, planned if intervals != FIXED else None)
+    key = (current_app.config["DATABASE"], slug, design["hash"], store.response_count(slug), level, *kind)
     with _CACHE_LOCK:
         rows = _ROWS_CACHE.get(key)
     if rows is None:
         # The count and the tallies are read in one snapshot, so rows are cached under their own count.
         count, counts = store.tallies(slug)
-        rows = aggregate_counts(design, counts, level=level)
-        key = key[:3] + (count, level)
+        rows = aggregate_counts(design, counts, level=level, intervals=intervals, planned=planned)
+        key = key[:3] + (count, level, *kind)
         with _CACHE_LOCK:
             _ROWS_CACHE[key] = rows
             while len(_ROWS_CACHE) > _CACHE_SIZE:
@@ -178,16 +194,28 @@ def keyed_rows(slug: str, level: float):
 def results(slug):
     """Show the debiased estimates of every question with their confidence intervals."""
     level = _level()
-    design, rows = _rows(slug, level)
+    intervals, planned = _intervals()
+    design, rows = _rows(slug, level, intervals, planned)
     store = get_store()
     texts = {question["id"]: question["text"] for question in design["questions"]}
     plain = readouts(design, rows)
-    return render_template("results.html", design=design, rows=rows, level=level, texts=texts, readouts=plain,
+    release = survey_release(slug, design)
+    return render_template("results.html", design=design, rows=rows, level=level, intervals=intervals,
+                           planned=planned, texts=texts, readouts=plain,
+                           release=release, release_sentence=release_sentence(release),
+                           early_release_warning=early_release_warning(release) if release.held else "",
                            methods={readout.question: readout.method for readout in plain},
                            pair=default_pair(design),
                            has_levels=any(codec.is_level(question) for question in design["questions"]),
                            n=store.response_count(slug), per_day=store.responses_per_day(slug),
                            logout_form=LogoutForm())
+
+
+def survey_release(slug: str, design: dict):
+    """Return the release view of a survey (``core.releases.ReleaseView``) from the store's counts."""
+    state = get_store().release_state(slug)
+    return release_view(design, released=state["released"], held=state["held"],
+                        smallest_release=state["smallest_release"])
 
 
 @bp.app_template_global()
@@ -209,16 +237,16 @@ def _csv(text, filename: str) -> Response:
 @login_required
 def results_csv(slug):
     """Download the aggregates: one row per estimate, debiased, with its interval."""
-    _, rows = _rows(slug, _level())
+    _, rows = _rows(slug, _level(), *_intervals())
     return _csv(rows_to_csv(rows), f"{slug}-aggregates.csv")
 
 
 def xlsx_download(slug: str) -> Response:
-    """Return the spreadsheet download of a survey's estimates at ?level= and its codebook (``results.xlsx``)."""
+    """Return the spreadsheet download of a survey's estimates at ?level= and ?intervals= and its codebook (``results.xlsx``)."""
     from ..core.codebook import codebook
     from ..core.spreadsheet import MIMETYPE, results_workbook
 
-    design, rows = _rows(slug, _level())
+    design, rows = _rows(slug, _level(), *_intervals())
     return Response(results_workbook(rows, codebook(design)), mimetype=MIMETYPE,
                     headers={"Content-Disposition": f'attachment; filename="{slug}-results.xlsx"'})
 

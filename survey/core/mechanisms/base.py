@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from ..anytime import anytime_estimate
 from ..estimators import Estimate, debias_indicators
 from .common import TWO53, check_threshold, uniform_variance, worst_case_spread
 from .mixture import mixture_population_worst
@@ -167,6 +168,36 @@ class Mechanism(ABC):
     @abstractmethod
     def estimates(self, ones: list[int], n: int, level) -> list[Estimate]:
         """Return one unbiased estimate per estimand from n reports and their tallies (``codec.tally``)."""
+
+    def report_range(self) -> tuple[Fraction, Fraction]:
+        """Return the least and greatest value of one report's R, whose mean is q + (p − q)·truth: (0, 1) for an indicator."""
+        return Fraction(0), Fraction(1)
+
+    def estimand_range(self) -> tuple[float, float]:
+        """Return the feasible range of an estimate: [0, 1] for a share, the question's [min, max] for a number's mean."""
+        if self.kind == "number":
+            return float(self.lo), float(self.hi)
+        return 0.0, 1.0
+
+    def debiased_range(self) -> tuple[float, float]:
+        """Return the least and greatest debiased value of one report, lo + (R − q)/(p − q)·(hi − lo): its mean is the estimand."""
+        p, q = self.probabilities()
+        lo, hi = self.estimand_range()
+        low, high = ((value - q) / (p - q) for value in self.report_range())
+        return lo + float(low) * (hi - lo), lo + float(high) * (hi - lo)
+
+    def debiased_variance(self) -> float:
+        """Return the largest variance of one report's debiased value over every population (``worst_variance`` in its units)."""
+        lo, hi = self.estimand_range()
+        return self.worst_variance() * (hi - lo) ** 2
+
+    def anytime_estimates(self, ones: list[int], n: int, level, planned: float) -> list[Estimate]:
+        """Return ``estimates`` with confidence sequences tuned for ``planned`` reports, simultaneous over the estimands."""
+        debiased, feasible = self.debiased_range(), self.estimand_range()
+        variance = self.debiased_variance()
+        return [anytime_estimate(estimate, debiased=debiased, feasible=feasible, level=level, planned=planned,
+                                 simultaneous_over=self.estimands, variance=variance)
+                for estimate in self.estimates(ones, n, level)]
 
     def exact_denominators(self) -> tuple[int, ...]:
         """Return the denominators the codebook writes p and q over, the first that fits (the browser's 2^53)."""
@@ -317,6 +348,11 @@ class LevelMechanism(Mechanism):
 
     def selection_variance(self) -> float:
         return self.answer_worst_variance()
+
+    def report_range(self) -> tuple[Fraction, Fraction]:
+        """Return the least and greatest R(L) over the output levels."""
+        values = self.level_values()
+        return min(values), max(values)
 
     def level_value_array(self, levels: np.ndarray) -> np.ndarray:
         """Return R(L) as floats for an array of levels."""

@@ -1,0 +1,133 @@
+"""Releases of results in batches, and what they guarantee, in numbers and plain words.
+
+A design's ``release_every`` = B: the results (every aggregate, crosstab, model, export and
+API answer) change only when another B responses have arrived, so each release differs from
+the last by a batch of at least B reports, seen only as a multiset. Anyone who sees released
+results then learns about one respondent no more than the central (ε, δ) of a batch of B
+(``shuffling.central_epsilon``, Feldman, McMillan & Talwar 2021). It does not bind whoever
+runs the server, who sees each report as it arrives; forged reports shrink the honest batch.
+Pure: no Flask, no SQL, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+
+from .design import release_every
+from .planning import posterior_bound
+from .shuffling import DEFAULT_DELTA, central_epsilon
+from .words import format_epsilon, percent
+
+
+@dataclass(frozen=True)
+class ReleaseView:
+    """Where a survey's releases stand and what they guarantee.
+
+    ``released`` responses are in the results, ``held`` wait for the next release (``to_go``
+    more are needed); ``central_epsilon`` is the guarantee of a batch of ``every`` (of the
+    smallest release, when the owner released fewer early: ``smallest_release``).
+    """
+
+    every: int
+    released: int
+    held: int
+    to_go: int
+    local_epsilon: float
+    central_epsilon: float
+    delta: float
+    smallest_release: int | None
+
+    def as_dict(self) -> dict:
+        """Return the view as JSON-ready fields (the API's ``release`` object)."""
+        return asdict(self)
+
+
+def release_view(design: dict, *, released: int, held: int, smallest_release: int | None = None) -> ReleaseView:
+    """Return the release view of a design given its released and held counts (``Store.release_state``)."""
+    every = release_every(design)
+    local = float(design["epsilon_spent"])
+    batch = every if smallest_release is None else min(every, smallest_release)
+    return ReleaseView(every=every, released=released, held=held, to_go=every - held if every > 1 else 0,
+                       local_epsilon=local, central_epsilon=batch_epsilon(local, batch), delta=DEFAULT_DELTA,
+                       smallest_release=smallest_release)
+
+
+def batch_epsilon(local_epsilon: float, batch: int) -> float:
+    """Return the central ε of releases of ``batch`` reports (the local ε for a batch of 1, or of 0 reports)."""
+    if batch <= 1 or local_epsilon <= 0:
+        return local_epsilon
+    return central_epsilon(local_epsilon, batch)
+
+
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def format_delta(delta: float) -> str:
+    """Return δ as a power of ten where it is one (1e-06 → "10⁻⁶"), else as %g."""
+    exponent = round(math.log10(delta))
+    return f"10{str(exponent).translate(_SUPERSCRIPTS)}" if math.isclose(delta, 10.0**exponent) else f"{delta:g}"
+
+
+def delta_words(delta: float) -> str:
+    """Return δ as a chance in words: 1e-6 → "one in a million"."""
+    named = {1e-6: "one in a million", 1e-7: "one in ten million", 1e-8: "one in a hundred million"}
+    return named.get(delta, f"{delta:g}")
+
+
+def release_sentence(view: ReleaseView) -> str:
+    """Return the researcher's sentences on what the results page shows and what that guarantees."""
+    local = format_epsilon(view.local_epsilon)
+    if view.every == 1:
+        return (f"Results are updated after every response, so anyone who sees them — you, your collaborators, "
+                f"readers of your paper — learns about a respondent as much as their own reports allow: "
+                f"ε = {local}, the local guarantee. Releasing in batches (release_every in the definition) "
+                f"would protect readers of the results far more.")
+    shown = (f"These results hold the {view.released:,} responses released so far; {view.held:,} more have "
+             f"arrived and will be added when {view.every:,} have ({view.to_go:,} to go).")
+    guarantee = (f"Results are released {view.every:,} responses at a time, so everyone who sees only released "
+                 f"results — you, your collaborators, readers of your paper — can learn about any one respondent "
+                 f"no more than a central ε = {format_epsilon(view.central_epsilon)} allows "
+                 f"(δ = {format_delta(view.delta)}: except with a chance of {delta_words(view.delta)}), far less than each "
+                 f"report's own ε = {local} (amplification by shuffling, Feldman, McMillan & Talwar 2021). "
+                 f"Whoever runs the server sees each report as it arrives and is bound only by ε = {local}.")
+    if view.smallest_release is not None and view.smallest_release < view.every:
+        guarantee += (f" One release was made early with {view.smallest_release:,} responses: their respondents "
+                      f"are protected at central ε = {format_epsilon(view.central_epsilon)}.")
+    return f"{shown} {guarantee}"
+
+
+def release_note(design: dict) -> str:
+    """Return the respondent's plain sentence on who sees what (the respondent page)."""
+    view = release_view(design, released=0, held=0)
+    if view.every == 1:
+        return ("Results are updated as each set of answers arrives, so the protection above is also what "
+                "anyone who reads the results gets.")
+    sure = percent(Fraction(posterior_bound(view.central_epsilon)))
+    return (f"Researchers and readers see only totals over at least {view.every:,} people, never your reports "
+            f"one by one: from those totals, someone who thought it 50/50 could be at most {sure} sure of "
+            f"any answer of yours (central ε = {format_epsilon(view.central_epsilon)}, except with a chance of "
+            f"{delta_words(view.delta)}). Whoever runs the server sees each report as it arrives and is bound "
+            f"by the protection above.")
+
+
+def early_release_warning(view: ReleaseView) -> str:
+    """Return what releasing the held responses now costs their respondents (the owner's confirmation)."""
+    guarantee = format_epsilon(batch_epsilon(view.local_epsilon, view.held))
+    return (f"Releasing the {view.held:,} held responses now, fewer than {view.every:,}, protects their "
+            f"respondents only at central ε = {guarantee} instead of "
+            f"{format_epsilon(batch_epsilon(view.local_epsilon, view.every))}: anyone who compares the results "
+            f"before and after learns about these {view.held:,} people from fewer reports.")
+
+
+def release_plan_sentence(design: dict) -> str:
+    """Return how a design's results will be released and the central ε that gives (``create`` and the builder)."""
+    view = release_view(design, released=0, held=0)
+    local = format_epsilon(view.local_epsilon)
+    if view.every == 1:
+        return (f"Releases: after every response (release_every = 1), so readers of the results get the local "
+                f"ε′ = {local}.")
+    return (f"Releases: every {view.every:,} responses, so readers of the results get central "
+            f"ε = {format_epsilon(view.central_epsilon)} (δ = {format_delta(view.delta)}) instead of the local "
+            f"ε′ = {local}; results show nothing until the first {view.every:,} responses have arrived.")

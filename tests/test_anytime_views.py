@@ -1,0 +1,185 @@
+"""Anytime-valid intervals wherever intervals are shown: the results page, its downloads, the CLI and the API."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import numpy as np
+import pytest
+from conftest import OWNER
+
+from survey.cli import main
+from survey.core.aggregate import aggregate_counts, rows_to_table
+from survey.store import Store
+
+SLUG = "smoking-2026"
+GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
+ANSWERS = [GOOD] * 30 + [{**GOOD, "smoker": 0, "lung_disease": 1}] * 20
+
+
+@pytest.fixture
+def answered(accounts, db_path, smoking_survey):
+    """The smoking survey with 50 real responses, owned by OWNER."""
+    store = Store(db_path)
+    try:
+        store.add_responses(SLUG, smoking_survey["hash"], ANSWERS)
+        return store.get_design(SLUG), store.question_counts(SLUG)
+    finally:
+        store.close()
+
+
+def _login(client):
+    page = client.get("/login").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    assert client.post("/login", data={"csrf_token": token, "email": OWNER[0], "password": OWNER[1]}).status_code == 302
+
+
+def _csv_rows(text: str) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_rows_say_which_intervals_they_hold(answered):
+    """Anytime rows keep the estimates, carry ci_kind and ci_planned, and are wider than the fixed ones here."""
+    design, counts = answered
+    fixed = aggregate_counts(design, counts)
+    anytime = aggregate_counts(design, counts, intervals="anytime", planned=400)
+    assert {(row.ci_kind, row.ci_planned) for row in fixed} == {("fixed", None)}
+    assert {(row.ci_kind, row.ci_planned) for row in anytime} == {("anytime", 400)}
+    for kept, watched in zip(fixed, anytime):
+        assert (kept.estimate, kept.std_error, kept.n) == (watched.estimate, watched.std_error, watched.n)
+        assert watched.ci_high - watched.ci_low >= kept.ci_high - kept.ci_low - 1e-12
+    assert "valid at every look" in rows_to_table(anytime).splitlines()[0]
+    assert "Clopper-Pearson" in rows_to_table(fixed).splitlines()[0]
+    with pytest.raises(ValueError, match="fixed or anytime"):
+        aggregate_counts(design, counts, intervals="always")
+    with pytest.raises(ValueError, match="planned"):
+        aggregate_counts(design, counts, intervals="anytime", planned=0)
+
+
+def test_cli_aggregate_and_export_take_intervals(cli_runner, db_path, answered):
+    """`aggregate` and `export --aggregates` print anytime intervals with --intervals anytime, fixed by default."""
+    design, counts = answered
+
+    def run(*args):
+        result = cli_runner.invoke(main, ["--db", str(db_path), *args])
+        assert result.exit_code == 0, (result.output, result.exception)
+        return result.stdout
+
+    default = _csv_rows(run("aggregate", SLUG, "--format", "csv"))
+    assert {(row["ci_kind"], row["ci_planned"]) for row in default} == {("fixed", "")}
+    watched = _csv_rows(run("aggregate", SLUG, "--format", "csv", "--intervals", "anytime", "--planned", "400"))
+    assert {(row["ci_kind"], row["ci_planned"]) for row in watched} == {("anytime", "400")}
+    expected = aggregate_counts(design, counts, intervals="anytime", planned=400)
+    assert [float(row["ci_high"]) for row in watched] == pytest.approx([row.ci_high for row in expected], abs=1e-6)
+    exported = _csv_rows(run("export", SLUG, "--aggregates", "--intervals", "anytime", "--planned", "400"))
+    assert exported == watched
+    rows = json.loads(run("aggregate", SLUG, "--format", "json", "--intervals", "anytime"))
+    assert {(row["ci_kind"], row["ci_planned"]) for row in rows} == {("anytime", 1000)}
+    assert "valid at every look" in run("aggregate", SLUG, "--intervals", "anytime")
+    for command in ("aggregate", "export"):
+        assert "--intervals anytime" in run(command, "--help")
+    refused = cli_runner.invoke(main, ["--db", str(db_path), "aggregate", SLUG, "--intervals", "sometimes"])
+    assert refused.exit_code == 2 and "sometimes" in refused.stderr
+
+
+def test_results_page_offers_both_and_says_which_is_shown(app, answered):
+    """The page defaults to ranges valid at the planned end and says so; ?intervals=anytime shows the other kind."""
+    client = app.test_client()
+    _login(client)
+    page = client.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    assert "Shown: ranges valid at the planned end." in page
+    assert '<option value="fixed" selected>valid at the planned end</option>' in page
+    assert '<option value="anytime" >valid at every look</option>' in page
+    assert "intervals=anytime" not in page
+    watched = client.get(f"/surveys/{SLUG}/results?intervals=anytime&planned=400")
+    assert watched.status_code == 200
+    page = watched.get_data(as_text=True)
+    assert "Shown: ranges valid at every look." in page and "400 planned respondents" in page
+    assert '<option value="anytime" selected>valid at every look</option>' in page
+    assert "valid at every look" in page.split('id="results-title"')[1]
+    design, counts = answered
+    first = aggregate_counts(design, counts, intervals="anytime", planned=400)[0]
+    assert f"[{first.ci_low:.3f}, {first.ci_high:.3f}]" in page
+    # The charts and the downloads linked from the page are of the intervals shown.
+    assert "intervals=anytime&amp;planned=400" in page
+    download = client.get(f"/surveys/{SLUG}/results.csv?intervals=anytime&planned=400").get_data(as_text=True)
+    assert {(row["ci_kind"], row["ci_planned"]) for row in _csv_rows(download)} == {("anytime", "400")}
+    fixed = client.get(f"/surveys/{SLUG}/results.csv").get_data(as_text=True)
+    assert {row["ci_kind"] for row in _csv_rows(fixed)} == {"fixed"}
+    chart = client.get(f"/surveys/{SLUG}/charts/smoker.svg?intervals=anytime&planned=400")
+    assert chart.status_code == 200 and b"anytime-valid" in chart.data
+    for bad in ("intervals=always", "intervals=anytime&planned=0", "intervals=anytime&planned=ten"):
+        assert client.get(f"/surveys/{SLUG}/results?{bad}").status_code == 400
+
+
+def test_api_results_take_intervals_and_planned(app, db_path, answered):
+    """/api/surveys/<slug>/results?intervals=anytime&planned=N: every row says ci_kind and ci_planned."""
+    design, counts = answered
+    store = Store(db_path)
+    try:
+        token = store.create_token(OWNER[0], None)[1]
+    finally:
+        store.close()
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {token}"}
+    default = client.get(f"/api/surveys/{SLUG}/results", headers=headers).json
+    assert default["intervals"] == "fixed" and default["planned"] is None
+    assert {(row["ci_kind"], row["ci_planned"]) for row in default["rows"]} == {("fixed", None)}
+    body = client.get(f"/api/surveys/{SLUG}/results?intervals=anytime&planned=400", headers=headers).json
+    assert body["intervals"] == "anytime" and body["planned"] == 400
+    expected = aggregate_counts(design, counts, intervals="anytime", planned=400)
+    assert [(row["ci_low"], row["ci_high"]) for row in body["rows"]] == [(row.ci_low, row.ci_high) for row in expected]
+    refused = client.get(f"/api/surveys/{SLUG}/results?intervals=sometimes", headers=headers)
+    assert refused.status_code == 400 and "intervals" in refused.json["error"]
+    workbook = client.get(f"/api/surveys/{SLUG}/results.xlsx?intervals=anytime&planned=400", headers=headers)
+    assert workbook.status_code == 200
+
+
+def test_the_codebook_rederives_the_anytime_intervals(answered):
+    """From the codebook's debiased_range, variance_bound and simultaneous_over and the row's n, estimate and ci_planned."""
+    import math
+
+    from scipy.special import lambertw, logsumexp
+
+    from survey.core.codebook import codebook
+
+    design, counts = answered
+    book = codebook(design)
+    rows = aggregate_counts(design, counts, intervals="anytime", planned=400)
+    assert "ci_kind is anytime" in book["method"]
+
+    def hoeffding(n, alpha, spread, planned):
+        ratio = -lambertw(-alpha ** 2 / math.e, -1).real
+        rho = (planned / 4) / (ratio - 1)
+        time = n / 4 + rho
+        return spread * math.sqrt(time * math.log(time / (rho * alpha ** 2))) / n
+
+    def bennett(n, alpha, spread, variance, planned):
+        steps = np.arange(-8, 9)
+        weights = 1 / ((abs(steps) + 1) * (abs(steps) + 2))
+        weights = weights / weights.sum()
+        lambdas = math.sqrt(2 * math.log(2 / alpha) / (variance * planned)) * 2.0 ** (steps / 2)
+        psi = (np.exp(lambdas * spread) - 1 - lambdas * spread) / spread ** 2
+        low, high = 0.0, 1e6
+        for _ in range(200):
+            middle = (low + high) / 2
+            if logsumexp(np.log(weights) + lambdas * middle - variance * n * psi) >= math.log(2 / alpha):
+                high = middle
+            else:
+                low = middle
+        return high / n
+
+    for estimand, row in zip(book["estimands"], rows, strict=True):
+        low, high = estimand["debiased_range"]
+        lo, hi = estimand["scale"] or (0, 1)
+        alpha = (1 - row.ci_level) / estimand["simultaneous_over"]
+        variance, planned = estimand["variance_bound"], row.ci_planned
+        half = hoeffding(row.n, alpha, high - low, planned)
+        if bennett(planned, alpha, high - low, variance, planned) < 0.95 * hoeffding(planned, alpha, high - low,
+                                                                                      planned):
+            half = bennett(row.n, alpha, high - low, variance, planned)
+        assert row.ci_low == pytest.approx(min(max(row.estimate - half, lo), hi), abs=1e-9)
+        assert row.ci_high == pytest.approx(min(max(row.estimate + half, lo), hi), abs=1e-9)
