@@ -195,7 +195,7 @@ def test_estimator_rejects_impossible_tallies():
     assert (empty.estimate, empty.ci_low, empty.ci_high) == (None, 0, 1)
 
 
-OPM_SURVEY = {"slug": "op", "title": "Op", "epsilon": 8.0, "questions": [
+OPM_SURVEY = {"slug": "op", "title": "Op", "epsilon": 8.0, "release_every": 1, "questions": [
     {"id": "smoker", "kind": "yes_no", "text": "Smoke?"},
     {"id": "hours", "kind": "number", "text": "Hours?", "min": 0, "max": 60}]}
 
