@@ -227,7 +227,7 @@ def test_a_level_number_is_sent_as_one_output_level(browser, live_server, epsilo
 
     slug = f"income-{mechanism}"
     design = build_design(parse_definition({
-        "slug": slug, "title": "Income", "epsilon": epsilon,
+        "slug": slug, "title": "Income", "epsilon": epsilon, "release_every": 1,
         "questions": [{"id": "income", "kind": "number", "text": "Yearly income in euros?",
                        "min": 100000, "max": 100250, "mechanism": mechanism}]}))
     question = design["questions"][0]
