@@ -21,6 +21,7 @@ export { randomizeMultiSampled } from './mechanisms/multi-sampled.js';
 export { randomizeDuchi } from './mechanisms/duchi.js';
 export { piecewiseLevel, randomizePiecewise } from './mechanisms/piecewise.js';
 export { hybridDuchiBit, randomizeHybrid } from './mechanisms/hybrid.js';
+export { opmLevel, randomizeOpm } from './mechanisms/opm.js';
 
 /**
  * Return the report of one design.json question for its true answer, in the wire format.

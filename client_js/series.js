@@ -33,6 +33,7 @@ export function fingerprint(question) {
   // Appended only when present, so that the fingerprints of the other mechanisms are unchanged.
   if (question.subset_size !== undefined) parts.push(question.subset_size);
   if (question.ratio_a !== undefined) parts.push(question.ratio_a, question.ratio_b ?? null);
+  if (question.band !== undefined) parts.push(question.steps, question.band);
   return JSON.stringify(parts);
 }
 

@@ -215,7 +215,7 @@ def domain_report(question: dict, pick: int = 0):
 
     Built from the design, so it stays valid when a question gets another mechanism: the
     integer ``pick`` (modulo the domain) for rr and duchi (a bit), grr (an option index),
-    piecewise and hybrid (an output level); for the list reports, d bits with bit ``pick`` mod d set
+    piecewise, hybrid and opm (an output level); for the list reports, d bits with bit ``pick`` mod d set
     (oue, multi rr; sampled multi, which has at most one 1) or, for ss, ``subset_size``
     consecutive ones from there (wrapping). Not a randomization of any answer.
     """
@@ -228,7 +228,7 @@ def domain_report(question: dict, pick: int = 0):
             report[(pick + offset) % d] = 1
         return report
     size = {"rr": 2, "duchi": 2, "grr": len(question.get("options", ())), "piecewise": question.get("bins"),
-            "hybrid": question.get("levels")}[mechanism]
+            "hybrid": question.get("levels"), "opm": question.get("levels")}[mechanism]
     return pick % size
 
 

@@ -4,7 +4,8 @@ Run by hand from the repository root: ``python tests/make_vectors.py``. The outp
 deterministic (fixed seed). "thresholds" holds the integer thresholds and realised
 epsilons of a grid of epsilon and d; "piecewise" the rational e^(eps/2) = a/b of the
 piecewise mechanism per epsilon; "hybrid" the same for the hybrid mechanism (at most 512
-levels) with its branch and flip probabilities and level scores; "streams" holds cases of a fixed list of 32-bit
+levels) with its branch and flip probabilities and level scores; "opm" the ratio e^eps = A/B, grid steps m
+and band w of the optimal piecewise mechanism per epsilon; "streams" holds cases of a fixed list of 32-bit
 words, an input and the output survey/core/replay.py computes from them, which the
 JavaScript must reproduce word for word (consuming exactly the listed words).
 """
@@ -393,6 +394,64 @@ def hybrid_cases(rng: random.Random) -> list[dict]:
     return cases
 
 
+def opm_row(epsilon) -> dict:
+    """Return the ratio A/B <= e^eps, the grid steps m and band w, realised epsilon, (p, q) and worst variance."""
+    a, b = mech.opm_ratio(epsilon=epsilon)
+    m, w = mech.opm_shape(a, b)
+    realised = mech.opm_epsilon(a, b)
+    p, q = mech.opm_probabilities(a, b, m, w)
+    return {"epsilon": epsilon, "ratio_a": a, "ratio_b": b, "steps": m, "band": w, "levels": m + w,
+            "epsilon_realised": _digits30(realised), "epsilon_float": float(realised),
+            "p": f"{p.numerator}/{p.denominator}", "q": f"{q.numerator}/{q.denominator}",
+            "worst_variance": mech.opm_worst_variance(a, b, m, w)}
+
+
+def opm_cases(rng: random.Random) -> list[dict]:
+    """Return cases of the optimal piecewise mechanism: rounding onto m steps, the band draw, skipping the band."""
+    a, b = mech.opm_ratio(epsilon=8)
+    m, w = mech.opm_shape(a, b)
+    a4, b4 = mech.opm_ratio(epsilon=4)
+    m4, w4 = mech.opm_shape(a4, b4)
+    fields = {"ratio_a": a, "ratio_b": b, "steps": m, "band": w, "levels": m + w}
+    age = _question("age", "number", "opm", min=18, max=90, **fields)
+    small = _question("hours", "number", "opm", min=0, max=10, ratio_a=a4, ratio_b=b4, steps=m4, band=w4,
+                      levels=m4 + w4)
+    unit = _question("unit", "number", "opm", min=0, max=1, **fields)
+    wide = _question("income", "number", "opm", min=0, max=10**9, **fields)
+    total = w * a + m * b
+    grid40, rest40 = divmod(22 * m, 72)
+
+    def below(value, n):
+        return word_for_below(value, n, rng)
+
+    cases = [
+        _case("opm at min, band, first level", "question", rng,
+              prefix=below(5, 72) + below(0, total) + below(0, w), question=age, true=18),
+        _case("opm at max, band drawn at below(D) = wA - 1, last level", "question", rng,
+              prefix=below(71, 72) + below(w * a - 1, total) + below(w - 1, w), question=age, true=90),
+        _case("opm at min, below(D) = wA: another level, skipping the band", "question", rng,
+              prefix=below(0, 72) + below(w * a, total) + below(0, m), question=age, true=18),
+        _case("opm at max, another level below the grid", "question", rng,
+              prefix=below(0, 72) + below(total - 1, total) + below(m - 1, m), question=age, true=90),
+        _case("opm 40 rounds up when below(72) < remainder", "question", rng,
+              prefix=below(rest40 - 1, 72) + below(0, total) + below(0, w), question=age, true=40),
+        _case("opm 40 rounds down when below(72) = remainder", "question", rng,
+              prefix=below(rest40, 72) + below(0, total) + below(0, w), question=age, true=40),
+        _case("opm 40 other level = grid is shifted by w", "question", rng,
+              prefix=below(rest40, 72) + below(w * a, total) + below(grid40, m), question=age, true=40),
+        _case("opm 40 other level = grid - 1 is kept", "question", rng,
+              prefix=below(rest40, 72) + below(w * a, total) + below(grid40 - 1, m), question=age, true=40),
+        _case("opm range 1 at 0 (below(1) draws nothing)", "question", rng, question=unit, true=0),
+        _case("opm range 1 at 1", "question", rng, question=unit, true=1),
+        _case("opm range 10^9 middle", "question", rng, question=wide, true=123456789),
+    ]
+    for i in range(6):
+        cases.append(_case(f"random opm {i}", "question", rng, question=age, true=rng.randint(18, 90)))
+    for i in range(4):
+        cases.append(_case(f"random opm eps 4 {i}", "question", rng, question=small, true=rng.randint(0, 10)))
+    return cases
+
+
 def build_vectors() -> dict:
     """Return the whole vectors document; equal on every run."""
     rng = random.Random(SEED)
@@ -401,9 +460,11 @@ def build_vectors() -> dict:
         "about": "Shared test vectors of ldp-survey: regenerate with python tests/make_vectors.py",
         "threshold_bits": 53,
         "thresholds": thresholds,
-        "streams": primitive_cases(rng) + question_cases(rng) + piecewise_cases(rng) + hybrid_cases(rng),
+        "streams": primitive_cases(rng) + question_cases(rng) + piecewise_cases(rng) + hybrid_cases(rng)
+                   + opm_cases(rng),
         "piecewise": [piecewise_row(eps) for eps in EPSILONS],
         "hybrid": [hybrid_row(eps) for eps in EPSILONS if eps >= 0.5],
+        "opm": [opm_row(eps) for eps in EPSILONS],
     }
 
 

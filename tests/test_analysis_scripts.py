@@ -85,6 +85,15 @@ min = 0
 max = 14
 mechanism = "hybrid"
 weight = 2
+
+[[questions]]
+id = "commute"
+kind = "number"
+text = "Minutes of commute?"
+min = 0
+max = 120
+mechanism = "opm"
+weight = 2
 """.replace("{countries}", ", ".join(f'"country {number}"' for number in range(64)))
 
 SAMPLED = """

@@ -218,18 +218,18 @@ def test_the_form_sends_the_randomized_report_not_the_answer(browser, live_serve
     context.close()
 
 
-@pytest.mark.parametrize("epsilon, mechanism", [(6.0, "hybrid"), (20.0, "piecewise")])
+@pytest.mark.parametrize("epsilon, mechanism", [(6.0, "hybrid"), (20.0, "piecewise"), (6.0, "opm")])
 def test_a_level_number_is_sent_as_one_output_level(browser, live_server, epsilon, mechanism):
-    """A number leaves the page as one level of the hybrid (or, at very large ε, piecewise) mechanism, never the answer."""
+    """A number leaves the page as one level of its level mechanism (as the definition asks), never the answer."""
     from survey.core import codec
     from survey.core.definition import parse_definition
     from survey.core.design import build_design
 
     slug = f"income-{mechanism}"
     design = build_design(parse_definition({
-        "slug": slug, "title": "Income", "epsilon": epsilon,
+        "slug": slug, "title": "Income", "epsilon": epsilon, "release_every": 1,
         "questions": [{"id": "income", "kind": "number", "text": "Yearly income in euros?",
-                       "min": 100000, "max": 100250}]}))
+                       "min": 100000, "max": 100250, "mechanism": mechanism}]}))
     question = design["questions"][0]
     assert question["mechanism"] == mechanism
     store = Store(live_server["db"])
@@ -251,7 +251,7 @@ def test_a_level_number_is_sent_as_one_output_level(browser, live_server, epsilo
     assert len(posts) == 1
     body = json.loads(posts[0]["body"])
     level = body["answers"]["income"]
-    levels = question.get("levels", question["bins"])
+    levels = question.get("levels") or question["bins"]
     assert set(body["answers"]) == {"income"} and isinstance(level, int) and 0 <= level < levels
     assert "100123" not in posts[0]["body"]
     assert page.evaluate("window.__randomCalls") > 0 and page.evaluate("window.__mathRandomCalls") == 0

@@ -16,7 +16,7 @@ import pytest
 
 from survey.store import Store
 
-from conftest import REPO, start_server
+from conftest import REPO, released_at_once, start_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -29,8 +29,11 @@ def sample_server(tmp_path_factory):
     """Serve a database holding examples/athletes.toml (created with the CLI); yield {"origin", "db"}."""
     directory = tmp_path_factory.mktemp("browser-sample")
     db_path = directory / "sample.db"
-    subprocess.run([sys.executable, "-m", "survey", "--db", str(db_path), "create",
-                    str(REPO / "examples" / "athletes.toml")], check=True, capture_output=True,
+    definition = directory / "athletes.toml"
+    definition.write_text(released_at_once((REPO / "examples" / "athletes.toml").read_text(encoding="utf-8")),
+                          encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "survey", "--db", str(db_path), "create", str(definition)],
+                   check=True, capture_output=True,
                    env={**os.environ, "PYTHONPATH": str(REPO)})
     server = start_server(db_path, directory / "server.log", "--workers", "1")
     yield {"origin": server.origin, "db": db_path}

@@ -768,7 +768,7 @@ def test_a_number_questions_mechanism_without_javascript(owner, db_path):
     response = build_every_kind(owner)
     assert fields(response)["questions-3-mechanism"] == "auto"
     select = re.search(r'<select\b[^>]*id="questions-3-mechanism".*?</select>', page(response), re.S).group(0)
-    assert re.findall(r'value="([^"]+)"', select) == ["auto", "hybrid", "piecewise", "duchi"]
+    assert re.findall(r'value="([^"]+)"', select) == ["auto", "hybrid", "piecewise", "duchi", "opm"]
     assert "Piecewise is more precise when answers lie inside the range" in page(response)
     preview = owner.post("/surveys/build/preview.json", data={**fields(response), "questions-3-mechanism": "piecewise"})
     assert preview.get_json()["questions"][3]["mechanism"] == "piecewise"
@@ -779,7 +779,7 @@ def test_a_number_questions_mechanism_without_javascript(owner, db_path):
     error = field_error(response, "questions-3-mechanism")
     assert "hybrid mechanism needs a share of the budget of at least 0.00783" in error and '"duchi"' in error
     response = press(owner, response, "preview", epsilon="2", **{"questions-3-mechanism": "fastest"})
-    assert "Must be one of auto, hybrid, piecewise, duchi, got 'fastest'" in field_error(
+    assert "Must be one of auto, hybrid, piecewise, duchi, opm, got 'fastest'" in field_error(
         response, "questions-3-mechanism")
 
     response = press(owner, response, "save", **{"questions-3-mechanism": "duchi"})

@@ -46,6 +46,7 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     page.get_by_label("Address (slug)").fill(SLUG)
     page.get_by_label("Privacy budget ε per respondent").fill("3")
     page.get_by_label("Series (optional)").fill("gym-panel")
+    page.get_by_label("Release results every … responses (optional)").fill("1")
     page.fill("#questions-0-id", "member")
     page.fill("#questions-0-text", "Are you a gym member?")
     page.get_by_role("button", name="Add single choice question").click()
@@ -78,6 +79,7 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     assert page.locator("#questions-1-decline").is_checked() and not page.locator("#questions-2-decline").is_checked()
 
     definition = parse_definition({"slug": SLUG, "title": "Gym habits", "epsilon": 3.0, "series": "gym-panel",
+                                   "release_every": 1,
                                    "questions": [
         {"id": "member", "kind": "yes_no", "text": "Are you a gym member?"},
         {"id": "visits", "kind": "choice", "text": "How often do you go?",

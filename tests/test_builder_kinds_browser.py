@@ -231,7 +231,7 @@ def test_drag_a_question_by_its_handle(builder):
 
 
 def test_a_numbers_mechanism_chosen_in_the_select_changes_its_preview(builder):
-    """Choosing Piecewise, then Duchi, then Automatic redraws the preview with that mechanism, in place."""
+    """Choosing Piecewise, Duchi, Hybrid, then Automatic redraws the preview with that mechanism, in place."""
     page, errors, _ = builder
     fill_survey(page, "age", "How old are you?")
     page.get_by_label("Privacy budget ε per respondent").fill("4")
@@ -239,11 +239,12 @@ def test_a_numbers_mechanism_chosen_in_the_select_changes_its_preview(builder):
     page.fill("#questions-0-min", "16")
     page.fill("#questions-0-max", "99")
     preview = page.locator("#questions-0-preview")
-    expect(preview).to_contain_text("hybrid of the piecewise and Duchi mechanisms (hybrid)", timeout=WAIT)
+    expect(preview).to_contain_text("optimal piecewise mechanism (opm)", timeout=WAIT)
     mechanism = page.get_by_label("Mechanism")
     for value, name in (("piecewise", "piecewise mechanism (piecewise)"),
                         ("duchi", "Duchi rounding + randomized response (duchi)"),
-                        ("auto", "hybrid of the piecewise and Duchi mechanisms (hybrid)")):
+                        ("hybrid", "hybrid of the piecewise and Duchi mechanisms (hybrid)"),
+                        ("auto", "optimal piecewise mechanism (opm)")):
         mechanism.select_option(value)
         expect(preview).to_contain_text(name, timeout=WAIT)
     assert page.evaluate("window.__sameDocument === true")

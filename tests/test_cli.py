@@ -305,14 +305,21 @@ def expected_standard_error(question: dict, theta: float, n: int) -> float:
 
     A piecewise number (answers lo + Binomial(hi − lo, θ), as simulate draws them) has on t = 2x − 1
     Var = E[t²]·r/(r−1) + (r+3)/(3(r−1)²) − w²/12 − (E t)², r = a/b, w = 2/(a − b) (Wang et al. 2019),
-    divided by 4 for the [0, 1] scale (the grid rounding adds under 1/(4a²)). A hybrid number's is
-    E[Var(x̂ | x)] + Var(x) over the same answers, with the exact mech.hybrid_variance.
+    divided by 4 for the [0, 1] scale (the grid rounding adds under 1/(4a²)). A hybrid or optimal
+    piecewise number's is E[Var(x̂ | x)] + Var(x) over the same answers, with its exact variance
+    (mech.hybrid_variance, mech.opm_variance).
     """
-    if question["mechanism"] == "hybrid":
+    if question["mechanism"] in ("hybrid", "opm"):
         span = question["max"] - question["min"]
         weights = [math.comb(span, k) * theta ** k * (1 - theta) ** (span - k) for k in range(span + 1)]
-        inner = sum(w * float(mech.hybrid_variance(question["ratio_a"], question["ratio_b"], Fraction(k, span)))
-                    for k, w in enumerate(weights))
+        if question["mechanism"] == "hybrid":
+            def variance(x):
+                return mech.hybrid_variance(question["ratio_a"], question["ratio_b"], x)
+        else:
+            def variance(x):
+                return mech.opm_variance(question["ratio_a"], question["ratio_b"], question["steps"], question["band"],
+                                         x)
+        inner = sum(w * float(variance(Fraction(k, span))) for k, w in enumerate(weights))
         return math.sqrt((inner + theta * (1 - theta) / span) / n)
     if question["mechanism"] == "piecewise":
         r = question["ratio_a"] / question["ratio_b"]
@@ -362,7 +369,7 @@ TRUTHS = {
     "mixed": ["pet=0.3,0.3,0.1,0.1,0.05,0.05,0.05,0.05", "sports=0.6,0.2,0.05", "owner=0.7"],
     "sharp": ["yes=0.35", "pick=0.1,0.2,0.3,0.4", "tick=0.9,0.5,0.15", "score=61.5"],
 }
-MECHANISMS = {"smoking": {"rr", "ss", "duchi"}, "mixed": {"rr", "ss", "sampled"}, "sharp": {"rr", "grr", "hybrid"}}
+MECHANISMS = {"smoking": {"rr", "ss", "duchi"}, "mixed": {"rr", "ss", "sampled"}, "sharp": {"rr", "grr", "opm"}}
 
 
 @pytest.mark.parametrize("survey", ["smoking", "mixed", "sharp"])

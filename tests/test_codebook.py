@@ -188,12 +188,14 @@ text = "Income in thousands?"
 min = 0
 max = 250
 weight = 4
+mechanism = "{slug}"
 """
 
 
 @pytest.mark.parametrize("slug, epsilon, smoker, meaning", [
     ("hybrid", 7.0, 3, "the output level L in 0..{top} of the hybrid mechanism"),
-    ("piecewise", 20.0, 1, "the output level k in 0..{top} of the discretised piecewise mechanism")])
+    ("piecewise", 20.0, 1, "the output level k in 0..{top} of the discretised piecewise mechanism"),
+    ("opm", 7.0, 3, "the output level k in 0..{top} of the optimal piecewise mechanism")])
 def test_level_mean_follows_from_responses_and_codebook_alone(run, tmp_path, slug, epsilon, smoker, meaning):
     definition = tmp_path / f"{slug}.toml"
     definition.write_text(LEVELS_TOML.format(slug=slug, epsilon=epsilon, smoker=smoker), encoding="utf-8")

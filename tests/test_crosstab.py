@@ -164,7 +164,7 @@ def test_choice_by_yes_no(d):
         assert coverage(tables, "b_given_a", f"o{i}", "yes", disease[i]) >= MIN_COVERAGE
 
 
-@pytest.mark.parametrize("epsilon, mechanism", [(2.0, "hybrid"), (8.0, "hybrid"), (3.0, "piecewise"), (1.0, "duchi")])
+@pytest.mark.parametrize("epsilon, mechanism", [(2.0, "hybrid"), (8.0, "opm"), (3.0, "piecewise"), (1.0, "duchi")])
 def test_number_within_yes_no(epsilon, mechanism):
     rng = np.random.default_rng(7)
     design = make_design(NUMBER, epsilon)

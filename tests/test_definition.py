@@ -13,6 +13,7 @@ import pytest
 from survey.core import mechanisms as mech
 from survey.core.definition import DefinitionError, load_definition, parse_definition, parse_definition_toml
 from survey.core.design import build_design, design_hash
+from survey.core.mechanisms.opm import MAX_OPM_RATIO_A
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -153,6 +154,10 @@ def test_realised_epsilons_never_exceed_the_shares_or_the_budget():
                 # e^(eps/2) beyond the largest ratio a/b with a + b <= MAX_PIECEWISE_BINS: eps' = 2 ln 4095 < eps.
                 assert (entry["ratio_a"], entry["ratio_b"]) == (mech.MAX_PIECEWISE_BINS - 1, 1)
                 continue
+            if entry["mechanism"] == "opm" and float(share) > math.log(MAX_OPM_RATIO_A):
+                # e^eps beyond the largest ratio A/B with A <= 2^20: eps' = ln 2^20 < eps.
+                assert (entry["ratio_a"], entry["ratio_b"]) == (MAX_OPM_RATIO_A, 1)
+                continue
             if entry["mechanism"] == "hybrid":
                 # At most 512 levels: a/b is a coarser rational (the design compares variances at eps').
                 assert entry["epsilon"] > 0.995 * float(share), "rounding costs only a sliver of the budget"
@@ -167,21 +172,32 @@ def _number_variances(epsilon) -> dict:
     c, d = mech.hybrid_ratio(epsilon=epsilon)
     return {"duchi": (mech.duchi_worst_variance(threshold), None),
             "piecewise": (mech.piecewise_worst_variance(a, b), (a, b)),
-            "hybrid": (mech.hybrid_worst_variance(c, d), (c, d))}
+            "hybrid": (mech.hybrid_worst_variance(c, d), (c, d)),
+            "opm": (mech.opm_worst_variance(*opm_parameters(epsilon)), opm_parameters(epsilon))}
+
+
+def opm_parameters(epsilon) -> tuple[int, int, int, int]:
+    """Return (A, B, m, w) of the optimal piecewise mechanism at a nominal epsilon."""
+    a, b = mech.opm_ratio(epsilon=epsilon)
+    return (a, b, *mech.opm_shape(a, b))
 
 
 @pytest.mark.parametrize("epsilon, mechanism", [(0.3, "duchi"), (0.5, "duchi"), (0.7, "hybrid"), (1.0, "hybrid"),
-                                                (1.29, "hybrid"), (2.0, "hybrid"), (4.0, "hybrid"), (8.0, "hybrid"),
-                                                (12.5, "piecewise"), (20.0, "piecewise")])
+                                                (1.29, "hybrid"), (1.6, "hybrid"), (2.0, "opm"), (4.0, "opm"),
+                                                (8.0, "opm"), (12.5, "opm"), (20.0, "opm")])
 def test_number_mechanism_is_the_one_of_lowest_worst_case_variance(epsilon, mechanism):
-    """Duchi et al. (2013) at small eps, the hybrid mechanism (Wang et al. 2019) from about 0.61, PM at very large eps."""
+    """Duchi et al. (2013) at small eps, the hybrid (Wang et al. 2019) from about 0.61, the optimal piecewise from 1.65."""
     data = definition(epsilon=epsilon, questions=[{"id": "n", "kind": "number", "text": "N", "min": 0, "max": 9}])
     entry = build_design(parse_definition(data))["questions"][0]
     assert entry["mechanism"] == mechanism
     variances = _number_variances(entry["epsilon_nominal"])
     assert min(variances, key=lambda name: variances[name][0]) == mechanism
     ratio = variances[mechanism][1]
-    if mechanism == "piecewise":
+    if mechanism == "opm":
+        a, b, m, w = ratio
+        assert (entry["ratio_a"], entry["ratio_b"], entry["steps"], entry["band"], entry["levels"]) == (a, b, m, w, m + w)
+        assert entry["epsilon"] == float(mech.opm_epsilon(a, b)) <= epsilon and "flip_threshold" not in entry
+    elif mechanism == "piecewise":
         a, b = ratio
         assert (entry["ratio_a"], entry["ratio_b"], entry["bins"]) == (a, b, a + b)
         assert entry["epsilon"] == float(mech.piecewise_epsilon(a, b)) <= epsilon
@@ -198,7 +214,7 @@ def test_number_mechanism_is_the_one_of_lowest_worst_case_variance(epsilon, mech
 
 
 def test_the_design_picks_the_least_worst_case_variance_over_a_grid_of_epsilons():
-    """Wherever the hybrid's exact worst case is lowest it is chosen, else the better of Duchi and PM."""
+    """Wherever a number mechanism's worst case is the lowest it is chosen (a tie goes to the one listed first)."""
     for epsilon in [0.05, 0.2, 0.4, 0.6, 0.62, 0.8, 1.1, 1.5, 2.5, 3.0, 5.0, 6.5, 10.0, 11.0, 14.0]:
         data = definition(epsilon=epsilon, questions=[{"id": "n", "kind": "number", "text": "N", "min": 0, "max": 9}])
         entry = build_design(parse_definition(data))["questions"][0]
@@ -242,7 +258,7 @@ def number_definition(epsilon, mechanism=None, **overrides):
 
 def test_the_mechanism_field_of_a_number_question():
     assert number_definition(2.0).questions[0].mechanism == "auto"
-    for mechanism in ("auto", "hybrid", "piecewise", "duchi"):
+    for mechanism in ("auto", "hybrid", "piecewise", "duchi", "opm"):
         assert number_definition(2.0, mechanism).questions[0].mechanism == mechanism
     with pytest.raises(DefinitionError) as info:
         parse_definition(definition(questions=[{"id": "c", "kind": "choice", "text": "C", "options": ["a", "b"],
@@ -251,7 +267,7 @@ def test_the_mechanism_field_of_a_number_question():
     assert "only a number question has a mechanism, not a choice question" in str(info.value)
     with pytest.raises(DefinitionError) as info:
         number_definition(2.0, "laplace")
-    assert "must be one of auto, hybrid, piecewise, duchi, got 'laplace'" in str(info.value)
+    assert "must be one of auto, hybrid, piecewise, duchi, opm, got 'laplace'" in str(info.value)
 
 
 @pytest.mark.parametrize("epsilon", [0.3, 2.0, 4.0, 15.0])
@@ -295,13 +311,13 @@ def test_a_forced_mechanism_impossible_at_the_share_is_a_definition_error():
 def test_the_planner_and_the_previews_use_the_forced_mechanism():
     from survey.core.planning import plan, question_previews, recommend
 
-    for mechanism in ("hybrid", "piecewise", "duchi"):
+    for mechanism in ("hybrid", "piecewise", "duchi", "opm"):
         defn = number_definition(4.0, mechanism)
         assert [q["mechanism"] for a in plan(defn)["allocations"] for q in a["questions"]] == [mechanism] * 2
         assert question_previews(defn)[0]["mechanism"] == mechanism
     worse = plan(number_definition(4.0, "piecewise"))["allocations"][0]["questions"][0]
     best = plan(number_definition(4.0))["allocations"][0]["questions"][0]
-    assert best["mechanism"] == "hybrid" and worse["half_width"] > best["half_width"]
+    assert best["mechanism"] == "opm" and worse["half_width"] > best["half_width"]
     # At eps/2 (sample 2 of 2) the hybrid is impossible: that allocation is left out, the others are planned.
     two = definition(epsilon=0.01, questions=[
         {"id": "a", "kind": "number", "text": "A", "min": 0, "max": 9, "mechanism": "hybrid"},

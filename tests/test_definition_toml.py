@@ -158,7 +158,7 @@ def test_mechanism_errors_are_found_with_the_others():
     messages = {(e.question, e.field): e.message for e in definition_errors(data)}
     assert set(messages) == {(0, "mechanism"), (1, "mechanism"), (1, "max")}
     assert messages[(0, "mechanism")] == "only a number question has a mechanism, not a yes_no question"
-    assert messages[(1, "mechanism")] == "must be one of auto, hybrid, piecewise, duchi, got 'fastest'"
+    assert messages[(1, "mechanism")] == "must be one of auto, hybrid, piecewise, duchi, opm, got 'fastest'"
 
 
 def test_the_allocation_is_checked_against_the_number_of_questions():

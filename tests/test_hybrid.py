@@ -92,7 +92,7 @@ def test_the_discretised_hybrid_beats_duchi_and_piecewise_as_designed(epsilon):
     assert hybrid == pytest.approx(expected, rel=0.01) and min(duchi, piecewise) == pytest.approx(better, rel=0.01)
     assert hybrid < 0.92 * min(duchi, piecewise)
     entry = build_design(parse_definition({"slug": "n", "title": "N", "epsilon": epsilon, "questions": [
-        {"id": "n", "kind": "number", "text": "N", "min": 0, "max": 9}]}))["questions"][0]
+        {"id": "n", "kind": "number", "text": "N", "min": 0, "max": 9, "mechanism": "hybrid"}]}))["questions"][0]
     assert (entry["mechanism"], entry["ratio_a"], entry["ratio_b"]) == ("hybrid", a, b)
 
 

@@ -90,6 +90,9 @@ MAX_ENUMERATED_BITS = 12
 
 # Where to look for a (d, ε) at which the registry picks a mechanism, in order of preference.
 EPSILONS = (1.0, 0.5, 2.0, 0.25, 0.2, 0.1)
+# A mechanism whose case at the first of EPSILONS would be degenerate looks first here: the optimal piecewise
+# mechanism has two levels (Duchi's) at ε = 1, twelve at ε = 4.
+FIRST_EPSILONS = {("number", "opm"): (4.0,)}
 DS = {"yes_no": (None,), "number": (None,), "choice": (*range(3, 13), 16, 24, 32, 40, 48, 64),
       "multi": tuple(range(3, 9))}
 
@@ -180,7 +183,7 @@ def registered(cls) -> type:
 
 def find_design(cls) -> tuple[dict, object]:
     """Return (design, definition question) of the first (d, ε) of the grid at which the registry picks ``cls``."""
-    for d, epsilon in itertools.product(DS[cls.kind], EPSILONS):
+    for d, epsilon in itertools.product(DS[cls.kind], (*FIRST_EPSILONS.get((cls.kind, cls.name), ()), *EPSILONS)):
         defn = parse_definition(_definition(cls.kind, d, epsilon, cls.name if cls.kind == "number" else None))
         try:
             design = build_design(defn)
@@ -305,6 +308,19 @@ def exact_piecewise(case, x):
     return {(k,): probability for k, probability in enumerate(_piecewise_levels(_unit(case, x), a, b))}
 
 
+def exact_opm(case, x):
+    """x rounded at random onto the grid 0..m, then each of the w band levels from there has probability A/D and
+    every other level B/D, D = wA + mB (Zheng, Mishra & Hu 2025; the piecewise family with a free band)."""
+    a, b, m, w = (case.entry[key] for key in ("ratio_a", "ratio_b", "steps", "band"))
+    grid, up = divmod(_unit(case, x) * m, 1)
+    out = {(k,): Fraction(0) for k in range(m + w)}
+    for point, weight in ((int(grid), 1 - up), (int(grid) + 1, up)):
+        if weight:
+            for k in range(m + w):
+                out[(k,)] += weight * Fraction(a if point <= k < point + w else b, w * a + m * b)
+    return out
+
+
 def exact_hybrid(case, x):
     """The piecewise level w.p. (a − b)/a, else Duchi's bit flipped w.p. b²/(a² + b²), as level G + bit."""
     a, b = case.entry["ratio_a"], case.entry["ratio_b"]
@@ -321,6 +337,7 @@ EXACT = {
     ("choice", "grr"): exact_grr, ("choice", "oue"): exact_oue, ("choice", "ss"): exact_subset,
     ("multi", "rr"): exact_multi_rr, ("multi", "sampled"): exact_sampled,
     ("number", "duchi"): exact_duchi, ("number", "piecewise"): exact_piecewise, ("number", "hybrid"): exact_hybrid,
+    ("number", "opm"): exact_opm,
 }
 
 

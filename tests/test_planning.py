@@ -56,14 +56,15 @@ def test_the_planned_margin_of_a_level_number_is_its_realised_half_width(mechani
 
     A population's n·Var is E[V(x)] + Var(x): the noise of each report and the spread of the
     answers, which the ends make largest (1/4 on the [0, 1] scale), as an indicator's worst
-    case λ(1 − λ) holds both. The hybrid is what a design picks at epsilon 4; a piecewise
+    case λ(1 − λ) holds both. The hybrid is what a definition forces here (the design's own choice at
+    epsilon 4 is the optimal piecewise mechanism, planned alike in the conformance suite); a piecewise
     question (as older designs hold) is planned alike. The design itself compares mechanisms
     by their worst single answer, where Duchi's variance is 4.9 (hybrid) or 4.5 (PM) times
     theirs (Wang et al. 2019).
     """
     epsilon = 4
     defn = parse_definition({"slug": "pw", "title": "PW", "epsilon": epsilon, "questions": [
-        {"id": "income", "kind": "number", "text": "Income?", "min": 0, "max": 250}]})
+        {"id": "income", "kind": "number", "text": "Income?", "min": 0, "max": 250, "mechanism": "hybrid"}]})
     question = build_design(defn)["questions"][0]
     assert question["mechanism"] == "hybrid"
     if mechanism == "piecewise":

@@ -171,7 +171,8 @@ def _post(client, design, report):
 
 
 def _without_tokens(page: str) -> str:
-    """Return a page without its per-request CSRF tokens."""
+    """Return a page without its per-request CSRF tokens and its count of held responses (the release notice)."""
+    page = re.sub(r'<p class="muted" id="release-notice">.*?</p>', "", page, flags=re.S)
     return re.sub(r'(name="csrf_token" type="hidden" value="|name="csrf-token" content=")[^"]*"', r"\1", page)
 
 
@@ -324,3 +325,13 @@ def test_the_docs_table_of_default_steps_is_the_planners():
     for local, step, central in rows:
         assert default_release_every(float(local)) == int(step.replace(",", ""))
         assert format_epsilon(central_epsilon(float(local), int(step.replace(",", "")))) == central
+
+
+@pytest.mark.parametrize("page", ["crosstab", "regression"])
+def test_the_analysis_pages_say_they_read_released_responses(app, batches, page):
+    respondent = app.test_client()
+    for report in answers(batches, 4):
+        _post(respondent, batches, report)
+    text = signed_in(app, *OWNER).get(f"/surveys/{SLUG}/{page}").get_data(as_text=True)
+    notice = re.search(r'<p class="muted" id="release-notice">(.*?)</p>', text, re.S).group(1)
+    assert "From the 3 released responses; 1 more are held until 3 have arrived (2 to go)." in notice

@@ -22,6 +22,7 @@ SLUG = "every-kind"
 SHOTS = Path("/tmp/shots-results")
 DEFINITION = f"""
 slug = "{SLUG}"
+release_every = 1
 title = "Travel and health, every kind of question"
 epsilon = 6.0
 

@@ -105,13 +105,14 @@ def test_the_vectorised_simulation_stores_exactly_what_the_per_answer_path_store
         by_answers.close()
 
 
-@pytest.mark.parametrize("epsilon, weight, mechanism", [(8.0, 3, "hybrid"), (20.0, 7, "piecewise")])
+@pytest.mark.parametrize("epsilon, weight, mechanism", [(8.0, 3, "hybrid"), (20.0, 7, "piecewise"), (8.0, 3, "opm")])
 def test_level_numbers_are_tallied_as_sums_of_scores_and_squares_on_every_path(tmp_path, epsilon, weight, mechanism):
     """Insert one by one (trigger), in batches and as columns: Σs and Σs² agree with a recount and the answers."""
     design = build_design(parse_definition({
         "slug": "levels", "title": "Levels", "epsilon": epsilon, "release_every": 1,
         "questions": [{"id": "smoker", "kind": "yes_no", "text": "Smoke?"},
-                      {"id": "income", "kind": "number", "text": "Income?", "min": 0, "max": 250, "weight": weight}]}))
+                      {"id": "income", "kind": "number", "text": "Income?", "min": 0, "max": 250, "weight": weight,
+                       "mechanism": mechanism}]}))
     question = design["questions"][1]
     assert (question["mechanism"], codec.tally_count(question), codec.word_count(question)) == (mechanism, 2, 1)
     n, seed = 300, 9
@@ -120,7 +121,7 @@ def test_level_numbers_are_tallied_as_sums_of_scores_and_squares_on_every_path(t
     columns = simulate_columns(design, truth, n, np.random.default_rng(seed + 1))
     levels = np.array([answer["income"] for answer in answers])
     assert columns[1][:, 0].tolist() == levels.tolist() and 0 <= levels.min()
-    assert levels.max() < codec.level_count(question) == question.get("levels", question["bins"])
+    assert levels.max() < codec.level_count(question) == (question.get("levels") or question["bins"])
     scores = np.array(codec.level_scores(question))[levels]
     expected = (n, [int(scores.sum()), int((scores * scores).sum())])
     stores = {name: Store(tmp_path / f"{name}.db") for name in ("one", "batch", "columns")}

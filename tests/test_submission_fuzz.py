@@ -89,7 +89,7 @@ def test_fuzzed_hybrid_levels_are_accepted_exactly_inside_the_domain(app, db_pat
     from survey.core.design import build_design
 
     design = build_design(parse_definition({"slug": "hours", "title": "Hours", "epsilon": 4.0, "release_every": 1, "questions": [
-        {"id": "hours", "kind": "number", "text": "Hours?", "min": 0, "max": 80}]}))
+        {"id": "hours", "kind": "number", "text": "Hours?", "min": 0, "max": 80, "mechanism": "hybrid"}]}))
     question = design["questions"][0]
     assert question["mechanism"] == "hybrid"
     levels = question["levels"]

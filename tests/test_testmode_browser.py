@@ -55,7 +55,7 @@ def snapshot(page, origin: str, token: str) -> dict:
         assert response.status == 200, path
         reads[path] = response.body()
     dashboard = page.request.get(f"{origin}/surveys/{DRAFT}/results").text()
-    reads["count"] = re.search(r"([\d,]+) responses?\.", dashboard).group(1)
+    reads["count"] = re.search(r"([\d,]+) responses?(?: released)?\.", dashboard).group(1)
     return reads
 
 

@@ -52,7 +52,7 @@ def test_vectors_cover_the_grid_and_enough_streams():
                   for case in STREAMS if case["call"] == "question"}
     assert mechanisms == {("yes_no", "rr"), ("choice", "grr"), ("choice", "oue"), ("choice", "ss"),
                           ("multi", "rr"), ("multi", "sampled"), ("number", "duchi"), ("number", "piecewise"),
-                          ("number", "hybrid")}
+                          ("number", "hybrid"), ("number", "opm")}
     assert len(STREAMS) >= 60
 
 
@@ -127,6 +127,22 @@ def test_hybrid_ratio_is_the_closest_safe_rational_within_512_levels(row):
     assert beta == 1 - Fraction(b, a) and (1 - flip) / flip == Fraction(a, b) ** 2
     assert row["duchi_scores"] == [-(a * a + b * b), a * a + b * b]
     assert row["worst_variance"] == mech.hybrid_worst_variance(a, b)
+
+
+@pytest.mark.parametrize("row", VECTORS["opm"], ids=lambda row: f"eps={row['epsilon']}")
+def test_opm_ratio_is_the_closest_safe_rational_and_its_shape_the_design_s(row):
+    a, b, m, w = row["ratio_a"], row["ratio_b"], row["steps"], row["band"]
+    assert mech.opm_ratio(epsilon=row["epsilon"]) == (a, b) and mech.opm_shape(a, b) == (m, w)
+    assert row["levels"] == m + w <= 512 and w * a + m * b <= 2**32
+    realised = mech.opm_epsilon(a, b)
+    assert realised <= Decimal(row["epsilon"]) and float(realised) == row["epsilon_float"]
+    assert row["epsilon_realised"] == str(DIGITS30.plus(realised))
+    # Exactly: A/B <= e^eps, and no ratio with B <= 4096 and A <= 2^20 lies between A/B and e^eps.
+    power = Context(prec=60).exp(Decimal(row["epsilon"]))
+    assert Decimal(a) / Decimal(b) <= power
+    assert Fraction(a, b) == max(Fraction(min(int(power * c), 2**20), c) for c in range(1, 4097))
+    assert (Fraction(row["p"]), Fraction(row["q"])) == mech.opm_probabilities(a, b, m, w)
+    assert row["worst_variance"] == mech.opm_worst_variance(a, b, m, w)
 
 
 def test_hybrid_scores_fit_int64_for_a_hundred_million_reports():

@@ -423,15 +423,17 @@ LEVEL_SURVEY = {
 def level_design(mechanism: str) -> dict:
     """Return the design of LEVEL_SURVEY with its number under ``mechanism``.
 
-    The design picks the hybrid mechanism at this share; a piecewise design is what surveys
-    created before the hybrid hold, frozen, and must keep working.
+    The definition asks for the hybrid (or the optimal piecewise) mechanism at this share; a piecewise
+    design is what surveys created before the hybrid hold, frozen, and must keep working.
     """
     from survey.core import mechanisms as mech
     from survey.core.definition import parse_definition
     from survey.core.design import build_design, design_hash
 
-    design = build_design(parse_definition(LEVEL_SURVEY))
-    assert design["questions"][1]["mechanism"] == "hybrid"
+    forced = "opm" if mechanism == "opm" else "hybrid"
+    income = {**LEVEL_SURVEY["questions"][1], "mechanism": forced}
+    design = build_design(parse_definition({**LEVEL_SURVEY, "questions": [LEVEL_SURVEY["questions"][0], income]}))
+    assert design["questions"][1]["mechanism"] == forced
     if mechanism == "piecewise":
         question = {key: value for key, value in design["questions"][1].items() if key != "levels"}
         a, b = mech.piecewise_ratio(epsilon=question["epsilon_nominal"])
@@ -442,9 +444,9 @@ def level_design(mechanism: str) -> dict:
     return design
 
 
-@pytest.fixture(params=["hybrid", "piecewise"])
+@pytest.fixture(params=["hybrid", "piecewise", "opm"])
 def level_client(db_path, request):
-    """Return (client with CSRF off, design) of a survey whose number reports a level (hybrid, or piecewise)."""
+    """Return (client with CSRF off, design) of a survey whose number reports a level (hybrid, piecewise or opm)."""
     from survey.web import create_app
 
     design = level_design(request.param)
@@ -461,14 +463,14 @@ def _level_scores(question: dict) -> list[int]:
 
     if question["mechanism"] == "hybrid":
         return mech.hybrid_scores(question["ratio_a"], question["ratio_b"])
-    return list(range(question["bins"]))
+    return list(range(question.get("bins") or question["levels"]))
 
 
 def test_levels_are_stored_and_tallied(level_client, db_path):
     client, design = level_client
     question = design["questions"][1]
-    top = question.get("levels", question["bins"]) - 1
-    sent = (0, top, 7, top - 1)
+    top = (question.get("levels") or question["bins"]) - 1
+    sent = (0, top, min(7, top - 2), top - 1)
     for level in sent:
         reply = client.post("/s/income/responses", json={"design": design["hash"],
                                                          "answers": {"smoker": 1, "income": level}})
@@ -488,7 +490,7 @@ def test_levels_are_stored_and_tallied(level_client, db_path):
 def test_report_outside_the_levels_is_refused_and_nothing_stored(level_client, db_path, report):
     client, design = level_client
     question = design["questions"][1]
-    levels = question.get("levels", question["bins"])
+    levels = (question.get("levels") or question["bins"])
     value = levels if report == "top" else report
     reply = client.post("/s/income/responses", json={"design": design["hash"],
                                                      "answers": {"smoker": 1, "income": value}})
@@ -505,7 +507,7 @@ def test_report_outside_the_levels_is_refused_and_nothing_stored(level_client, d
 def test_results_and_exports_of_a_level_number(level_client, client, db_path):
     _, design = level_client
     question = design["questions"][1]
-    sent = [3, question["bins"] - 1, question.get("levels", question["bins"]) - 1]
+    sent = [3, (question.get("bins") or question["levels"]) - 1, (question.get("levels") or question["bins"]) - 1]
     store = Store(db_path)
     store.add_user("pw@example.org", generate_password_hash("correct horse battery"))
     store.share("income", "pw@example.org")
@@ -513,7 +515,7 @@ def test_results_and_exports_of_a_level_number(level_client, client, db_path):
     store.close()
     login(client, "pw@example.org", "correct horse battery")
     html = client.get("/surveys/income/results").get_data(as_text=True)
-    assert "piecewise or the hybrid mechanism" in html and "Student’s t" in html
+    assert "the hybrid or the optimal piecewise mechanism" in html and "Student’s t" in html
     rows = list(csv.DictReader(io.StringIO(client.get("/surveys/income/results.csv").get_data(as_text=True))))
     income = rows[-1]
     assert (income["question"], income["mechanism"], income["n"]) == ("income", question["mechanism"], "3")

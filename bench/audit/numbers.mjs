@@ -3,7 +3,8 @@
 //
 //   node bench/audit/numbers.mjs [--delta 0.05] [--fit-draws 500000]
 //
-// For the hybrid and the discretised piecewise mechanism at several epsilons, and Duchi's for comparison:
+// For the hybrid, the discretised piecewise and the optimal piecewise mechanism at several epsilons, and
+// Duchi's for comparison:
 // the empirical epsilon lower bound between min and max (each sized to catch an excess of
 // --delta with probability 0.99; output levels merged into the groups that attain eps'),
 // the point estimate with its tolerance, and Pearson's chi-square of the output levels
@@ -12,13 +13,16 @@
 
 import { parseArgs } from 'node:util';
 
-import { randomizeDuchi, randomizeHybrid, randomizePiecewise } from '../../client_js/mechanisms.js';
+import {
+  randomizeDuchi, randomizeHybrid, randomizeOpm, randomizePiecewise,
+} from '../../client_js/mechanisms.js';
 import { auditEpsilon, comparisonCount, describe, drawsToDetect } from '../../tests/js/epsilon-audit.mjs';
 import { readVectors, TWO_53 } from '../../tests/js/helpers.mjs';
 import {
   extremeGroups, groupProbabilities, piecewiseFit, piecewiseLevelProbabilities,
 } from '../../tests/js/piecewise.mjs';
 import { hybridExtremeGroups, hybridFit, hybridLevelProbabilities } from '../../tests/js/hybrid.mjs';
+import { opmExtremeGroups, opmFit, opmGroupCount, opmLevelProbabilities } from '../../tests/js/opm.mjs';
 
 const { values: options } = parseArgs({
   options: { delta: { type: 'string', default: '0.05' }, 'fit-draws': { type: 'string', default: '500000' } },
@@ -74,6 +78,24 @@ for (const row of VECTORS.hybrid.filter((r) => r.epsilon >= 1)) {
   }));
   report(`hybrid ε=${row.epsilon}`, audit, n, row.epsilon_float, seconds);
 }
+for (const row of VECTORS.opm.filter((r) => r.epsilon >= 1)) {
+  const parameters = { min: MIN, max: MAX, ratioA: row.ratio_a, ratioB: row.ratio_b, steps: row.steps, band: row.band };
+  const groupOf = opmExtremeGroups(parameters);
+  const outputs = opmGroupCount(parameters);
+  const declared = (value) => groupProbabilities(opmLevelProbabilities(value, parameters), groupOf, outputs);
+  const n = drawsToDetect({
+    delta: DELTA, p: declared(MIN)[0], q: declared(MAX)[0], comparisons: comparisonCount(2, outputs),
+  });
+  if (n > 5e6) {
+    console.log(`opm ε=${row.epsilon}`.padEnd(22) + ` skipped: ${n} draws per input needed`);
+    continue;
+  }
+  const [audit, seconds] = timed(() => auditEpsilon({
+    n, inputs: [MIN, MAX], outputs, epsilon: row.epsilon_float, declared,
+    draw: (value) => groupOf(randomizeOpm(value, parameters)),
+  }));
+  report(`opm ε=${row.epsilon}`, audit, n, row.epsilon_float, seconds);
+}
 for (const row of VECTORS.thresholds.filter((r) => r.d === 2 && [1, 2].includes(r.epsilon))) {
   const f = row.rr_flip_threshold / TWO_53;
   const n = drawsToDetect({ delta: DELTA, p: 1 - f, q: f, comparisons: comparisonCount(2, 2) });
@@ -106,6 +128,18 @@ for (const row of VECTORS.hybrid.filter((r) => [1, 4, 10].includes(r.epsilon))) 
     const ok = fit.stat < fit.critical;
     if (!ok) failures += 1;
     console.log(`hybrid ε=${row.epsilon} value ${String(value).padStart(3)}: chi-square ${fit.stat.toFixed(1)} `
+      + `(df ${fit.df}, critical ${fit.critical.toFixed(1)})  ${seconds.toFixed(1)} s  ${ok ? 'OK' : 'FAIL'}`);
+  }
+}
+console.log(`\ngoodness of fit of the optimal piecewise output levels (${FIT_DRAWS} draws per value, at most 128 groups, α 1e-4)`);
+for (const row of VECTORS.opm.filter((r) => [1, 4, 10].includes(r.epsilon))) {
+  const parameters = { min: MIN, max: MAX, ratioA: row.ratio_a, ratioB: row.ratio_b, steps: row.steps, band: row.band };
+  for (const value of [0, 1, 37, 99, 100]) {
+    const [fit, seconds] = timed(() => opmFit((x) => randomizeOpm(x, parameters), value, parameters,
+      { n: FIT_DRAWS, groups: 128 }));
+    const ok = fit.stat < fit.critical;
+    if (!ok) failures += 1;
+    console.log(`opm ε=${row.epsilon} value ${String(value).padStart(3)}: chi-square ${fit.stat.toFixed(1)} `
       + `(df ${fit.df}, critical ${fit.critical.toFixed(1)})  ${seconds.toFixed(1)} s  ${ok ? 'OK' : 'FAIL'}`);
   }
 }

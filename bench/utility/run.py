@@ -49,8 +49,11 @@ import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from fractions import Fraction
 from importlib import metadata
 from pathlib import Path
+from types import SimpleNamespace
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -63,7 +66,7 @@ from survey.core import codec  # noqa: E402
 from survey.core.aggregate import QuestionCounts, aggregate, aggregate_counts  # noqa: E402
 from survey.core.definition import DefinitionError, parse_definition  # noqa: E402
 from survey.core.design import build_design, response_probabilities  # noqa: E402
-from survey.core.mechanisms import randomize_question  # noqa: E402
+from survey.core.mechanisms import for_kind, randomize_question  # noqa: E402
 from survey.core.planning import plan  # noqa: E402
 from survey.core.reports import check_report_array  # noqa: E402
 from survey.core.simulate import draw_true_values, simulate_answers  # noqa: E402
@@ -109,6 +112,8 @@ def tasks() -> list[Task]:
     result.append(Task("number", "number 0..100", (number,), {"q": 37.0}))
     # The same answers with the definition's choice for answers inside the range (mechanism = "piecewise").
     result.append(Task("number_piecewise", "number 0..100, piecewise chosen", ({**number, "mechanism": "piecewise"},),
+                       {"q": 37.0}))
+    result.append(Task("number_opm", "number 0..100, optimal piecewise chosen", ({**number, "mechanism": "opm"},),
                        {"q": 37.0}))
     survey = tuple({"id": f"q{j}", "kind": "yes_no", "text": f"Q{j}?"} for j in range(len(SURVEY_SHARES)))
     truth = {f"q{j}": share for j, share in enumerate(SURVEY_SHARES)}
@@ -223,7 +228,67 @@ def number_references(question: dict, mean: float, epsilon: float, n: int) -> di
     alpha = 1 - math.exp(-epsilon / 2) if epsilon > 0.61 else 0.0
     hm = alpha * pm + (1 - alpha) * duchi
     scale = ((hi - lo) / 2) ** 2 / n
-    return {name: scale * (value + var_t) for name, value in (("Duchi", duchi), ("PM", pm), ("HM", hm))}
+    references = {name: scale * (value + var_t) for name, value in (("Duchi", duchi), ("PM", pm), ("HM", hm))}
+    references["OPM"] = exact_number_variances(question, mean, epsilon)["opm"][1] * (hi - lo) ** 2 / n
+    return references
+
+
+NUMBER_NAMES = {"duchi": "Duchi", "piecewise": "PM", "hybrid": "HM", "opm": "OPM"}
+
+
+def exact_number_variances(question: dict, mean: float, epsilon: float) -> dict[str, tuple[float, float]]:
+    """Return (worst case, at the task's answers) n·Var on [0, 1] of every number mechanism the design builds at ε.
+
+    Exact, as the design computes them for its discretised mechanisms: the worst case is the largest
+    variance over single answers (``selection_variance``, what ``mechanism = "auto"`` compares); at the
+    task's answers x = (Binomial(hi − lo, θ))/(hi − lo) it is E[V(x)] + Var(x) with V the mechanism's
+    exact variance at x (``variance_at``), the n·Var of the mean against the population mean.
+    """
+    lo, hi = question["min"], question["max"]
+    span = hi - lo
+    theta = (mean - lo) / span
+    weights = [math.comb(span, k) * theta ** k * (1 - theta) ** (span - k) for k in range(span + 1)]
+    spread = theta * (1 - theta) / span
+    stand_in = SimpleNamespace(kind="number", options=None, min=lo, max=hi)
+    out = {}
+    for cls in for_kind("number"):
+        fields, _ = cls.build(stand_in, Decimal(repr(epsilon)))
+        mechanism = cls.from_entry({"kind": "number", "min": lo, "max": hi, **fields})
+        inside = sum(weight * mechanism.variance_at(Fraction(k, span)) for k, weight in enumerate(weights)) + spread
+        out[cls.name] = (float(mechanism.selection_variance()), float(inside))
+    return out
+
+
+def exact_number_table(points: list) -> str:
+    """Return the deterministic table of the number mechanisms' exact worst case and variance at the task's answers."""
+    seen, lines = set(), []
+    for point in points:
+        task = point_task(point)
+        if task.key != "number" or point.epsilon in seen:
+            continue
+        seen.add(point.epsilon)
+        design = build(task, point.epsilon)[0]
+        chosen = design["questions"][0]["mechanism"]
+        exact = exact_number_variances(task.questions[0], task.truth["q"], point.epsilon)
+        worst = {name: values[0] for name, values in exact.items()}
+        inside = {name: values[1] for name, values in exact.items()}
+        best_inside = min(inside, key=inside.get)
+        lines.append(f"| {point.epsilon:g} | {chosen} | " + " | ".join(fmt(worst[name], 4) for name in NUMBER_NAMES)
+                     + f" | **{worst[chosen] / min(worst.values()):.3f}** | "
+                     + " | ".join(fmt(inside[name], 4) for name in NUMBER_NAMES)
+                     + f" | **{inside[chosen] / inside[best_inside]:.3f}** ({NUMBER_NAMES[best_inside]}) |")
+    if not lines:
+        return ""
+    worst_names = " | ".join(f"worst case: {name}" for name in NUMBER_NAMES.values())
+    inside_names = " | ".join(f"at the answers: {name}" for name in NUMBER_NAMES.values())
+    intro = ("Numbers, exact (deterministic, no runs): n·Var of the mean on [0, 1] (× (max − min)² on the "
+             "answers' scale) of each discretised mechanism as the design builds it at ε: the worst case over "
+             "single answers, which `mechanism = \"auto\"` minimises, and at the number task's answers "
+             "(mean 37 of 0..100, inside the range), with what auto costs against the best there:")
+    header = (f"| ε | auto chooses | {worst_names} | **auto / best worst case** | {inside_names} "
+              "| **auto / best at the answers** |")
+    rule = "| --- | --- | " + " | ".join(["---"] * 4) + " | --- | " + " | ".join(["---"] * 4) + " | --- |"
+    return "\n".join(["", intro, "", header, rule, *lines])
 
 
 def pure_variance(p: float, q: float, f: float, reports: float) -> float:
@@ -979,10 +1044,12 @@ def markdown_table(points: list[Point], n: int) -> str:
     numbers = [point for point in points if point.references]
     if numbers:
         lines += ["", "Numbers: neither library has a mechanism, so the reference is the theory of the continuous "
-                  "mechanisms (MSE of the mean on the answers' scale, at the task's answers; HM is the best in the "
-                  "worst case, PM can be better at a given mean):", "",
-                  "| task | ε | our mechanism | ours: MSE ± se | Duchi theory | PM theory | HM theory | ours / best theory |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+                  "mechanisms (MSE of the mean on the answers' scale, at the task's answers; HM is the best of those "
+                  "three in the worst case, PM can be better at a given mean), and for the optimal piecewise "
+                  "mechanism (OPM, Zheng, Mishra & Hu 2025) the exact theory of its discretised design:", "",
+                  ("| task | ε | our mechanism | ours: MSE ± se | Duchi theory | PM theory | HM theory "
+                   "| OPM theory (exact) | ours / best theory |"),
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for point in numbers:
             refs = point.references
             ours = f"{fmt(point.ours.mse)} ± {fmt(point.ours.se, 2)}" if point.ours else "—"
@@ -991,7 +1058,9 @@ def markdown_table(points: list[Point], n: int) -> str:
                 best = min(refs.values())
                 ratio = f"**{point.ours.mse / best:.2f}** ± {point.ours.se / best:.2f}"
             lines.append(f"| {point.label} | {point.epsilon:g} | {point.mechanism or '—'} | {ours} | "
-                         f"{fmt(refs['Duchi'])} | {fmt(refs['PM'])} | {fmt(refs['HM'])} | {ratio} |")
+                         f"{fmt(refs['Duchi'])} | {fmt(refs['PM'])} | {fmt(refs['HM'])} | {fmt(refs.get('OPM'))} | "
+                         f"{ratio} |")
+        lines.append(exact_number_table(numbers))
     theory = theory_table(points, n)
     return "\n".join(lines) + ("\n" + theory if theory else "")
 

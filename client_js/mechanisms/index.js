@@ -1,5 +1,5 @@
 /**
- * The registry of the nine local randomizers the browser ships, one module each in this folder.
+ * The registry of the ten local randomizers the browser ships, one module each in this folder.
  *
  * A design question (design.json) names its mechanism by the pair (kind, mechanism); every
  * module default-exports the same frozen shape:
@@ -21,9 +21,10 @@ import multiSampled from './multi-sampled.js';
 import duchi from './duchi.js';
 import piecewise from './piecewise.js';
 import hybrid from './hybrid.js';
+import opm from './opm.js';
 
 /** Every mechanism, each listed once. */
-export const MECHANISMS = Object.freeze([warner, grr, oue, subset, multiBits, multiSampled, duchi, piecewise, hybrid]);
+export const MECHANISMS = Object.freeze([warner, grr, oue, subset, multiBits, multiSampled, duchi, piecewise, hybrid, opm]);
 
 /** Return the mechanism registered for (kind, name), or undefined. */
 export function findMechanism(kind, name) {

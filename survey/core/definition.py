@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 KINDS = ("yes_no", "choice", "multi", "number")
 # How a number question is randomized: "auto" picks the least worst-case variance (survey/core/mechanisms/registry.py).
-NUMBER_MECHANISMS = ("auto", "hybrid", "piecewise", "duchi")
+NUMBER_MECHANISMS = ("auto", "hybrid", "piecewise", "duchi", "opm")
 ALLOCATIONS = ("split", "sample")
 # "open": anyone with the link may answer; "invite": only holders of a single-use invitation.
 ACCESS = ("open", "invite")

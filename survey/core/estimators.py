@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
@@ -224,6 +225,24 @@ def debias_hybrid_mean(score_sum, score_squares, n, *, ratio_a, ratio_b, lo, hi,
     score_squares = _check_count(score_squares, "score_squares", upper=n * square * square)
     return _level_mean(int(score_sum), score_squares, n, offset=square, divisor=2 * square, ratio_a=ratio_a,
                        ratio_b=ratio_b, lo=lo, hi=hi, level=level, name="score")
+
+
+def debias_level_mean(level_sum, level_squares, n, *, levels, p, lo, hi, level) -> Estimate:
+    """Estimate the mean of numbers in [lo, hi] from reports of levels k in 0..levels-1 with R = (k + 1/2)/levels.
+
+    For a level mechanism whose R has mean q + (p − q)x with q = 1 − p (``p`` an exact Fraction
+    above 1/2), such as the optimal piecewise mechanism: from Σk and Σk², exactly as
+    debias_piecewise_mean.
+    """
+    n = _check_count(n, "n")
+    levels = _check_count(levels, "levels")
+    p = Fraction(p)
+    if not Fraction(1, 2) < p <= 1 or levels < 2:
+        raise ValueError(f"p must be a fraction in (1/2, 1] and levels >= 2, got p = {p}, levels = {levels}")
+    level_sum = _check_count(level_sum, "level_sum", upper=n * (levels - 1))
+    level_squares = _check_count(level_squares, "level_squares", upper=n * (levels - 1) ** 2)
+    return _level_mean(level_sum, level_squares, n, offset=0.5, divisor=levels, ratio_a=p.numerator,
+                       ratio_b=p.denominator - p.numerator, lo=lo, hi=hi, level=level, name="level")
 
 
 def _level_mean(total, squares, n, *, offset, divisor, ratio_a, ratio_b, lo, hi, level, name) -> Estimate:

@@ -219,6 +219,16 @@ def survey_release(slug: str, design: dict):
 
 
 @bp.app_template_global()
+def release_notice(design: dict) -> str | None:
+    """Return the line a crosstab or regression page shows when results are released in batches, else None."""
+    release = survey_release(design["slug"], design)
+    if release.every == 1:
+        return None
+    return (f"From the {release.released:,} released responses; {release.held:,} more are held until "
+            f"{release.every:,} have arrived ({release.to_go:,} to go).")
+
+
+@bp.app_template_global()
 def endpoint_at(rule: str) -> str | None:
     """Return the endpoint serving the URL rule (e.g. "/surveys/<slug>/results.xlsx"), or None if none does.
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 
 import { makeRandom } from '../../client_js/random.js';
 import {
-  hybridDuchiBit, randomizeDuchi, randomizeGRR, randomizeHybrid, randomizePiecewise, randomizeRR,
+  hybridDuchiBit, randomizeDuchi, randomizeGRR, randomizeHybrid, randomizeOpm, randomizePiecewise, randomizeRR,
 } from '../../client_js/mechanisms.js';
 import {
   auditEpsilon, comparisonCount, DELTA, describe, drawsToDetect, POWER,
@@ -20,6 +20,7 @@ import {
   extremeGroups, groupProbabilities, piecewiseFit, piecewiseLevelProbabilities,
 } from './piecewise.mjs';
 import { hybridExtremeGroups, hybridFit, hybridLevelProbabilities } from './hybrid.mjs';
+import { opmExtremeGroups, opmFit, opmGroupCount, opmLevelProbabilities } from './opm.mjs';
 
 const ROWS = readVectors().thresholds;
 const row = (epsilon, d) => ROWS.find((r) => r.epsilon === epsilon && r.d === d);
@@ -172,6 +173,58 @@ test('the hybrid audit catches a Duchi branch flipped too rarely (it can fail)',
     return ratioA + ratioB + (rounded ^ flipped);
   };
   const setup = hybridAudit(2, { min: 18, max: 90 }, leaky);
+  const audit = auditEpsilon(setup);
+  t.diagnostic(`${describe(audit, setup.n)}`);
+  assert.ok(audit.problems.some((problem) => problem.kind === 'leaks'), JSON.stringify(audit.problems));
+});
+
+const OPM = readVectors().opm;
+
+/** Return the audit of the optimal piecewise mechanism between min and max over its three extreme groups. */
+function opmAudit(epsilon, { min, max }, randomize = randomizeOpm) {
+  const {
+    ratio_a: ratioA, ratio_b: ratioB, steps, band, epsilon_float: realised,
+  } = OPM.find((r) => r.epsilon === epsilon);
+  const parameters = { min, max, ratioA, ratioB, steps, band };
+  const groupOf = opmExtremeGroups(parameters);
+  const outputs = opmGroupCount(parameters);
+  const declared = (value) => groupProbabilities(opmLevelProbabilities(value, parameters), groupOf, outputs);
+  const n = drawsToDetect({
+    delta: DELTA, p: declared(min)[0], q: declared(max)[0], comparisons: comparisonCount(2, outputs),
+  });
+  return {
+    n, inputs: [min, max], outputs, epsilon: realised, declared,
+    draw: (value) => groupOf(randomize(value, parameters)),
+  };
+}
+
+for (const epsilon of [2, 4]) {
+  test(`optimal piecewise at min and max, epsilon ${epsilon}, leaks no more than its realised ε′ and no less`, (t) => {
+    const setup = opmAudit(epsilon, { min: 18, max: 90 });
+    const audit = auditEpsilon(setup);
+    t.diagnostic(`ε′ ${setup.epsilon}; ${describe(audit, setup.n)}`);
+    assert.deepEqual(audit.problems, []);
+  });
+}
+
+test('optimal piecewise output levels fit their integer parameters at min, rounded values and max', (t) => {
+  for (const epsilon of [4, 10]) {
+    const { ratio_a: ratioA, ratio_b: ratioB, steps, band } = OPM.find((r) => r.epsilon === epsilon);
+    const parameters = { min: 18, max: 90, ratioA, ratioB, steps, band };
+    for (const value of [18, 40, 61, 90]) {
+      const fit = opmFit((x) => randomizeOpm(x, parameters), value, parameters, { n: 100000, groups: 64 });
+      t.diagnostic(`ε ${epsilon}, value ${value}: chi-square ${fit.stat.toFixed(1)} (df ${fit.df}, critical `
+        + `${fit.critical.toFixed(1)})`);
+      assert.ok(fit.stat < fit.critical, `ε ${epsilon}, value ${value}: chi-square ${fit.stat} >= ${fit.critical}`);
+    }
+  }
+});
+
+test('the optimal piecewise audit catches a band drawn with A + B in place of A (it can fail)', (t) => {
+  const rnd = makeRandom(seededFill(705));
+  const leaky = (value, { min, max, ratioA, ratioB, steps, band }) => randomizeOpm(value,
+    { min, max, ratioA: ratioA + ratioB, ratioB, steps, band }, rnd);
+  const setup = opmAudit(2, { min: 18, max: 90 }, leaky);
   const audit = auditEpsilon(setup);
   t.diagnostic(`${describe(audit, setup.n)}`);
   assert.ok(audit.problems.some((problem) => problem.kind === 'leaks'), JSON.stringify(audit.problems));

@@ -35,7 +35,7 @@ test('client_js holds the random source, the mechanisms and their registry, the 
 
 test('mechanism names are spelled only in the mechanism modules: everything else asks the registry', () => {
   const MECHANISM_FOLDER = path.join(CLIENT, 'mechanisms');
-  const names = /(["'`])(rr|grr|oue|ss|sampled|duchi|piecewise|hybrid)\1/g;
+  const names = /(["'`])(rr|grr|oue|ss|sampled|duchi|piecewise|hybrid|opm)\1/g;
   for (const file of SCRIPTS.filter((script) => path.dirname(script) !== MECHANISM_FOLDER)) {
     const found = [...read(file).matchAll(names)].map(([literal]) => literal);
     assert.deepEqual(found, [], `${rel(file)} switches on mechanism names; use client_js/mechanisms/index.js`);

@@ -26,6 +26,7 @@ import {
 } from './helpers.mjs';
 import { extremeGroups, groupProbabilities, piecewiseLevelProbabilities } from './piecewise.mjs';
 import { hybridExtremeGroups, hybridLevelProbabilities } from './hybrid.mjs';
+import { opmExtremeGroups, opmLevelProbabilities } from './opm.mjs';
 
 const VECTORS = readVectors();
 const row = (epsilon, d) => VECTORS.thresholds.find((r) => r.epsilon === epsilon && r.d === d);
@@ -173,6 +174,23 @@ const FIXTURES = {
       answers: range(MIN, MAX), inDomain: intIn(0, bins + 1),
       fit: levelView([MIN, 40, 61, MAX], levels, groupOf, piecewise.outputs + 2, epsilon),
       privacy: levelView([MIN, MAX], levels, hybridExtremeGroups(parameters), 5, epsilon),
+    };
+  },
+  'number/opm': () => {
+    const {
+      ratio_a: ratioA, ratio_b: ratioB, steps, band, levels: count, epsilon_float: epsilon,
+    } = VECTORS.opm.find((r) => r.epsilon === 4);
+    const parameters = { min: MIN, max: MAX, ratioA, ratioB, steps, band };
+    const levels = (value) => opmLevelProbabilities(value, parameters);
+    const { groupOf, outputs } = contiguousGroups(count);
+    return {
+      question: {
+        id: 'hours', kind: 'number', mechanism: 'opm', min: MIN, max: MAX, ratio_a: ratioA, ratio_b: ratioB, steps,
+        band, levels: count, epsilon,
+      },
+      answers: range(MIN, MAX), inDomain: intIn(0, count - 1),
+      fit: levelView([MIN, 40, 61, MAX], levels, groupOf, outputs, epsilon),
+      privacy: levelView([MIN, MAX], levels, opmExtremeGroups(parameters), 3, epsilon),
     };
   },
 };

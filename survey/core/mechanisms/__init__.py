@@ -41,6 +41,16 @@ from .hybrid import (
 )
 from .multi_bits import PerOptionRR, randomize_multi
 from .multi_sampled import SampledOption, multi_sampled_probabilities, randomize_multi_sampled
+from .opm import (
+    OptimalPiecewise,
+    opm_epsilon,
+    opm_probabilities,
+    opm_ratio,
+    opm_shape,
+    opm_variance,
+    opm_worst_variance,
+    randomize_opm,
+)
 from .oue import OptimizedUnaryEncoding, oue_epsilon, oue_q_threshold, randomize_oue, use_oue
 from .piecewise import (
     MAX_PIECEWISE_BINS,
@@ -69,6 +79,7 @@ __all__ = [
     "MECHANISMS",
     "MIN_VARIANCE_GAIN",
     "Mechanism",
+    "OptimalPiecewise",
     "OptimizedUnaryEncoding",
     "PerOptionRR",
     "Piecewise",
@@ -98,6 +109,12 @@ __all__ = [
     "mechanism_for",
     "multi_sampled_probabilities",
     "multi_worst_variances",
+    "opm_epsilon",
+    "opm_probabilities",
+    "opm_ratio",
+    "opm_shape",
+    "opm_variance",
+    "opm_worst_variance",
     "oue_epsilon",
     "oue_q_threshold",
     "per_option_epsilon",
@@ -110,6 +127,7 @@ __all__ = [
     "randomize_hybrid",
     "randomize_multi",
     "randomize_multi_sampled",
+    "randomize_opm",
     "randomize_oue",
     "randomize_piecewise",
     "randomize_question",

@@ -97,9 +97,18 @@ def mixture_population_worst(ratio_a: int, ratio_b: int, beta) -> tuple[float, d
     """
     a, b = ratio_a, ratio_b
     c0, c1, c2 = _piece_quadratic(a, b, float(beta), np.arange(a, dtype=np.float64), 1.0)
+    return population_worst(c0, c1, c2, ((a - b) / (a + b)) ** 2)
+
+
+def population_worst(c0, c1, c2, scale) -> tuple[float, dict[float, float]]:
+    """Return the worst n·Var of the mean over populations, and that population, from V on a grid of pieces.
+
+    V(x) = (c0 + c1 u + c2 u²)/scale on piece j, x = (j + u)/pieces, with c0, c1, c2 arrays of one
+    entry per piece: the concave envelope of V + x² (see ``mixture_population_worst``).
+    """
+    a = len(c0)
     with np.errstate(divide="ignore", invalid="ignore"):
         vertex = np.where(c2 < 0, np.clip(-c1 / (2 * c2), 0.0, 1.0), 0.5)
-    scale = ((a - b) / (a + b)) ** 2
     u = np.concatenate([np.zeros(a), vertex, np.ones(a)])
     coefficients = [np.tile(c, 3) for c in (c0, c1, c2)]
     x = (np.tile(np.arange(a, dtype=np.float64), 3) + u) / a

@@ -16,6 +16,7 @@ from .grr import GeneralizedRR
 from .hybrid import Hybrid
 from .multi_bits import PerOptionRR
 from .multi_sampled import SampledOption
+from .opm import OptimalPiecewise
 from .oue import OptimizedUnaryEncoding
 from .piecewise import Piecewise
 from .subset import SubsetSelection
@@ -25,7 +26,7 @@ MECHANISMS: tuple[type[Mechanism], ...] = (
     WarnerRR,
     GeneralizedRR, OptimizedUnaryEncoding, SubsetSelection,
     PerOptionRR, SampledOption,
-    Duchi, Piecewise, Hybrid,
+    Duchi, Piecewise, Hybrid, OptimalPiecewise,
 )
 
 _BY_KEY = {(mechanism.kind, mechanism.name): mechanism for mechanism in MECHANISMS}
