@@ -55,10 +55,14 @@ def release_view(design: dict, *, released: int, held: int, smallest_release: in
 
 
 def batch_epsilon(local_epsilon: float, batch: int) -> float:
-    """Return the central ε of releases of ``batch`` reports (the local ε for a batch of 1, or of 0 reports)."""
+    """Return the central ε of releases of ``batch`` reports, rounded up to 4 decimals (the local ε for 0 or 1 report).
+
+    Rounded up, it stays a valid bound and reads the same whatever the floating-point details
+    of the libraries that computed it.
+    """
     if batch <= 1 or local_epsilon <= 0:
         return local_epsilon
-    return central_epsilon(local_epsilon, batch)
+    return min(local_epsilon, math.ceil(central_epsilon(local_epsilon, batch) * 10_000) / 10_000)
 
 
 _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

@@ -36,8 +36,6 @@ DEFAULT_DELTA = 1e-6
 # The smallest release step the planner proposes, and the largest batch it searches.
 MIN_DEFAULT_RELEASE = 100
 MAX_DEFAULT_RELEASE = 100_000
-# Mass of C left out of each tail of the sum (its bound is added to δ).
-_TAIL = 1e-17
 
 
 def _check(epsilon0: float, n: int, delta: float):
@@ -83,9 +81,11 @@ def _clones(epsilon0: float, n: int) -> tuple[np.ndarray, np.ndarray, float]:
     if n == 1:
         return np.zeros(1, dtype=np.int64), np.ones(1), 0.0
     clone = math.exp(-epsilon0)
-    low = int(binom.ppf(_TAIL, n - 1, clone))
-    high = int(binom.isf(_TAIL, n - 1, clone))
-    clones = np.arange(max(low - 1, 0), min(high + 1, n - 1) + 1, dtype=np.int64)
+    # 12 standard deviations (plus a margin for small means) hold all but far less than 1e-17 of
+    # C's mass; whatever they leave out is added to δ below.
+    mean, spread = (n - 1) * clone, math.sqrt((n - 1) * clone * (1 - clone))
+    low, high = math.floor(mean - 12 * spread - 10), math.ceil(mean + 12 * spread + 10)
+    clones = np.arange(max(low, 0), min(high, n - 1) + 1, dtype=np.int64)
     weights = binom.pmf(clones, n - 1, clone)
     return clones, weights, max(0.0, 1.0 - float(weights.sum()))
 
@@ -132,30 +132,27 @@ def closed_form_epsilon(epsilon0: float, n: int, delta: float = DEFAULT_DELTA) -
     return math.log(1 + (e0 - 1) / (e0 + 1) * spread)
 
 
-def default_release_every(epsilon0: float, delta: float = DEFAULT_DELTA) -> int:
-    """Return the release step the planner proposes: the least batch (≥ 100) whose central ε is at most ε₀/2.
+# The steps the planner proposes: two significant figures, 100, 110, …, 990, 1,000, 1,100, … 100,000.
+_READABLE_STEPS = tuple(sorted({mantissa * 10**power for power in range(1, 5) for mantissa in range(10, 100)
+                                if MIN_DEFAULT_RELEASE <= mantissa * 10**power <= MAX_DEFAULT_RELEASE}))
 
-    When no batch up to 100,000 halves ε₀ (a large ε₀ is amplified only by far larger batches),
-    the least step, 100: releases still come in batches, and the pages say the central ε is ε₀.
+
+@functools.lru_cache(maxsize=1024)
+def default_release_every(epsilon0: float, delta: float = DEFAULT_DELTA) -> int:
+    """Return the release step the planner proposes: the least readable batch (≥ 100) whose central ε is at most ε₀/2.
+
+    Readable: two significant figures (370, 1,900, 12,000). When no batch up to 100,000 halves ε₀
+    (a large ε₀ is amplified only by far larger batches), the least step, 100: releases still
+    come in batches, and the pages say the central ε is ε₀.
     """
     target = epsilon0 / 2
     if not is_within(epsilon0, MAX_DEFAULT_RELEASE, target, delta):
         return MIN_DEFAULT_RELEASE
-    if is_within(epsilon0, MIN_DEFAULT_RELEASE, target, delta):
-        return MIN_DEFAULT_RELEASE
-    low, high = MIN_DEFAULT_RELEASE, MAX_DEFAULT_RELEASE
+    low, high = -1, len(_READABLE_STEPS) - 1
     while high - low > 1:
         middle = (low + high) // 2
-        if is_within(epsilon0, middle, target, delta):
+        if is_within(epsilon0, _READABLE_STEPS[middle], target, delta):
             high = middle
         else:
             low = middle
-    return _round_up(high)
-
-
-def _round_up(n: int) -> int:
-    """Return n rounded up to two significant figures (1,234 → 1,300), a step a person can read."""
-    if n < 100:
-        return n
-    unit = 10 ** (len(str(n)) - 2)
-    return -(-n // unit) * unit
+    return _READABLE_STEPS[high]
