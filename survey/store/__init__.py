@@ -69,6 +69,18 @@ class SurveyClosed(StoreError):
     """The survey takes no responses: it is closed, or still a draft (nothing was stored)."""
 
 
+class StoreUnavailable(StoreError):
+    """The database cannot take the request now (disk full, read-only, locked, unreachable); nothing was stored.
+
+    ``cause`` names the fault in a few words for the operator's log ("disk full", …). The
+    web app answers 503 with Retry-After; the request can be sent again unchanged.
+    """
+
+    def __init__(self, message: str, *, cause: str):
+        super().__init__(message)
+        self.cause = cause
+
+
 # The lifecycle's transitions: the action, the statuses it applies to, the status it leads to.
 TRANSITIONS = {"publish": (("draft",), "open"), "close": (("open",), "closed"), "reopen": (("closed",), "open")}
 # What a researcher may do with a survey in each status (named in every refused transition).
