@@ -77,7 +77,7 @@ def add_invitations(conn: sqlite3.Connection, slug: str, count: int, day: str) -
 
 def invitation_counts(conn: sqlite3.Connection, slug: str) -> tuple[int, int]:
     """Return (invitations made, invitations used) of a survey."""
-    made, used = conn.execute("SELECT count(*), coalesce(sum(used), 0) FROM invitations WHERE survey = ?",
+    made, used = conn.execute("SELECT count(*), CAST(coalesce(sum(used), 0) AS BIGINT) FROM invitations WHERE survey = ?",
                               [slug]).fetchone()
     return made, used
 

@@ -364,7 +364,7 @@ def _insert_reports(conn: sqlite3.Connection, slug: str, design: dict, batch: Ba
     for row in batch.rows:
         days[row[1]] = days.get(row[1], 0) + 1
     conn.executemany("INSERT INTO daily_responses (survey, day, responses) VALUES (?, ?, ?) "
-                     "ON CONFLICT (survey, day) DO UPDATE SET responses = responses + excluded.responses",
+                     "ON CONFLICT (survey, day) DO UPDATE SET responses = daily_responses.responses + excluded.responses",
                      [(slug, day, count) for day, count in days.items()])
     conn.execute(tally_trigger_sql(slug, design))
 
@@ -538,5 +538,5 @@ def insert_sandbox(conn: sqlite3.Connection, slug: str, design: dict, batch: Bat
     increments.extend((slug, source, index, REPORTS, count) for index, count in enumerate(batch.reports) if count)
     increments.extend((slug, source, index, option, count) for (index, option), count in batch.ones.items())
     conn.executemany("INSERT INTO sandbox_tallies (survey, source, question, option, count) VALUES (?, ?, ?, ?, ?) "
-                     "ON CONFLICT (survey, source, question, option) DO UPDATE SET count = count + excluded.count",
+                     "ON CONFLICT (survey, source, question, option) DO UPDATE SET count = sandbox_tallies.count + excluded.count",
                      increments)
