@@ -93,6 +93,7 @@ def test_a_simulated_draft_stays_a_draft_with_its_design_unfrozen(db_path, smoki
         store.close()
 
 
+@pytest.mark.sqlite_only
 def test_an_older_database_gains_a_sandbox_with_nothing_lost(db_path, smoking_survey):
     add_real(db_path, n=30)
     store = Store(db_path)

@@ -24,7 +24,24 @@ from ..core import codec
 from ..core.design import release_every
 from ..core.mechanisms import mechanism_for
 
-migrations = sqlite_utils.Migrations("ldp-survey")
+class _Migrations(sqlite_utils.Migrations):
+    """sqlite_utils' migrations that also keep ``ordered``: (name, function) in order, for PostgreSQL's store."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.ordered: list[tuple[str, object]] = []
+
+    def __call__(self, *, name: str | None = None, transactional: bool = True):
+        register = super().__call__(name=name, transactional=transactional)
+
+        def inner(function):
+            self.ordered.append((name or function.__name__, function))
+            return register(function)
+
+        return inner
+
+
+migrations = _Migrations("ldp-survey")
 MIGRATION_BATCH = 10_000
 # The option of the tallies row that counts a question's reports (the others count 1s).
 REPORTS = -1
