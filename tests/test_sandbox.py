@@ -10,6 +10,7 @@ import json
 import re
 
 import numpy as np
+import pytest
 import sqlite_utils
 
 from survey.cli import main

@@ -14,8 +14,10 @@ responses are the tallies row (``COUNT_QUESTION``, ``REPORTS``) and its held one
 (question, option), so two transactions never lock them in opposite orders.
 
 A release step B > 1 holds responses in the survey's ``pending_…`` table; an insert that brings
-the held count to B or more takes the survey's advisory lock, counts again, and moves whole
-multiples of B into the report table (by random id), dated that day.
+the held count to B or more takes the survey's advisory lock (unless another insert is
+releasing), counts again, and moves whole multiples of B into the report table (by random id),
+dated that day. Every release thus holds at least B responses; with concurrent submissions one
+may come an arrival or a few later than the B-th.
 """
 
 from __future__ import annotations
@@ -220,9 +222,16 @@ def held_count(conn, slug: str) -> int:
                         "AND question = ? AND option = ?", [slug, HELD_QUESTION, REPORTS]).fetchone()[0]
 
 
-def lock_releases(conn, slug: str):
-    """Take the survey's release lock until the end of the transaction (one release at a time)."""
-    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ["release:" + slug])
+def lock_releases(conn, slug: str, *, wait: bool = True) -> bool:
+    """Take the survey's release lock until the end of the transaction (one release at a time); return whether taken.
+
+    An insert does not wait (``wait=False``): it already holds a row of the held count, which
+    the release in progress may need, so waiting could deadlock. Its response is then
+    released by a later insert, or by the owner's early release.
+    """
+    function = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
+    row = conn.execute(f"SELECT {function}(hashtextextended(?, 0))", ["release:" + slug]).fetchone()
+    return wait or bool(row[0])
 
 
 def insert_batch(conn, slug: str, design: dict, batch: Batch):
@@ -233,8 +242,7 @@ def insert_batch(conn, slug: str, design: dict, batch: Batch):
         return
     _write_rows(conn, pending_table_name(design), design, batch.rows)
     _add_counts(conn, slug, {(HELD_QUESTION, REPORTS): len(batch.rows)}, {})
-    if held_count(conn, slug) >= step:
-        lock_releases(conn, slug)
+    if held_count(conn, slug) >= step and lock_releases(conn, slug, wait=False):
         held = held_count(conn, slug)
         if held >= step:
             _move_held(conn, slug, design, held // step * step, max(row[1] for row in batch.rows))
@@ -259,3 +267,9 @@ def _move_held(conn, slug: str, design: dict, count: int | None, day: str) -> in
         counts[HELD_QUESTION, REPORTS] = -len(rows)
         _add_counts(conn, slug, counts, {day: len(rows)})
     return len(rows)
+
+
+def load_held(conn, slug: str, design: dict, rows: Sequence[tuple]):
+    """Add rows to a survey's held responses as they are (a copy of another database's), fewer than its step."""
+    _write_rows(conn, pending_table_name(design), design, rows)
+    _add_counts(conn, slug, {(HELD_QUESTION, REPORTS): len(rows)}, {})

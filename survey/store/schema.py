@@ -557,3 +557,11 @@ def insert_sandbox(conn: sqlite3.Connection, slug: str, design: dict, batch: Bat
     conn.executemany("INSERT INTO sandbox_tallies (survey, source, question, option, count) VALUES (?, ?, ?, ?, ?) "
                      "ON CONFLICT (survey, source, question, option) DO UPDATE SET count = sandbox_tallies.count + excluded.count",
                      increments)
+
+
+insert_reports = _insert_reports
+
+
+def load_held(conn: sqlite3.Connection, slug: str, design: dict, rows: Sequence[tuple]):
+    """Add rows to a survey's held responses as they are (a copy of another database's), fewer than its step."""
+    conn.executemany(insert_sql(design, pending_table_name(design)), rows)
