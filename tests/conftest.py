@@ -137,6 +137,28 @@ def smoking_toml(tmp_path) -> Path:
     return path
 
 
+def is_postgres(store) -> bool:
+    """Return whether a Store is PostgreSQL's."""
+    return getattr(store.conn, "dialect", "sqlite") == "postgresql"
+
+
+def table_columns(store, table: str) -> list[str]:
+    """Return a table's column names in order, on either backend."""
+    if is_postgres(store):
+        return [row[0] for row in store.conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = ? ORDER BY ordinal_position", [table])]
+    return [row[1] for row in store.conn.execute(f'PRAGMA table_info("{table}")')]
+
+
+def table_names(store) -> list[str]:
+    """Return the names of the database's tables, on either backend."""
+    if is_postgres(store):
+        return [row[0] for row in store.conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")]
+    return [row[0] for row in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+
+
 def stored_count(db_path, slug: str) -> int:
     """Return how many responses the survey ``slug`` has stored (released or held for the next release)."""
     store = Store(db_path)

@@ -199,6 +199,9 @@ class Store:
             time.sleep(pause)
             pause = min(pause * 2, LOCK_MAX_PAUSE)
 
+    def _serialize(self, conn, key: str):
+        """Make the rest of this write transaction wait for any other holding ``key`` (SQLite's writes already do)."""
+
     @contextmanager
     def _write(self):
         """Run the block in one write transaction, taken at once (BEGIN IMMEDIATE) so it never deadlocks."""
@@ -481,7 +484,8 @@ class Store:
             conn.execute("INSERT INTO collaborators (survey, user_id) SELECT slug, ? FROM surveys "
                          "WHERE slug = ? AND coalesce(owner_id, -1) != ? ON CONFLICT DO NOTHING",
                          [account["id"], record["survey"], account["id"]])
-            joining.use(conn, record["id"])
+            if not joining.use(conn, record["id"]):
+                raise JoinLinkInvalid("this join link does not work")
         return {**account, "survey": record["survey"]}
 
     def collaborators(self, slug: str) -> list[str]:
@@ -950,6 +954,7 @@ class Store:
     def sign_in_reserve(self, account: str, limits, now: float) -> tuple[float, str | None]:
         """Count one sign-in attempt unless a count of ``limits`` is full (``signin.reserve``), in one write."""
         with self._write() as conn:
+            self._serialize(conn, "sign-in:" + account)
             return signin.reserve(conn, account, limits, now)
 
     def sign_in_forget(self, account: str, client: str, *, account_wide: bool):

@@ -197,6 +197,9 @@ class PostgresStore(Store):
             self._tx = None
             raw.execute("COMMIT")
 
+    def _serialize(self, conn, key: str):
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [key])
+
     @contextmanager
     def _write(self):
         """Run the block in one transaction on one pooled connection (READ COMMITTED)."""
