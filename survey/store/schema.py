@@ -540,3 +540,16 @@ def insert_sandbox(conn: sqlite3.Connection, slug: str, design: dict, batch: Bat
     conn.executemany("INSERT INTO sandbox_tallies (survey, source, question, option, count) VALUES (?, ?, ?, ?, ?) "
                      "ON CONFLICT (survey, source, question, option) DO UPDATE SET count = count + excluded.count",
                      increments)
+
+
+@migrations()
+def m010_flood(db):
+    """Add the submission counts of the flood limit that every server shares (``flood``).
+
+    A row is a client's keyed hash (its key changes every window), the window's number and
+    the count: never an address. Rows are deleted two windows after their own.
+    """
+    db.conn.execute("""CREATE TABLE flood_counts (
+                        client TEXT NOT NULL, window_number BIGINT NOT NULL, count BIGINT NOT NULL,
+                        PRIMARY KEY (client, window_number))""")
+    db.conn.execute("CREATE INDEX flood_counts_window ON flood_counts (window_number)")
