@@ -1,4 +1,4 @@
-"""Several servers on one database: the flood limit, the sign-in throttle and the signing key are shared, not per process.
+"""Several servers on one database: the flood limit, sign-in throttle and signing key are shared, not per process.
 
 The database comes from the ``db_path`` fixture and is read only through ``Store`` and
 HTTP, so these tests can run on a database server too; the one SQLite-specific check
@@ -35,7 +35,7 @@ START = WINDOW * 60.0 + 10
 
 @pytest.fixture
 def servers(db_path, smoking_survey, monkeypatch):
-    """Return two apps on one database, as two servers would be: each loads the key itself, floods counted in the database."""
+    """Return two apps on one database, as two servers: each loads the key itself, floods counted in the database."""
     monkeypatch.delenv(SECRET_ENV, raising=False)
     apps = [create_app({"TESTING": True, "DATABASE": str(db_path), "FLOOD_STORE": "database",
                         "MAX_SUBMISSIONS_PER_MINUTE": LIMIT}) for _ in range(2)]
@@ -131,7 +131,8 @@ def test_no_table_holds_the_address(servers, db_path, accounts, smoking_survey):
         assert submit(client_from(app), smoking_survey) == 201
         guesser = client_from(app)
         token = csrf_token(guesser.get("/login").get_data(as_text=True))
-        assert guesser.post("/login", data={"csrf_token": token, "email": OWNER[0], "password": "guess"}).status_code == 200
+        guess = guesser.post("/login", data={"csrf_token": token, "email": OWNER[0], "password": "guess"})
+        assert guess.status_code == 200
     store = Store(db_path)
     try:
         tables = [row[0] for row in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]

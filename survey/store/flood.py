@@ -36,5 +36,5 @@ def take(conn: sqlite3.Connection, client: str, window: int, previous_client: st
 
 
 def sweep(conn: sqlite3.Connection, window: int) -> int:
-    """Delete the rows that no longer weigh in ``window`` (those of windows before the previous one); return how many."""
+    """Delete the rows that no longer weigh in ``window`` (of windows before the previous one); return how many."""
     return conn.execute("DELETE FROM flood_counts WHERE window_number < ?", [window - 1]).rowcount

@@ -3,8 +3,8 @@
 FLOOD_STORE chooses where (``flood_store``): "memory" counts in one server only, "database"
 in the database every server shares. Neither keeps an address, nor logs one.
 
-In memory, the client is the connection's address, kept only as a keyed hash (the key is random per
-server start). The buckets live in one anonymous shared memory table made when the app is
+In memory, the client is the connection's address, kept only as a keyed hash (the key is
+random per server start). The buckets live in one anonymous shared memory table made when the app is
 created, in gunicorn's master before the workers fork (``preload_app``), so every worker
 process counts against the same buckets: one address gets the limit once, however many
 workers serve it. A POSIX record lock on an unlinked temporary file guards the table between
@@ -15,7 +15,7 @@ that is its own, empty, or idle (its bucket refilled to full); when all of them 
 clients who sent in the last minute, it shares its first slot with one of them. Sharing only
 ever makes the limit stricter, never looser, and needs thousands of active addresses.
 
-In the database (``DatabaseLimiter``), see its docstring.
+In the database, see ``DatabaseLimiter``.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ def flood_store(config) -> str:
         "database" if is_url(str(config["DATABASE"])) else "memory")
     if chosen not in FLOOD_STORES:
         raise FloodStoreError(f"the flood store must be {' or '.join(FLOOD_STORES)}, got {chosen!r} "
-                         f"(from FLOOD_STORE, --flood-store or {FLOOD_STORE_ENV})")
+                              f"(from FLOOD_STORE, --flood-store or {FLOOD_STORE_ENV})")
     return chosen
 
 

@@ -30,7 +30,7 @@ class SecretKeyError(RuntimeError):
 
 
 def is_url(database: str) -> bool:
-    """Return whether the database is a server's URL (``postgresql://…``) rather than a SQLite file (or ``file:`` URI)."""
+    """Return whether the database is a server's URL (``postgresql://…``), not a SQLite file or ``file:`` URI."""
     return bool(_URL.match(database)) and not database.lower().startswith("file:")
 
 
@@ -72,7 +72,8 @@ def stored_key(database: str) -> str:
     finally:
         store.close()
     if len(key) < MIN_LENGTH:
-        raise SecretKeyError(f"the database's settings row {SETTING!r} holds no usable key; delete it to make a new one")
+        raise SecretKeyError(f"the database's settings row {SETTING!r} holds no usable key; "
+                             "delete it to make a new one")
     return key
 
 

@@ -47,9 +47,10 @@ class SignInThrottle:
     """Refuse sign-in for (account, client) after ``limit`` failures within ``window`` seconds.
 
     ``stores`` gives the calling thread's Store (``ThreadStores``), ``secret_key`` is the app's
-    SECRET_KEY. An attempt is reserved (counted as a failure) in one write transaction before the password is checked, and
-    forgotten when it succeeds: guesses sent in parallel, by threads or by processes, are
-    counted one by one, so at most ``limit`` passwords are checked per window.
+    SECRET_KEY. An attempt is reserved (counted as a failure) in one write transaction before
+    the password is checked, and forgotten when it succeeds: guesses sent in parallel, by
+    threads or by processes, are counted one by one, so at most ``limit`` passwords are
+    checked per window.
     """
 
     def __init__(self, stores, secret_key: str, *, limit: int = LIMIT, window: float = WINDOW,
