@@ -18,12 +18,13 @@ import urllib.request
 
 import pytest
 
+from survey.cli import main
 from survey.store import Store
 from survey.web import create_app
 from survey.web.flood import DatabaseLimiter, FloodStoreError, SubmissionLimiter, flood_store
 from survey.web.secret import SECRET_ENV, SETTING, SecretKeyError, is_url, key_path, load_secret_key, stored_key
 
-from conftest import OWNER, domain_answers, start_server
+from conftest import OWNER, domain_answers, free_port, start_server
 
 SLUG = "smoking-2026"
 LIMIT = 6
@@ -277,3 +278,11 @@ def test_two_real_servers_share_the_flood_limit_the_sessions_and_the_throttle(tm
     finally:
         for server in started:
             assert server.stop() == 0, server.log_text()[-3000:]
+
+
+def test_serve_refuses_an_unknown_flood_store_in_plain_words(db_path, cli_runner):
+    result = cli_runner.invoke(main, ["--db", str(db_path), "serve", "--port", str(free_port())],
+                               env={"LDP_SURVEY_FLOOD_STORE": "redis"})
+    assert result.exit_code == 1
+    assert "Error: the flood store must be memory or database, got 'redis'" in result.stderr
+    assert "Traceback" not in result.stderr
