@@ -379,7 +379,7 @@ def test_sign_in_throttle_window(tmp_path):
     Store(tmp_path / "t.db").close()
     stores = ThreadStores(str(tmp_path / "t.db"))
     now = [1000.0]
-    throttle = SignInThrottle(stores, limit=2, window=60, clock=lambda: now[0])
+    throttle = SignInThrottle(stores, "test key", limit=2, window=60, clock=lambda: now[0])
     try:
         assert throttle.attempt("A@x.org", "10.0.0.1") is None
         assert throttle.attempt("a@x.org ", "10.0.0.1") is None

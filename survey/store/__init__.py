@@ -29,7 +29,7 @@ import sqlite_utils
 
 from ..core import codec
 from ..core.design import release_every
-from . import admission, joining, schema, signin
+from . import admission, flood, joining, schema, signin
 from .location import is_postgres_url
 from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
 from .schema import (REPORTS, RESPONSES, SANDBOX_SOURCES, Batch, batch_from_answers, batch_from_columns,
@@ -1046,6 +1046,30 @@ class Store:
         with self._write() as conn:
             conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
                          "ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, value])
+
+    # State shared by every server (``flood``, the signing key)
+
+    def flood_take(self, client: str, window: int, previous_client: str, limit: int,
+                   previous_weight: float) -> tuple[bool, int, int]:
+        """Count one submission of a client unless it goes over the limit (``flood.take``), in one write."""
+        with self._write() as conn:
+            return flood.take(conn, client, window, previous_client, limit, previous_weight)
+
+    def flood_sweep(self, window: int) -> int:
+        """Delete the flood counts that no longer weigh in ``window`` (``flood.sweep``); return how many."""
+        with self._write() as conn:
+            return flood.sweep(conn, window)
+
+    def shared_setting(self, key: str, candidate: str) -> str:
+        """Return a stored setting, storing ``candidate`` first if there is none (never overwriting one).
+
+        Every server that starts at once offers its own candidate; all read back the one
+        stored first.
+        """
+        with self._write() as conn:
+            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                         [key, candidate])
+            return conn.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()[0]
 
 
 

@@ -565,3 +565,16 @@ insert_reports = _insert_reports
 def load_held(conn: sqlite3.Connection, slug: str, design: dict, rows: Sequence[tuple]):
     """Add rows to a survey's held responses as they are (a copy of another database's), fewer than its step."""
     conn.executemany(insert_sql(design, pending_table_name(design)), rows)
+
+
+@migrations()
+def m010_flood(db):
+    """Add the submission counts of the flood limit that every server shares (``flood``).
+
+    A row is a client's keyed hash (its key changes every window), the window's number and
+    the count: never an address. Rows are deleted two windows after their own.
+    """
+    db.conn.execute("""CREATE TABLE flood_counts (
+                        client TEXT NOT NULL, window_number BIGINT NOT NULL, count BIGINT NOT NULL,
+                        PRIMARY KEY (client, window_number))""")
+    db.conn.execute("CREATE INDEX flood_counts_window ON flood_counts (window_number)")
