@@ -24,7 +24,7 @@ from survey.web import create_app
 from survey.web.flood import DatabaseLimiter, FloodStoreError, SubmissionLimiter, flood_store
 from survey.web.secret import SECRET_ENV, SETTING, SecretKeyError, is_url, key_path, load_secret_key, stored_key
 
-from conftest import OWNER, domain_answers, free_port, start_server
+from conftest import OWNER, domain_answers, free_port, start_server, table_names
 
 SLUG = "smoking-2026"
 LIMIT = 6
@@ -127,7 +127,6 @@ def test_a_server_start_deletes_the_counts_that_weigh_no_more(servers, db_path, 
 
 
 def test_no_table_holds_the_address(servers, db_path, accounts, smoking_survey):
-    """SQLite-specific: reads every table through sqlite_master."""
     for app in servers:
         assert submit(client_from(app), smoking_survey) == 201
         guesser = client_from(app)
@@ -136,7 +135,7 @@ def test_no_table_holds_the_address(servers, db_path, accounts, smoking_survey):
         assert guess.status_code == 200
     store = Store(db_path)
     try:
-        tables = [row[0] for row in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        tables = table_names(store)
         values = [str(value) for table in tables for row in store.conn.execute(f'SELECT * FROM "{table}"')
                   for value in row]
     finally:
