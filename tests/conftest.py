@@ -87,8 +87,15 @@ def postgres_cluster():
 def db_path(request, tmp_path, backend):
     """Return a fresh, not yet created, database: a SQLite file's path, or on PostgreSQL a new database's URL."""
     if backend == "postgresql":
-        return request.getfixturevalue("postgres_cluster").new_database()
-    return tmp_path / "test.db"
+        cluster = request.getfixturevalue("postgres_cluster")
+        url = cluster.new_database()
+        yield url
+        from survey.store.postgres import close_pools
+
+        close_pools(url)
+        cluster.drop_database(url)
+        return
+    yield tmp_path / "test.db"
 
 
 @pytest.fixture
