@@ -540,3 +540,10 @@ def insert_sandbox(conn: sqlite3.Connection, slug: str, design: dict, batch: Bat
     conn.executemany("INSERT INTO sandbox_tallies (survey, source, question, option, count) VALUES (?, ?, ?, ?, ?) "
                      "ON CONFLICT (survey, source, question, option) DO UPDATE SET count = count + excluded.count",
                      increments)
+
+
+@migrations()
+def m010_readiness(db):
+    """Create the one-row table that ``Store.ready`` writes to prove the store takes writes (a counter only)."""
+    db.conn.execute("CREATE TABLE readiness (id BIGINT PRIMARY KEY NOT NULL CHECK (id = 1), "
+                    "checks BIGINT NOT NULL DEFAULT 0)")
