@@ -30,7 +30,7 @@ import sqlite_utils
 from ..core import codec
 from ..core.design import release_every
 from . import admission, joining, signin
-from .faults import classify, classify_open
+from .faults import classify, classify_at
 from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
 from .schema import (REPORTS, RESPONSES, SANDBOX_SOURCES, Batch, batch_from_answers, batch_from_columns,
                      column_names, create_reports, create_sandbox, drop_sandbox, insert_batch, insert_one_sql,
@@ -126,12 +126,12 @@ def lock_timeout_ms() -> int:
     return int(text)
 
 
-def unavailable(exc: BaseException, *, opening: str | None = None) -> StoreUnavailable | None:
+def unavailable(exc: BaseException, path: str | None = None) -> StoreUnavailable | None:
     """Return the StoreUnavailable a database fault means (``faults``), or None for any other error.
 
-    ``opening`` is the path of a database that failed to open.
+    ``path``, the database file, lets its filesystem name a fault SQLite leaves vague.
     """
-    cause = classify(exc) if opening is None else classify_open(exc, opening)
+    cause = classify(exc) if path in (None, ":memory:") else classify_at(exc, path)
     if cause is None:
         return None
     error = StoreUnavailable(f"the database cannot take requests now ({cause}): {exc}", cause=cause)
@@ -167,7 +167,7 @@ class Store:
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
         except sqlite3.DatabaseError as exc:
-            raise unavailable(exc, opening=self.path) or exc
+            raise unavailable(exc, self.path) or exc
         try:
             self.conn.execute(f"PRAGMA busy_timeout = {self.lock_timeout_ms}")
             self.conn.execute("PRAGMA foreign_keys = ON")
@@ -181,7 +181,7 @@ class Store:
             self.conn.execute("PRAGMA busy_timeout = 0")
         except BaseException as exc:
             self.conn.close()
-            raise unavailable(exc, opening=self.path) or exc
+            raise unavailable(exc, self.path) or exc
 
     def close(self):
         """Close the connection."""
@@ -209,11 +209,11 @@ class Store:
                 return self.conn.execute(sql, parameters)
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise unavailable(exc) or exc
+                    raise unavailable(exc, self.path) or exc
                 now = time.monotonic()
                 deadline = deadline or now + self.lock_timeout_ms / 1000
                 if now > deadline:
-                    raise unavailable(exc) or exc
+                    raise unavailable(exc, self.path) or exc
             time.sleep(pause)
             pause = min(pause * 2, LOCK_MAX_PAUSE)
 
@@ -230,7 +230,7 @@ class Store:
             self.conn.execute("COMMIT")
         except BaseException as exc:
             self._rollback()
-            raise unavailable(exc) or exc
+            raise unavailable(exc, self.path) or exc
 
     def _rollback(self):
         """Roll back the open transaction, if SQLite has not already done so (it does after some faults)."""

@@ -39,20 +39,23 @@ def classify(exc: BaseException) -> str | None:
     return None
 
 
-def classify_open(exc: BaseException, path: str) -> str | None:
-    """Return ``classify(exc)`` for a failure to open the database at ``path``, "read-only database" on a read-only filesystem.
+def classify_at(exc: BaseException, path: str) -> str | None:
+    """Return ``classify(exc)`` for the database file at ``path``, told by its filesystem when SQLite cannot say.
 
-    SQLite cannot open a WAL database on a read-only filesystem at all, and says only
-    "unable to open database file".
+    SQLite says "unable to open database file" for a WAL database on a read-only
+    filesystem, and "disk I/O error" when a full disk leaves no room for its shared-memory
+    file: the filesystem's read-only flag and free blocks name those faults.
     """
     cause = classify(exc)
-    if cause != UNREACHABLE:
+    if cause not in (UNREACHABLE, IO_ERROR):
         return cause
     try:
-        read_only = bool(os.statvfs(os.path.dirname(os.path.abspath(path))).f_flag & os.ST_RDONLY)
+        disk = os.statvfs(os.path.dirname(os.path.abspath(path)))
     except OSError:
         return cause
-    return READ_ONLY if read_only else cause
+    if disk.f_flag & os.ST_RDONLY:
+        return READ_ONLY
+    return DISK_FULL if disk.f_bavail == 0 else cause
 
 
 def _sqlite(exc: sqlite3.DatabaseError) -> str | None:
