@@ -27,7 +27,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from conftest import REPO, create_smoking_db, domain_answers, free_port, smoking_design, start_server, stored_count
+from conftest import (REPO, create_from_toml, domain_answers, free_port, smoking_design, smoking_text, start_server,
+                      stored_count)
 from survey.store import Store, StoreError, StoreUnavailable
 from survey.store.faults import classify
 
@@ -120,7 +121,7 @@ def test_psycopg_pool_timeout_is_database_unreachable():
 
 
 def test_classifying_a_sqlite_error_does_not_load_psycopg():
-    code = ("import sqlite3, sys; from survey.store.faults import classify; import survey.web; "
+    code = ("import sqlite3, sys; from survey.store.faults import classify; "
             "classify(sqlite3.OperationalError('database is locked')); classify(ValueError()); "
             "print('psycopg' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -234,10 +235,12 @@ def sign_in(origin: str) -> tuple[int, dict, bytes]:
                                                      "Cookie": cookie})
 
 
-def add_researcher(db_path: Path):
+def create_survey(db_path: Path):
+    """Create the smoking survey (released after every response) and the researcher's account."""
     from werkzeug.security import generate_password_hash
 
-    store = Store(db_path, migrate=False)
+    create_from_toml(db_path, smoking_text())
+    store = Store(db_path)
     try:
         store.add_user(EMAIL, generate_password_hash(PASSWORD))
     finally:
@@ -322,8 +325,7 @@ def serve(tmp_path, monkeypatch):
 
 def test_a_full_disk_is_answered_503_and_nothing_acknowledged_is_lost(small_disk, serve):
     db_path = small_disk / "survey.db"
-    create_smoking_db(db_path)
-    add_researcher(db_path)
+    create_survey(db_path)
     server = serve(db_path)
     ledger = Ledger(server.origin, smoking_design())
     assert all(reply[0] == 201 for reply in ledger.send(10))
@@ -338,8 +340,7 @@ def test_a_full_disk_is_answered_503_and_nothing_acknowledged_is_lost(small_disk
 
 def test_a_held_lock_is_answered_503_after_the_lock_timeout(tmp_path, serve):
     db_path = tmp_path / "survey.db"
-    create_smoking_db(db_path)
-    add_researcher(db_path)
+    create_survey(db_path)
     server = serve(db_path)
     ledger = Ledger(server.origin, smoking_design())
     assert all(reply[0] == 201 for reply in ledger.send(5))
@@ -360,8 +361,7 @@ def test_a_read_only_filesystem_is_answered_503(small_disk, monkeypatch, caplog)
 
     monkeypatch.setenv("LDP_SURVEY_RETRY_AFTER", str(RETRY_AFTER))
     db_path = small_disk / "survey.db"
-    create_smoking_db(db_path)
-    add_researcher(db_path)
+    create_survey(db_path)
     app = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test",
                       "MAX_SUBMISSIONS_PER_MINUTE": 0, "WTF_CSRF_ENABLED": False})
     client = app.test_client()
@@ -407,3 +407,28 @@ def test_a_programming_error_stays_a_500(app, client, smoking_survey):
     app.testing = False
     response = client.get("/broken")
     assert response.status_code == 500 and "Retry-After" not in response.headers
+
+
+@pytest.mark.browser
+def test_the_respondent_page_sends_the_same_reports_again_after_a_503(tmp_path, serve, browser):
+    """A 503 is a lost send that retries itself after Retry-After: the very same body, stored once."""
+    from test_browser import capture, fill_survey
+
+    db_path = tmp_path / "survey.db"
+    create_survey(db_path)
+    server = serve(db_path)
+    context = browser.new_context()
+    page = context.new_page()
+    requests = capture(page)
+    page.goto(f"{server.origin}/s/{SLUG}")
+    fill_survey(page)
+    with held_lock(db_path):
+        page.get_by_role("button", name=re.compile("send", re.I)).click()
+        page.get_by_text(re.compile("cannot store answers right now", re.I)).wait_for(timeout=10_000)
+        assert page.get_by_text(re.compile(f"Sending again in {RETRY_AFTER} seconds")).is_visible()
+    page.get_by_text(re.compile("thank you", re.I)).first.wait_for(timeout=10_000)
+    bodies = [r["body"] for r in requests if r["method"] == "POST"]
+    assert len(bodies) >= 2 and len(set(bodies)) == 1, "every send carries the same reports and submission id"
+    assert stored_count(db_path, SLUG) == 1
+    assert "store unavailable (database locked): POST /s/smoking-2026/responses" in server.log_text()
+    context.close()
