@@ -31,7 +31,11 @@ def retry_after() -> int:
 
 
 def respond(exc: StoreUnavailable):
-    """Return the 503 for this request (JSON, API JSON or an HTML page) and log the cause once."""
+    """Return the 503 for this request and log the cause once.
+
+    The API answers in its JSON error format; the respondent API, and any request sent as
+    JSON (the test-mode page's), the respondents' sentence; everything else an HTML page.
+    """
     current_app.logger.error("store unavailable (%s): %s %s: %s", exc.cause, request.method, request.path, exc)
     current_app.extensions["ldp_stores"].discard()
     seconds = retry_after()
@@ -39,7 +43,7 @@ def respond(exc: StoreUnavailable):
     if request.path.startswith("/api/"):
         return jsonify({"error": f"the database cannot take requests now ({exc.cause}); nothing was changed; "
                                  f"try again in {seconds} seconds"}), 503, headers
-    if wants_json():
+    if wants_json() or request.is_json:
         return jsonify({"error": RESPONDENT_MESSAGE, "field": None}), 503, headers
     message = (f"The survey database cannot take requests right now ({exc.cause}), so nothing was changed. "
                f"Please try again in a minute; if this goes on, tell the person who runs this server.")
