@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,9 +31,63 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
+# Test modules run on both backends: every test that uses ``db_path`` runs once on a SQLite file and
+# once on a new database of the suite's own PostgreSQL cluster (``postgres_cluster``), unless it is
+# marked ``sqlite_only`` (it reads the SQLite file itself).
+BOTH_BACKENDS = {"test_store", "test_web", "test_ownership", "test_durability", "test_unlinkable", "test_flood",
+                 "test_admission", "test_releases", "test_lifecycle", "test_accounts", "test_sandbox",
+                 "test_server", "test_postgres", "test_faults", "test_shared_state"}
+
+
+def pytest_generate_tests(metafunc):
+    """Run the tests of BOTH_BACKENDS that use a database on SQLite and on PostgreSQL."""
+    module = metafunc.module.__name__.rpartition(".")[2]
+    if ("db_path" in metafunc.fixturenames and module in BOTH_BACKENDS
+            and metafunc.definition.get_closest_marker("sqlite_only") is None):
+        metafunc.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test that runs on PostgreSQL ``postgresql`` (``-m postgresql`` selects them)."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("backend") == "postgresql":
+            item.add_marker(pytest.mark.postgresql)
+
+
 @pytest.fixture
-def db_path(tmp_path) -> Path:
-    """Return the path of a fresh, not yet created, SQLite database."""
+def backend(request) -> str:
+    """Return the database backend of the test: "sqlite" (the default) or "postgresql"."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """Start a throwaway PostgreSQL cluster for the whole run (``tests/pg_cluster.py``); fail with the reason if it cannot."""
+    from pg_cluster import ClusterError, start_cluster
+
+    directory = Path(tempfile.mkdtemp(prefix="ldp-survey-pg-"))
+    directory.chmod(0o755)
+    try:
+        cluster = start_cluster(directory / "cluster")
+    except (ClusterError, OSError, subprocess.SubprocessError) as exc:
+        shutil.rmtree(directory, ignore_errors=True)
+        pytest.fail(f"could not start the tests' PostgreSQL: {exc}", pytrace=False)
+    yield cluster
+    from survey.store.postgres import close_pools
+
+    close_pools()
+    try:
+        cluster.stop("immediate")
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def db_path(request, tmp_path, backend):
+    """Return a fresh, not yet created, database: a SQLite file's path, or on PostgreSQL a new database's URL."""
+    if backend == "postgresql":
+        return request.getfixturevalue("postgres_cluster").new_database()
     return tmp_path / "test.db"
 
 

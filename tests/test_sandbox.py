@@ -10,6 +10,7 @@ import json
 import re
 
 import numpy as np
+import pytest
 import sqlite_utils
 
 from survey.cli import main
@@ -93,6 +94,7 @@ def test_a_simulated_draft_stays_a_draft_with_its_design_unfrozen(db_path, smoki
         store.close()
 
 
+@pytest.mark.sqlite_only
 def test_an_older_database_gains_a_sandbox_with_nothing_lost(db_path, smoking_survey):
     add_real(db_path, n=30)
     store = Store(db_path)

@@ -178,6 +178,7 @@ def test_joint_reports_give_every_joint_indicator_count(db_path, mixed_design):
         store.close()
 
 
+@pytest.mark.sqlite_only
 def test_rows_are_stored_in_random_key_order_whatever_the_arrival_order(db_path, mixed_design):
     n = 400
     store = Store(db_path)
@@ -217,6 +218,7 @@ def _old_schema_database(path, design: dict, answers: list[dict]) -> list[dict]:
     return rows
 
 
+@pytest.mark.sqlite_only
 def test_an_old_database_is_upgraded_in_place_without_loss(db_path, mixed_design):
     answers = simulated(mixed_design, 700, seed=7)
     old_rows = _old_schema_database(db_path, mixed_design, answers)
@@ -241,6 +243,7 @@ def test_an_old_database_is_upgraded_in_place_without_loss(db_path, mixed_design
     assert after_responses == before_responses
 
 
+@pytest.mark.sqlite_only
 def test_a_failed_migration_leaves_the_old_database_untouched(db_path, mixed_design):
     old_rows = _old_schema_database(db_path, mixed_design, simulated(mixed_design, 5, seed=8))
     db = sqlite_utils.Database(db_path)
@@ -297,6 +300,7 @@ def test_the_responses_csv_streams_in_chunks_that_join_to_the_whole(db_path, mix
                for line in lines[1:-1])
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize(("setting", "level"), [(None, 1), ("full", 2), ("NORMAL", 1)])
 def test_the_synchronous_level_comes_from_the_environment(db_path, monkeypatch, setting, level):
     if setting is None:
@@ -311,12 +315,14 @@ def test_the_synchronous_level_comes_from_the_environment(db_path, monkeypatch, 
         store.close()
 
 
+@pytest.mark.sqlite_only
 def test_a_bad_synchronous_level_is_a_clear_error(db_path, monkeypatch):
     monkeypatch.setenv("LDP_SURVEY_SYNCHRONOUS", "off")
     with pytest.raises(StoreError, match="LDP_SURVEY_SYNCHRONOUS must be one of NORMAL, FULL, got 'OFF'"):
         Store(db_path)
 
 
+@pytest.mark.sqlite_only
 def test_a_writer_waits_for_another_connections_write_lock_then_stores(db_path, mixed_design):
     import threading
     import time

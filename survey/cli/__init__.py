@@ -19,6 +19,7 @@ import click
 from ..core.definition import DefinitionError
 from ..core.reports import ReportError
 from ..core.simulate import TruthError
+from ..store.location import display_location
 from ..store import StoreError
 from . import accounts, analysis, operations, results, surveys
 
@@ -48,12 +49,13 @@ class SurveyGroup(click.Group):
         except USER_ERRORS as exc:
             raise click.ClickException(str(exc)) from exc
         except sqlite3.DatabaseError as exc:
-            raise click.ClickException(f"cannot use the database {ctx.obj!s}: {exc}") from exc
+            raise click.ClickException(f"cannot use the database {display_location(ctx.obj)}: {exc}") from exc
 
 
 @click.group(cls=SurveyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", default=DEFAULT_DB, envvar="LDP_SURVEY_DB", show_default=True, show_envvar=True,
-              type=click.Path(dir_okay=False), help="SQLite database holding surveys, responses and accounts.")
+              help="Where surveys, responses and accounts are kept: a SQLite file (the default), or a "
+                   "PostgreSQL database as a URL, postgresql://USER@HOST/DBNAME (several servers can share one).")
 @click.version_option(_version(), "--version", prog_name="ldp-survey")
 @click.pass_context
 def main(ctx, db):
@@ -80,6 +82,6 @@ for command in (
     results.aggregate, results.crosstab, results.export,
     analysis.regress, analysis.analyze, analysis.codebook,
     accounts.user, accounts.token,
-    operations.serve, operations.demo, operations.simulate, operations.backup,
+    operations.serve, operations.demo, operations.simulate, operations.backup, operations.migrate,
 ):
     main.add_command(command)

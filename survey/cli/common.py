@@ -11,6 +11,7 @@ import click
 from ..core.anytime import DEFAULT_PLANNED
 from ..core.precision import DEFAULT_WARN_MARGIN
 from ..store import Store, SurveyNotFound
+from ..store.location import is_postgres_url
 
 LEVEL = click.option("--level", default=0.95, show_default=True,
                      type=click.FloatRange(0, 1, min_open=True, max_open=True),
@@ -37,7 +38,7 @@ SANDBOX = click.option("--sandbox", is_flag=True,
 
 def open_store(db: str, *, must_exist: bool = False) -> Store:
     """Open the database, refusing to create an empty one when ``must_exist``."""
-    if must_exist and db != ":memory:" and not Path(db).is_file():
+    if must_exist and db != ":memory:" and not is_postgres_url(db) and not Path(db).is_file():
         raise click.ClickException(f"no database at {db}; create a survey first with "
                                    f"`ldp-survey --db {db} create FILE.toml`")
     return Store(db)

@@ -217,16 +217,19 @@ def simulate(db, slug, n, truths, givens, seed, batch, alongside_real, clear):
 @click.argument("destination", type=click.Path(dir_okay=False, path_type=Path))
 @click.pass_obj
 def backup(db, destination):
-    """Copy the database to a new file, safely while the server runs.
+    """Copy the database to a new SQLite file, safely while the server runs.
 
-    Uses SQLite's online backup API: the copy is one consistent snapshot even while
-    respondents submit, is checked with PRAGMA integrity_check, and is created readable
-    only by its owner. DESTINATION must not exist yet.
+    From SQLite, with SQLite's online backup API: the copy is one consistent snapshot even
+    while respondents submit, and is checked with PRAGMA integrity_check. From PostgreSQL, a
+    logical copy into a new SQLite file that `migrate --to` loads back, each survey checked
+    to read the same in the copy (PostgreSQL's own pg_dump and point-in-time recovery work
+    too). The file is created readable only by its owner. DESTINATION must not exist yet.
 
     \b
     Examples:
       ldp-survey backup backups/survey-2026-11-22.db
       ldp-survey --db /srv/ldp/ldp-survey.db backup /mnt/backup/ldp-survey.db
+      ldp-survey --db postgresql://ldp@db.example.org/ldp backup /mnt/backup/ldp.db
     """
     store = open_store(db, must_exist=True)
     try:
@@ -243,6 +246,44 @@ def backup(db, destination):
         raise click.ClickException(f"the copy at {destination} failed its integrity check: {verdict}")
     responses = sum(survey["responses"] for survey in surveys)
     click.echo(f"Backed up {db} to {destination}: {len(surveys)} surveys, {responses} responses, integrity ok")
+
+
+@click.command()
+@click.option("--to", "target", required=True, metavar="URL_OR_FILE",
+              help="The new database: postgresql://USER@HOST/DBNAME (empty) or a SQLite file that does not exist.")
+@click.pass_obj
+def migrate(db, target):
+    """Copy every survey, response and account into a new database, and check the copy.
+
+    Moves a study from the embedded SQLite file to PostgreSQL (or back): accounts and
+    API tokens (as hashes), surveys with their status, owners, collaborators, invitations,
+    join links and acknowledged submission ids, every released and held report and the
+    sandbox. Counts are made anew on the new database from the copied reports; then every
+    survey's aggregates CSV, counts and responses per day are compared, and any difference
+    is an error. Stop the servers first (or close the surveys): responses that arrive
+    during the copy are not in it. The source is left as it is.
+
+    \b
+    Examples:
+      ldp-survey --db ldp-survey.db migrate --to postgresql://ldp@db.example.org/ldp
+      LDP_SURVEY_DB=ldp-survey.db ldp-survey migrate --to postgresql://ldp:secret@127.0.0.1:5432/ldp
+      ldp-survey --db postgresql://ldp@db.example.org/ldp migrate --to restored.db
+    """
+    from ..store.copying import copy_database
+    from ..store.location import display_location
+
+    store = open_store(db, must_exist=True)
+    try:
+        surveys = store.list_surveys()
+        total = sum(store.received_count(s["slug"]) + sum(store.sandbox_counts(s["slug"]).values())
+                    for s in surveys)
+        with stderr_progress(None, length=max(total, 1), label="Copying responses") as bar:
+            result = copy_database(store, target, progress=bar.update)
+    finally:
+        store.close()
+    click.echo(f"Copied {result['surveys']} surveys and {result['responses']} released responses from "
+               f"{display_location(db)} to {display_location(target)}; every survey's aggregates, counts and "
+               "responses per day are identical in the copy")
 
 
 @click.command()

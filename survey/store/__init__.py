@@ -29,13 +29,13 @@ import sqlite_utils
 
 from ..core import codec
 from ..core.design import release_every
-from . import admission, joining, signin
+from . import admission, joining, schema, signin
 from .faults import classify, classify_at
+from .location import is_postgres_url
 from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
 from .schema import (REPORTS, RESPONSES, SANDBOX_SOURCES, Batch, batch_from_answers, batch_from_columns,
-                     column_names, create_reports, create_sandbox, drop_sandbox, insert_batch, insert_one_sql,
-                     insert_sandbox, migrations, pending_table_name, release_pending, report_columns,
-                     reports_table, row_from_answer, sandbox_table_name, table_name)
+                     column_names, insert_one_sql, migrations, pending_table_name, report_columns, row_from_answer,
+                     sandbox_table_name, table_name)
 
 BUSY_TIMEOUT_MS = 10_000
 # How long a statement waits for another connection's lock before the store is unavailable.
@@ -159,6 +159,19 @@ class Store:
     worker threads pass ``migrate=False`` and only set their PRAGMAs.
     """
 
+    # The functions that lay out and write a survey's tables (PostgreSQL's store has its own).
+    _schema = schema
+    # The SQL expression of a survey's released responses in list_surveys (``s`` is the surveys row).
+    _responses_sql = "s.responses"
+
+    def __new__(cls, path=None, *args, **kwargs):
+        """Open a PostgreSQL store for a ``postgresql://`` URL, SQLite's for anything else (a file path)."""
+        if cls is Store and is_postgres_url(path):
+            from .postgres import PostgresStore
+
+            return super().__new__(PostgresStore)
+        return super().__new__(cls)
+
     def __init__(self, path: str | Path, *, migrate: bool = True, synchronous: str | None = None):
         synchronous = synchronous_level(synchronous)
         self.lock_timeout_ms = lock_timeout_ms()
@@ -265,17 +278,16 @@ class Store:
                 if account is None:
                     raise StoreError(f"no researcher account {owner!r}; create it with `ldp-survey user add`")
                 owner_id = account["id"]
-            row = conn.execute("SELECT responses + pending, status, design_hash FROM surveys WHERE slug = ?",
-                               [slug]).fetchone()
+            row = conn.execute("SELECT status, design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is not None:
                 if not replace:
                     raise StoreError(f"a survey with slug {slug!r} already exists")
-                if row[0]:
+                if self._received(slug):
                     raise StoreError(f"survey {slug!r} already has responses; its design is frozen")
-                if row[1] == "closed":
+                if row[0] == "closed":
                     raise StoreError(f"survey {slug!r} is closed; its design is frozen ({ALLOWED['closed']})")
-                if status == "draft" and row[1] != "draft":
-                    raise StoreError(f"survey {slug!r} is {row[1]}; a published survey cannot become a draft again")
+                if status == "draft" and row[0] != "draft":
+                    raise StoreError(f"survey {slug!r} is {row[0]}; a published survey cannot become a draft again")
                 conn.execute("UPDATE surveys SET title = ?, definition = ?, design = ?, design_hash = ?, "
                              "owner_id = coalesce(?, owner_id) WHERE slug = ?",
                              [design["title"], definition_text, _design_text(design), design["hash"], owner_id,
@@ -285,11 +297,11 @@ class Store:
                              "owner_id, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                              [slug, design["title"], definition_text, _design_text(design), design["hash"],
                               today(), owner_id, status or "open"])
-            create_reports(conn, slug, design)
-            if row is not None and row[2] != design["hash"]:
+            self._schema.create_reports(conn, slug, design)
+            if row is not None and row[1] != design["hash"]:
                 # Test answers and simulated reports of the old design mean nothing under the new one.
-                drop_sandbox(conn, slug, row[2])
-            create_sandbox(conn, slug, design)
+                self._schema.drop_sandbox(conn, slug, row[1])
+            self._schema.create_sandbox(conn, slug, design)
 
     # Lifecycle: draft -> open -> closed (-> open again)
 
@@ -327,20 +339,19 @@ class Store:
     def delete_draft(self, slug: str):
         """Delete a draft with its report table, tallies, sandbox and collaborators; any other survey is refused."""
         with self._write() as conn:
-            row = conn.execute("SELECT status, responses + pending, design_hash FROM surveys WHERE slug = ?",
-                               [slug]).fetchone()
+            row = conn.execute("SELECT status, design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
-            if row[0] != "draft" or row[1]:
+            if row[0] != "draft" or self._received(slug):
                 raise StoreError(f"cannot delete survey {slug!r}: it is {_status_phrase(row[0])} and only a "
                                  f"draft can be deleted ({ALLOWED[row[0]]})")
-            table = reports_table(conn, slug)
+            table = self._schema.reports_table(conn, slug)
             if table:
                 conn.execute(f'DROP TABLE IF EXISTS "{table}"')
                 conn.execute(f'DROP TABLE IF EXISTS "{pending_table_name(self.get_design(slug))}"')
             conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
             conn.execute("DELETE FROM daily_responses WHERE survey = ?", [slug])
-            drop_sandbox(conn, slug, row[2])
+            self._schema.drop_sandbox(conn, slug, row[1])
             conn.execute("DELETE FROM collaborators WHERE survey = ?", [slug])
             conn.execute("DELETE FROM surveys WHERE slug = ?", [slug])
 
@@ -362,8 +373,8 @@ class Store:
                           today(), row[0]])
             conn.execute("INSERT INTO collaborators (survey, user_id) SELECT ?, user_id FROM collaborators "
                          "WHERE survey = ?", [new_slug, slug])
-            create_reports(conn, new_slug, design)
-            create_sandbox(conn, new_slug, design)
+            self._schema.create_reports(conn, new_slug, design)
+            self._schema.create_sandbox(conn, new_slug, design)
 
     def survey_exists(self, slug: str) -> bool:
         """Return whether a survey has this slug."""
@@ -407,8 +418,8 @@ class Store:
 
         Every survey, or with ``user_id`` only those that researcher owns or collaborates on.
         """
-        sql = ("SELECT s.slug, s.title, s.created_day, s.design_hash, s.responses, u.email, s.status FROM surveys s "
-               "LEFT JOIN users u ON u.id = s.owner_id")
+        sql = (f"SELECT s.slug, s.title, s.created_day, s.design_hash, {self._responses_sql}, u.email, s.status "
+               "FROM surveys s LEFT JOIN users u ON u.id = s.owner_id")
         parameters: list = []
         if user_id is not None:
             sql += (" WHERE s.owner_id = ? OR EXISTS (SELECT 1 FROM collaborators c "
@@ -441,7 +452,7 @@ class Store:
                 return "owner"
             if survey[0] == account["id"]:
                 return "owner"
-            conn.execute("INSERT OR IGNORE INTO collaborators (survey, user_id) VALUES (?, ?)",
+            conn.execute("INSERT INTO collaborators (survey, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
                          [slug, account["id"]])
             return "collaborator"
 
@@ -512,8 +523,8 @@ class Store:
                 account = self.get_user(record["email"])
             elif account is None or account["id"] != user_id:
                 raise StoreError(f"this join link is for {record['email']}")
-            conn.execute("INSERT OR IGNORE INTO collaborators (survey, user_id) SELECT slug, ? FROM surveys "
-                         "WHERE slug = ? AND coalesce(owner_id, -1) != ?",
+            conn.execute("INSERT INTO collaborators (survey, user_id) SELECT slug, ? FROM surveys "
+                         "WHERE slug = ? AND coalesce(owner_id, -1) != ? ON CONFLICT DO NOTHING",
                          [account["id"], record["survey"], account["id"]])
             joining.use(conn, record["id"])
         return {**account, "survey": record["survey"]}
@@ -716,9 +727,9 @@ class Store:
                     if current[0] != design_hash:
                         raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
                     if source is None:
-                        insert_batch(conn, slug, _DESIGNS[design_hash], batch)
+                        self._schema.insert_batch(conn, slug, _DESIGNS[design_hash], batch)
                     else:
-                        insert_sandbox(conn, slug, _DESIGNS[design_hash], batch, source)
+                        self._schema.insert_sandbox(conn, slug, _DESIGNS[design_hash], batch, source)
                 return ids
             except sqlite3.IntegrityError:
                 # Two random 64-bit ids collided: draw new ones (the transaction was rolled back).
@@ -748,18 +759,23 @@ class Store:
         if release_every(design) == 1:
             return 0
         with self._write() as conn:
-            moved = release_pending(conn, slug, design, today())
+            moved = self._schema.release_pending(conn, slug, design, today())
             if moved:
-                conn.execute("UPDATE surveys SET smallest_release = min(coalesce(smallest_release, ?), ?) "
-                             "WHERE slug = ?", [moved, moved, slug])
+                conn.execute("UPDATE surveys SET smallest_release = CASE WHEN smallest_release IS NULL OR "
+                             "smallest_release > ? THEN ? ELSE smallest_release END WHERE slug = ?",
+                             [moved, moved, slug])
         return moved
 
     def received_count(self, slug: str) -> int:
         """Return how many responses a survey has stored: released, and held for the next release."""
-        row = self._execute("SELECT responses + pending FROM surveys WHERE slug = ?", [slug]).fetchone()
-        if row is None:
+        if not self.survey_exists(slug):
             raise SurveyNotFound(f"no survey with slug {slug!r}")
-        return row[0]
+        return self._received(slug)
+
+    def _received(self, slug: str) -> int:
+        """Return the released and held responses of a survey (0 when there is no such survey)."""
+        row = self._execute("SELECT responses + pending FROM surveys WHERE slug = ?", [slug]).fetchone()
+        return 0 if row is None else row[0]
 
     def response_count(self, slug: str) -> int:
         """Return how many responses a survey has released (kept current at insert: no scan)."""
@@ -791,7 +807,7 @@ class Store:
         design = self.get_design(slug)
         reports = [0] * len(design["questions"])
         ones = [[0] * codec.tally_count(question) for question in design["questions"]]
-        sql = ("SELECT question, option, sum(count) FROM sandbox_tallies WHERE survey = ? AND question >= 0 "
+        sql = ("SELECT question, option, CAST(sum(count) AS BIGINT) FROM sandbox_tallies WHERE survey = ? AND question >= 0 "
                "GROUP BY question, option" if sandbox else
                "SELECT question, option, count FROM tallies WHERE survey = ?")
         for index, option, count in self._execute(sql, [slug]):
@@ -1018,7 +1034,8 @@ class Store:
                 label = next(f"token-{n}" for n in range(1, len(used) + 2) if f"token-{n}" not in used)
             day = today()
             token_id = conn.execute("INSERT INTO api_tokens (user_id, token_hash, label, created_day) "
-                                    "VALUES (?, ?, ?, ?)", [account["id"], token_hash(token), label, day]).lastrowid
+                                    "VALUES (?, ?, ?, ?) RETURNING id",
+                                    [account["id"], token_hash(token), label, day]).fetchone()[0]
         return {"id": token_id, "label": label, "created_day": day, "email": account["email"]}, token
 
     def list_tokens(self, user_id: int) -> list[dict]:

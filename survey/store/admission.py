@@ -77,8 +77,8 @@ def add_invitations(conn: sqlite3.Connection, slug: str, count: int, day: str) -
 
 def invitation_counts(conn: sqlite3.Connection, slug: str) -> tuple[int, int]:
     """Return (invitations made, invitations used) of a survey."""
-    made, used = conn.execute("SELECT count(*), coalesce(sum(used), 0) FROM invitations WHERE survey = ?",
-                              [slug]).fetchone()
+    made, used = conn.execute("SELECT count(*), CAST(coalesce(sum(used), 0) AS BIGINT) FROM invitations "
+                              "WHERE survey = ?", [slug]).fetchone()
     return made, used
 
 
@@ -123,6 +123,10 @@ def check_invitation(conn: sqlite3.Connection, slug: str, invite: str | None):
 
 def use_invitation(conn: sqlite3.Connection, slug: str, invite: str | None):
     """Mark the invitation used, in the transaction that stored the response it admitted."""
-    if invite is not None:
-        conn.execute("UPDATE invitations SET used = 1 WHERE token_hash = ? AND survey = ?",
-                     [invite_hash(invite), slug])
+    if invite is None:
+        return
+    # "AND used = 0": of two submissions racing with one invitation (PostgreSQL runs them at
+    # once), the second updates nothing and is refused, and its transaction rolled back.
+    if not conn.execute("UPDATE invitations SET used = 1 WHERE token_hash = ? AND survey = ? AND used = 0",
+                        [invite_hash(invite), slug]).rowcount:
+        raise InvitationUsed("this invitation link has already been used to answer; nothing was stored")

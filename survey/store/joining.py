@@ -42,7 +42,8 @@ def add(conn: sqlite3.Connection, slug: str, email: str, invited_by: int, today:
     conn.execute("DELETE FROM collaborator_invitations WHERE survey = ? AND lower(email) = lower(?)", [slug, email])
     token, expires = new_token(), last_day(today)
     row_id = conn.execute("INSERT INTO collaborator_invitations (token_hash, survey, email, invited_by, expires_day) "
-                          "VALUES (?, ?, ?, ?, ?)", [join_hash(token), slug, email, invited_by, expires]).lastrowid
+                          "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                          [join_hash(token), slug, email, invited_by, expires]).fetchone()[0]
     return token, dict(zip(_FIELDS, (row_id, slug, email, invited_by, expires)))
 
 

@@ -24,7 +24,24 @@ from ..core import codec
 from ..core.design import release_every
 from ..core.mechanisms import mechanism_for
 
-migrations = sqlite_utils.Migrations("ldp-survey")
+class _Migrations(sqlite_utils.Migrations):
+    """sqlite_utils' migrations that also keep ``ordered``: (name, function) in order, for PostgreSQL's store."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.ordered: list[tuple[str, object]] = []
+
+    def __call__(self, *, name: str | None = None, transactional: bool = True):
+        register = super().__call__(name=name, transactional=transactional)
+
+        def inner(function):
+            self.ordered.append((name or function.__name__, function))
+            return register(function)
+
+        return inner
+
+
+migrations = _Migrations("ldp-survey")
 MIGRATION_BATCH = 10_000
 # The option of the tallies row that counts a question's reports (the others count 1s).
 REPORTS = -1
@@ -364,7 +381,7 @@ def _insert_reports(conn: sqlite3.Connection, slug: str, design: dict, batch: Ba
     for row in batch.rows:
         days[row[1]] = days.get(row[1], 0) + 1
     conn.executemany("INSERT INTO daily_responses (survey, day, responses) VALUES (?, ?, ?) "
-                     "ON CONFLICT (survey, day) DO UPDATE SET responses = responses + excluded.responses",
+                     "ON CONFLICT (survey, day) DO UPDATE SET responses = daily_responses.responses + excluded.responses",
                      [(slug, day, count) for day, count in days.items()])
     conn.execute(tally_trigger_sql(slug, design))
 
@@ -538,8 +555,16 @@ def insert_sandbox(conn: sqlite3.Connection, slug: str, design: dict, batch: Bat
     increments.extend((slug, source, index, REPORTS, count) for index, count in enumerate(batch.reports) if count)
     increments.extend((slug, source, index, option, count) for (index, option), count in batch.ones.items())
     conn.executemany("INSERT INTO sandbox_tallies (survey, source, question, option, count) VALUES (?, ?, ?, ?, ?) "
-                     "ON CONFLICT (survey, source, question, option) DO UPDATE SET count = count + excluded.count",
+                     "ON CONFLICT (survey, source, question, option) DO UPDATE SET count = sandbox_tallies.count + excluded.count",
                      increments)
+
+
+insert_reports = _insert_reports
+
+
+def load_held(conn: sqlite3.Connection, slug: str, design: dict, rows: Sequence[tuple]):
+    """Add rows to a survey's held responses as they are (a copy of another database's), fewer than its step."""
+    conn.executemany(insert_sql(design, pending_table_name(design)), rows)
 
 
 @migrations()

@@ -35,7 +35,7 @@ def reserve(conn: sqlite3.Connection, account: str, limits: Sequence[tuple[str, 
         if row is not None and row[0] >= limit:
             return row[1] - now, client
     conn.executemany("INSERT INTO sign_in_failures (account, client, failures, expires) VALUES (?, ?, 1, ?) "
-                     "ON CONFLICT (account, client) DO UPDATE SET failures = failures + 1",
+                     "ON CONFLICT (account, client) DO UPDATE SET failures = sign_in_failures.failures + 1",
                      [(account, client, now + window) for client, _, window in limits])
     return 0.0, None
 

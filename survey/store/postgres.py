@@ -1,0 +1,381 @@
+"""The store on PostgreSQL (psycopg 3, a connection pool per process): the same interface and guarantees as SQLite's.
+
+``Store("postgresql://user@host/dbname")`` opens it. Every method of ``Store`` runs here with
+the same SQL (``?`` placeholders become psycopg's); what differs is how a survey's counts are
+kept (sharded, ``pg_schema``) and how a response is written:
+
+* A write transaction takes a connection from the pool (``_write``); a read outside one
+  borrows a connection for that statement only, so a server restart costs the requests in
+  flight and no more (the pool checks a connection before lending it).
+* A submission locks its survey's row FOR SHARE while it checks the status and design:
+  submissions do not wait for each other, but closing the survey waits for those already
+  checked, so nothing is stored after a close returns (as SQLite's single guarded INSERT).
+* Counts go to one random shard of each count (``pg_schema``), in the same transaction.
+
+Rows of a PostgreSQL table sit in the order they were written, and every row carries the
+id of the transaction that wrote it (``xmin``): a database administrator can order reports
+by arrival within their release (docs/explanation/privacy.md). The product never reads
+either; every read orders by the random id.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from ..core.design import release_every
+from . import (ID_ATTEMPTS, SurveyClosed, SurveyNotFound, Store, StoreError, _check_source, _closed_message,
+               _DESIGNS, admission, new_ids, pg_schema, today)
+from .location import display_location
+from ..core import codec
+from .schema import REPORTS, Batch, batch_from_answers, table_name
+
+POOL_SIZE_ENV = "LDP_SURVEY_PG_POOL"
+DEFAULT_POOL_SIZE = 10
+# Seconds a request waits for a connection (the database down, the pool exhausted) before a 503.
+POOL_TIMEOUT = 10.0
+PAGE_ROWS = 10_000
+
+
+@lru_cache(maxsize=512)
+def _pg_sql(sql: str) -> str:
+    """Return SQL written with ``?`` placeholders in psycopg's ``%s`` style (the store's SQL has no ``?`` in literals)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class Connection:
+    """A psycopg connection that takes the store's SQL (``?`` placeholders), as sqlite3's does."""
+
+    dialect = "postgresql"
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    def execute(self, sql: str, parameters: Sequence = ()):
+        if not parameters:
+            return self.raw.execute(sql)
+        return self.raw.execute(_pg_sql(sql), list(parameters))
+
+    def executemany(self, sql: str, rows):
+        cursor = self.raw.cursor()
+        cursor.executemany(_pg_sql(sql), [list(row) for row in rows])
+        return cursor
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows):
+        """Write many rows at once with COPY."""
+        cursor = self.raw.cursor()
+        with cursor.copy(f'COPY "{table}" ({", ".join(columns)}) FROM STDIN') as copy:
+            for row in rows:
+                copy.write_row(row)
+        return cursor
+
+
+class Rows:
+    """The rows of a statement already run, read like a cursor (its connection is back in the pool)."""
+
+    def __init__(self, cursor):
+        self.rowcount = cursor.rowcount
+        self._rows = cursor.fetchall() if cursor.description is not None else []
+        self._next = 0
+
+    def fetchone(self):
+        if self._next >= len(self._rows):
+            return None
+        self._next += 1
+        return self._rows[self._next - 1]
+
+    def fetchall(self):
+        rows, self._next = self._rows[self._next:], len(self._rows)
+        return rows
+
+    def __iter__(self):
+        return iter(self.fetchall())
+
+
+class Borrowing:
+    """Run each statement on a connection borrowed from the pool for that statement only (autocommit)."""
+
+    dialect = "postgresql"
+
+    def __init__(self, pool):
+        self.pool = pool
+
+    def execute(self, sql: str, parameters: Sequence = ()):
+        with self.pool.connection() as raw:
+            return Rows(Connection(raw).execute(sql, parameters))
+
+    def executemany(self, sql: str, rows):
+        with self.pool.connection() as raw:
+            return Rows(Connection(raw).executemany(sql, rows))
+
+
+_POOLS: dict[tuple[str, int], object] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def pool_for(url: str):
+    """Return this process's connection pool of a database, made on first use (a forked worker makes its own)."""
+    key = (url, os.getpid())
+    pool = _POOLS.get(key)
+    if pool is None:
+        from psycopg_pool import ConnectionPool
+
+        with _POOLS_LOCK:
+            pool = _POOLS.get(key)
+            if pool is None:
+                size = int(os.environ.get(POOL_SIZE_ENV) or DEFAULT_POOL_SIZE)
+                pool = ConnectionPool(url, min_size=1, max_size=max(1, size), open=True, timeout=POOL_TIMEOUT,
+                                      kwargs={"autocommit": True}, check=_check, name="ldp-survey")
+                _POOLS[key] = pool
+    return pool
+
+
+def _check(conn):
+    """Check a pooled connection before lending it (one empty statement); the pool drops it when this fails."""
+    conn.execute("")
+
+
+def close_pools():
+    """Close this process's pools (at exit, and between tests that restart the server)."""
+    with _POOLS_LOCK:
+        pools = [pool for (url, pid), pool in _POOLS.items() if pid == os.getpid()]
+        for key in [key for key in _POOLS if key[1] == os.getpid()]:
+            del _POOLS[key]
+    for pool in pools:
+        pool.close()
+
+
+class PostgresStore(Store):
+    """The store in a PostgreSQL database: ``Store(url)`` with a ``postgresql://`` URL returns one."""
+
+    _schema = pg_schema
+    _responses_sql = pg_schema.RESPONSES_SQL
+
+    def __init__(self, url: str, *, migrate: bool = True, synchronous: str | None = None):
+        self.path = str(url)
+        self._tx: Connection | None = None
+        if migrate:
+            import psycopg
+
+            try:
+                with psycopg.connect(self.path, autocommit=True) as raw:
+                    pg_schema.migrate(Connection(raw))
+            except psycopg.OperationalError as exc:
+                raise StoreError(f"cannot open the PostgreSQL database {display_location(self.path)}: "
+                                 f"{str(exc).strip()}") from exc
+
+    def close(self):
+        """Nothing to close: the connections belong to the process's pool."""
+
+    @property
+    def conn(self):
+        """The connection of the current write transaction, else one that borrows a connection per statement."""
+        return self._tx if self._tx is not None else Borrowing(pool_for(self.path))
+
+    def _execute(self, sql: str, parameters=()):
+        return self.conn.execute(sql, parameters)
+
+    @contextmanager
+    def _transaction(self, begin: str):
+        if self._tx is not None:
+            yield self._tx
+            return
+        with pool_for(self.path).connection() as raw:
+            raw.execute(begin)
+            self._tx = Connection(raw)
+            try:
+                yield self._tx
+            except BaseException:
+                self._tx = None
+                if not raw.closed:
+                    raw.execute("ROLLBACK")
+                raise
+            self._tx = None
+            raw.execute("COMMIT")
+
+    @contextmanager
+    def _write(self):
+        """Run the block in one transaction on one pooled connection (READ COMMITTED)."""
+        with self._transaction("BEGIN") as conn:
+            yield conn
+
+    # Counts: sums of shards
+
+    def _count(self, slug: str, question: int) -> int:
+        return self._execute("SELECT CAST(coalesce(sum(count), 0) AS BIGINT) FROM tallies WHERE survey = ? "
+                             "AND question = ? AND option = ?", [slug, question, REPORTS]).fetchone()[0]
+
+    def _received(self, slug: str) -> int:
+        return self._count(slug, pg_schema.COUNT_QUESTION) + self._count(slug, pg_schema.HELD_QUESTION)
+
+    def response_count(self, slug: str) -> int:
+        """Return how many responses a survey has released (the sum of its shards: no scan)."""
+        if not self.survey_exists(slug):
+            raise SurveyNotFound(f"no survey with slug {slug!r}")
+        return self._count(slug, pg_schema.COUNT_QUESTION)
+
+    def release_state(self, slug: str) -> dict:
+        design = self.get_design(slug)
+        with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"):
+            smallest = self._execute("SELECT smallest_release FROM surveys WHERE slug = ?", [slug]).fetchone()[0]
+            return {"every": release_every(design), "released": self._count(slug, pg_schema.COUNT_QUESTION),
+                    "held": self._count(slug, pg_schema.HELD_QUESTION), "smallest_release": smallest}
+
+    def tallies(self, slug: str, *, sandbox: bool = False):
+        with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"):
+            if sandbox:
+                return sum(self.sandbox_counts(slug).values()), self.question_counts(slug, sandbox=True)
+            return self.response_count(slug), self.question_counts(slug)
+
+    def question_counts(self, slug: str, *, sandbox: bool = False):
+        if sandbox:
+            return super().question_counts(slug, sandbox=True)
+        design = self.get_design(slug)
+        reports = [0] * len(design["questions"])
+        ones = [[0] * codec.tally_count(question) for question in design["questions"]]
+        for index, option, count in self._execute(
+                "SELECT question, option, CAST(sum(count) AS BIGINT) FROM tallies WHERE survey = ? "
+                "AND question >= 0 GROUP BY question, option", [slug]):
+            if option == REPORTS:
+                reports[index] = count
+            else:
+                ones[index][option] = count
+        return {question["id"]: (reports[index], ones[index]) for index, question in enumerate(design["questions"])}
+
+    def responses_per_day(self, slug: str) -> list[tuple[str, int]]:
+        return [tuple(row) for row in self._execute(
+            "SELECT day, CAST(sum(responses) AS BIGINT) FROM daily_responses WHERE survey = ? GROUP BY day "
+            "ORDER BY day", [slug]).fetchall()]
+
+    # Writing responses
+
+    def _open_for(self, conn, slug: str, design_hash: str):
+        """Lock the survey's row FOR SHARE and raise unless it is open with this design (see the module docstring)."""
+        row = conn.execute("SELECT status, design_hash FROM surveys WHERE slug = ? FOR SHARE", [slug]).fetchone()
+        if row is None:
+            raise SurveyNotFound(f"no survey with slug {slug!r}")
+        if row[0] != "open":
+            raise SurveyClosed(_closed_message(slug, row[0]))
+        if row[1] != design_hash:
+            raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
+
+    def add_response(self, slug: str, design_hash: str, answers: dict, *, day: str | None = None) -> str:
+        design = self._design_with_hash(slug, design_hash)
+        return self._insert(slug, design_hash, 1,
+                            lambda ids: _batch_of_one(design, ids[0], day or today(), answers))[0]
+
+    def add_submission(self, slug: str, design_hash: str, answers: dict, *, submission: str | None = None,
+                       invite: str | None = None, day: str | None = None) -> bool:
+        import psycopg
+
+        design = self._design_with_hash(slug, design_hash)
+        claim = None
+        if submission is not None:
+            claim = admission.submission_hash(slug, submission), admission.answers_check(submission, answers)
+        for attempt in range(ID_ATTEMPTS):
+            batch = _batch_of_one(design, new_ids(1)[0], day or today(), answers)
+            try:
+                with self._write() as conn:
+                    self._open_for(conn, slug, design_hash)
+                    if claim is not None and not admission.claim_submission(conn, slug, *claim):
+                        return False
+                    admission.check_invitation(conn, slug, invite)
+                    pg_schema.insert_batch(conn, slug, design, batch)
+                    admission.use_invitation(conn, slug, invite)
+                return True
+            except psycopg.errors.UniqueViolation:
+                # Two random 64-bit ids collided: draw a new one (the transaction was rolled back).
+                if attempt == ID_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _insert(self, slug: str, design_hash: str, n: int, make_batch, *, source: str | None = None) -> list[str]:
+        import psycopg
+
+        if source is not None:
+            _check_source(source)
+        for attempt in range(ID_ATTEMPTS):
+            ids = new_ids(n)
+            batch: Batch = make_batch(ids)
+            try:
+                with self._write() as conn:
+                    if source is None:
+                        self._open_for(conn, slug, design_hash)
+                        pg_schema.insert_batch(conn, slug, _DESIGNS[design_hash], batch)
+                    else:
+                        row = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
+                        if row is None:
+                            raise SurveyNotFound(f"no survey with slug {slug!r}")
+                        if row[0] != design_hash:
+                            raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
+                        pg_schema.insert_sandbox(conn, slug, _DESIGNS[design_hash], batch, source)
+                return ids
+            except psycopg.errors.UniqueViolation:
+                if attempt == ID_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def release_held(self, slug: str) -> int:
+        design = self.get_design(slug)
+        if release_every(design) == 1:
+            return 0
+        with self._write() as conn:
+            moved = pg_schema.release_pending(conn, slug, design, today())
+            if moved:
+                conn.execute("UPDATE surveys SET smallest_release = CASE WHEN smallest_release IS NULL OR "
+                             "smallest_release > ? THEN ? ELSE smallest_release END WHERE slug = ?",
+                             [moved, moved, slug])
+        return moved
+
+    # Reading responses
+
+    def iter_responses(self, slug: str, *, sandbox: bool = False, after: str | None = None,
+                       limit: int | None = None) -> Iterator[dict]:
+        """Yield responses as SQLite's store does, read a page of PAGE_ROWS at a time (by random id)."""
+        remaining = limit
+        while remaining is None or remaining > 0:
+            page = PAGE_ROWS if remaining is None else min(PAGE_ROWS, remaining)
+            rows = list(super().iter_responses(slug, sandbox=sandbox, after=after, limit=page))
+            yield from rows
+            if len(rows) < page:
+                return
+            after = rows[-1]["id"]
+            if remaining is not None:
+                remaining -= len(rows)
+
+    # Operations
+
+    def integrity_check(self) -> str:
+        """Return "ok" when every survey's counts equal its stored rows, else one line per difference."""
+        problems = []
+        for survey in self.list_surveys():
+            slug = survey["slug"]
+            design = self.get_design(slug)
+            with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"):
+                stored = self._execute(f'SELECT count(*) FROM "{table_name(design)}"').fetchone()[0]
+                released = self._count(slug, pg_schema.COUNT_QUESTION)
+                held = self._count(slug, pg_schema.HELD_QUESTION)
+                rows_held = 0
+                if release_every(design) > 1:
+                    rows_held = self._execute(
+                        f'SELECT count(*) FROM "{pg_schema.pending_table_name(design)}"').fetchone()[0]
+                if stored != released or rows_held != held:
+                    problems.append(f"{slug}: {stored} stored and {rows_held} held rows, counts say {released} "
+                                    f"and {held}")
+                elif self.recount(slug) != self.question_counts(slug):
+                    problems.append(f"{slug}: the tallies differ from a recount of the stored reports")
+        return "\n".join(problems) or "ok"
+
+    def backup(self, destination: str | Path, *, progress=None):
+        """Copy the database into a new SQLite file (``copying``), which ``migrate --to`` can load back."""
+        from .copying import copy_database
+
+        copy_database(self, destination, progress=progress)
+
+
+def _batch_of_one(design: dict, rid: str, day: str, answers: dict) -> Batch:
+    return batch_from_answers(design, [rid], [day], [answers])
