@@ -131,12 +131,20 @@ def test_classifying_a_sqlite_error_does_not_load_psycopg():
 
 # The store
 
-def test_ready_counts_a_committed_write_and_the_lock_timeout_comes_from_the_environment(tmp_path, monkeypatch):
+def test_ready_counts_a_committed_write(db_path, client):
+    store = Store(db_path)
+    store.ready()
+    store.ready()
+    assert [tuple(row) for row in store._execute("SELECT id, checks FROM readiness").fetchall()] == [(1, 2)]
+    store.close()
+    response = client.get("/readyz")
+    assert (response.status_code, response.json) == (200, {"status": "ready"})
+    assert response.headers["Cache-Control"] == "no-store"
+
+
+def test_the_lock_timeout_comes_from_the_environment(tmp_path, monkeypatch):
     path = tmp_path / "r.db"
     store = Store(path)
-    store.ready()
-    store.ready()
-    assert store.conn.execute("SELECT id, checks FROM readiness").fetchall() == [(1, 2)]
     monkeypatch.setenv("LDP_SURVEY_LOCK_TIMEOUT_MS", str(LOCK_TIMEOUT_MS))
     waiting = Store(path, migrate=False)
     with held_lock(path):

@@ -63,11 +63,14 @@ def readyz():
     """Answer 200 {"status": "ready"} when the store takes a write now, else 503 {"status", "cause", "error"}."""
     try:
         get_store().ready()
-    except StoreUnavailable as exc:
-        current_app.logger.error("store unavailable (%s): readiness check: %s", exc.cause, exc)
+    except Exception as exc:
+        error = exc if isinstance(exc, StoreUnavailable) else unavailable(exc)
+        if error is None:
+            raise
+        current_app.logger.error("store unavailable (%s): readiness check: %s", error.cause, error)
         current_app.extensions["ldp_stores"].discard()
-        body = {"status": "unavailable", "cause": exc.cause,
-                "error": f"the database cannot take requests now ({exc.cause})"}
+        body = {"status": "unavailable", "cause": error.cause,
+                "error": f"the database cannot take requests now ({error.cause})"}
         return jsonify(body), 503, {"Retry-After": str(retry_after()), "Cache-Control": "no-store"}
     return jsonify({"status": "ready"}), 200, {"Cache-Control": "no-store"}
 
