@@ -13,6 +13,10 @@
  * confirms a new one (which spends that question's ε′ again, and the page says so). In a
  * series, reports come from the memo of series.js, the same in every wave.
  *
+ * A 503 (the server cannot store answers now; nothing was stored) is a lost send that retries
+ * itself: the page shows the server's sentence and sends the very same body again after the
+ * reply's Retry-After, until it is stored or the respondent sends it first.
+ *
  * In test mode (the form's data-test, the survey's owner trying it) the randomization and the
  * send are the same, but nothing is kept on this device: no answered mark, no pending send and
  * no series memo reach localStorage, which an in-memory store replaces for the page's life.
@@ -32,6 +36,10 @@ const SEND_DELAY_MS = 400;
 const EARLIER_MESSAGE = 'Your answers had already arrived from an earlier send and were counted once; this '
   + 'send was not stored again. Your true answers never left this device.';
 const ARROW_STEPS = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
+// The wait before sending again after a 503 without a usable Retry-After, and the bounds of any wait (s).
+const RETRY_DEFAULT_S = 10;
+const RETRY_MIN_S = 1;
+const RETRY_MAX_S = 300;
 // Below this width the privacy explanation starts folded, so the questions are near the top.
 const NARROW_SCREEN = '(max-width: 40rem)';
 
@@ -208,14 +216,21 @@ function clearAnswers(fieldsets) {
   });
 }
 
-/** Return the `field` of a refused send's JSON error body, or null. */
-async function errorField(response) {
+/** Return a refused send's JSON error body as {field, error} (each a string or null). */
+async function errorBody(response) {
   try {
     const body = await response.json();
-    return body && typeof body.field === 'string' ? body.field : null;
+    const text = (value) => (body && typeof value === 'string' ? value : null);
+    return { field: text(body?.field), error: text(body?.error) };
   } catch {
-    return null;
+    return { field: null, error: null };
   }
+}
+
+/** Return the seconds of a Retry-After header (a whole number), within the page's bounds. */
+function retrySeconds(header) {
+  const seconds = /^\s*\d+\s*$/.test(header ?? '') ? Number(header) : RETRY_DEFAULT_S;
+  return Math.min(RETRY_MAX_S, Math.max(RETRY_MIN_S, seconds));
 }
 
 /** Fold the privacy explanation on a narrow screen (its summary stays, and opens it by keyboard or touch). */
@@ -324,7 +339,8 @@ function setUpSurvey(form, design) {
     .forEach((question) => setUpDecline(fieldsets.get(question.id)));
 
   /**
-   * Send one body; return {outcome: 'stored' | 'earlier' | 'lost' | 'refused', message, final, field}.
+   * Send one body; return {outcome: 'stored' | 'earlier' | 'lost' | 'refused', message, final, field}, and
+   * `retryAfter` (seconds) for a 503: the server's sentence is then the message.
    *
    * A respondent's answers go with no cookie. Only in test mode (the survey's owner trying it) do the
    * owner's session and the page's CSRF token go with them, to the test endpoint, which stores apart.
@@ -350,9 +366,16 @@ function setUpSurvey(form, design) {
     } catch {
       return { outcome: 'lost', message: LOST_MESSAGE, final: false };
     }
-    const field = response.status === 201 ? null : await errorField(response);
-    return { ...outcome(response.status, field, questions), field };
+    const { field, error } = response.status === 201 ? { field: null, error: null } : await errorBody(response);
+    const sent = { ...outcome(response.status, field, questions), field };
+    if (response.status !== 503) return sent;
+    const retryAfter = retrySeconds(response.headers.get('Retry-After'));
+    return { ...sent, message: error ?? sent.message, retryAfter };
   };
+
+  /** Show a lost send's message; after a 503, say when the page will send again by itself. */
+  const lostMessage = (sent) => (sent.retryAfter === undefined ? sent.message
+    : `${sent.message} Sending again in ${sent.retryAfter} seconds.`);
 
   let memos = new Map();
   if (design.series) {
@@ -510,6 +533,16 @@ function setUpSurvey(form, design) {
     return JSON.stringify(body);
   };
 
+  // The automatic send after a 503, cancelled by any send the respondent starts.
+  let retryTimer = null;
+  const later = (send, seconds) => {
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(() => {
+      retryTimer = null;
+      send();
+    }, seconds * 1000);
+  };
+
   /** Offer to send again the reports of a send from an earlier visit that was never acknowledged. */
   function offerPending(body) {
     const section = document.getElementById('pending');
@@ -518,12 +551,14 @@ function setUpSurvey(form, design) {
     form.hidden = true;
     section.hidden = false;
     again.addEventListener('click', async () => {
+      clearTimeout(retryTimer);
       again.disabled = true;
       error.textContent = '';
       const sent = await transmit(body);
       again.disabled = false;
       if (sent.outcome === 'lost') {
-        error.textContent = sent.message;
+        error.textContent = lostMessage(sent);
+        if (sent.retryAfter !== undefined) later(() => again.click(), sent.retryAfter);
         return;
       }
       forgetPending(slug);
@@ -578,6 +613,7 @@ function setUpSurvey(form, design) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     if (sending) return;
+    clearTimeout(retryTimer);
     const pressedAt = performance.now();
     showError('');
     const bad = validate();
@@ -606,7 +642,8 @@ function setUpSurvey(form, design) {
       return;
     }
     if (sent.outcome === 'lost') {
-      showError(message);
+      showError(lostMessage(sent));
+      if (sent.retryAfter !== undefined) later(() => { if (!form.hidden) form.requestSubmit(); }, sent.retryAfter);
       button.focus();
       return;
     }

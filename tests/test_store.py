@@ -323,7 +323,7 @@ def test_a_bad_synchronous_level_is_a_clear_error(db_path, monkeypatch):
 
 
 @pytest.mark.sqlite_only
-def test_a_writer_waits_for_another_connections_write_lock_then_stores(db_path, mixed_design, monkeypatch):
+def test_a_writer_waits_for_another_connections_write_lock_then_stores(db_path, mixed_design):
     import threading
     import time
 
@@ -343,10 +343,11 @@ def test_a_writer_waits_for_another_connections_write_lock_then_stores(db_path, 
         release.join()
         assert store.response_count("mixed") == 1
 
-        monkeypatch.setattr(store_module, "BUSY_TIMEOUT_MS", 50)
+        store.lock_timeout_ms = 50  # what LDP_SURVEY_LOCK_TIMEOUT_MS=50 sets when a store opens
         holder.execute("BEGIN IMMEDIATE")
-        with pytest.raises(sqlite3.OperationalError, match="locked"):
+        with pytest.raises(store_module.StoreUnavailable, match="locked") as caught:
             store.add_response("mixed", mixed_design["hash"], answer)
+        assert caught.value.cause == "database locked"
         holder.execute("COMMIT")
         assert store.response_count("mixed") == 1 and store.recount("mixed") == store.question_counts("mixed")
     finally:

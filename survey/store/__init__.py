@@ -30,6 +30,7 @@ import sqlite_utils
 from ..core import codec
 from ..core.design import release_every
 from . import admission, flood, joining, schema, signin
+from .faults import classify, classify_at
 from .location import is_postgres_url
 from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
 from .schema import (REPORTS, RESPONSES, SANDBOX_SOURCES, Batch, batch_from_answers, batch_from_columns,
@@ -37,6 +38,8 @@ from .schema import (REPORTS, RESPONSES, SANDBOX_SOURCES, Batch, batch_from_answ
                      sandbox_table_name, table_name)
 
 BUSY_TIMEOUT_MS = 10_000
+# How long a statement waits for another connection's lock before the store is unavailable.
+LOCK_TIMEOUT_ENV = "LDP_SURVEY_LOCK_TIMEOUT_MS"
 LOCK_FIRST_PAUSE = 20e-6
 LOCK_MAX_PAUSE = 2e-3
 # WAL with synchronous=NORMAL: a commit is in the WAL (the operating system's hands) before
@@ -113,6 +116,29 @@ def create_private_file(path: str):
         pass
 
 
+def lock_timeout_ms() -> int:
+    """Return how long to wait for a lock, in milliseconds: $LDP_SURVEY_LOCK_TIMEOUT_MS, else BUSY_TIMEOUT_MS."""
+    text = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not text:
+        return BUSY_TIMEOUT_MS
+    if not text.isdigit():
+        raise StoreError(f"{LOCK_TIMEOUT_ENV} must be a whole number of milliseconds, got {text!r}")
+    return int(text)
+
+
+def unavailable(exc: BaseException, path: str | None = None) -> StoreUnavailable | None:
+    """Return the StoreUnavailable a database fault means (``faults``), or None for any other error.
+
+    ``path``, the database file, lets its filesystem name a fault SQLite leaves vague.
+    """
+    cause = classify(exc) if path in (None, ":memory:") else classify_at(exc, path)
+    if cause is None:
+        return None
+    error = StoreUnavailable(f"the database cannot take requests now ({cause}): {exc}", cause=cause)
+    error.__cause__ = exc
+    return error
+
+
 def synchronous_level(level: str | None = None) -> str:
     """Return the SQLite synchronous level: ``level``, else $LDP_SURVEY_SYNCHRONOUS, else NORMAL."""
     chosen = (level or os.environ.get(SYNCHRONOUS_ENV) or "NORMAL").strip().upper()
@@ -148,23 +174,27 @@ class Store:
 
     def __init__(self, path: str | Path, *, migrate: bool = True, synchronous: str | None = None):
         synchronous = synchronous_level(synchronous)
+        self.lock_timeout_ms = lock_timeout_ms()
         self.path = str(path)
         create_private_file(self.path)
-        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
-        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        self.conn.execute("PRAGMA foreign_keys = ON")
-        if self.path != ":memory:":
-            self.conn.execute("PRAGMA journal_mode = WAL")
-        self.conn.execute(f"PRAGMA synchronous = {synchronous}")
-        self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-        self.db = sqlite_utils.Database(self.conn)
-        if migrate:
-            try:
+        try:
+            self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
+        except sqlite3.DatabaseError as exc:
+            raise unavailable(exc, self.path) or exc
+        try:
+            self.conn.execute(f"PRAGMA busy_timeout = {self.lock_timeout_ms}")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            if self.path != ":memory:":
+                self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute(f"PRAGMA synchronous = {synchronous}")
+            self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+            self.db = sqlite_utils.Database(self.conn)
+            if migrate:
                 migrations.apply(self.db)
-            except BaseException:
-                self.conn.close()
-                raise
-        self.conn.execute("PRAGMA busy_timeout = 0")
+            self.conn.execute("PRAGMA busy_timeout = 0")
+        except BaseException as exc:
+            self.conn.close()
+            raise unavailable(exc, self.path) or exc
 
     def close(self):
         """Close the connection."""
@@ -183,7 +213,8 @@ class Store:
 
         The connection's busy_timeout is 0 once it is open: SQLite's own busy handler
         sleeps a whole millisecond at its first retry, many times longer than a write holds
-        the lock. This waits at most BUSY_TIMEOUT_MS in all.
+        the lock. This waits at most ``lock_timeout_ms`` in all. A database fault raises
+        StoreUnavailable.
         """
         pause, deadline = LOCK_FIRST_PAUSE, None
         while True:
@@ -191,11 +222,11 @@ class Store:
                 return self.conn.execute(sql, parameters)
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise
+                    raise unavailable(exc, self.path) or exc
                 now = time.monotonic()
-                deadline = deadline or now + BUSY_TIMEOUT_MS / 1000
+                deadline = deadline or now + self.lock_timeout_ms / 1000
                 if now > deadline:
-                    raise
+                    raise unavailable(exc, self.path) or exc
             time.sleep(pause)
             pause = min(pause * 2, LOCK_MAX_PAUSE)
 
@@ -204,14 +235,28 @@ class Store:
 
     @contextmanager
     def _write(self):
-        """Run the block in one write transaction, taken at once (BEGIN IMMEDIATE) so it never deadlocks."""
+        """Run the block in one write transaction, taken at once (BEGIN IMMEDIATE) so it never deadlocks.
+
+        A database fault in the block or at COMMIT rolls back and raises StoreUnavailable:
+        nothing of the block is stored.
+        """
         self._begin_immediate()
         try:
             yield self.conn
-        except BaseException:
+            self.conn.execute("COMMIT")
+        except BaseException as exc:
+            self._rollback()
+            raise unavailable(exc, self.path) or exc
+
+    def _rollback(self):
+        """Roll back the open transaction, if SQLite has not already done so (it does after some faults)."""
+        if not self.conn.in_transaction:
+            return
+        try:
             self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+        except sqlite3.OperationalError:
+            if self.conn.in_transaction:
+                raise
 
     # Surveys
 
@@ -1070,6 +1115,18 @@ class Store:
             conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
                          [key, candidate])
             return conn.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()[0]
+
+    # Readiness
+
+    def ready(self) -> None:
+        """Prove the store can take a write now: count one check in the one-row ``readiness`` table, committed.
+
+        Raises StoreUnavailable (with its ``cause``) when it cannot: the disk is full, the
+        database is read-only or locked longer than the lock timeout, or unreachable.
+        """
+        with self._write() as conn:
+            conn.execute("INSERT INTO readiness (id, checks) VALUES (1, 1) "
+                         "ON CONFLICT (id) DO UPDATE SET checks = readiness.checks + 1")
 
 
 

@@ -578,3 +578,10 @@ def m010_flood(db):
                         client TEXT NOT NULL, window_number BIGINT NOT NULL, count BIGINT NOT NULL,
                         PRIMARY KEY (client, window_number))""")
     db.conn.execute("CREATE INDEX flood_counts_window ON flood_counts (window_number)")
+
+
+@migrations()
+def m011_readiness(db):
+    """Create the one-row table that ``Store.ready`` writes to prove the store takes writes (a counter only)."""
+    db.conn.execute("CREATE TABLE readiness (id BIGINT PRIMARY KEY NOT NULL CHECK (id = 1), "
+                    "checks BIGINT NOT NULL DEFAULT 0)")

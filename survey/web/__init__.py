@@ -43,7 +43,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from . import (account, api, builder, charts, collaborators, crosstab, db, editor, errors, explain_filters, flood,
                    health, invitations, lifecycle, limits, packages, regression, research, respond, sandbox, security,
-                   static_files)
+                   static_files, unavailable)
     from .throttle import SignInThrottle
 
     proxies = app.config.get("PROXIES", 0)
@@ -57,6 +57,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.extensions["ldp_signin_throttle"] = SignInThrottle(app.extensions["ldp_stores"], app.config["SECRET_KEY"])
     security.init_app(app)
     errors.init_app(app)
+    unavailable.init_app(app)
     explain_filters.init_app(app)
     for blueprint in (health.bp, static_files.bp, respond.bp, research.bp, editor.bp, lifecycle.bp,
                       invitations.bp, collaborators.bp, builder.bp, crosstab.bp, charts.bp, account.bp, sandbox.bp, packages.bp,

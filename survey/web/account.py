@@ -7,7 +7,7 @@ from flask_wtf import FlaskForm
 from wtforms import HiddenField, StringField, SubmitField
 from wtforms.validators import DataRequired, Length
 
-from ..store import TOKEN_LABEL_MAX, StoreError
+from ..store import TOKEN_LABEL_MAX, StoreError, StoreUnavailable
 from .db import get_store
 from .forms import LogoutForm
 from .research import login_required
@@ -54,6 +54,8 @@ def create_token():
         return _page(form=form, status=400)
     try:
         record, token = get_store().create_token(g.user["email"], form.label.data)
+    except StoreUnavailable:
+        raise
     except StoreError as exc:
         form.label.errors = [str(exc)]
         return _page(form=form, status=400)
@@ -68,6 +70,8 @@ def revoke_token():
     if form.validate_on_submit():
         try:
             record = get_store().revoke_token(g.user["id"], int(form.token_id.data))
+        except StoreUnavailable:
+            raise
         except (StoreError, ValueError):
             flash("There is no such token.", "error")
         else:

@@ -20,7 +20,8 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 from ..core.aggregate import rows_to_json
 from ..core.crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_json
 from ..core.export import header, response_records
-from ..store import StoreError, SurveyNotFound
+from ..store import StoreError, StoreUnavailable, SurveyNotFound
+from . import unavailable
 from .access import survey_for_researcher
 from .db import get_store
 from .research import _intervals, _level, _rows, responses_download, survey_release, xlsx_download
@@ -133,6 +134,11 @@ def error_for(exc: HTTPException):
 @bp.errorhandler(SurveyNotFound)
 def survey_not_found(exc):
     return error(404, "not found")
+
+
+@bp.errorhandler(StoreUnavailable)
+def store_unavailable(exc):
+    return unavailable.respond(exc)
 
 
 @bp.errorhandler(StoreError)

@@ -14,7 +14,7 @@ from werkzeug.security import generate_password_hash
 from wtforms import EmailField, HiddenField, PasswordField
 from wtforms.validators import DataRequired, EqualTo, Length
 
-from ..store import EMAIL_MAX, MIN_PASSWORD_LENGTH, JoinLinkInvalid, StoreError
+from ..store import EMAIL_MAX, MIN_PASSWORD_LENGTH, JoinLinkInvalid, StoreError, StoreUnavailable
 from ..store.joining import JOIN_DAYS
 from .db import get_store
 from .forms import LogoutForm
@@ -83,6 +83,8 @@ def invite(slug):
         return _people(slug)
     try:
         token, record = get_store().invite_collaborator(slug, g.user["id"], form.email.data)
+    except StoreUnavailable:
+        raise
     except StoreError as exc:
         flash(f"Cannot make a join link: {exc}.", "error")
         return _people(slug)
@@ -99,6 +101,8 @@ def revoke(slug):
     form = _owners_form(slug, RevokeForm)
     try:
         record = get_store().revoke_collaborator_invitation(slug, int(form.invitation.data or ""))
+    except StoreUnavailable:
+        raise
     except (StoreError, ValueError):
         flash("There is no such join link; it may have been used or revoked already.", "error")
     else:
@@ -151,6 +155,8 @@ def join(token):
         else:
             try:
                 done = _accepted(token, password_hash=generate_password_hash(form.password.data))
+            except StoreUnavailable:
+                raise
             except StoreError as exc:
                 form.password.errors.append(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
                 return render_template("join.html", **page), 409

@@ -34,6 +34,22 @@ class ThreadStores:
                 self._open.append(store)
         return store
 
+    def discard(self):
+        """Close this thread's Store, if it has one, so that its next request opens a new connection.
+
+        After a fault (``StoreUnavailable``): a connection SQLite opened read-only stays so.
+        """
+        store = getattr(self._local, "store", None)
+        if store is None:
+            return
+        self._local.store = None
+        with self._lock:
+            self._open = [other for other in self._open if other is not store]
+        try:
+            store.close()
+        except Exception:  # closing is best effort: the connection is dropped either way
+            pass
+
     def close_all(self):
         """Close every thread's connection (at shutdown or the end of a test); threads reopen on next use.
 

@@ -6,7 +6,7 @@ from flask import Blueprint, flash, g, redirect, render_template, request, url_f
 
 from ..core.definition import DefinitionError, parse_definition_toml
 from ..core.design import build_design
-from ..store import StoreError
+from ..store import StoreError, StoreUnavailable
 from .access import survey_for_researcher
 from .builder_text import mechanism_title
 from .db import get_store
@@ -49,6 +49,8 @@ def new_survey():
                     try:
                         store.create_survey(text, design, owner=None if resave else g.user["email"],
                                             status="draft", replace=resave)
+                    except StoreUnavailable:
+                        raise
                     except StoreError as exc:
                         form.definition.errors.append(f"{exc}; choose another slug.")
                         design = None

@@ -13,7 +13,7 @@ from wtforms import IntegerField
 from wtforms.validators import DataRequired, NumberRange
 
 from ..core.invitations import invitation_links, links_csv
-from ..store import StoreError
+from ..store import StoreError, StoreUnavailable
 from .db import get_store
 from .lifecycle import _submitted
 from .research import login_required
@@ -42,6 +42,8 @@ def make(slug):
         return redirect(url_for("research.results", slug=slug, _anchor="invitations"))
     try:
         tokens = get_store().create_invitations(slug, form.count.data)
+    except StoreUnavailable:
+        raise
     except StoreError as exc:
         flash(f"Cannot make invitations: {exc}.", "error")
         return redirect(url_for("research.results", slug=slug, _anchor="invitations"))

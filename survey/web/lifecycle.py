@@ -21,7 +21,7 @@ from wtforms.validators import DataRequired, Length
 
 from ..core.definition import DefinitionError, parse_definition_toml
 from ..core.design import build_design
-from ..store import StoreError
+from ..store import StoreError, StoreUnavailable
 from .access import survey_for_researcher
 from .db import get_store
 from .research import login_required
@@ -109,6 +109,8 @@ def _transition(slug: str, action: str, done: str):
         return ask
     try:
         getattr(get_store(), f"{action}_survey")(slug)
+    except StoreUnavailable:
+        raise
     except StoreError as exc:
         flash(_sentence(exc), "error")
     else:
@@ -152,6 +154,8 @@ def duplicate(slug):
     try:
         text, design = definition_with_slug(store.get_definition(slug), new_slug)
         store.duplicate_survey(slug, text, design)
+    except StoreUnavailable:
+        raise
     except (DefinitionError, StoreError) as exc:
         flash(f"Cannot duplicate: {exc}", "error")
         return _results(slug)
@@ -168,6 +172,8 @@ def delete(slug):
         return ask
     try:
         get_store().delete_draft(slug)
+    except StoreUnavailable:
+        raise
     except StoreError as exc:
         flash(_sentence(exc), "error")
         return _results(slug)
@@ -203,6 +209,8 @@ def share(slug):
     email = form.email.data.strip()
     try:
         role = get_store().share(slug, email)
+    except StoreUnavailable:
+        raise
     except StoreError as exc:
         flash(f"Cannot share: {exc}.", "error")
     else:

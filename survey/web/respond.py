@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, abort, jsonify, render_template, request
 
 from ..core.reports import INVITE_RE, ReportError, admission_fields, parse_submission, validate_submission
-from ..store import AdmissionError, StoreError, SurveyClosed
+from ..store import AdmissionError, StoreError, StoreUnavailable, SurveyClosed
 from . import flood
 from .db import get_store
 from .security import csrf
@@ -117,6 +117,8 @@ def submit(slug):
         raise ReportError(str(exc), field=exc.field, status=exc.status) from exc
     except SurveyClosed as exc:
         raise _closed(slug, exc) from exc
+    except StoreUnavailable:
+        raise
     except StoreError as exc:
         raise ReportError(str(exc), field="design", status=409) from exc
     return Response(STORED_BODY, status=201, mimetype="application/json")

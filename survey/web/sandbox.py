@@ -17,7 +17,7 @@ from wtforms import HiddenField
 
 from ..core.aggregate import aggregate_counts
 from ..core.reports import ReportError, parse_submission, validate_submission
-from ..store import SANDBOX_SOURCES, StoreError
+from ..store import SANDBOX_SOURCES, StoreError, StoreUnavailable
 from .access import survey_for_researcher
 from .db import get_store
 from .forms import LogoutForm
@@ -75,6 +75,8 @@ def submit(slug):
     answers = validate_submission(design, payload)
     try:
         get_store().add_responses(slug, design["hash"], [answers], source="test")
+    except StoreUnavailable:
+        raise
     except StoreError as exc:
         raise ReportError(str(exc), field="design", status=409) from exc
     return Response(b'{"stored": true, "test": true}\n', status=201, mimetype="application/json")
