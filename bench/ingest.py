@@ -226,10 +226,10 @@ def describe(name: str, s: dict, *, ok_status: int) -> float:
 
 def settled_count(db: Path) -> int:
     """Return the response count once it stopped changing (the warm-up's requests in flight are done)."""
-    count = common.response_count(db, common.SLUG)
+    count = common.received_count(db, common.SLUG)
     for _ in range(100):
         time.sleep(0.2)
-        now = common.response_count(db, common.SLUG)
+        now = common.received_count(db, common.SLUG)
         if now == count:
             return count
         count = now
@@ -261,8 +261,11 @@ def run_config(tmp: Path, workers: int, args, bodies) -> dict:
             health_rate = describe("GET /healthz (reference)      ", healths[-1], ok_status=200)
             posts[-1]["rate"], healths[-1]["rate"] = post_rate, health_rate
             print(f"      ratio {post_rate / health_rate:.3f}", flush=True)
+    wal = Path(f"{db}-wal")
+    print(f" WAL file when the server stopped: {wal.stat().st_size / 2**20:.1f} MiB" if wal.exists()
+          else " WAL file when the server stopped: none (checkpointed and removed)")
     # The server has stopped (SIGTERM waits for requests in flight): every answer is on disk.
-    stored = common.response_count(db, common.SLUG) - before
+    stored = common.received_count(db, common.SLUG) - before
     accepted = sum(p["statuses"].get("201", 0) for p in posts)
     # wrk calls request() once more than it sends (it checks the script's request once, on thread 0).
     in_flight = sum(p["sent"] - 1 - p["answered"] for p in posts)
