@@ -13,7 +13,7 @@ from werkzeug.security import generate_password_hash
 from survey.cli import main
 from survey.core.definition import DefinitionError, parse_definition_toml
 from survey.core.design import build_design
-from survey.store import Store
+from survey.store import Store, SubmissionConflict, SurveyClosed
 from survey.web import create_app
 from survey.web.flood import SubmissionLimiter
 
@@ -71,6 +71,24 @@ def test_different_ids_are_different_respondents(client, db_path, smoking_survey
     for submission in (ID, "f" * 32):
         assert post(client, {"design": smoking_survey["hash"], "answers": GOOD, "submission": submission}).status_code == 201
     assert stored_count(db_path, SLUG) == 2
+
+
+def test_a_new_id_to_a_closed_survey_stores_neither_the_response_nor_the_id(db_path, smoking_survey):
+    """The browser's submission is one statement (admission.submit): a refusal undoes all of it; a retry still answers alike."""
+    store = Store(db_path)
+    try:
+        assert store.add_submission(SLUG, smoking_survey["hash"], GOOD, submission=ID) is True
+        store.close_survey(SLUG)
+        with pytest.raises(SurveyClosed):
+            store.add_submission(SLUG, smoking_survey["hash"], GOOD, submission="f" * 32)
+        assert store.add_submission(SLUG, smoking_survey["hash"], GOOD, submission=ID) is False
+        with pytest.raises(SubmissionConflict):
+            store.add_submission(SLUG, smoking_survey["hash"], OTHER, submission=ID)
+        store.reopen_survey(SLUG)
+        assert store.add_submission(SLUG, smoking_survey["hash"], GOOD, submission="f" * 32) is True
+        assert store.received_count(SLUG) == 2
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize("bad", ["0123", ID.upper(), ID + "0", 12345, None, "g" * 32])
