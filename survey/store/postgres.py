@@ -328,9 +328,10 @@ class PostgresStore(Store):
             batch = _batch_of_one(design, new_ids(1)[0], day or today(), answers)
             try:
                 with self._write() as conn:
-                    self._open_for(conn, slug, design_hash)
+                    # A repeat of a stored submission answers as one, even once the survey is closed.
                     if claim is not None and not admission.claim_submission(conn, slug, *claim):
                         return False
+                    self._open_for(conn, slug, design_hash)
                     admission.check_invitation(conn, slug, invite)
                     pg_schema.insert_batch(conn, slug, design, batch)
                     admission.use_invitation(conn, slug, invite)
