@@ -287,7 +287,7 @@ def prepare_database(db: str):
     """Create the smoking survey in ``db`` with the CLI unless it is there already (a --db used before)."""
     from survey.store import Store
 
-    if not is_url(db) and Path(db).exists():
+    if is_url(db) or Path(db).exists():
         store = Store(db)
         try:
             if store.survey_exists(common.SLUG):

@@ -86,7 +86,7 @@ def invitation_counts(conn: sqlite3.Connection, slug: str) -> tuple[int, int]:
     return made, used
 
 
-def _stored_with_same_answers(execute: Callable, key: str, check: str) -> bool:
+def stored_with_same_answers(execute: Callable, key: str, check: str) -> bool:
     """Return True when the submission id is stored with the same answers (a retry); raise SubmissionConflict otherwise."""
     stored = execute("SELECT answers_check FROM submissions WHERE id_hash = ?", [key]).fetchone()[0]
     if not secrets.compare_digest(stored, check):
@@ -105,7 +105,7 @@ def claim_submission(conn: sqlite3.Connection, slug: str, key: str, check: str) 
     """
     claimed = conn.execute("INSERT INTO submissions (id_hash, survey, answers_check) VALUES (?, ?, ?) "
                            "ON CONFLICT (id_hash) DO NOTHING", [key, slug, check]).rowcount
-    return bool(claimed) or not _stored_with_same_answers(conn.execute, key, check)
+    return bool(claimed) or not stored_with_same_answers(conn.execute, key, check)
 
 
 # A submission with an id and no invitation (the browser's) is one INSERT into a TEMP view of
@@ -181,7 +181,7 @@ def submit(conn: sqlite3.Connection, execute: Callable, slug: str, design: dict,
             create_submit_view(conn, design)
     if conn.total_changes > before:
         return True
-    return not _stored_with_same_answers(execute, key, check)
+    return not stored_with_same_answers(execute, key, check)
 
 
 def invitation_status(conn: sqlite3.Connection, slug: str, invite: str) -> str:

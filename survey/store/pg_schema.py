@@ -170,9 +170,9 @@ drop_sandbox = schema.drop_sandbox
 insert_sandbox = schema.insert_sandbox
 
 
-def _add_counts(conn, slug: str, counts: dict[tuple[int, int], int], days: dict[str, int]):
+def _add_counts(conn, slug: str, counts: dict[tuple[int, int], int], days: dict[str, int], *, shard=None):
     """Add counts to one random shard of the tallies, and responses per day, in one fixed order (no deadlocks)."""
-    shard = random.randrange(SHARDS)
+    shard = random.randrange(SHARDS) if shard is None else shard
     keys = sorted(key for key, count in counts.items() if count)
     if keys:
         conn.execute("INSERT INTO tallies (survey, question, option, shard, count) "
@@ -273,3 +273,53 @@ def load_held(conn, slug: str, design: dict, rows: Sequence[tuple]):
     """Add rows to a survey's held responses as they are (a copy of another database's), fewer than its step."""
     _write_rows(conn, pending_table_name(design), design, rows)
     _add_counts(conn, slug, {(HELD_QUESTION, REPORTS): len(rows)}, {})
+
+
+class Refused(Exception):
+    """A pipelined submission found a reason to store nothing: ``reason`` is "repeat", "closed" or "invitation"."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def submit_one(conn, slug: str, design: dict, design_hash: str, batch: Batch, claim, invite_key: str | None):
+    """Write one submission in the caller's transaction with every statement sent at once (psycopg's pipeline).
+
+    The claim of the submission id, the survey's row locked FOR SHARE, the invitation's use
+    and the response with its counts go to the server in one round trip; their results are
+    checked after, and Refused (the caller rolls back: nothing is kept) names what stopped it.
+    A survey with a release step then releases as ``insert_batch`` does.
+    """
+    step = release_every(design)
+    raw = conn.raw
+    with raw.pipeline():
+        claimed = None
+        if claim is not None:
+            claimed = conn.execute("INSERT INTO submissions (id_hash, survey, answers_check) VALUES (?, ?, ?) "
+                                   "ON CONFLICT (id_hash) DO NOTHING", [claim[0], slug, claim[1]])
+        survey = conn.execute("SELECT status, design_hash FROM surveys WHERE slug = ? FOR SHARE", [slug])
+        used = None
+        if invite_key is not None:
+            used = conn.execute("UPDATE invitations SET used = 1 WHERE token_hash = ? AND survey = ? AND used = 0",
+                                [invite_key, slug])
+        if step == 1:
+            _write_rows(conn, table_name(design), design, batch.rows)
+            _add_counts(conn, slug, _report_counts(batch), _days(batch.rows), shard=None)
+            held = None
+        else:
+            _write_rows(conn, pending_table_name(design), design, batch.rows)
+            _add_counts(conn, slug, {(HELD_QUESTION, REPORTS): len(batch.rows)}, {}, shard=None)
+            held = conn.execute("SELECT CAST(coalesce(sum(count), 0) AS BIGINT) FROM tallies WHERE survey = ? "
+                                "AND question = ? AND option = ?", [slug, HELD_QUESTION, REPORTS])
+    if claimed is not None and not claimed.rowcount:
+        raise Refused("repeat")
+    row = survey.fetchone()
+    if row is None or row[0] != "open" or row[1] != design_hash:
+        raise Refused("closed")
+    if used is not None and not used.rowcount:
+        raise Refused("invitation")
+    if held is not None and held.fetchone()[0] >= step and lock_releases(conn, slug, wait=False):
+        count = held_count(conn, slug)
+        if count >= step:
+            _move_held(conn, slug, design, count // step * step, batch.rows[0][1])

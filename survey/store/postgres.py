@@ -328,14 +328,19 @@ class PostgresStore(Store):
             batch = _batch_of_one(design, new_ids(1)[0], day or today(), answers)
             try:
                 with self._write() as conn:
-                    # A repeat of a stored submission answers as one, even once the survey is closed.
-                    if claim is not None and not admission.claim_submission(conn, slug, *claim):
-                        return False
-                    self._open_for(conn, slug, design_hash)
-                    admission.check_invitation(conn, slug, invite)
-                    pg_schema.insert_batch(conn, slug, design, batch)
-                    admission.use_invitation(conn, slug, invite)
+                    pg_schema.submit_one(conn, slug, design, design_hash, batch, claim,
+                                         None if invite is None else admission.invite_hash(invite))
                 return True
+            except pg_schema.Refused as refused:
+                # Nothing was kept (rolled back); say why as SQLite's store does.
+                if refused.reason == "repeat":
+                    # The id is stored (a claim that found it waited for its transaction to commit):
+                    # a repeat with the same answers answers as one, even once the survey is closed.
+                    admission.stored_with_same_answers(self._execute, *claim)
+                    return False
+                self._open_for(self.conn, slug, design_hash)
+                admission.check_invitation(self.conn, slug, invite)
+                continue  # what refused it changed back since: send it again
             except psycopg.errors.UniqueViolation:
                 # Two random 64-bit ids collided: draw a new one (the transaction was rolled back).
                 if attempt == ID_ATTEMPTS - 1:
