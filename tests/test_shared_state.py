@@ -7,7 +7,9 @@ HTTP, so these tests can run on a database server too; the one SQLite-specific c
 
 from __future__ import annotations
 
+import csv
 import http.cookiejar
+import io
 import json
 import logging
 import math
@@ -257,7 +259,6 @@ def test_two_real_servers_share_the_flood_limit_the_sessions_and_the_throttle(tm
                          {"Content-Type": "application/json"})[0] for n in range(LIMIT + 4)]
         assert statuses == [201] * LIMIT + [429] * 4, "submissions alternated between the servers count once"
 
-
         # One browser, its cookies sent to both servers (cookies do not depend on the port), as behind a balancer.
         browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
                                               NoRedirect())
@@ -266,6 +267,10 @@ def test_two_real_servers_share_the_flood_limit_the_sessions_and_the_throttle(tm
                           {"csrf_token": token, "email": OWNER[0], "password": OWNER[1]})
         assert signed_in[0] == 302, "the second server takes the first one's cookie and CSRF token"
         assert fetch(browser, f"{origins[0]}/surveys")[0] == 200, "the first server takes the second one's session"
+        tables = [fetch(browser, f"{origin}/surveys/{SLUG}/results.csv") for origin in origins]
+        assert tables[0] == tables[1] and tables[0][0] == 200, "both dashboards count every response"
+        counts = {row["n"] for row in csv.DictReader(io.StringIO(tables[0][1]))}
+        assert counts == {str(LIMIT)}, "each server counted the responses sent to the other"
 
         def wrong_password(n):
             guesser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
