@@ -6,6 +6,7 @@ is stopped with SIGTERM (then SIGKILL if it overstays) when the benchmark ends.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import http.client
 import http.cookies
@@ -196,7 +197,7 @@ def build_survey_db(db: Path, toml: Path, n: int, seed: int, *, timeout: float) 
         truth = complete_truth(design, {}, rng)
         for columns, asked in simulate_report_batches(design, truth, n=n, batch=100_000, rng=rng):
             store.add_report_columns(slug, design["hash"], columns, asked=asked)
-        count = store.response_count(slug)
+        count = store.received_count(slug)  # released, and held for the survey's next release
     finally:
         store.close()
     elapsed = time.perf_counter() - start
@@ -208,6 +209,35 @@ def build_survey_db(db: Path, toml: Path, n: int, seed: int, *, timeout: float) 
 def build_smoking_db(db: Path, n: int, seed: int = 1, *, timeout: float = 600) -> float:
     """Create the smoking survey in ``db`` with n simulated respondents (CLI); return the seconds."""
     return build_survey_db(db, SMOKING_TOML, n, seed, timeout=timeout)
+
+
+@contextlib.contextmanager
+def database(tmp: Path, name: str, postgres: str | None):
+    """Yield a new, empty database: a SQLite file in ``tmp``, or with ``postgres`` (a server's URL) a new
+    PostgreSQL database made there, dropped at the end."""
+    if postgres is None:
+        yield tmp / f"{name}.db"
+        return
+    import secrets
+
+    import psycopg
+
+    dbname = f"ldp_bench_{name}_{secrets.token_hex(4)}"
+    with psycopg.connect(postgres, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{dbname}"')
+    url = postgres.rsplit("/", 1)[0] + "/" + dbname
+    try:
+        yield url
+    finally:
+        from survey.store.postgres import close_pools
+
+        close_pools(url)
+        with psycopg.connect(postgres, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
+
+
+POSTGRES_HELP = ("run on PostgreSQL: the URL of a server's database as a user that may create databases "
+                 "(postgresql://postgres@127.0.0.1/postgres); the benchmark makes its own and drops them")
 
 
 def free_port() -> int:

@@ -29,11 +29,13 @@ results.csv under 200 ms at 1M responses on the first view after a new response.
 
     python bench/dashboard.py
     python bench/dashboard.py --n 200000 --repeat 5 --n-limits 2000
+    python bench/dashboard.py --postgres postgresql://postgres@127.0.0.1/postgres
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import tempfile
 import threading
@@ -168,12 +170,13 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=300, help="limit of each subprocess, seconds (default 300)")
     parser.add_argument("--tmp", type=Path, default=None, help="directory for the temporary database")
+    parser.add_argument("--postgres", metavar="URL", default=None, help=common.POSTGRES_HELP)
     args = parser.parse_args(argv)
     common.header("dashboard: results page, results.csv and charts vs GET /healthz", args)
 
-    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-        tmp = Path(tmp)
-        db = tmp / "dashboard.db"
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=args.tmp)))
+        db = stack.enter_context(common.database(tmp, "dashboard", args.postgres))
         built = common.build_smoking_db(db, args.n, args.seed, timeout=args.timeout)
         toml = tmp / "limits.toml"
         toml.write_text(limits_toml(), encoding="utf-8")
