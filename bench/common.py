@@ -295,8 +295,8 @@ class Server:
     """
 
     def __init__(self, db: Path, *, workers: int, threads: int, log: Path, start_timeout: float = 60,
-                 stop_timeout: float = 40):
-        self.db, self.workers, self.threads = db, workers, threads
+                 stop_timeout: float = 40, flood: tuple[str, ...] = ("--max-submissions-per-minute", "0")):
+        self.db, self.workers, self.threads, self.flood = db, workers, threads, flood
         self.log_path, self.start_timeout, self.stop_timeout = log, start_timeout, stop_timeout
         self.port = free_port()
         self.origin = f"http://127.0.0.1:{self.port}"
@@ -306,10 +306,10 @@ class Server:
 
     def __enter__(self) -> "Server":
         self.log = open(self.log_path, "ab")
-        # No flood limit: wrk sends thousands of submissions a second from one address.
+        # By default no flood limit: wrk sends thousands of submissions a second from one address.
         command = [PYTHON, "-m", "survey", "--db", str(self.db), "serve", "--host", "127.0.0.1",
                    "--port", str(self.port), "--workers", str(self.workers), "--threads", str(self.threads),
-                   "--max-submissions-per-minute", "0"]
+                   *self.flood]
         self.process = subprocess.Popen(command, env=child_env(), stdout=subprocess.PIPE, stderr=self.log)
         lines: queue.Queue = queue.Queue()
 

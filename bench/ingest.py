@@ -27,6 +27,7 @@ p99 < 50 ms on the 2-core development machine (bench/README.md).
     python bench/ingest.py
     python bench/ingest.py --compare
     python bench/ingest.py --workers 2 --threads 4 --connections 32 --duration 5 --runs 1
+    python bench/ingest.py --flood database   # the flood limit on, counted in the database
 """
 
 from __future__ import annotations
@@ -243,7 +244,10 @@ def run_config(tmp: Path, workers: int, args, bodies) -> dict:
     print(f"== {workers} worker(s) x {args.threads} threads, wrk -t{args.wrk_threads} -c{args.connections} "
           f"-d{args.duration}s, {args.runs} run(s) of each", flush=True)
     posts, healths = [], []
-    with common.Server(db, workers=workers, threads=args.threads, log=tmp / f"server-w{workers}.log") as server:
+    flood = (("--max-submissions-per-minute", "0") if args.flood == "off" else
+             ("--max-submissions-per-minute", "1000000", "--flood-store", args.flood))
+    with common.Server(db, workers=workers, threads=args.threads, log=tmp / f"server-w{workers}.log",
+                       flood=flood) as server:
         common.respondent(server.origin).close()
         post_path, health_path = f"/s/{common.SLUG}/responses", "/healthz"
         post_script, health_script = tmp / "post.lua", tmp / "healthz.lua"
@@ -305,6 +309,9 @@ def main(argv=None):
     parser.add_argument("--synchronous", choices=["NORMAL", "FULL"], default=None,
                         help="the server's LDP_SURVEY_SYNCHRONOUS (default: as in the environment, else the "
                              "Store's default)")
+    parser.add_argument("--flood", choices=["off", "memory", "database"], default="off",
+                        help="the flood limit: off (default), or on at 1,000,000 a minute (never reached), "
+                             "counted in memory or in the database")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--tmp", type=Path, default=None, help="directory for the temporary database")
     args = parser.parse_args(argv)

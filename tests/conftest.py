@@ -87,8 +87,15 @@ def postgres_cluster():
 def db_path(request, tmp_path, backend):
     """Return a fresh, not yet created, database: a SQLite file's path, or on PostgreSQL a new database's URL."""
     if backend == "postgresql":
-        return request.getfixturevalue("postgres_cluster").new_database()
-    return tmp_path / "test.db"
+        cluster = request.getfixturevalue("postgres_cluster")
+        url = cluster.new_database()
+        yield url
+        from survey.store.postgres import close_pools
+
+        close_pools(url)
+        cluster.drop_database(url)
+        return
+    yield tmp_path / "test.db"
 
 
 @pytest.fixture
@@ -135,6 +142,28 @@ def smoking_toml(tmp_path) -> Path:
     path = tmp_path / "smoking.toml"
     path.write_text(smoking_text(), encoding="utf-8")
     return path
+
+
+def is_postgres(store) -> bool:
+    """Return whether a Store is PostgreSQL's."""
+    return getattr(store.conn, "dialect", "sqlite") == "postgresql"
+
+
+def table_columns(store, table: str) -> list[str]:
+    """Return a table's column names in order, on either backend."""
+    if is_postgres(store):
+        return [row[0] for row in store.conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = ? ORDER BY ordinal_position", [table])]
+    return [row[1] for row in store.conn.execute(f'PRAGMA table_info("{table}")')]
+
+
+def table_names(store) -> list[str]:
+    """Return the names of the database's tables, on either backend."""
+    if is_postgres(store):
+        return [row[0] for row in store.conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")]
+    return [row[0] for row in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
 
 
 def stored_count(db_path, slug: str) -> int:

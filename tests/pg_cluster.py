@@ -115,6 +115,15 @@ class Cluster:
         return self.url(name)
 
 
+    def drop_database(self, url: str):
+        """Drop one of the cluster's databases, ending any session still connected to it."""
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def start_cluster(directory: Path) -> Cluster:
     """Make and start a cluster in ``directory``; raise ClusterError with the reason when it cannot."""
     cluster = Cluster(directory)

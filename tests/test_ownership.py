@@ -167,6 +167,7 @@ def test_parallel_guesses_are_counted_exactly(app, accounts):
     assert throttle.attempt(OWNER[0], "192.0.2.7").seconds > 0
 
 
+@pytest.mark.sqlite_only
 def test_the_database_and_the_signing_key_are_readable_only_by_their_owner(app, db_path, accounts):
     from survey.web.secret import key_path
 

@@ -19,10 +19,20 @@ from survey.core.design import build_design
 from survey.core.simulate import complete_truth, simulate_answers, simulate_columns
 from survey.store import Store, StoreError, SurveyClosed
 from survey.store.copying import survey_fingerprint
+from survey.store.postgres import close_pools
 
 from conftest import smoking_text
 
 pytestmark = pytest.mark.postgresql
+
+
+@pytest.fixture
+def pg_url(postgres_cluster):
+    """Return the URL of a new database of the suite's cluster, dropped after the test."""
+    url = postgres_cluster.new_database()
+    yield url
+    close_pools(url)
+    postgres_cluster.drop_database(url)
 
 
 def design_of(text: str) -> dict:
@@ -61,7 +71,7 @@ def fill(store: Store) -> list[str]:
     return slugs
 
 
-def test_a_study_moves_to_postgresql_and_back_reading_the_same(tmp_path, postgres_cluster, cli_runner):
+def test_a_study_moves_to_postgresql_and_back_reading_the_same(tmp_path, pg_url, cli_runner):
     sqlite_file = tmp_path / "study.db"
     store = Store(sqlite_file)
     try:
@@ -71,7 +81,7 @@ def test_a_study_moves_to_postgresql_and_back_reading_the_same(tmp_path, postgre
     finally:
         store.close()
     assert held == 250 - 250 // 7 * 7
-    url = postgres_cluster.new_database()
+    url = pg_url
     result = cli_runner.invoke(main, ["--db", str(sqlite_file), "migrate", "--to", url])
     assert result.exit_code == 0, result.output
     assert "Copied 2 surveys and 495 released responses" in result.stdout
@@ -100,7 +110,7 @@ def test_a_study_moves_to_postgresql_and_back_reading_the_same(tmp_path, postgre
         restored.close()
 
 
-def test_migrate_refuses_a_database_that_is_not_empty_and_names_it_without_its_password(tmp_path, postgres_cluster,
+def test_migrate_refuses_a_database_that_is_not_empty_and_names_it_without_its_password(tmp_path, pg_url,
                                                                                       cli_runner):
     sqlite_file = tmp_path / "study.db"
     store = Store(sqlite_file)
@@ -108,7 +118,7 @@ def test_migrate_refuses_a_database_that_is_not_empty_and_names_it_without_its_p
         fill(store)
     finally:
         store.close()
-    url = postgres_cluster.new_database()
+    url = pg_url
     assert cli_runner.invoke(main, ["--db", str(sqlite_file), "migrate", "--to", url]).exit_code == 0
     with_password = url.replace("postgres@", "postgres:hunter22@")
     result = cli_runner.invoke(main, ["--db", str(sqlite_file), "migrate", "--to", with_password])
@@ -139,8 +149,8 @@ def concurrent(count: int, work):
     return errors
 
 
-def test_concurrent_submissions_are_all_counted_across_shards(postgres_cluster):
-    url = postgres_cluster.new_database()
+def test_concurrent_submissions_are_all_counted_across_shards(pg_url):
+    url = pg_url
     text = smoking_text()
     design = design_of(text)
     Store(url).create_survey(text, design)
@@ -163,8 +173,8 @@ def test_concurrent_submissions_are_all_counted_across_shards(postgres_cluster):
     assert store.integrity_check() == "ok"
 
 
-def test_concurrent_submissions_release_only_whole_steps_or_more(postgres_cluster):
-    url = postgres_cluster.new_database()
+def test_concurrent_submissions_release_only_whole_steps_or_more(pg_url):
+    url = pg_url
     text = stepped_text(10)
     design = design_of(text)
     Store(url).create_survey(text, design)
@@ -188,8 +198,8 @@ def test_concurrent_submissions_release_only_whole_steps_or_more(postgres_cluste
     assert store.integrity_check() == "ok"
 
 
-def test_no_response_is_stored_after_close_returns(postgres_cluster):
-    url = postgres_cluster.new_database()
+def test_no_response_is_stored_after_close_returns(pg_url):
+    url = pg_url
     text = smoking_text()
     design = design_of(text)
     Store(url).create_survey(text, design)
@@ -223,8 +233,8 @@ def test_no_response_is_stored_after_close_returns(postgres_cluster):
         store.add_response(design["slug"], design["hash"], answers[0])
 
 
-def test_a_replaced_design_of_a_draft_gets_new_tables_and_zero_counts(postgres_cluster):
-    url = postgres_cluster.new_database()
+def test_a_replaced_design_of_a_draft_gets_new_tables_and_zero_counts(pg_url):
+    url = pg_url
     store = Store(url)
     text = smoking_text()
     design = design_of(text)

@@ -13,7 +13,7 @@ from werkzeug.security import generate_password_hash
 
 from survey.core.aggregate import CSV_HEADER
 from survey.store import Store
-from conftest import OWNER, stored_count
+from conftest import OWNER, stored_count, table_columns, table_names
 
 REPO = Path(__file__).resolve().parent.parent
 SLUG = "smoking-2026"
@@ -40,8 +40,8 @@ def test_valid_response_is_stored_with_only_the_day(web, db_path, smoking_survey
     assert stored_count(db_path, SLUG) == 1
     store = Store(db_path)
     table = store.conn.execute("SELECT reports_table FROM surveys WHERE slug = ?", [SLUG]).fetchone()[0]
-    columns = {c.name for c in store.db[table].columns}
-    every_column = {name for other in store.db.table_names() for name in (c.name for c in store.db[other].columns)}
+    columns = set(table_columns(store, table))
+    every_column = {name for other in table_names(store) for name in table_columns(store, other)}
     rows = list(store.iter_responses(SLUG))
     store.close()
     assert columns == {"id", "received_day", "q0_0", "q1_0", "q2_0", "q3_0"}
@@ -379,7 +379,7 @@ def test_sign_in_throttle_window(tmp_path):
     Store(tmp_path / "t.db").close()
     stores = ThreadStores(str(tmp_path / "t.db"))
     now = [1000.0]
-    throttle = SignInThrottle(stores, limit=2, window=60, clock=lambda: now[0])
+    throttle = SignInThrottle(stores, "test key", limit=2, window=60, clock=lambda: now[0])
     try:
         assert throttle.attempt("A@x.org", "10.0.0.1") is None
         assert throttle.attempt("a@x.org ", "10.0.0.1") is None

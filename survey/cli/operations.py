@@ -57,13 +57,16 @@ def _listen(host: str, port: int):
 
 
 def _serve(db: str, host: str, port: int, *, listener=None, workers: int | None = None,
-           threads: int | None = None, https: bool = False, per_minute: int | None = None, proxies: int = 0):
+           threads: int | None = None, https: bool = False, per_minute: int | None = None, proxies: int = 0,
+           flood_store: str | None = None):
     """Serve the app with gunicorn until SIGTERM or Ctrl+C (see survey.web.server).
 
     ``listener`` is a socket already listening on host:port (bound first, so a busy port
     fails before any work is done); without one it is bound here.
     """
     from ..web import create_app, server
+    from ..web.flood import FloodStoreError
+    from ..web.secret import SecretKeyError
 
     listener = listener or _listen(host, port)
     try:
@@ -73,7 +76,12 @@ def _serve(db: str, host: str, port: int, *, listener=None, workers: int | None 
         config = {"DATABASE": db, "SESSION_COOKIE_SECURE": https, "HSTS": https, "PROXIES": proxies}
         if per_minute is not None:
             config["MAX_SUBMISSIONS_PER_MINUTE"] = per_minute
+        if flood_store is not None:
+            config["FLOOD_STORE"] = flood_store
         app = create_app(config)
+    except (FloodStoreError, SecretKeyError) as exc:
+        listener.close()
+        raise click.ClickException(str(exc)) from exc
     except BaseException:
         listener.close()
         raise
@@ -93,13 +101,17 @@ def _serve(db: str, host: str, port: int, *, listener=None, workers: int | None 
               help="The public address is HTTPS (a TLS proxy in front): send cookies only over HTTPS.")
 @click.option("--max-submissions-per-minute", "per_minute", default=120, show_default=True,
               type=click.IntRange(0, 1_000_000),
-              help="Submissions one client address may send per minute, across all workers (in memory "
-                   "only); beyond it 429. 0 turns the limit off (load tests).")
+              help="Submissions one client address may send per minute, across all workers (and all "
+                   "servers with --flood-store database); beyond it 429. 0 turns the limit off (load tests).")
+@click.option("--flood-store", type=click.Choice(["memory", "database"]), default=None,
+              help="Where the flood limit counts: in this server's memory, or in the database every server "
+                   "of it shares (only a keyed hash of each address, deleted within two minutes).  [default: "
+                   "$LDP_SURVEY_FLOOD_STORE, else database for a postgresql:// URL, memory for a SQLite file]")
 @click.option("--proxies", default=0, show_default=True, type=click.IntRange(0, 8),
               help="Reverse proxies in front of the server whose X-Forwarded-For to trust, so that the "
                    "flood limit counts each client's own address (never stored). 0: the header is ignored.")
 @click.pass_obj
-def serve(db, host, port, workers, threads, https, per_minute, proxies):
+def serve(db, host, port, workers, threads, https, per_minute, proxies, flood_store):
     """Serve the survey pages and the dashboard (gunicorn).
 
     The app is loaded once, then --workers processes of --threads threads each answer
@@ -116,8 +128,10 @@ def serve(db, host, port, workers, threads, https, per_minute, proxies):
       ldp-survey --db study.db serve --port 8000 --https   # behind a TLS proxy
       ldp-survey --db study.db serve --max-submissions-per-minute 0   # load tests only
       ldp-survey --db study.db serve --https --proxies 1   # behind one proxy (nginx, a load balancer)
+      ldp-survey --db postgresql://ldp@db.internal/ldp serve --https --proxies 1   # one of several servers
     """
-    _serve(db, host, port, workers=workers, threads=threads, https=https, per_minute=per_minute, proxies=proxies)
+    _serve(db, host, port, workers=workers, threads=threads, https=https, per_minute=per_minute, proxies=proxies,
+           flood_store=flood_store)
 
 
 def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int, batch: int,

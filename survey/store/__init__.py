@@ -29,7 +29,7 @@ import sqlite_utils
 
 from ..core import codec
 from ..core.design import release_every
-from . import admission, joining, schema, signin
+from . import admission, flood, joining, schema, signin
 from .faults import classify, classify_at
 from .location import is_postgres_url
 from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
@@ -229,6 +229,9 @@ class Store:
                     raise unavailable(exc, self.path) or exc
             time.sleep(pause)
             pause = min(pause * 2, LOCK_MAX_PAUSE)
+
+    def _serialize(self, conn, key: str):
+        """Make the rest of this write transaction wait for any other holding ``key`` (SQLite's writes already do)."""
 
     @contextmanager
     def _write(self):
@@ -526,7 +529,8 @@ class Store:
             conn.execute("INSERT INTO collaborators (survey, user_id) SELECT slug, ? FROM surveys "
                          "WHERE slug = ? AND coalesce(owner_id, -1) != ? ON CONFLICT DO NOTHING",
                          [account["id"], record["survey"], account["id"]])
-            joining.use(conn, record["id"])
+            if not joining.use(conn, record["id"]):
+                raise JoinLinkInvalid("this join link does not work")
         return {**account, "survey": record["survey"]}
 
     def collaborators(self, slug: str) -> list[str]:
@@ -995,6 +999,7 @@ class Store:
     def sign_in_reserve(self, account: str, limits, now: float) -> tuple[float, str | None]:
         """Count one sign-in attempt unless a count of ``limits`` is full (``signin.reserve``), in one write."""
         with self._write() as conn:
+            self._serialize(conn, "sign-in:" + account)
             return signin.reserve(conn, account, limits, now)
 
     def sign_in_forget(self, account: str, client: str, *, account_wide: bool):
@@ -1086,6 +1091,30 @@ class Store:
         with self._write() as conn:
             conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
                          "ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, value])
+
+    # State shared by every server (``flood``, the signing key)
+
+    def flood_take(self, client: str, window: int, previous_client: str, limit: int,
+                   previous_weight: float) -> tuple[bool, int, int]:
+        """Count one submission of a client unless it goes over the limit (``flood.take``), in one write."""
+        with self._write() as conn:
+            return flood.take(conn, client, window, previous_client, limit, previous_weight)
+
+    def flood_sweep(self, window: int) -> int:
+        """Delete the flood counts that no longer weigh in ``window`` (``flood.sweep``); return how many."""
+        with self._write() as conn:
+            return flood.sweep(conn, window)
+
+    def shared_setting(self, key: str, candidate: str) -> str:
+        """Return a stored setting, storing ``candidate`` first if there is none (never overwriting one).
+
+        Every server that starts at once offers its own candidate; all read back the one
+        stored first.
+        """
+        with self._write() as conn:
+            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                         [key, candidate])
+            return conn.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()[0]
 
     # Readiness
 

@@ -71,6 +71,6 @@ def revoke(conn: sqlite3.Connection, slug: str, invitation_id: int) -> dict | No
     return dict(zip(_FIELDS, row))
 
 
-def use(conn: sqlite3.Connection, invitation_id: int):
-    """Delete a link once it has been used."""
-    conn.execute("DELETE FROM collaborator_invitations WHERE id = ?", [invitation_id])
+def use(conn: sqlite3.Connection, invitation_id: int) -> bool:
+    """Delete a link once it has been used; return False if another request used it first (PostgreSQL runs them at once)."""
+    return bool(conn.execute("DELETE FROM collaborator_invitations WHERE id = ?", [invitation_id]).rowcount)

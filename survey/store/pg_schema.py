@@ -261,7 +261,7 @@ def _move_held(conn, slug: str, design: dict, count: int | None, day: str) -> in
     chosen = "" if count is None else f' WHERE id IN (SELECT id FROM "{held}" ORDER BY id LIMIT {int(count)})'
     rows = conn.execute(f'WITH moved AS (DELETE FROM "{held}"{chosen} RETURNING *) '
                         f'INSERT INTO "{reports}" (id, received_day{names}) SELECT id, ?{names} FROM moved '
-                        f"RETURNING id, received_day{names}", [day]).fetchall()
+                        f"ORDER BY id RETURNING id, received_day{names}", [day]).fetchall()
     if rows:
         counts = _report_counts(batch_from_rows(design, rows))
         counts[HELD_QUESTION, REPORTS] = -len(rows)

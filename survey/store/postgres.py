@@ -139,12 +139,11 @@ def _check(conn):
     conn.execute("")
 
 
-def close_pools():
-    """Close this process's pools (at exit, and between tests that restart the server)."""
+def close_pools(url: str | None = None):
+    """Close this process's pools (of one database with ``url``): when done with a database, and at exit."""
     with _POOLS_LOCK:
-        pools = [pool for (url, pid), pool in _POOLS.items() if pid == os.getpid()]
-        for key in [key for key in _POOLS if key[1] == os.getpid()]:
-            del _POOLS[key]
+        keys = [key for key in _POOLS if key[1] == os.getpid() and url in (None, key[0])]
+        pools = [_POOLS.pop(key) for key in keys]
     for pool in pools:
         pool.close()
 
@@ -196,6 +195,9 @@ class PostgresStore(Store):
                 raise
             self._tx = None
             raw.execute("COMMIT")
+
+    def _serialize(self, conn, key: str):
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [key])
 
     @contextmanager
     def _write(self):

@@ -568,7 +568,20 @@ def load_held(conn: sqlite3.Connection, slug: str, design: dict, rows: Sequence[
 
 
 @migrations()
-def m010_readiness(db):
+def m010_flood(db):
+    """Add the submission counts of the flood limit that every server shares (``flood``).
+
+    A row is a client's keyed hash (its key changes every window), the window's number and
+    the count: never an address. Rows are deleted two windows after their own.
+    """
+    db.conn.execute("""CREATE TABLE flood_counts (
+                        client TEXT NOT NULL, window_number BIGINT NOT NULL, count BIGINT NOT NULL,
+                        PRIMARY KEY (client, window_number))""")
+    db.conn.execute("CREATE INDEX flood_counts_window ON flood_counts (window_number)")
+
+
+@migrations()
+def m011_readiness(db):
     """Create the one-row table that ``Store.ready`` writes to prove the store takes writes (a counter only)."""
     db.conn.execute("CREATE TABLE readiness (id BIGINT PRIMARY KEY NOT NULL CHECK (id = 1), "
                     "checks BIGINT NOT NULL DEFAULT 0)")

@@ -15,7 +15,9 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     ``test_config`` overrides the configuration; otherwise DATABASE comes from the
     environment variable LDP_SURVEY_DB (default ``ldp-survey.db``) and the session key from
-    LDP_SURVEY_SECRET_KEY or the file ``<database>.secret-key``, made on first use. PROXIES (default 0) is the
+    LDP_SURVEY_SECRET_KEY, else the file ``<database>.secret-key`` beside a SQLite file or a row of a
+    database server's, made on first use (``secret``). FLOOD_STORE ("memory" or "database") is
+    where the flood limit counts (``flood.flood_store``). PROXIES (default 0) is the
     number of reverse proxies in front of the app whose X-Forwarded-For to trust (the flood
     limit and the sign-in throttle then count the client's own address).
     """
@@ -50,9 +52,9 @@ def create_app(test_config: dict | None = None) -> Flask:
         # X-Forwarded-For; without this setting that header is ignored (a client could forge it).
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)
     limits.init_app(app)
-    flood.init_app(app)
     db.init_app(app)
-    app.extensions["ldp_signin_throttle"] = SignInThrottle(app.extensions["ldp_stores"])
+    flood.init_app(app)
+    app.extensions["ldp_signin_throttle"] = SignInThrottle(app.extensions["ldp_stores"], app.config["SECRET_KEY"])
     security.init_app(app)
     errors.init_app(app)
     unavailable.init_app(app)

@@ -11,6 +11,7 @@ import threading
 from flask import current_app
 
 from ..store import Store
+from ..store.location import is_postgres_url
 from .secret import load_secret_key
 
 
@@ -62,6 +63,10 @@ class ThreadStores:
                 store.close()
             except Exception:  # a connection of a thread that has exited may already be gone
                 pass
+        if is_postgres_url(self.path):
+            from ..store.postgres import close_pools
+
+            close_pools(self.path)
 
 
 def get_store() -> Store:

@@ -1,7 +1,10 @@
-"""Refuse floods of submissions: a per-client token bucket kept in memory only (nothing is stored or logged).
+"""Refuse floods of submissions: a per-client limit counted in this server's memory or in the shared database.
 
-The client is the connection's address, kept only as a keyed hash (the key is random per
-server start). The buckets live in one anonymous shared memory table made when the app is
+FLOOD_STORE chooses where (``flood_store``): "memory" counts in one server only, "database"
+in the database every server shares. Neither keeps an address, nor logs one.
+
+In memory, the client is the connection's address, kept only as a keyed hash (the key is
+random per server start). The buckets live in one anonymous shared memory table made when the app is
 created, in gunicorn's master before the workers fork (``preload_app``), so every worker
 process counts against the same buckets: one address gets the limit once, however many
 workers serve it. A POSIX record lock on an unlinked temporary file guards the table between
@@ -11,12 +14,15 @@ The table has a fixed size. A client takes the first slot along a short probe se
 that is its own, empty, or idle (its bucket refilled to full); when all of them hold other
 clients who sent in the last minute, it shares its first slot with one of them. Sharing only
 ever makes the limit stricter, never looser, and needs thousands of active addresses.
+
+In the database, see ``DatabaseLimiter``.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import hmac
 import math
 import mmap
 import os
@@ -30,10 +36,14 @@ from contextlib import contextmanager
 
 from flask import current_app, jsonify, request
 
+from ..store import Store
+
 # A class of 30-60 pupils behind one school address who all send in the same minute, plus
 # retries, stays under 120; one script sending faster than 2 a second does not.
 DEFAULT_PER_MINUTE = 120
 WINDOW = 60.0
+FLOOD_STORES = ("memory", "database")
+FLOOD_STORE_ENV = "LDP_SURVEY_FLOOD_STORE"
 SLOTS = 1 << 15
 PROBES = 8
 # A slot: the client's keyed hash (all zero when empty), its tokens, and when they were counted.
@@ -107,6 +117,76 @@ class SubmissionLimiter:
         return self._table.find(self._client(address)) != -1
 
 
+class DatabaseLimiter:
+    """Allow each client ``per_minute`` submissions per minute, counted in the database every server shares.
+
+    Time is cut into windows of one minute, numbered from the Unix epoch (the servers'
+    clocks must agree to a second or so). A client is stored as an HMAC of its address
+    whose key is itself an HMAC of SECRET_KEY and the window's number: the same on every
+    server, different in every window, and never stored. A row holds only that hash, the
+    window's number and a count (``survey.store.flood``), and is deleted once it no longer
+    weighs in an estimate: two windows later, at the next submission to any server (or the
+    next server start). The estimate slides: the previous window's count, weighted by the
+    part of it still within the last minute, plus the current one.
+    """
+
+    def __init__(self, per_minute: int, stores, secret_key: str, *, clock=time.time, window: float = WINDOW):
+        if isinstance(per_minute, bool) or not isinstance(per_minute, int) or per_minute < 1:
+            raise ValueError(f"per_minute must be a positive integer, got {per_minute!r}")
+        if not secret_key:
+            raise ValueError("the database flood limit needs the app's SECRET_KEY, and it is empty")
+        self.limit = per_minute
+        self.stores = stores
+        self.clock = clock
+        self.window = window
+        self._secret = secret_key.encode("utf-8")
+
+    def window_key(self, number: int) -> bytes:
+        """Return the hash key of window ``number``, the same on every server with this SECRET_KEY."""
+        return hmac.new(self._secret, b"ldp-survey flood window %d" % number, hashlib.sha256).digest()
+
+    def client(self, address: str, number: int) -> str:
+        """Return the stored form of a client in window ``number``: a keyed hash of its address."""
+        return hmac.new(self.window_key(number), address.encode("utf-8", "replace"), hashlib.sha256).hexdigest()[:32]
+
+    def take(self, address: str) -> float:
+        """Spend one submission of the client; return 0, or the seconds until it may send again."""
+        now = self.clock()
+        number = math.floor(now / self.window)
+        elapsed = now / self.window - number
+        counted, current, previous = self.stores.get().flood_take(
+            self.client(address, number), number, self.client(address, number - 1), self.limit, 1 - elapsed)
+        return 0.0 if counted else self._wait(current, previous, elapsed)
+
+    def _wait(self, current: int, previous: int, elapsed: float) -> float:
+        """Return the seconds until one more submission fits the estimate, if the client sends nothing meanwhile."""
+        if current < self.limit:
+            # Within this window, once the previous window's weight has fallen enough.
+            return max(0.0, 1 - (self.limit - 1 - current) / previous - elapsed) * self.window
+        # In the next window, where this window's count is the previous one.
+        return (1 - elapsed + 1 - (self.limit - 1) / current) * self.window
+
+
+class FloodStoreError(ValueError):
+    """The configured flood store is neither "memory" nor "database"."""
+
+
+def flood_store(config) -> str:
+    """Return where the flood limit counts: FLOOD_STORE, else $LDP_SURVEY_FLOOD_STORE, else by the database.
+
+    The default is "database" for a database server's URL (several servers may share it)
+    and "memory" for a SQLite file (one server, counted without a write per submission).
+    """
+    from .secret import is_url
+
+    chosen = config.get("FLOOD_STORE") or os.environ.get(FLOOD_STORE_ENV) or (
+        "database" if is_url(str(config["DATABASE"])) else "memory")
+    if chosen not in FLOOD_STORES:
+        raise FloodStoreError(f"the flood store must be {' or '.join(FLOOD_STORES)}, got {chosen!r} "
+                              f"(from FLOOD_STORE, --flood-store or {FLOOD_STORE_ENV})")
+    return chosen
+
+
 def check():
     """Answer 429 JSON with Retry-After when this client has sent too many submissions this minute."""
     limiter = current_app.extensions.get("ldp_submission_limiter")
@@ -122,6 +202,20 @@ def check():
 
 
 def init_app(app):
-    """Make the app's limiter from MAX_SUBMISSIONS_PER_MINUTE (default 120; 0 turns the limit off)."""
+    """Make the app's limiter from MAX_SUBMISSIONS_PER_MINUTE (default 120; 0 turns the limit off) and FLOOD_STORE.
+
+    Call it after ``db.init_app``: the database limiter needs the stores and SECRET_KEY.
+    """
     per_minute = app.config.setdefault("MAX_SUBMISSIONS_PER_MINUTE", DEFAULT_PER_MINUTE)
-    app.extensions["ldp_submission_limiter"] = SubmissionLimiter(per_minute) if per_minute else None
+    where = app.config["FLOOD_STORE"] = flood_store(app.config)
+    limiter = None
+    if per_minute and where == "memory":
+        limiter = SubmissionLimiter(per_minute)
+    elif per_minute:
+        limiter = DatabaseLimiter(per_minute, app.extensions["ldp_stores"], app.config["SECRET_KEY"])
+        store = Store(app.config["DATABASE"], migrate=False)
+        try:
+            store.flood_sweep(math.floor(time.time() / limiter.window))
+        finally:
+            store.close()
+    app.extensions["ldp_submission_limiter"] = limiter

@@ -1,18 +1,24 @@
 """Limit wrong passwords per (account, client), with counts in the database that every process and the CLI share.
 
-A client is its address kept only as a keyed hash (BLAKE2b; the key is random per server
-start and lives only in memory, as the flood limiter's): five wrong passwords from one
-address lock that address out of that account for 15 minutes, and nobody else. A second,
-account-wide count (100 wrong passwords in 15 minutes from all addresses together) stops
+A client is its address kept only as a keyed hash (BLAKE2b, keyed as below): five wrong
+passwords from one address lock that address out of that account for 15 minutes, and nobody
+else. A second, account-wide count (100 wrong passwords in 15 minutes from all addresses together) stops
 guessing spread over many addresses; it is not applied to a browser that has signed in to
 the account before (``known_devices``), so it cannot lock the owner out of their own devices.
+
+The hash key is derived from the app's SECRET_KEY (an HMAC of it), so every server of one
+database counts a client's failures together and no server stores a key. It is fixed rather
+than rotated: a row is deleted 15 minutes after the failure it counts, so a rotating key
+would make no stored hash unlinkable any sooner, and a count must be found under the same
+key for its whole window (a key changed mid-window would forget the failures before). A new
+SECRET_KEY changes it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
-import secrets
 import time
 from dataclasses import dataclass
 
@@ -40,21 +46,24 @@ class Lock:
 class SignInThrottle:
     """Refuse sign-in for (account, client) after ``limit`` failures within ``window`` seconds.
 
-    ``stores`` gives the calling thread's Store (``ThreadStores``). An attempt is reserved
-    (counted as a failure) in one write transaction before the password is checked, and
-    forgotten when it succeeds: guesses sent in parallel, by threads or by processes, are
-    counted one by one, so at most ``limit`` passwords are checked per window.
+    ``stores`` gives the calling thread's Store (``ThreadStores``), ``secret_key`` is the app's
+    SECRET_KEY. An attempt is reserved (counted as a failure) in one write transaction before
+    the password is checked, and forgotten when it succeeds: guesses sent in parallel, by
+    threads or by processes, are counted one by one, so at most ``limit`` passwords are
+    checked per window.
     """
 
-    def __init__(self, stores, *, limit: int = LIMIT, window: float = WINDOW, account_limit: int = ACCOUNT_LIMIT,
-                 account_window: float = ACCOUNT_WINDOW, clock=time.time):
+    def __init__(self, stores, secret_key: str, *, limit: int = LIMIT, window: float = WINDOW,
+                 account_limit: int = ACCOUNT_LIMIT, account_window: float = ACCOUNT_WINDOW, clock=time.time):
         self.stores = stores
         self.limit = limit
         self.window = window
         self.account_limit = account_limit
         self.account_window = account_window
         self.clock = clock
-        self._key = secrets.token_bytes(16)
+        if not secret_key:
+            raise ValueError("the sign-in throttle needs the app's SECRET_KEY, and it is empty")
+        self._key = hmac.new(secret_key.encode("utf-8"), b"ldp-survey sign-in client", hashlib.sha256).digest()[:32]
 
     def client(self, address: str) -> str:
         """Return the stored key of a client: a keyed hash of its address (the address itself is never kept)."""
