@@ -478,6 +478,17 @@ def response_count(db: Path, slug: str) -> int:
         store.close()
 
 
+def received_count(db: Path, slug: str) -> int:
+    """Return how many responses the survey has stored: released, and held for its next release (Store.received_count)."""
+    from survey.store import Store
+
+    store = Store(db, migrate=False)
+    try:
+        return store.received_count(slug)
+    finally:
+        store.close()
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1e3:8.2f} ms"
 

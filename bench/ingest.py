@@ -1,41 +1,51 @@
 """Ingest: valid randomized submissions POSTed by wrk to the real server, against GET /healthz on it.
 
-Starts `python -m survey --db DB serve --workers W --threads T` on a fresh SQLite file in
-a temporary directory (the smoking survey, no responses), writes a wrk Lua script that cycles
---bodies pre-made submissions (survey.core.simulate.simulate_answers), sent as the respondent
-page sends them (JSON, no cookie, no token; each with a fresh random "submission" id, unless
---no-submission-ids), and counts response statuses, warms up for 1 s, then runs
---runs rounds of
+Starts `python -m survey --db DB serve --workers W --threads T` (--servers of them, on
+different ports, against the one database) on a fresh SQLite file in a temporary directory
+(the smoking survey, no responses) or on --db, writes a wrk Lua script that cycles --bodies
+pre-made submissions (survey.core.simulate.simulate_answers), sent as the respondent page
+sends them (JSON, no cookie, no token; each with a fresh random "submission" id, unless
+--no-submission-ids), and counts response statuses, warms up for 1 s, then runs --runs
+rounds of
 
   1. wrk POST /s/smoking-2026/responses  for --duration s  (accepted = status 201)
-  2. wrk GET /healthz                    for --duration s  (the reference: same server, same wrk settings)
+  2. wrk GET /healthz                    for --duration s  (the reference: same servers, same wrk settings)
 
-Prints per run accepted submissions/s, latency p50/p99 (wrk's), non-2xx, the CPU used by
-wrk (getrusage of the child) and by each server process (/proc/PID/stat), how many of
-wrk's connections each worker held; then the medians and the ratio submissions/s ÷
-healthz requests/s, and checks that the database holds exactly the accepted submissions
-plus the ones wrk had in flight when its clock ran out (the server finishes those; wrk
-never reads their answers). Every --reuse-th request asks for "Connection: close", so
-wrk reconnects and the kernel shares the connections anew between the workers: with
-keep-alive connections opened in one burst, one gunicorn worker often takes nearly all
-of them (see --reuse 0). --compare runs everything with 1 worker and with 2 workers.
-Every subprocess has a hard timeout; the server is stopped with SIGTERM.
+With several servers each round runs one wrk per server at once (wrk cannot spread one
+run over several hosts) and sums their counts. Prints per round accepted submissions/s,
+latency p50/p99 (wrk's; per server when there are several), non-2xx, the CPU used by wrk
+(getrusage of the children) and by each server process (/proc/PID/stat), how many of wrk's
+connections each worker held; then the medians and the ratio submissions/s ÷ healthz
+requests/s, and checks that the database holds exactly the accepted submissions plus the
+ones wrk had in flight when its clock ran out (the servers finish those; wrk never reads
+their answers), counting those held for the survey's next release. Every --reuse-th
+request asks for "Connection: close", so wrk reconnects and the kernel shares the
+connections anew between the workers: with keep-alive connections opened in one burst, one
+gunicorn worker often takes nearly all of them (see --reuse 0). --compare runs everything
+with 1 worker and with 2 workers per server. Every subprocess has a hard timeout; the
+servers are stopped with SIGTERM.
 
-The defaults (2 workers x 1 thread, 16 connections) gave the most submissions/s with
-p99 < 50 ms on the 2-core development machine (bench/README.md).
+The defaults (1 server of 2 workers x 1 thread, 16 connections) gave the most
+submissions/s with p99 < 50 ms on the 2-core development machine (bench/README.md).
 
     python bench/ingest.py
     python bench/ingest.py --compare
+    python bench/ingest.py --no-submission-ids
     python bench/ingest.py --workers 2 --threads 4 --connections 32 --duration 5 --runs 1
+    python bench/ingest.py --servers 2 --workers 1 --connections 8
+    python bench/ingest.py --db /tmp/shared.db --servers 2 --workers 1
+    python bench/ingest.py --db postgresql://localhost/ldp_bench --servers 3
     python bench/ingest.py --flood database   # the flood limit on, counted in the database
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
+import secrets
 import statistics
 import subprocess
 import sys
@@ -84,7 +94,8 @@ function init(args)
       closing[k] = wrk.format(mode == "post" and "POST" or "GET", path, headers, body)
    end
    nxt = (id * 101) %% #prepared
-   math.randomseed(os.time() * 1000 + id * 7919)
+   -- args[1]: a salt of this wrk process, so that concurrent wrks (--servers) draw different ids.
+   math.randomseed(os.time() * 1000 + id * 7919 + (tonumber(args[1]) or 0))
 end
 
 function hex16()
@@ -156,48 +167,74 @@ def write_script(path: Path, mode: str, url_path: str, bodies, reuse: int, ids: 
     })
 
 
-def run_wrk(server: common.Server, script: Path, url_path: str, args, duration: int | None = None) -> dict:
-    """Run wrk against the server; return its Lua summary plus wrk's, the server's and the machine's CPU.
+def run_wrk(servers: list[common.Server], script: Path, url_path: str, args, duration: int | None = None) -> dict:
+    """Run one wrk per server, all at once; return their Lua summaries summed, plus wrk's, the servers' and the machine's CPU.
 
-    Also samples, every 0.5 s, how many of wrk's connections each worker holds (how the
+    Each wrk gets --connections connections. The summed summary keeps every wrk's p50 and
+    p99 (``p50s_us``, ``p99s_us``); ``p99_us`` is the largest, an upper bound of the p99
+    of all requests together (no more than 1% of any wrk's answers took longer). Also
+    samples, every 0.5 s, how many of wrk's connections each worker holds (how the
     connections were shared between the workers).
     """
     duration = duration or args.duration
-    command = [WRK, "-t", str(args.wrk_threads), "-c", str(args.connections), "-d", f"{duration}s",
-               "--timeout", "10s", "--latency", "-s", str(script), f"{server.origin}{url_path}"]
+    commands = [[WRK, "-t", str(args.wrk_threads), "-c", str(args.connections), "-d", f"{duration}s",
+                 "--timeout", "10s", "--latency", "-s", str(script), f"{server.origin}{url_path}",
+                 "--", str(secrets.randbelow(2**31))]
+                for server in servers]
     before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before_server = server.cpu_by_process()
+    before_server = [server.cpu_by_process() for server in servers]
     before_busy, before_total = common.machine_busy()
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    processes = []
     try:
-        samples: list[dict[int, int]] = []
+        for command in commands:
+            processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        samples: list[list[dict[int, int]]] = [[] for _ in servers]
         deadline = start + duration - 0.5
-        while time.perf_counter() < deadline and process.poll() is None:
+        while time.perf_counter() < deadline and all(p.poll() is None for p in processes):
             time.sleep(0.5)
-            samples.append(server.connections_by_worker())
-        stdout, stderr = process.communicate(timeout=duration + 60)
+            for server, taken in zip(servers, samples):
+                taken.append(server.connections_by_worker())
+        outputs = [process.communicate(timeout=duration + 60) for process in processes]
     except BaseException:
-        process.kill()
-        process.wait(timeout=10)
+        for process in processes:
+            process.kill()
+            process.wait(timeout=10)
         raise
     wall = time.perf_counter() - start
     after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    after_server = server.cpu_by_process()
+    after_server = [server.cpu_by_process() for server in servers]
     after_busy, after_total = common.machine_busy()
-    if process.returncode != 0:
-        raise RuntimeError(f"wrk failed ({process.returncode}): {stderr}")
-    line = next((l for l in stdout.splitlines() if l.startswith("BENCH-JSON ")), None)
-    if line is None:
-        raise RuntimeError(f"wrk printed no summary:\n{stdout}\n{stderr}")
-    summary = json.loads(line[len("BENCH-JSON "):])
+    summaries = []
+    for process, (stdout, stderr) in zip(processes, outputs):
+        if process.returncode != 0:
+            raise RuntimeError(f"wrk failed ({process.returncode}): {stderr}")
+        line = next((l for l in stdout.splitlines() if l.startswith("BENCH-JSON ")), None)
+        if line is None:
+            raise RuntimeError(f"wrk printed no summary:\n{stdout}\n{stderr}")
+        summaries.append(json.loads(line[len("BENCH-JSON "):]))
+    summary = {
+        "duration_us": max(s["duration_us"] for s in summaries),
+        "sent": sum(s["sent"] for s in summaries), "answered": sum(s["answered"] for s in summaries),
+        "wrk_runs": len(summaries),
+        "p50s_us": [s["p50_us"] for s in summaries], "p99s_us": [s["p99_us"] for s in summaries],
+        "p99_us": max(s["p99_us"] for s in summaries), "max_us": max(s["max_us"] for s in summaries),
+        "errors": {kind: sum(s["errors"][kind] for s in summaries) for kind in summaries[0]["errors"]},
+        "statuses": {},
+    }
+    for s in summaries:
+        for status, count in s["statuses"].items():
+            summary["statuses"][status] = summary["statuses"].get(status, 0) + count
     summary["wrk_cpu"] = ((after_children.ru_utime - before_children.ru_utime)
                           + (after_children.ru_stime - before_children.ru_stime))
-    per_process = {pid: after_server[pid] - before_server.get(pid, 0.0) for pid in after_server}
-    summary["server_cpu"] = sum(per_process.values())
-    summary["worker_cpu"] = [per_process[pid] for pid in sorted(per_process) if pid != server.process.pid]
-    summary["worker_connections"] = [statistics.mean(sample.get(pid, 0) for sample in samples) if samples else 0
-                                     for pid in sorted(per_process) if pid != server.process.pid]
+    summary["server_cpu"], summary["worker_cpu"], summary["worker_connections"] = 0.0, [], []
+    for server, before, after, taken in zip(servers, before_server, after_server, samples):
+        per_process = {pid: after[pid] - before.get(pid, 0.0) for pid in after}
+        summary["server_cpu"] += sum(per_process.values())
+        workers = [pid for pid in sorted(per_process) if pid != server.process.pid]
+        summary["worker_cpu"].append([per_process[pid] for pid in workers])
+        summary["worker_connections"].append([statistics.mean(sample.get(pid, 0) for sample in taken)
+                                              if taken else 0 for pid in workers])
     summary["machine_busy"] = after_busy - before_busy
     summary["machine_total"] = after_total - before_total
     summary["wall"] = wall
@@ -205,7 +242,7 @@ def run_wrk(server: common.Server, script: Path, url_path: str, args, duration: 
 
 
 def describe(name: str, s: dict, *, ok_status: int) -> float:
-    """Print one wrk run; return the rate of ok_status answers per second."""
+    """Print one round (one wrk per server); return the rate of ok_status answers per second, summed over the servers."""
     seconds = s["duration_us"] / 1e6
     ok = s["statuses"].get(str(ok_status), 0)
     rate = ok / seconds
@@ -213,11 +250,15 @@ def describe(name: str, s: dict, *, ok_status: int) -> float:
     errors = s["errors"]
     socket_errors = errors["connect"] + errors["read"] + errors["write"] + errors["timeout"]
     wall = s["wall"]
-    workers = ", ".join(f"{100 * cpu / wall:.0f}%" for cpu in s["worker_cpu"])
-    connections = ", ".join(f"{count:.1f}" for count in s["worker_connections"])
-    print(f"  {name}: {ok} x {ok_status} in {seconds:.2f} s = {rate:,.0f}/s; latency p50 {s['p50_us'] / 1e3:.2f} ms, "
-          f"p99 {s['p99_us'] / 1e3:.2f} ms, max {s['max_us'] / 1e3:.2f} ms; non-2xx {non2xx}, "
-          f"socket errors {socket_errors}")
+    workers = "; ".join(", ".join(f"{100 * cpu / wall:.0f}%" for cpu in server) for server in s["worker_cpu"])
+    connections = "; ".join(", ".join(f"{count:.1f}" for count in server) for server in s["worker_connections"])
+    if s["wrk_runs"] == 1:
+        latency = f"latency p50 {s['p50s_us'][0] / 1e3:.2f} ms, p99 {s['p99_us'] / 1e3:.2f} ms"
+    else:
+        latency = (f"latency p50 per server {', '.join(f'{p / 1e3:.2f}' for p in s['p50s_us'])} ms, "
+                   f"p99 per server {', '.join(f'{p / 1e3:.2f}' for p in s['p99s_us'])} ms")
+    print(f"  {name}: {ok} x {ok_status} in {seconds:.2f} s = {rate:,.0f}/s; {latency}, "
+          f"max {s['max_us'] / 1e3:.2f} ms; non-2xx {non2xx}, socket errors {socket_errors}")
     print(f"      CPU over {wall:.1f} s: wrk {100 * s['wrk_cpu'] / wall:.0f}% of one core; server "
           f"{100 * s['server_cpu'] / wall:.0f}% (workers {workers}; mean connections held {connections}); "
           f"whole machine {100 * s['machine_busy'] / wall:.0f}% of {100 * s['machine_total'] / wall:.0f}%, "
@@ -225,59 +266,90 @@ def describe(name: str, s: dict, *, ok_status: int) -> float:
     return rate
 
 
-def settled_count(db: Path) -> int:
-    """Return the response count once it stopped changing (the warm-up's requests in flight are done)."""
-    count = common.response_count(db, common.SLUG)
+def settled_count(db: str) -> int:
+    """Return the stored response count once it stopped changing (the warm-up's requests in flight are done)."""
+    count = common.received_count(db, common.SLUG)
     for _ in range(100):
         time.sleep(0.2)
-        now = common.response_count(db, common.SLUG)
+        now = common.received_count(db, common.SLUG)
         if now == count:
             return count
         count = now
     raise RuntimeError("the response count kept changing after the warm-up")
 
 
-def run_config(tmp: Path, workers: int, args, bodies) -> dict:
-    """Run --runs rounds of (submissions, healthz) on a fresh database served with ``workers``."""
-    db = tmp / f"ingest-w{workers}.db"
+def is_url(db: str) -> bool:
+    """Return whether --db names a database server (``postgresql://…``) rather than a SQLite file."""
+    return "://" in db
+
+
+def prepare_database(db: str):
+    """Create the smoking survey in ``db`` with the CLI unless it is there already (a --db used before)."""
+    from survey.store import Store
+
+    if not is_url(db) and Path(db).exists():
+        store = Store(db)
+        try:
+            if store.survey_exists(common.SLUG):
+                return
+        finally:
+            store.close()
     common.cli(db, "create", str(common.SMOKING_TOML), timeout=60)
-    print(f"== {workers} worker(s) x {args.threads} threads, wrk -t{args.wrk_threads} -c{args.connections} "
-          f"-d{args.duration}s, {args.runs} run(s) of each", flush=True)
+
+
+def run_config(tmp: Path, workers: int, args, bodies) -> dict:
+    """Run --runs rounds of (submissions, healthz) on --servers servers of ``workers`` workers sharing one database.
+
+    The database is --db, else a fresh SQLite file in ``tmp``.
+    """
+    db = args.db or str(tmp / f"ingest-w{workers}.db")
+    prepare_database(db)
+    print(f"== {args.servers} server(s) x {workers} worker(s) x {args.threads} threads, one wrk -t{args.wrk_threads} "
+          f"-c{args.connections} -d{args.duration}s per server, {args.runs} run(s) of each", flush=True)
     posts, healths = [], []
     flood = (("--max-submissions-per-minute", "0") if args.flood == "off" else
              ("--max-submissions-per-minute", "1000000", "--flood-store", args.flood))
-    with common.Server(db, workers=workers, threads=args.threads, log=tmp / f"server-w{workers}.log",
-                       flood=flood) as server:
-        common.respondent(server.origin).close()
+    with contextlib.ExitStack() as stack:
+        # One after the other: each runs the migrations and reads the session key file as it starts.
+        servers = [stack.enter_context(common.Server(db, workers=workers, threads=args.threads,
+                                                     log=tmp / f"server-w{workers}-{n}.log", flood=flood))
+                   for n in range(args.servers)]
+        for server in servers:
+            common.respondent(server.origin).close()
         post_path, health_path = f"/s/{common.SLUG}/responses", "/healthz"
         post_script, health_script = tmp / "post.lua", tmp / "healthz.lua"
         write_script(post_script, "post", post_path, bodies, args.reuse, ids=args.submission_ids)
         write_script(health_script, "healthz", health_path, [], args.reuse)
         # Warm-up (not reported): every worker thread opens its connection and compiles templates.
-        run_wrk(server, health_script, health_path, args, duration=1)
-        run_wrk(server, post_script, post_path, args, duration=1)
+        run_wrk(servers, health_script, health_path, args, duration=1)
+        run_wrk(servers, post_script, post_path, args, duration=1)
         before = settled_count(db)
         for run in range(args.runs):
             print(f" run {run + 1}:")
-            posts.append(run_wrk(server, post_script, post_path, args))
+            posts.append(run_wrk(servers, post_script, post_path, args))
             post_rate = describe("POST /s/smoking-2026/responses", posts[-1], ok_status=201)
-            healths.append(run_wrk(server, health_script, health_path, args))
+            healths.append(run_wrk(servers, health_script, health_path, args))
             health_rate = describe("GET /healthz (reference)      ", healths[-1], ok_status=200)
             posts[-1]["rate"], healths[-1]["rate"] = post_rate, health_rate
             print(f"      ratio {post_rate / health_rate:.3f}", flush=True)
-    # The server has stopped (SIGTERM waits for requests in flight): every answer is on disk.
-    stored = common.response_count(db, common.SLUG) - before
+    if not is_url(db):
+        wal = Path(f"{db}-wal")
+        print(f" WAL file when the server stopped: {wal.stat().st_size / 2**20:.1f} MiB" if wal.exists()
+              else " WAL file when the server stopped: none (checkpointed and removed)")
+    # The servers have stopped (SIGTERM waits for requests in flight): every answer is stored.
+    stored = common.received_count(db, common.SLUG) - before
     accepted = sum(p["statuses"].get("201", 0) for p in posts)
-    # wrk calls request() once more than it sends (it checks the script's request once, on thread 0).
-    in_flight = sum(p["sent"] - 1 - p["answered"] for p in posts)
+    # Each wrk calls request() once more than it sends (it checks the script's request once, on thread 0).
+    in_flight = sum(p["sent"] - p["wrk_runs"] - p["answered"] for p in posts)
     verdict = "OK" if stored == accepted + in_flight else "MISMATCH"
-    print(f" server exit status {server.exit_status}; stored in the database: {stored} new responses = {accepted} "
+    exits = ", ".join(str(server.exit_status) for server in servers)
+    print(f" server exit status {exits}; stored in the database: {stored} new responses = {accepted} "
           f"answered 201 + {in_flight} in flight when wrk stopped: {verdict}")
     submit_rate = statistics.median(p["rate"] for p in posts)
     health_rate = statistics.median(h["rate"] for h in healths)
     ratio = submit_rate / health_rate
     p99s = [p["p99_us"] / 1e3 for p in posts]
-    p50s = [p["p50_us"] / 1e3 for p in posts]
+    p50s = [statistics.median(p["p50s_us"]) / 1e3 for p in posts]
     met = ratio >= 0.5 and max(p99s) < 50
     print(f" median of {args.runs}: {submit_rate:,.0f} submissions/s (p50 {statistics.median(p50s):.2f} ms, p99 per run "
           f"{', '.join(f'{p:.1f}' for p in p99s)} ms), healthz {health_rate:,.0f}/s; ratio {ratio:.3f}  "
@@ -292,7 +364,15 @@ def main(argv=None):
                                      epilog="\n".join(__doc__.splitlines()[1:]))
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="threads per worker (default 1)")
-    parser.add_argument("--connections", type=int, default=16, help="wrk connections (default 16)")
+    parser.add_argument("--connections", type=int, default=16,
+                        help="wrk connections, per server (default 16)")
+    parser.add_argument("--servers", type=int, default=1,
+                        help="`serve` processes on different ports against the one database, each with "
+                             "--workers workers and a wrk of its own, run at once; rates are summed (default 1)")
+    parser.add_argument("--db", default=None, metavar="URL_OR_PATH",
+                        help="the database the servers share: a SQLite file (the smoking survey is created in "
+                             "it unless it is there; responses stored before are left alone) or a "
+                             "postgresql:// URL, once that store exists (default: a fresh SQLite file in --tmp)")
     parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run (default 10)")
     parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (default 1)")
     parser.add_argument("--bodies", type=int, default=300, help="distinct pre-made submissions (default 300)")
@@ -317,6 +397,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.connections < args.wrk_threads:
         parser.error("--connections must be at least --wrk-threads")
+    if args.servers < 1:
+        parser.error("--servers must be at least 1")
     if args.synchronous:
         os.environ["LDP_SURVEY_SYNCHRONOUS"] = args.synchronous  # inherited by the server
     common.header("ingest: wrk POST submissions vs GET /healthz on the same server", args)

@@ -87,13 +87,21 @@ def test_a_bad_release_step_is_refused_with_the_allowed_range(bad):
         parse_definition_toml(TOML.replace("release_every = 3", f"release_every = {bad}"))
 
 
-def test_single_responses_are_held_until_a_batch_is_complete(db_path, batches):
+@pytest.mark.parametrize("path", ["response", "submission"])
+def test_single_responses_are_held_until_a_batch_is_complete(db_path, batches, path):
+    """Through add_response and through the browser's submission with an id (a retry of which adds nothing)."""
     store = Store(db_path)
     try:
         reports = answers(batches, 7)
         seen = []
         for index, report in enumerate(reports):
-            store.add_response(SLUG, batches["hash"], report, day=f"2026-03-0{index + 1}")
+            if path == "response":
+                store.add_response(SLUG, batches["hash"], report, day=f"2026-03-0{index + 1}")
+            else:
+                submission = f"{index:032x}"
+                assert store.add_submission(SLUG, batches["hash"], report, submission=submission,
+                                            day=f"2026-03-0{index + 1}")
+                assert not store.add_submission(SLUG, batches["hash"], report, submission=submission)
             state = store.release_state(SLUG)
             seen.append((state["released"], state["held"]))
             assert store.question_counts(SLUG) == store.recount(SLUG)

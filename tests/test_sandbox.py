@@ -17,7 +17,7 @@ from survey.cli import main
 from survey.core.simulate import complete_truth, simulate_answers
 from survey.store import Store
 
-from conftest import OWNER, PANEL_TOML, create_from_toml, domain_answers
+from conftest import OWNER, PANEL_TOML, create_from_toml, domain_answers, table_names
 from test_ownership import signed_in
 
 SLUG = "smoking-2026"
@@ -89,7 +89,7 @@ def test_a_simulated_draft_stays_a_draft_with_its_design_unfrozen(db_path, smoki
         assert store.sandbox_counts(SLUG)["simulated"] == 20  # the same design: the sandbox is kept
         assert store.question_counts(SLUG, sandbox=True) == store.recount(SLUG, sandbox=True)
         store.delete_draft(SLUG)
-        assert not [name for name in store.db.table_names() if name.startswith("sandbox_") and name != "sandbox_tallies"]
+        assert not [name for name in table_names(store) if name.startswith("sandbox_") and name != "sandbox_tallies"]
     finally:
         store.close()
 

@@ -119,6 +119,7 @@ def post_head(port: int, length: int, *extra: str) -> bytes:
 # /healthz
 
 
+@pytest.mark.sqlite_only
 def test_healthz_answers_ok_without_touching_the_database(app, db_path):
     db_path.unlink()  # create_app made it; a health check must not make it again
     response = app.test_client().get("/healthz")

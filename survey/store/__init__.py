@@ -582,6 +582,12 @@ class Store:
         for attempt in range(ID_ATTEMPTS):
             row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
             try:
+                if claim is not None and invite is None:
+                    # The browser's submission: one statement (admission.submit), as add_response is.
+                    stored = admission.submit(self.conn, self._execute, slug, design, row, *claim)
+                    if stored is None:
+                        self._refuse_insert(self.conn, slug, design_hash)
+                    return stored
                 with self._write() as conn:
                     if claim is not None and not admission.claim_submission(conn, slug, *claim):
                         return False

@@ -14,6 +14,10 @@ import hashlib
 import json
 import secrets
 import sqlite3
+from typing import Callable
+
+from ..core.design import release_every
+from .schema import column_names, pending_table_name, table_name
 
 MAX_INVITATIONS = 100_000
 
@@ -82,6 +86,15 @@ def invitation_counts(conn: sqlite3.Connection, slug: str) -> tuple[int, int]:
     return made, used
 
 
+def _stored_with_same_answers(execute: Callable, key: str, check: str) -> bool:
+    """Return True when the submission id is stored with the same answers (a retry); raise SubmissionConflict otherwise."""
+    stored = execute("SELECT answers_check FROM submissions WHERE id_hash = ?", [key]).fetchone()[0]
+    if not secrets.compare_digest(stored, check):
+        raise SubmissionConflict(
+            "this submission id was already stored with different answers; nothing more was stored")
+    return True
+
+
 def claim_submission(conn: sqlite3.Connection, slug: str, key: str, check: str) -> bool:
     """Record a submission id in the caller's transaction; return False when it was stored before with the same answers.
 
@@ -92,13 +105,83 @@ def claim_submission(conn: sqlite3.Connection, slug: str, key: str, check: str) 
     """
     claimed = conn.execute("INSERT INTO submissions (id_hash, survey, answers_check) VALUES (?, ?, ?) "
                            "ON CONFLICT (id_hash) DO NOTHING", [key, slug, check]).rowcount
-    if claimed:
+    return bool(claimed) or not _stored_with_same_answers(conn.execute, key, check)
+
+
+# A submission with an id and no invitation (the browser's) is one INSERT into a TEMP view of
+# the connection, whose INSTEAD OF trigger stores the response and records the id, or neither.
+REFUSED = "ldp-survey: the survey is not open or its design was replaced"
+
+
+def _submit_view(design: dict) -> str:
+    return f"submit_{design['hash'][:16]}"
+
+
+def _submit_columns(design: dict) -> list[str]:
+    return ["id_hash", "survey", "answers_check", "design_hash", "id", "received_day", *column_names(design)]
+
+
+_SUBMIT_SQL: dict[str, str] = {}
+
+
+def create_submit_view(conn: sqlite3.Connection, design: dict):
+    """Give the connection the TEMP view and trigger that ``submit`` inserts into (gone when it closes).
+
+    The trigger refuses (RAISE, so the whole statement stores nothing) a new id for a survey
+    that is not open or whose design is no longer this one; stores the row into the report
+    table (or the held responses) unless the id is recorded; then records the id, which is
+    a no-op for a recorded one. A TEMP trigger may write the main database's tables.
+    """
+    view, columns = _submit_view(design), _submit_columns(design)
+    names = column_names(design)
+    table = table_name(design) if release_every(design) == 1 else pending_table_name(design)
+    known = "EXISTS (SELECT 1 FROM submissions WHERE id_hash = NEW.id_hash)"
+    conn.execute(f'CREATE TEMP VIEW IF NOT EXISTS "{view}" AS SELECT {", ".join(f"NULL AS {c}" for c in columns)}')
+    conn.execute(f'CREATE TEMP TRIGGER IF NOT EXISTS "{view}_insert" INSTEAD OF INSERT ON "{view}"\n'
+                 f"BEGIN\n"
+                 f"  SELECT RAISE(ABORT, '{REFUSED}') WHERE NOT {known} AND NOT EXISTS (SELECT 1 FROM surveys "
+                 "WHERE slug = NEW.survey AND design_hash = NEW.design_hash AND status = 'open');\n"
+                 f'  INSERT INTO "{table}" (id, received_day{"".join(", " + c for c in names)}) '
+                 f'SELECT NEW.id, NEW.received_day{"".join(", NEW." + c for c in names)} WHERE NOT {known};\n'
+                 "  INSERT INTO submissions (id_hash, survey, answers_check) "
+                 "VALUES (NEW.id_hash, NEW.survey, NEW.answers_check) ON CONFLICT (id_hash) DO NOTHING;\n"
+                 "END")
+
+
+def submit(conn: sqlite3.Connection, execute: Callable, slug: str, design: dict, row: tuple, key: str,
+           check: str) -> bool | None:
+    """Store one response admitted by a submission id in one statement; return True, False for a retry, None if refused.
+
+    ``row`` is the report table's row, ``key`` and ``check`` as for claim_submission;
+    ``execute`` runs a statement, waiting for the write lock. None means nothing was stored
+    because the survey is not open or its design was replaced (the caller says which). An
+    id stored with other answers raises SubmissionConflict; a collision of the random
+    response id raises sqlite3.IntegrityError, as a plain INSERT does.
+    """
+    sql = _SUBMIT_SQL.get(design["hash"])
+    if sql is None:
+        columns = _submit_columns(design)
+        sql = f'INSERT INTO "{_submit_view(design)}" ({", ".join(columns)}) VALUES ({", ".join("?" * len(columns))})'
+        _SUBMIT_SQL[design["hash"]] = sql
+    params = (key, slug, check, design["hash"], *row)
+    before = conn.total_changes
+    for attempt in range(2):
+        try:
+            execute(sql, params)
+            break
+        except sqlite3.IntegrityError as exc:
+            if REFUSED in str(exc):
+                return None
+            raise
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            if attempt or _submit_view(design) not in str(exc):
+                return None  # the report table is gone: the design was replaced since it was read
+            create_submit_view(conn, design)
+    if conn.total_changes > before:
         return True
-    stored = conn.execute("SELECT answers_check FROM submissions WHERE id_hash = ?", [key]).fetchone()[0]
-    if not secrets.compare_digest(stored, check):
-        raise SubmissionConflict(
-            "this submission id was already stored with different answers; nothing more was stored")
-    return False
+    return not _stored_with_same_answers(execute, key, check)
 
 
 def invitation_status(conn: sqlite3.Connection, slug: str, invite: str) -> str:

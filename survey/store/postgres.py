@@ -28,17 +28,18 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..core.design import release_every
-from . import (ID_ATTEMPTS, SurveyClosed, SurveyNotFound, Store, StoreError, _check_source, _closed_message,
-               _DESIGNS, admission, new_ids, pg_schema, today)
+from . import (ID_ATTEMPTS, Store, StoreError, StoreUnavailable, SurveyClosed, SurveyNotFound, _check_source,
+               _closed_message, _DESIGNS, admission, lock_timeout_ms, new_ids, pg_schema, today, unavailable)
+from .faults import UNREACHABLE
 from .location import display_location
 from ..core import codec
 from .schema import REPORTS, Batch, batch_from_answers, table_name
 
 POOL_SIZE_ENV = "LDP_SURVEY_PG_POOL"
 DEFAULT_POOL_SIZE = 10
-# Seconds a request waits for a connection (the database down, the pool exhausted) before a 503.
-POOL_TIMEOUT = 10.0
 PAGE_ROWS = 10_000
+# Seconds a request waits at least for a pooled connection (a new one takes a few milliseconds).
+MIN_POOL_WAIT = 2.0
 
 
 @lru_cache(maxsize=512)
@@ -101,16 +102,47 @@ class Borrowing:
 
     dialect = "postgresql"
 
-    def __init__(self, pool):
-        self.pool = pool
+    def __init__(self, url: str):
+        self.url = url
+
+    @property
+    def pool(self):
+        return pool_for(self.url)
 
     def execute(self, sql: str, parameters: Sequence = ()):
-        with self.pool.connection() as raw:
+        with faults_as_unavailable(self.url), self.pool.connection() as raw:
             return Rows(Connection(raw).execute(sql, parameters))
 
     def executemany(self, sql: str, rows):
-        with self.pool.connection() as raw:
+        with faults_as_unavailable(self.url), self.pool.connection() as raw:
             return Rows(Connection(raw).executemany(sql, rows))
+
+
+@contextmanager
+def faults_as_unavailable(url: str):
+    """Raise StoreUnavailable for a database fault (PostgreSQL down, restarting, full, read-only; ``faults``).
+
+    When the server cannot be reached, the database's pool is dropped: the next request
+    makes a new one that connects at once, instead of waiting out the old pool's growing
+    reconnection delays (seconds, then minutes) once the server is back.
+    """
+    try:
+        yield
+    except Exception as exc:
+        error = unavailable(exc)
+        if error is None:
+            raise
+        if error.cause == UNREACHABLE:
+            discard_pool(url)
+        raise error from exc
+
+
+def discard_pool(url: str):
+    """Forget this process's pool of a database and close it (requests using it finish on their connection)."""
+    with _POOLS_LOCK:
+        pool = _POOLS.pop((url, os.getpid()), None)
+    if pool is not None:
+        threading.Thread(target=pool.close, kwargs={"timeout": 5.0}, daemon=True).start()
 
 
 _POOLS: dict[tuple[str, int], object] = {}
@@ -122,14 +154,24 @@ def pool_for(url: str):
     key = (url, os.getpid())
     pool = _POOLS.get(key)
     if pool is None:
+        import psycopg
         from psycopg_pool import ConnectionPool
 
+        # One direct connection first: while the server is down this fails at once (a 503 in
+        # milliseconds) instead of after the pool's wait for its first connection.
+        psycopg.connect(url, connect_timeout=max(2, lock_timeout_ms() // 1000)).close()
         with _POOLS_LOCK:
             pool = _POOLS.get(key)
             if pool is None:
                 size = int(os.environ.get(POOL_SIZE_ENV) or DEFAULT_POOL_SIZE)
-                pool = ConnectionPool(url, min_size=1, max_size=max(1, size), open=True, timeout=POOL_TIMEOUT,
-                                      kwargs={"autocommit": True}, check=_check, name="ldp-survey")
+                # A request waits for a connection, and a statement for a lock, as long as SQLite's
+                # store waits for its write lock ($LDP_SURVEY_LOCK_TIMEOUT_MS); then it is a 503.
+                wait = lock_timeout_ms()
+                pool = ConnectionPool(url, min_size=1, max_size=max(1, size), open=True,
+                                      timeout=max(wait / 1000, MIN_POOL_WAIT),
+                                      kwargs={"autocommit": True, "options": f"-c lock_timeout={wait}",
+                                              "connect_timeout": max(2, wait // 1000)},
+                                      check=_check, name="ldp-survey")
                 _POOLS[key] = pool
     return pool
 
@@ -161,11 +203,15 @@ class PostgresStore(Store):
             import psycopg
 
             try:
-                with psycopg.connect(self.path, autocommit=True) as raw:
+                with psycopg.connect(self.path, autocommit=True, connect_timeout=10) as raw:
                     pg_schema.migrate(Connection(raw))
             except psycopg.OperationalError as exc:
-                raise StoreError(f"cannot open the PostgreSQL database {display_location(self.path)}: "
-                                 f"{str(exc).strip()}") from exc
+                cause = unavailable(exc)
+                message = (f"cannot open the PostgreSQL database {display_location(self.path)}: "
+                           f"{str(exc).strip()}")
+                if cause is not None:
+                    raise StoreUnavailable(message, cause=cause.cause) from exc
+                raise StoreError(message) from exc
 
     def close(self):
         """Nothing to close: the connections belong to the process's pool."""
@@ -173,7 +219,7 @@ class PostgresStore(Store):
     @property
     def conn(self):
         """The connection of the current write transaction, else one that borrows a connection per statement."""
-        return self._tx if self._tx is not None else Borrowing(pool_for(self.path))
+        return self._tx if self._tx is not None else Borrowing(self.path)
 
     def _execute(self, sql: str, parameters=()):
         return self.conn.execute(sql, parameters)
@@ -183,14 +229,14 @@ class PostgresStore(Store):
         if self._tx is not None:
             yield self._tx
             return
-        with pool_for(self.path).connection() as raw:
+        with faults_as_unavailable(self.path), pool_for(self.path).connection() as raw:
             raw.execute(begin)
             self._tx = Connection(raw)
             try:
                 yield self._tx
             except BaseException:
                 self._tx = None
-                if not raw.closed:
+                if not raw.closed and not raw.broken:
                     raw.execute("ROLLBACK")
                 raise
             self._tx = None
@@ -282,9 +328,10 @@ class PostgresStore(Store):
             batch = _batch_of_one(design, new_ids(1)[0], day or today(), answers)
             try:
                 with self._write() as conn:
-                    self._open_for(conn, slug, design_hash)
+                    # A repeat of a stored submission answers as one, even once the survey is closed.
                     if claim is not None and not admission.claim_submission(conn, slug, *claim):
                         return False
+                    self._open_for(conn, slug, design_hash)
                     admission.check_invitation(conn, slug, invite)
                     pg_schema.insert_batch(conn, slug, design, batch)
                     admission.use_invitation(conn, slug, invite)
@@ -350,6 +397,17 @@ class PostgresStore(Store):
                 remaining -= len(rows)
 
     # Operations
+
+    def ready(self) -> None:
+        """Prove the store can take a submission now: lock the tables every submission writes, count one check.
+
+        Raises StoreUnavailable when the server is down or restarting, read-only (a standby),
+        out of disk, or those tables are locked longer than the lock timeout.
+        """
+        with self._write() as conn:
+            conn.execute("LOCK TABLE surveys, tallies, daily_responses IN ROW EXCLUSIVE MODE")
+            conn.execute("INSERT INTO readiness (id, checks) VALUES (1, 1) "
+                         "ON CONFLICT (id) DO UPDATE SET checks = readiness.checks + 1")
 
     def integrity_check(self) -> str:
         """Return "ok" when every survey's counts equal its stored rows, else one line per difference."""

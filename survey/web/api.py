@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 
 from flask import Blueprint, abort, g, jsonify, request, url_for
-from flask.sessions import NullSession, SessionInterface
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
 from ..core.aggregate import rows_to_json
@@ -26,6 +25,7 @@ from .access import survey_for_researcher
 from .db import get_store
 from .research import _intervals, _level, _rows, responses_download, survey_release, xlsx_download
 from .security import csrf
+from .sessionless import Sessionless
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)
@@ -38,33 +38,9 @@ _LIMIT = re.compile(r"[0-9]{1,6}")
 _FORMATS = {"text/csv": "csv", "application/json": "json"}
 
 
-class NoSessionUnderApi(SessionInterface):
-    """The app's session interface, except that under /api/ the session cookie is neither read nor set.
-
-    There the session is Flask's NullSession (empty; writing to it raises), so no API
-    response refreshes, sets or varies on the cookie.
-    """
-
-    def __init__(self, inner: SessionInterface):
-        self.inner = inner
-
-    def open_session(self, app, request):
-        if request.path.startswith(bp.url_prefix + "/"):
-            return self.make_null_session(app)
-        return self.inner.open_session(app, request)
-
-    def save_session(self, app, session, response):
-        if isinstance(session, NullSession):
-            return None
-        return self.inner.save_session(app, session, response)
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-
 def init_app(app):
-    """Register the API blueprint and keep the session cookie out of it."""
-    app.session_interface = NoSessionUnderApi(app.session_interface)
+    """Register the API blueprint and keep the session cookie out of it (and out of respondents' submissions)."""
+    app.session_interface = Sessionless(app.session_interface)
     app.register_blueprint(bp)
 
 

@@ -1,7 +1,8 @@
 """Give each worker thread one Store (one SQLite connection), opened on first use and kept.
 
 Migrations run once, when the app is created; a worker thread's connection only sets
-its PRAGMAs when it opens. Nothing about the database is done per request.
+its PRAGMAs when it opens. Nothing about the database is done per request. A server's
+worker process leaves WAL checkpoints to a background thread (``checkpoint_in_background``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from flask import current_app
 
 from ..store import Store
 from ..store.location import is_postgres_url
+from ..store.checkpoints import Checkpointer
 from .secret import load_secret_key
 
 
@@ -23,12 +25,27 @@ class ThreadStores:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._open: list[Store] = []
+        self._checkpointer: Checkpointer | None = None
+
+    def checkpoint_in_background(self, *_):
+        """Let one thread of this process make the WAL checkpoints; call it in each worker after the fork.
+
+        Threads do not survive a fork, so gunicorn calls it in every worker (post_worker_init,
+        whose worker argument is ignored). Connections opened from then on leave checkpoints to it.
+        """
+        if is_postgres_url(self.path):
+            return  # PostgreSQL checkpoints on its own
+        with self._lock:
+            if self._checkpointer is None:
+                self._checkpointer = Checkpointer(self.path)
 
     def get(self) -> Store:
         """Return this thread's Store, opening it on first use."""
         store = getattr(self._local, "store", None)
         if store is None:
             store = Store(self.path, migrate=False)
+            if self._checkpointer is not None:
+                self._checkpointer.defer(store.conn)
             self._local.store = store
             with self._lock:
                 self._open.append(store)

@@ -123,8 +123,16 @@ def _oversized_request_hook(limit: int | None):
 
 
 def gunicorn_options(*, fd: int, workers: int, threads: int, max_body: int | None,
-                     on_ready: Callable[[], None] | None = None) -> dict:
-    """Return the gunicorn settings for serving on the listening socket ``fd``."""
+                     on_ready: Callable[[], None] | None = None,
+                     on_worker: Callable[[object], None] | None = None) -> dict:
+    """Return the gunicorn settings for serving on the listening socket ``fd``.
+
+    ``on_worker(worker)`` runs in each worker process once it is initialised (after the fork).
+    """
+
+    def post_worker_init(worker):
+        if on_worker is not None:
+            on_worker(worker)
 
     def when_ready(server):
         if on_ready is not None:
@@ -144,6 +152,7 @@ def gunicorn_options(*, fd: int, workers: int, threads: int, max_body: int | Non
         "logger_class": PrivateLogger,
         "proc_name": "ldp-survey",
         "when_ready": when_ready,
+        "post_worker_init": post_worker_init,
         "pre_request": _oversized_request_hook(max_body),
         # gunicorn 25.1+ opens a control socket in $HOME by default; this server needs none.
         "control_socket_disable": True,
@@ -175,10 +184,13 @@ def serve(app, listener: socket.socket, *, workers: int | None = None, threads: 
           on_ready: Callable[[], None] | None = None) -> None:
     """Serve ``app`` on the listening socket until SIGTERM or SIGINT; gunicorn takes the socket over.
 
-    ``on_ready`` is called once in the master when it listens and starts its workers.
-    Returns (or exits with status 0) after a graceful stop.
+    ``on_ready`` is called once in the master when it listens and starts its workers. Each
+    worker leaves the WAL checkpoints to a thread of its own (``survey.web.db``), so that no
+    request waits for one. Returns (or exits with status 0) after a graceful stop.
     """
     fd = listener.detach()  # gunicorn duplicates it and closes this descriptor
+    stores = app.extensions.get("ldp_stores")
     options = gunicorn_options(fd=fd, workers=workers or default_workers(), threads=threads,
-                               max_body=app.config.get("MAX_CONTENT_LENGTH"), on_ready=on_ready)
+                               max_body=app.config.get("MAX_CONTENT_LENGTH"), on_ready=on_ready,
+                               on_worker=stores.checkpoint_in_background if stores is not None else None)
     EmbeddedGunicorn(app, options).run()
