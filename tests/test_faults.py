@@ -534,3 +534,14 @@ def test_a_held_postgresql_lock_is_answered_503_after_the_lock_timeout(pg_databa
         holder.rollback()
     assert "store unavailable (database locked): POST /s/smoking-2026/responses" in server.log_text()
     assert_recovered(ledger, pg_database)
+
+
+def test_retry_after_comes_from_the_environment(tmp_path, monkeypatch):
+    from survey.web import create_app
+
+    config = {"TESTING": True, "DATABASE": str(tmp_path / "r.db"), "SECRET_KEY": "test"}
+    monkeypatch.setenv("LDP_SURVEY_RETRY_AFTER", "30")
+    assert create_app(config).config["RETRY_AFTER"] == 30
+    monkeypatch.setenv("LDP_SURVEY_RETRY_AFTER", "0")
+    with pytest.raises(ValueError, match="LDP_SURVEY_RETRY_AFTER must be a whole number of seconds from 1 to 3600"):
+        create_app(config)

@@ -36,7 +36,8 @@ def respond(exc: StoreUnavailable):
     The API answers in its JSON error format; the respondent API, and any request sent as
     JSON (the test-mode page's), the respondents' sentence; everything else an HTML page.
     """
-    current_app.logger.error("store unavailable (%s): %s %s: %s", exc.cause, request.method, request.path, exc)
+    current_app.logger.error("store unavailable (%s): %s %s: %s", exc.cause, request.method, request.path,
+                             exc.__cause__ or exc)
     current_app.extensions["ldp_stores"].discard()
     seconds = retry_after()
     headers = {"Retry-After": str(seconds), "Cache-Control": "no-store"}
@@ -46,7 +47,7 @@ def respond(exc: StoreUnavailable):
     if wants_json() or request.is_json:
         return jsonify({"error": RESPONDENT_MESSAGE, "field": None}), 503, headers
     message = (f"The survey database cannot take requests right now ({exc.cause}), so nothing was changed. "
-               f"Please try again in a minute; if this goes on, tell the person who runs this server.")
+               f"Please try again in {seconds} seconds; if this goes on, tell the person who runs this server.")
     return render_template("error.html", status=503, message=message), 503, headers
 
 
@@ -67,7 +68,7 @@ def readyz():
         error = exc if isinstance(exc, StoreUnavailable) else unavailable(exc)
         if error is None:
             raise
-        current_app.logger.error("store unavailable (%s): readiness check: %s", error.cause, error)
+        current_app.logger.error("store unavailable (%s): readiness check: %s", error.cause, error.__cause__ or error)
         current_app.extensions["ldp_stores"].discard()
         body = {"status": "unavailable", "cause": error.cause,
                 "error": f"the database cannot take requests now ({error.cause})"}
