@@ -288,7 +288,8 @@ def start_server(db_path: Path, log: Path, *args: str, timeout: float = 30) -> S
 def create_smoking_db(db_path: Path):
     """Create the database with examples/smoking.toml (released after every response) through the CLI, as a user would."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    definition = db_path.parent / "smoking.toml"
+    folder = Path(tempfile.mkdtemp()) if isinstance(db_path, str) else db_path.parent
+    definition = folder / "smoking.toml"
     definition.write_text(smoking_text(), encoding="utf-8")
     subprocess.run([sys.executable, "-m", "survey", "--db", str(db_path), "create", str(definition)],
                    check=True, env=env, capture_output=True)

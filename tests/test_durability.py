@@ -120,8 +120,7 @@ def design_of(db_path: Path) -> dict:
         return store.get_design(SLUG)
 
 
-def test_sigkill_under_concurrent_submissions_loses_and_duplicates_nothing(tmp_path):
-    db_path = tmp_path / "crash.db"
+def test_sigkill_under_concurrent_submissions_loses_and_duplicates_nothing(tmp_path, db_path):
     create_smoking_db(db_path)
     server = start_server(db_path, tmp_path / "server.log", "--workers", "2", "--threads", "4",
                           "--max-submissions-per-minute", "0")
@@ -148,8 +147,7 @@ def aggregates_csv(db_path: Path) -> str:
         return rows_to_csv(aggregate_counts(store.get_design(SLUG), store.question_counts(SLUG)))
 
 
-def test_backup_while_serving_is_a_sound_snapshot_and_aggregates_the_same(tmp_path):
-    db_path = tmp_path / "live.db"
+def test_backup_while_serving_is_a_sound_snapshot_and_aggregates_the_same(tmp_path, db_path):
     create_smoking_db(db_path)
     server = start_server(db_path, tmp_path / "server.log", "--workers", "2", "--threads", "4",
                           "--max-submissions-per-minute", "0")

@@ -26,8 +26,7 @@ SENDERS = 8
 GOOD = domain_answers(smoking_design(), smoker=1, lung_disease=0, cigarettes=2, age=1)
 
 
-def test_a_flood_beyond_the_limit_gets_429_and_stores_nothing_of_it(tmp_path):
-    db_path = tmp_path / "flood.db"
+def test_a_flood_beyond_the_limit_gets_429_and_stores_nothing_of_it(tmp_path, db_path):
     create_smoking_db(db_path)
     server = start_server(db_path, tmp_path / "server.log", "--workers", "2",
                           "--max-submissions-per-minute", str(LIMIT))

@@ -230,6 +230,15 @@ class Store:
             time.sleep(pause)
             pause = min(pause * 2, LOCK_MAX_PAUSE)
 
+    @contextmanager
+    def _snapshot(self):
+        """Run the block's reads in one read transaction: one consistent state while others write."""
+        self._execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
     def _serialize(self, conn, key: str):
         """Make the rest of this write transaction wait for any other holding ``key`` (SQLite's writes already do)."""
 

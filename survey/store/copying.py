@@ -63,8 +63,10 @@ def copy_database(source: Store, target: str | Path, *, progress=None) -> dict:
     """
     destination = open_target(target)
     try:
-        _copy(source, destination, progress)
-        return verify(source, destination)
+        # One snapshot of the source for the copy and its check: servers may go on writing.
+        with source._snapshot():
+            _copy(source, destination, progress)
+            return verify(source, destination)
     finally:
         destination.close()
 

@@ -246,6 +246,11 @@ class PostgresStore(Store):
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [key])
 
     @contextmanager
+    def _snapshot(self):
+        with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"):
+            yield
+
+    @contextmanager
     def _write(self):
         """Run the block in one transaction on one pooled connection (READ COMMITTED)."""
         with self._transaction("BEGIN") as conn:
