@@ -163,6 +163,8 @@ class Store:
     _schema = schema
     # The SQL expression of a survey's released responses in list_surveys (``s`` is the surveys row).
     _responses_sql = "s.responses"
+    # What an insert's check of its survey adds to lock the row until it commits (SQLite's write lock does).
+    _lock_for_insert = ""
 
     def __new__(cls, path=None, *args, **kwargs):
         """Open a PostgreSQL store for a ``postgresql://`` URL, SQLite's for anything else (a file path)."""
@@ -357,12 +359,7 @@ class Store:
             if row[0] != "draft" or self._received(slug):
                 raise StoreError(f"cannot delete survey {slug!r}: it is {_status_phrase(row[0])} and only a "
                                  f"draft can be deleted ({ALLOWED[row[0]]})")
-            table = self._schema.reports_table(conn, slug)
-            if table:
-                conn.execute(f'DROP TABLE IF EXISTS "{table}"')
-                conn.execute(f'DROP TABLE IF EXISTS "{pending_table_name(self.get_design(slug))}"')
-            conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
-            conn.execute("DELETE FROM daily_responses WHERE survey = ?", [slug])
+            schema.drop_reports(conn, slug)
             self._schema.drop_sandbox(conn, slug, row[1])
             conn.execute("DELETE FROM collaborators WHERE survey = ?", [slug])
             conn.execute("DELETE FROM surveys WHERE slug = ?", [slug])
@@ -737,24 +734,33 @@ class Store:
             batch: Batch = make_batch(ids)
             try:
                 with self._write() as conn:
-                    current = conn.execute("SELECT design_hash, status FROM surveys WHERE slug = ?",
-                                           [slug]).fetchone()
-                    if current is None:
-                        raise SurveyNotFound(f"no survey with slug {slug!r}")
-                    if source is None and current[1] != "open":
-                        raise SurveyClosed(_closed_message(slug, current[1]))
-                    if current[0] != design_hash:
-                        raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
+                    self._check_current(conn, slug, design_hash, must_be_open=source is None)
                     if source is None:
                         self._schema.insert_batch(conn, slug, _DESIGNS[design_hash], batch)
                     else:
                         self._schema.insert_sandbox(conn, slug, _DESIGNS[design_hash], batch, source)
                 return ids
-            except sqlite3.IntegrityError:
+            except self._id_collision():
                 # Two random 64-bit ids collided: draw new ones (the transaction was rolled back).
                 if attempt == ID_ATTEMPTS - 1:
                     raise
         raise AssertionError("unreachable")
+
+    def _check_current(self, conn, slug: str, design_hash: str, *, must_be_open: bool):
+        """Raise unless the survey exists with this design and, when ``must_be_open``, is open (in the write)."""
+        current = conn.execute(f"SELECT design_hash, status FROM surveys WHERE slug = ?{self._lock_for_insert}",
+                               [slug]).fetchone()
+        if current is None:
+            raise SurveyNotFound(f"no survey with slug {slug!r}")
+        if must_be_open and current[1] != "open":
+            raise SurveyClosed(_closed_message(slug, current[1]))
+        if current[0] != design_hash:
+            raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
+
+    @staticmethod
+    def _id_collision() -> type[Exception]:
+        """Return the error an INSERT raises when two random ids collide (the transaction is rolled back)."""
+        return sqlite3.IntegrityError
 
     def release_state(self, slug: str) -> dict:
         """Return a survey's release step and counts: {"every", "released", "held", "smallest_release"}.

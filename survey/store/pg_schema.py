@@ -29,8 +29,7 @@ from typing import Sequence
 from ..core import codec
 from ..core.design import release_every
 from . import schema
-from .schema import (REPORTS, Batch, batch_from_rows, column_names, pending_table_name, reports_table,
-                     table_name)
+from .schema import (REPORTS, Batch, batch_from_rows, column_names, pending_table_name, table_name)
 
 SHARDS = 32
 # Rows of ``tallies`` that count responses, not reports of a question: released, and held.
@@ -141,12 +140,7 @@ def _table_sql(table: str, design: dict, extra: str = "") -> str:
 
 def create_reports(conn, slug: str, design: dict):
     """Give a survey a new, empty report table (and held table) and zeroed counts, dropping any old ones."""
-    old = reports_table(conn, slug)
-    if old:
-        conn.execute(f'DROP TABLE IF EXISTS "{old}"')
-        conn.execute(f'DROP TABLE IF EXISTS "{schema._pending_of(old)}"')
-    conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
-    conn.execute("DELETE FROM daily_responses WHERE survey = ?", [slug])
+    schema.drop_reports(conn, slug)
     conn.execute(_table_sql(table_name(design), design))
     rows = [(slug, question, REPORTS) for question in (HELD_QUESTION, COUNT_QUESTION)]
     rows += [(slug, index, option) for index, question in enumerate(design["questions"])
@@ -170,9 +164,9 @@ drop_sandbox = schema.drop_sandbox
 insert_sandbox = schema.insert_sandbox
 
 
-def _add_counts(conn, slug: str, counts: dict[tuple[int, int], int], days: dict[str, int], *, shard=None):
+def _add_counts(conn, slug: str, counts: dict[tuple[int, int], int], days: dict[str, int]):
     """Add counts to one random shard of the tallies, and responses per day, in one fixed order (no deadlocks)."""
-    shard = random.randrange(SHARDS) if shard is None else shard
+    shard = random.randrange(SHARDS)
     keys = sorted(key for key, count in counts.items() if count)
     if keys:
         conn.execute("INSERT INTO tallies (survey, question, option, shard, count) "
@@ -291,27 +285,14 @@ def submit_one(conn, slug: str, design: dict, design_hash: str, batch: Batch, cl
     checked after, and Refused (the caller rolls back: nothing is kept) names what stopped it.
     A survey with a release step then releases as ``insert_batch`` does.
     """
+    import psycopg
+
     step = release_every(design)
-    raw = conn.raw
-    with raw.pipeline():
-        claimed = None
-        if claim is not None:
-            claimed = conn.execute("INSERT INTO submissions (id_hash, survey, answers_check) VALUES (?, ?, ?) "
-                                   "ON CONFLICT (id_hash) DO NOTHING", [claim[0], slug, claim[1]])
-        survey = conn.execute("SELECT status, design_hash FROM surveys WHERE slug = ? FOR SHARE", [slug])
-        used = None
-        if invite_key is not None:
-            used = conn.execute("UPDATE invitations SET used = 1 WHERE token_hash = ? AND survey = ? AND used = 0",
-                                [invite_key, slug])
-        if step == 1:
-            _write_rows(conn, table_name(design), design, batch.rows)
-            _add_counts(conn, slug, _report_counts(batch), _days(batch.rows), shard=None)
-            held = None
-        else:
-            _write_rows(conn, pending_table_name(design), design, batch.rows)
-            _add_counts(conn, slug, {(HELD_QUESTION, REPORTS): len(batch.rows)}, {}, shard=None)
-            held = conn.execute("SELECT CAST(coalesce(sum(count), 0) AS BIGINT) FROM tallies WHERE survey = ? "
-                                "AND question = ? AND option = ?", [slug, HELD_QUESTION, REPORTS])
+    try:
+        with conn.raw.pipeline():
+            claimed, survey, used, held = _send_one(conn, slug, design, batch, claim, invite_key, step)
+    except psycopg.errors.UndefinedTable:
+        raise Refused("closed") from None  # the design was replaced since it was read: its table is gone
     if claimed is not None and not claimed.rowcount:
         raise Refused("repeat")
     row = survey.fetchone()
@@ -323,3 +304,24 @@ def submit_one(conn, slug: str, design: dict, design_hash: str, batch: Batch, cl
         count = held_count(conn, slug)
         if count >= step:
             _move_held(conn, slug, design, count // step * step, batch.rows[0][1])
+
+
+def _send_one(conn, slug: str, design: dict, batch: Batch, claim, invite_key: str | None, step: int):
+    """Queue a submission's statements (``submit_one``); return the cursors of the claim, survey, invitation, held count."""
+    claimed = used = held = None
+    if claim is not None:
+        claimed = conn.execute("INSERT INTO submissions (id_hash, survey, answers_check) VALUES (?, ?, ?) "
+                               "ON CONFLICT (id_hash) DO NOTHING", [claim[0], slug, claim[1]])
+    survey = conn.execute("SELECT status, design_hash FROM surveys WHERE slug = ? FOR SHARE", [slug])
+    if invite_key is not None:
+        used = conn.execute("UPDATE invitations SET used = 1 WHERE token_hash = ? AND survey = ? AND used = 0",
+                            [invite_key, slug])
+    if step == 1:
+        _write_rows(conn, table_name(design), design, batch.rows)
+        _add_counts(conn, slug, _report_counts(batch), _days(batch.rows))
+    else:
+        _write_rows(conn, pending_table_name(design), design, batch.rows)
+        _add_counts(conn, slug, {(HELD_QUESTION, REPORTS): len(batch.rows)}, {})
+        held = conn.execute("SELECT CAST(coalesce(sum(count), 0) AS BIGINT) FROM tallies WHERE survey = ? "
+                            "AND question = ? AND option = ?", [slug, HELD_QUESTION, REPORTS])
+    return claimed, survey, used, held

@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..core.design import release_every
-from . import (ID_ATTEMPTS, Store, StoreError, StoreUnavailable, SurveyClosed, SurveyNotFound, _check_source,
-               _closed_message, _DESIGNS, admission, lock_timeout_ms, new_ids, pg_schema, today, unavailable)
+from . import (ID_ATTEMPTS, Store, StoreError, StoreUnavailable, SurveyNotFound, admission, lock_timeout_ms, new_ids, pg_schema, today, unavailable)
 from .faults import UNREACHABLE
 from .location import display_location
 from ..core import codec
@@ -195,6 +194,8 @@ class PostgresStore(Store):
 
     _schema = pg_schema
     _responses_sql = pg_schema.RESPONSES_SQL
+    # Submissions do not wait for each other, but close waits for those that checked (module docstring).
+    _lock_for_insert = " FOR SHARE"
 
     def __init__(self, url: str, *, migrate: bool = True, synchronous: str | None = None):
         self.path = str(url)
@@ -306,15 +307,6 @@ class PostgresStore(Store):
 
     # Writing responses
 
-    def _open_for(self, conn, slug: str, design_hash: str):
-        """Lock the survey's row FOR SHARE and raise unless it is open with this design (see the module docstring)."""
-        row = conn.execute("SELECT status, design_hash FROM surveys WHERE slug = ? FOR SHARE", [slug]).fetchone()
-        if row is None:
-            raise SurveyNotFound(f"no survey with slug {slug!r}")
-        if row[0] != "open":
-            raise SurveyClosed(_closed_message(slug, row[0]))
-        if row[1] != design_hash:
-            raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
 
     def add_response(self, slug: str, design_hash: str, answers: dict, *, day: str | None = None) -> str:
         design = self._design_with_hash(slug, design_hash)
@@ -323,7 +315,6 @@ class PostgresStore(Store):
 
     def add_submission(self, slug: str, design_hash: str, answers: dict, *, submission: str | None = None,
                        invite: str | None = None, day: str | None = None) -> bool:
-        import psycopg
 
         design = self._design_with_hash(slug, design_hash)
         claim = None
@@ -343,40 +334,20 @@ class PostgresStore(Store):
                     # a repeat with the same answers answers as one, even once the survey is closed.
                     admission.stored_with_same_answers(self._execute, *claim)
                     return False
-                self._open_for(self.conn, slug, design_hash)
+                self._check_current(self.conn, slug, design_hash, must_be_open=True)
                 admission.check_invitation(self.conn, slug, invite)
                 continue  # what refused it changed back since: send it again
-            except psycopg.errors.UniqueViolation:
+            except self._id_collision():
                 # Two random 64-bit ids collided: draw a new one (the transaction was rolled back).
                 if attempt == ID_ATTEMPTS - 1:
                     raise
         raise AssertionError("unreachable")
 
-    def _insert(self, slug: str, design_hash: str, n: int, make_batch, *, source: str | None = None) -> list[str]:
+    @staticmethod
+    def _id_collision() -> type[Exception]:
         import psycopg
 
-        if source is not None:
-            _check_source(source)
-        for attempt in range(ID_ATTEMPTS):
-            ids = new_ids(n)
-            batch: Batch = make_batch(ids)
-            try:
-                with self._write() as conn:
-                    if source is None:
-                        self._open_for(conn, slug, design_hash)
-                        pg_schema.insert_batch(conn, slug, _DESIGNS[design_hash], batch)
-                    else:
-                        row = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
-                        if row is None:
-                            raise SurveyNotFound(f"no survey with slug {slug!r}")
-                        if row[0] != design_hash:
-                            raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
-                        pg_schema.insert_sandbox(conn, slug, _DESIGNS[design_hash], batch, source)
-                return ids
-            except psycopg.errors.UniqueViolation:
-                if attempt == ID_ATTEMPTS - 1:
-                    raise
-        raise AssertionError("unreachable")
+        return psycopg.errors.UniqueViolation
 
     def release_held(self, slug: str) -> int:
         design = self.get_design(slug)

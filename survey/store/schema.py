@@ -169,12 +169,7 @@ def column_names(design: dict) -> list[str]:
 
 def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
     """Give a survey a new, empty report table and zeroed tallies, dropping any old ones."""
-    old = reports_table(conn, slug)
-    if old:
-        conn.execute(f'DROP TABLE IF EXISTS "{old}"')
-        conn.execute(f'DROP TABLE IF EXISTS "{_pending_of(old)}"')
-    conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
-    conn.execute("DELETE FROM daily_responses WHERE survey = ?", [slug])
+    drop_reports(conn, slug)
     table = table_name(design)
     columns = "".join(f", {name} INTEGER" for name in column_names(design))
     conn.execute(f'CREATE TABLE "{table}" (id TEXT PRIMARY KEY NOT NULL, received_day TEXT NOT NULL'
@@ -186,6 +181,16 @@ def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
     conn.execute(tally_trigger_sql(slug, design))
     if release_every(design) > 1:
         create_pending(conn, slug, design)
+
+
+def drop_reports(conn: sqlite3.Connection, slug: str):
+    """Drop a survey's report and held tables and delete its counts (before new ones are made)."""
+    old = reports_table(conn, slug)
+    if old:
+        conn.execute(f'DROP TABLE IF EXISTS "{old}"')
+        conn.execute(f'DROP TABLE IF EXISTS "{_pending_of(old)}"')
+    conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
+    conn.execute("DELETE FROM daily_responses WHERE survey = ?", [slug])
 
 
 def _sql_text(value: str) -> str:
