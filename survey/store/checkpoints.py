@@ -20,6 +20,7 @@ leaves it to the next round.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sqlite3
 import threading
@@ -40,6 +41,9 @@ class Checkpointer:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ldp-survey checkpoints", daemon=True)
         self._thread.start()
+        # At a clean exit its connection closes first, so the process's last one to close
+        # checkpoints and removes the WAL file, as it does without this thread.
+        atexit.register(self.stop)
 
     @staticmethod
     def defer(conn: sqlite3.Connection):
