@@ -21,7 +21,6 @@ leaves it to the next round.
 from __future__ import annotations
 
 import atexit
-import os
 import sqlite3
 import threading
 import time
@@ -37,7 +36,6 @@ class Checkpointer:
 
     def __init__(self, path: str):
         self.path = path
-        self.pid = os.getpid()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ldp-survey checkpoints", daemon=True)
         self._thread.start()
