@@ -8,7 +8,9 @@ import json
 import re
 from pathlib import Path
 
+import flask
 import pytest
+from flask.sessions import NullSession
 from werkzeug.security import generate_password_hash
 
 from survey.core.aggregate import CSV_HEADER
@@ -138,6 +140,23 @@ def test_the_respondent_page_and_a_submission_set_no_cookie(web, db_path, smokin
     response = post(web, {"design": smoking_survey["hash"], "answers": GOOD})
     assert response.status_code == 201 and "Set-Cookie" not in response.headers
     assert stored_count(db_path, SLUG) == 1
+
+
+def test_a_submission_neither_reads_nor_sets_the_session(web, db_path, smoking_survey):
+    """A researcher's browser answering a survey sends its session cookie: the submission ignores it (NullSession)."""
+    with web.session_transaction() as session:
+        session["user_id"] = 1
+    response = post(web, {"design": smoking_survey["hash"], "answers": GOOD})
+    assert response.status_code == 201 and "Set-Cookie" not in response.headers
+    assert "Cookie" not in response.headers.get("Vary", "")
+    assert stored_count(db_path, SLUG) == 1
+
+
+@pytest.mark.parametrize("path, without", [(f"/s/{SLUG}/responses", True), ("/api/surveys", True),
+                                           (f"/s/{SLUG}", False), ("/surveys", False), ("/login", False)])
+def test_submissions_and_the_api_run_without_a_session(app, path, without):
+    with app.test_request_context(path, method="POST"):
+        assert isinstance(flask.session._get_current_object(), NullSession) == without
 
 
 def test_a_browser_request_from_another_site_is_refused(web, db_path, smoking_survey):

@@ -34,7 +34,7 @@ from .faults import classify, classify_at
 from .location import is_postgres_url
 from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
 from .schema import (REPORTS, RESPONSES, SANDBOX_SOURCES, Batch, batch_from_answers, batch_from_columns,
-                     column_names, insert_one_sql, migrations, pending_table_name, report_columns, row_from_answer,
+                     column_names, insert_one_sql, migrations, report_columns, row_from_answer,
                      sandbox_table_name, table_name)
 
 BUSY_TIMEOUT_MS = 10_000

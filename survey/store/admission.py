@@ -14,7 +14,7 @@ import hashlib
 import json
 import secrets
 import sqlite3
-from typing import Callable
+from collections.abc import Callable
 
 from ..core.design import release_every
 from .schema import column_names, pending_table_name, table_name

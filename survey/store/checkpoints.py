@@ -20,7 +20,7 @@ leaves it to the next round.
 
 from __future__ import annotations
 
-import os
+import atexit
 import sqlite3
 import threading
 import time
@@ -36,10 +36,12 @@ class Checkpointer:
 
     def __init__(self, path: str):
         self.path = path
-        self.pid = os.getpid()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ldp-survey checkpoints", daemon=True)
         self._thread.start()
+        # At a clean exit its connection closes first, so the process's last one to close
+        # checkpoints and removes the WAL file, as it does without this thread.
+        atexit.register(self.stop)
 
     @staticmethod
     def defer(conn: sqlite3.Connection):

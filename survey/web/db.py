@@ -32,9 +32,10 @@ class ThreadStores:
 
         Threads do not survive a fork, so gunicorn calls it in every worker (post_worker_init,
         whose worker argument is ignored). Connections opened from then on leave checkpoints to it.
+        Only for a SQLite file: a database server (a ``postgresql://`` URL) checkpoints itself.
         """
-        if is_postgres_url(self.path):
-            return  # PostgreSQL checkpoints on its own
+        if is_postgres_url(self.path) or self.path == ":memory:":
+            return
         with self._lock:
             if self._checkpointer is None:
                 self._checkpointer = Checkpointer(self.path)
