@@ -6,7 +6,7 @@ kept (sharded, ``pg_schema``) and how a response is written:
 
 * A write transaction takes a connection from the pool (``_write``); a read outside one
   borrows a connection for that statement only, so a server restart costs the requests in
-  flight and no more (the pool checks a connection before lending it).
+  flight and no more (a connection the server closed is replaced when its first statement fails).
 * A submission locks its survey's row FOR SHARE while it checks the status and design:
   submissions do not wait for each other, but closing the survey waits for those already
   checked, so nothing is stored after a close returns (as SQLite's single guarded INSERT).
@@ -109,12 +109,44 @@ class Borrowing:
         return pool_for(self.url)
 
     def execute(self, sql: str, parameters: Sequence = ()):
-        with faults_as_unavailable(self.url), self.pool.connection() as raw:
-            return Rows(Connection(raw).execute(sql, parameters))
+        with faults_as_unavailable(self.url), lent(self.pool, first=sql if _reads(sql) else None,
+                                                   parameters=parameters) as (raw, cursor):
+            return Rows(cursor if cursor is not None else Connection(raw).execute(sql, parameters))
 
     def executemany(self, sql: str, rows):
         with faults_as_unavailable(self.url), self.pool.connection() as raw:
             return Rows(Connection(raw).executemany(sql, rows))
+
+
+def _reads(sql: str) -> bool:
+    return sql.lstrip()[:6].upper() == "SELECT"
+
+
+@contextmanager
+def lent(pool, *, first: str | None, parameters: Sequence = ()):
+    """Lend a pooled connection, running ``first`` on it; yield (connection, the cursor of ``first``).
+
+    Connections are not checked before they are lent (a round trip per request): one the server
+    closed since (a restart) fails its first statement, and is then replaced once by a new one.
+    Only a statement that changes nothing is sent again: BEGIN, or a read.
+    """
+    import psycopg
+
+    raw = pool.getconn()
+    try:
+        try:
+            cursor = Connection(raw).execute(first, parameters) if first is not None else None
+        except psycopg.OperationalError:
+            # Closed by the server (restart, administrator) or lost: never lend it again, and
+            # check the idle ones, likely closed with it, before lending another.
+            raw.close()
+            pool.putconn(raw)
+            pool.check()
+            raw = pool.getconn()
+            cursor = Connection(raw).execute(first, parameters)
+        yield raw, cursor
+    finally:
+        pool.putconn(raw)
 
 
 @contextmanager
@@ -170,14 +202,9 @@ def pool_for(url: str):
                                       timeout=max(wait / 1000, MIN_POOL_WAIT),
                                       kwargs={"autocommit": True, "options": f"-c lock_timeout={wait}",
                                               "connect_timeout": max(2, wait // 1000)},
-                                      check=_check, name="ldp-survey")
+                                      name="ldp-survey")
                 _POOLS[key] = pool
     return pool
-
-
-def _check(conn):
-    """Check a pooled connection before lending it (one empty statement); the pool drops it when this fails."""
-    conn.execute("")
 
 
 def close_pools(url: str | None = None):
@@ -230,8 +257,7 @@ class PostgresStore(Store):
         if self._tx is not None:
             yield self._tx
             return
-        with faults_as_unavailable(self.path), pool_for(self.path).connection() as raw:
-            raw.execute(begin)
+        with faults_as_unavailable(self.path), lent(pool_for(self.path), first=begin) as (raw, _):
             self._tx = Connection(raw)
             try:
                 yield self._tx
