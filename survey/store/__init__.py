@@ -359,7 +359,7 @@ class Store:
             if row[0] != "draft" or self._received(slug):
                 raise StoreError(f"cannot delete survey {slug!r}: it is {_status_phrase(row[0])} and only a "
                                  f"draft can be deleted ({ALLOWED[row[0]]})")
-            schema.drop_reports(conn, slug)
+            self._schema.drop_reports(conn, slug)
             self._schema.drop_sandbox(conn, slug, row[1])
             conn.execute("DELETE FROM collaborators WHERE survey = ?", [slug])
             conn.execute("DELETE FROM surveys WHERE slug = ?", [slug])

@@ -140,7 +140,7 @@ def _table_sql(table: str, design: dict, extra: str = "") -> str:
 
 def create_reports(conn, slug: str, design: dict):
     """Give a survey a new, empty report table (and held table) and zeroed counts, dropping any old ones."""
-    schema.drop_reports(conn, slug)
+    drop_reports(conn, slug)
     conn.execute(_table_sql(table_name(design), design))
     rows = [(slug, question, REPORTS) for question in (HELD_QUESTION, COUNT_QUESTION)]
     rows += [(slug, index, option) for index, question in enumerate(design["questions"])
@@ -150,6 +150,15 @@ def create_reports(conn, slug: str, design: dict):
                  "WHERE slug = ?", [table_name(design), slug])
     if release_every(design) > 1:
         conn.execute(_table_sql(pending_table_name(design), design))
+    create_submit_function(conn, slug, design)
+
+
+def drop_reports(conn, slug: str):
+    """Drop a survey's report and held tables and its submission function, and delete its counts."""
+    old = schema.reports_table(conn, slug)
+    if old:
+        drop_submit_function(conn, old)
+    schema.drop_reports(conn, slug)
 
 
 def create_sandbox(conn, slug: str, design: dict):
@@ -270,58 +279,111 @@ def load_held(conn, slug: str, design: dict, rows: Sequence[tuple]):
 
 
 class Refused(Exception):
-    """A pipelined submission found a reason to store nothing: ``reason`` is "repeat", "closed" or "invitation"."""
+    """A submission stored nothing: ``reason`` is "closed" (not open, or another design) or "invitation"."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
 
 
-def submit_one(conn, slug: str, design: dict, design_hash: str, batch: Batch, claim, invite_key: str | None):
-    """Write one submission in the caller's transaction with every statement sent at once (psycopg's pipeline).
+# The SQLSTATE a submission function raises to refuse (PL/pgSQL's own RAISE EXCEPTION code).
+REFUSED_STATE = "P0001"
 
-    The claim of the submission id, the survey's row locked FOR SHARE, the invitation's use
-    and the response with its counts go to the server in one round trip; their results are
-    checked after, and Refused (the caller rolls back: nothing is kept) names what stopped it.
-    A survey with a release step then releases as ``insert_batch`` does.
+
+def submit_function(design: dict) -> str:
+    """Return the name of the function that stores one submission of a design (``create_submit_function``)."""
+    return f"submit_{design['hash'][:16]}"
+
+
+def create_submit_function(conn, slug: str, design: dict):
+    """Make the function that stores one submission of a design in one statement, whole or not at all.
+
+    ``SELECT submit_<hash>(id, day, claim, check, invitation, shard, questions, options, counts,
+    words…)``, run on its own (autocommit), is one transaction with one round trip: it records
+    the submission id (returning "repeat", with nothing written, when the id is stored), locks
+    the survey's row FOR SHARE and refuses unless it is open with this design, uses the
+    invitation, inserts the response (held, with a release step) and adds the counts computed
+    by the caller to one shard. It returns "stored", or "release" when the held responses
+    reach the step (the caller then releases them). A refusal raises REFUSED_STATE with the
+    reason as message, which undoes all of it.
     """
-    import psycopg
-
+    names = column_names(design)
     step = release_every(design)
-    try:
-        with conn.raw.pipeline():
-            claimed, survey, used, held = _send_one(conn, slug, design, batch, claim, invite_key, step)
-    except psycopg.errors.UndefinedTable:
-        raise Refused("closed") from None  # the design was replaced since it was read: its table is gone
-    if claimed is not None and not claimed.rowcount:
-        raise Refused("repeat")
-    row = survey.fetchone()
-    if row is None or row[0] != "open" or row[1] != design_hash:
-        raise Refused("closed")
-    if used is not None and not used.rowcount:
-        raise Refused("invitation")
-    if held is not None and held.fetchone()[0] >= step and lock_releases(conn, slug, wait=False):
-        count = held_count(conn, slug)
-        if count >= step:
-            _move_held(conn, slug, design, count // step * step, batch.rows[0][1])
-
-
-def _send_one(conn, slug: str, design: dict, batch: Batch, claim, invite_key: str | None, step: int):
-    """Queue a submission's statements (``submit_one``); return the cursors of the claim, survey, invitation, held count."""
-    claimed = used = held = None
-    if claim is not None:
-        claimed = conn.execute("INSERT INTO submissions (id_hash, survey, answers_check) VALUES (?, ?, ?) "
-                               "ON CONFLICT (id_hash) DO NOTHING", [claim[0], slug, claim[1]])
-    survey = conn.execute("SELECT status, design_hash FROM surveys WHERE slug = ? FOR SHARE", [slug])
-    if invite_key is not None:
-        used = conn.execute("UPDATE invitations SET used = 1 WHERE token_hash = ? AND survey = ? AND used = 0",
-                            [invite_key, slug])
+    table = table_name(design) if step == 1 else pending_table_name(design)
+    survey, design_hash = _literal(slug), _literal(design["hash"])
+    words = "".join(f", p_{name} bigint" for name in names)
+    values = "".join(f", p_{name}" for name in names)
+    columns = "".join(f", {name}" for name in names)
     if step == 1:
-        _write_rows(conn, table_name(design), design, batch.rows)
-        _add_counts(conn, slug, _report_counts(batch), _days(batch.rows))
+        tail = (f"INSERT INTO daily_responses (survey, day, shard, responses) VALUES ({survey}, p_day, p_shard, 1) "
+                "ON CONFLICT (survey, day, shard) DO UPDATE SET responses = daily_responses.responses + 1;\n"
+                "  RETURN 'stored';")
     else:
-        _write_rows(conn, pending_table_name(design), design, batch.rows)
-        _add_counts(conn, slug, {(HELD_QUESTION, REPORTS): len(batch.rows)}, {})
-        held = conn.execute("SELECT CAST(coalesce(sum(count), 0) AS BIGINT) FROM tallies WHERE survey = ? "
-                            "AND question = ? AND option = ?", [slug, HELD_QUESTION, REPORTS])
-    return claimed, survey, used, held
+        tail = (f"RETURN CASE WHEN (SELECT sum(count) FROM tallies WHERE survey = {survey} AND question = "
+                f"{HELD_QUESTION} AND option = {REPORTS}) >= {step} THEN 'release' ELSE 'stored' END;")
+    conn.execute(f"""CREATE OR REPLACE FUNCTION "{submit_function(design)}"(
+    p_id text, p_day text, p_claim text, p_check text, p_invite text, p_shard integer,
+    p_questions bigint[], p_options bigint[], p_counts bigint[]{words}) RETURNS text LANGUAGE plpgsql AS $body$
+DECLARE
+  current_status text;
+  current_hash text;
+BEGIN
+  IF p_claim IS NOT NULL THEN
+    INSERT INTO submissions (id_hash, survey, answers_check) VALUES (p_claim, {survey}, p_check)
+      ON CONFLICT (id_hash) DO NOTHING;
+    IF NOT FOUND THEN
+      RETURN 'repeat';
+    END IF;
+  END IF;
+  SELECT status, design_hash INTO current_status, current_hash FROM surveys WHERE slug = {survey} FOR SHARE;
+  IF current_status IS DISTINCT FROM 'open' OR current_hash IS DISTINCT FROM {design_hash} THEN
+    RAISE EXCEPTION 'closed' USING ERRCODE = '{REFUSED_STATE}';
+  END IF;
+  IF p_invite IS NOT NULL THEN
+    UPDATE invitations SET used = 1 WHERE token_hash = p_invite AND survey = {survey} AND used = 0;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'invitation' USING ERRCODE = '{REFUSED_STATE}';
+    END IF;
+  END IF;
+  INSERT INTO "{table}" (id, received_day{columns}) VALUES (p_id, p_day{values});
+  INSERT INTO tallies (survey, question, option, shard, count)
+    SELECT {survey}, u.question, u.option, p_shard, u.count FROM unnest(p_questions, p_options, p_counts)
+      AS u(question, option, count)
+    ON CONFLICT (survey, question, option, shard) DO UPDATE SET count = tallies.count + excluded.count;
+  {tail}
+END
+$body$""")
+
+
+def drop_submit_function(conn, reports: str):
+    """Drop the submission function of the design whose report table is ``reports`` (if it has one)."""
+    conn.execute(f'DROP FUNCTION IF EXISTS "submit_{reports.removeprefix("reports_")}"')
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def submit_parameters(design: dict, batch: Batch, claim, invite_key: str | None) -> list:
+    """Return the arguments of a design's submission function for a batch of one response."""
+    step = release_every(design)
+    counts = _report_counts(batch) if step == 1 else {(HELD_QUESTION, REPORTS): 1}
+    keys = sorted(key for key, count in counts.items() if count)
+    row = batch.rows[0]
+    return [row[0], row[1], None if claim is None else claim[0], None if claim is None else claim[1], invite_key,
+            random.randrange(SHARDS), [k[0] for k in keys], [k[1] for k in keys], [counts[k] for k in keys],
+            *row[2:]]
+
+
+def submit_sql(design: dict) -> str:
+    """Return the statement that calls a design's submission function (``?`` placeholders)."""
+    return f'SELECT "{submit_function(design)}"({", ".join("?" * (9 + len(column_names(design))))})'
+
+
+def release_due(conn, slug: str, design: dict, day: str) -> int:
+    """Release whole steps of held responses if no one else is releasing, in the caller's transaction; return how many."""
+    step = release_every(design)
+    if not lock_releases(conn, slug, wait=False):
+        return 0
+    count = held_count(conn, slug)
+    return _move_held(conn, slug, design, count // step * step, day) if count >= step else 0

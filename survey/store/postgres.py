@@ -336,37 +336,67 @@ class PostgresStore(Store):
 
     def add_response(self, slug: str, design_hash: str, answers: dict, *, day: str | None = None) -> str:
         design = self._design_with_hash(slug, design_hash)
-        return self._insert(slug, design_hash, 1,
-                            lambda ids: _batch_of_one(design, ids[0], day or today(), answers))[0]
+        return self._submit_one(slug, design, answers, claim=None, invite=None, day=day)
 
     def add_submission(self, slug: str, design_hash: str, answers: dict, *, submission: str | None = None,
                        invite: str | None = None, day: str | None = None) -> bool:
-
         design = self._design_with_hash(slug, design_hash)
         claim = None
         if submission is not None:
             claim = admission.submission_hash(slug, submission), admission.answers_check(submission, answers)
+        return self._submit_one(slug, design, answers, claim=claim, invite=invite, day=day) is not None
+
+    def _submit_one(self, slug: str, design: dict, answers: dict, *, claim, invite: str | None,
+                    day: str | None) -> str | None:
+        """Store one response in one call of its design's function (``pg_schema.create_submit_function``).
+
+        Returns its id, or None for a repeat of a stored submission id with the same answers
+        (even once the survey is closed, as on SQLite). Releases held responses when due.
+        """
+        invite_key = None if invite is None else admission.invite_hash(invite)
         for attempt in range(ID_ATTEMPTS):
             batch = _batch_of_one(design, new_ids(1)[0], day or today(), answers)
             try:
-                with self._write() as conn:
-                    pg_schema.submit_one(conn, slug, design, design_hash, batch, claim,
-                                         None if invite is None else admission.invite_hash(invite))
-                return True
+                outcome = self._call_submit(slug, design, pg_schema.submit_parameters(design, batch, claim,
+                                                                                       invite_key))
             except pg_schema.Refused as refused:
-                # Nothing was kept (rolled back); say why as SQLite's store does.
-                if refused.reason == "repeat":
-                    # The id is stored (a claim that found it waited for its transaction to commit):
-                    # a repeat with the same answers answers as one, even once the survey is closed.
-                    admission.stored_with_same_answers(self._execute, *claim)
-                    return False
-                self._check_current(self.conn, slug, design_hash, must_be_open=True)
-                admission.check_invitation(self.conn, slug, invite)
+                # Nothing was stored; say why as SQLite's store does.
+                self._check_current(self.conn, slug, design["hash"], must_be_open=True)
+                if refused.reason == "invitation":
+                    admission.check_invitation(self.conn, slug, invite)
                 continue  # what refused it changed back since: send it again
             except self._id_collision():
-                # Two random 64-bit ids collided: draw a new one (the transaction was rolled back).
+                # Two random 64-bit ids collided: draw a new one (nothing was stored).
                 if attempt == ID_ATTEMPTS - 1:
                     raise
+                continue
+            if outcome == "repeat":
+                # The id is stored: a repeat with the same answers answers as one.
+                admission.stored_with_same_answers(self._execute, *claim)
+                return None
+            if outcome == "release":
+                with self._write() as conn:
+                    pg_schema.release_due(conn, slug, design, batch.rows[0][1])
+            return batch.rows[0][0]
+        raise StoreError("the response could not be stored; send it again")
+
+    def _call_submit(self, slug: str, design: dict, parameters: list) -> str:
+        """Call the design's submission function on its own (one transaction); make the function if it is missing."""
+        import psycopg
+
+        for attempt in range(2):
+            try:
+                with faults_as_unavailable(self.path), lent(pool_for(self.path), first=None) as (raw, _):
+                    return Connection(raw).execute(pg_schema.submit_sql(design), parameters).fetchone()[0]
+            except psycopg.errors.UndefinedFunction:
+                # A database made before submissions were one call, or the design was replaced.
+                if attempt:
+                    raise
+                with self._write() as conn:
+                    self._check_current(conn, slug, design["hash"], must_be_open=True)
+                    pg_schema.create_submit_function(conn, slug, design)
+            except psycopg.errors.RaiseException as exc:
+                raise pg_schema.Refused(exc.diag.message_primary or "closed") from None
         raise AssertionError("unreachable")
 
     @staticmethod
