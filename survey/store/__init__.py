@@ -92,6 +92,11 @@ ALLOWED = {"draft": "a draft can be published, replaced, duplicated or deleted",
            "closed": "a closed survey can be reopened or duplicated"}
 
 
+def survey_lock(slug: str) -> str:
+    """Return the name of the lock that a change of a survey's status holds alone and its inserts share."""
+    return "survey:" + slug
+
+
 def today() -> str:
     """Return the current UTC day as YYYY-MM-DD, the only time recorded with a response."""
     return dt.datetime.now(dt.timezone.utc).date().isoformat()
@@ -163,8 +168,6 @@ class Store:
     _schema = schema
     # The SQL expression of a survey's released responses in list_surveys (``s`` is the surveys row).
     _responses_sql = "s.responses"
-    # What an insert's check of its survey adds to lock the row until it commits (SQLite's write lock does).
-    _lock_for_insert = ""
 
     def __new__(cls, path=None, *args, **kwargs):
         """Open a PostgreSQL store for a ``postgresql://`` URL, SQLite's for anything else (a file path)."""
@@ -244,6 +247,9 @@ class Store:
     def _serialize(self, conn, key: str):
         """Make the rest of this write transaction wait for any other holding ``key`` (SQLite's writes already do)."""
 
+    def _hold_open(self, conn, slug: str):
+        """Keep the survey's status from changing until this write ends; inserts share it (SQLite's write lock does)."""
+
     @contextmanager
     def _write(self):
         """Run the block in one write transaction, taken at once (BEGIN IMMEDIATE) so it never deadlocks.
@@ -286,6 +292,8 @@ class Store:
         if status not in (None, "open", "draft"):
             raise StoreError(f"a new survey is 'open' or 'draft', not {status!r}")
         with self._write() as conn:
+            # A replaced design's tables are dropped: wait for the inserts that checked the old one.
+            self._serialize(conn, survey_lock(slug))
             owner_id = None
             if owner is not None:
                 account = self.get_user(owner)
@@ -329,6 +337,7 @@ class Store:
     def _transition(self, slug: str, action: str) -> str:
         sources, target = TRANSITIONS[action]
         with self._write() as conn:
+            self._serialize(conn, survey_lock(slug))
             row = conn.execute("SELECT status FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
@@ -353,6 +362,7 @@ class Store:
     def delete_draft(self, slug: str):
         """Delete a draft with its report table, tallies, sandbox and collaborators; any other survey is refused."""
         with self._write() as conn:
+            self._serialize(conn, survey_lock(slug))
             row = conn.execute("SELECT status, design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
@@ -748,8 +758,8 @@ class Store:
 
     def _check_current(self, conn, slug: str, design_hash: str, *, must_be_open: bool):
         """Raise unless the survey exists with this design and, when ``must_be_open``, is open (in the write)."""
-        current = conn.execute(f"SELECT design_hash, status FROM surveys WHERE slug = ?{self._lock_for_insert}",
-                               [slug]).fetchone()
+        self._hold_open(conn, slug)
+        current = conn.execute("SELECT design_hash, status FROM surveys WHERE slug = ?", [slug]).fetchone()
         if current is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
         if must_be_open and current[1] != "open":

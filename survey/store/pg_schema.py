@@ -300,8 +300,8 @@ def create_submit_function(conn, slug: str, design: dict):
 
     ``SELECT submit_<hash>(id, day, claim, check, invitation, shard, questions, options, counts,
     words…)``, run on its own (autocommit), is one transaction with one round trip: it records
-    the submission id (returning "repeat", with nothing written, when the id is stored), locks
-    the survey's row FOR SHARE and refuses unless it is open with this design, uses the
+    the submission id (returning "repeat", with nothing written, when the id is stored), holds
+    the survey's lock shared (``survey_lock``) and refuses unless it is open with this design, uses the
     invitation, inserts the response (held, with a release step) and adds the counts computed
     by the caller to one shard. It returns "stored", or "release" when the held responses
     reach the step (the caller then releases them). A refusal raises REFUSED_STATE with the
@@ -335,7 +335,8 @@ BEGIN
       RETURN 'repeat';
     END IF;
   END IF;
-  SELECT status, design_hash INTO current_status, current_hash FROM surveys WHERE slug = {survey} FOR SHARE;
+  PERFORM pg_advisory_xact_lock_shared(hashtextextended({_literal("survey:" + slug)}, 0));
+  SELECT status, design_hash INTO current_status, current_hash FROM surveys WHERE slug = {survey};
   IF current_status IS DISTINCT FROM 'open' OR current_hash IS DISTINCT FROM {design_hash} THEN
     RAISE EXCEPTION 'closed' USING ERRCODE = '{REFUSED_STATE}';
   END IF;

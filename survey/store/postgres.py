@@ -7,9 +7,11 @@ kept (sharded, ``pg_schema``) and how a response is written:
 * A write transaction takes a connection from the pool (``_write``); a read outside one
   borrows a connection for that statement only, so a server restart costs the requests in
   flight and no more (a connection the server closed is replaced when its first statement fails).
-* A submission locks its survey's row FOR SHARE while it checks the status and design:
-  submissions do not wait for each other, but closing the survey waits for those already
-  checked, so nothing is stored after a close returns (as SQLite's single guarded INSERT).
+* A submission holds its survey's advisory lock shared while it checks the status and design,
+  and a change of status holds it alone: submissions do not wait for each other (nor write
+  to the survey's row, which would make it a hot row), but closing the survey waits for
+  those already checked, so nothing is stored after a close returns (as SQLite's single
+  guarded INSERT).
 * Counts go to one random shard of each count (``pg_schema``), in the same transaction.
 
 Rows of a PostgreSQL table sit in the order they were written, and every row carries the
@@ -28,7 +30,8 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..core.design import release_every
-from . import (ID_ATTEMPTS, Store, StoreError, StoreUnavailable, SurveyNotFound, admission, lock_timeout_ms, new_ids, pg_schema, today, unavailable)
+from . import (ID_ATTEMPTS, Store, StoreError, StoreUnavailable, SurveyNotFound, admission, lock_timeout_ms, new_ids,
+               pg_schema, survey_lock, today, unavailable)
 from .faults import UNREACHABLE
 from .location import display_location
 from ..core import codec
@@ -221,8 +224,6 @@ class PostgresStore(Store):
 
     _schema = pg_schema
     _responses_sql = pg_schema.RESPONSES_SQL
-    # Submissions do not wait for each other, but close waits for those that checked (module docstring).
-    _lock_for_insert = " FOR SHARE"
 
     def __init__(self, url: str, *, migrate: bool = True, synchronous: str | None = None):
         self.path = str(url)
@@ -271,6 +272,10 @@ class PostgresStore(Store):
 
     def _serialize(self, conn, key: str):
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [key])
+
+    def _hold_open(self, conn, slug: str):
+        # Shared: inserts do not wait for each other, but close waits for those that checked.
+        conn.execute("SELECT pg_advisory_xact_lock_shared(hashtextextended(?, 0))", [survey_lock(slug)])
 
     @contextmanager
     def _snapshot(self):
