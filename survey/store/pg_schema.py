@@ -365,20 +365,31 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def submit_parameters(design: dict, batch: Batch, claim, invite_key: str | None) -> list:
-    """Return the arguments of a design's submission function for a batch of one response."""
-    step = release_every(design)
-    counts = _report_counts(batch) if step == 1 else {(HELD_QUESTION, REPORTS): 1}
+def submit_parameters(design: dict, row: tuple, claim, invite_key: str | None) -> list:
+    """Return the arguments of a design's submission function for one response's row (id, day, words…).
+
+    A held response adds only to the held count; its tallies are added when it is released.
+    """
+    if release_every(design) == 1:
+        counts = _report_counts(batch_from_rows(design, [row]))
+    else:
+        counts = {(HELD_QUESTION, REPORTS): 1}
     keys = sorted(key for key, count in counts.items() if count)
-    row = batch.rows[0]
     return [row[0], row[1], None if claim is None else claim[0], None if claim is None else claim[1], invite_key,
             random.randrange(SHARDS), [k[0] for k in keys], [k[1] for k in keys], [counts[k] for k in keys],
             *row[2:]]
 
 
+_SUBMIT_SQL: dict[str, str] = {}
+
+
 def submit_sql(design: dict) -> str:
-    """Return the statement that calls a design's submission function (``?`` placeholders)."""
-    return f'SELECT "{submit_function(design)}"({", ".join("?" * (9 + len(column_names(design))))})'
+    """Return the statement that calls a design's submission function (``?`` placeholders; made once per design)."""
+    sql = _SUBMIT_SQL.get(design["hash"])
+    if sql is None:
+        sql = f'SELECT "{submit_function(design)}"({", ".join("?" * (9 + len(column_names(design))))})'
+        _SUBMIT_SQL[design["hash"]] = sql
+    return sql
 
 
 def release_due(conn, slug: str, design: dict, day: str) -> int:

@@ -35,7 +35,7 @@ from . import (ID_ATTEMPTS, Store, StoreError, StoreUnavailable, SurveyNotFound,
 from .faults import UNREACHABLE
 from .location import display_location
 from ..core import codec
-from .schema import REPORTS, Batch, batch_from_answers, table_name
+from .schema import REPORTS, row_from_answer, table_name
 
 POOL_SIZE_ENV = "LDP_SURVEY_PG_POOL"
 DEFAULT_POOL_SIZE = 10
@@ -360,10 +360,9 @@ class PostgresStore(Store):
         """
         invite_key = None if invite is None else admission.invite_hash(invite)
         for attempt in range(ID_ATTEMPTS):
-            batch = _batch_of_one(design, new_ids(1)[0], day or today(), answers)
+            row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
             try:
-                outcome = self._call_submit(slug, design, pg_schema.submit_parameters(design, batch, claim,
-                                                                                       invite_key))
+                outcome = self._call_submit(slug, design, pg_schema.submit_parameters(design, row, claim, invite_key))
             except pg_schema.Refused as refused:
                 # Nothing was stored; say why as SQLite's store does.
                 self._check_current(self.conn, slug, design["hash"], must_be_open=True)
@@ -381,8 +380,8 @@ class PostgresStore(Store):
                 return None
             if outcome == "release":
                 with self._write() as conn:
-                    pg_schema.release_due(conn, slug, design, batch.rows[0][1])
-            return batch.rows[0][0]
+                    pg_schema.release_due(conn, slug, design, row[1])
+            return row[0]
         raise StoreError("the response could not be stored; send it again")
 
     def _call_submit(self, slug: str, design: dict, parameters: list) -> str:
@@ -477,7 +476,3 @@ class PostgresStore(Store):
         from .copying import copy_database
 
         copy_database(self, destination, progress=progress)
-
-
-def _batch_of_one(design: dict, rid: str, day: str, answers: dict) -> Batch:
-    return batch_from_answers(design, [rid], [day], [answers])
