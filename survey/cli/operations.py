@@ -231,9 +231,9 @@ def simulate(db, slug, n, truths, givens, seed, batch, alongside_real, clear):
 @click.argument("destination", type=click.Path(dir_okay=False, path_type=Path))
 @click.pass_obj
 def backup(db, destination):
-    """Copy the database to a new SQLite file, safely while the server runs.
+    """Copy the database into a new SQLite file.
 
-    From SQLite, with SQLite's online backup API: the copy is one consistent snapshot even
+    Safe while the server runs. From SQLite, with SQLite's online backup API: the copy is one consistent snapshot even
     while respondents submit, and is checked with PRAGMA integrity_check. From PostgreSQL, a
     logical copy into a new SQLite file that `migrate --to` loads back, each survey checked
     to read the same in the copy (PostgreSQL's own pg_dump and point-in-time recovery work
@@ -267,9 +267,9 @@ def backup(db, destination):
               help="The new database: postgresql://USER@HOST/DBNAME (empty) or a SQLite file that does not exist.")
 @click.pass_obj
 def migrate(db, target):
-    """Copy every survey, response and account into a new database, and check the copy.
+    """Copy everything into a new database, checked.
 
-    Moves a study from the embedded SQLite file to PostgreSQL (or back): accounts and
+    Copies every survey, response and account, then checks the copy. Moves a study from the embedded SQLite file to PostgreSQL (or back): accounts and
     API tokens (as hashes), surveys with their status, owners, collaborators, invitations,
     join links and acknowledged submission ids, every released and held report and the
     sandbox. Counts are made anew on the new database from the copied reports; then every
