@@ -6,6 +6,7 @@ backends through the ``backend`` parameter (tests/conftest.py).
 
 from __future__ import annotations
 
+import json
 import threading
 
 import numpy as np
@@ -249,3 +250,22 @@ def test_a_replaced_design_of_a_draft_gets_new_tables_and_zero_counts(pg_url):
     assert store.release_state("smoking-2026")["released"] == 10
     assert store.release_held("smoking-2026") == 2
     assert store.release_state("smoking-2026")["smallest_release"] == 2
+
+
+def test_a_survey_at_the_definition_limits_takes_submissions(pg_url):
+    """100 questions of 64 options (a report of two words each): more words than a function's 100 arguments."""
+    questions = "".join(f'\n[[questions]]\nid = "q{i:03d}"\nkind = "choice"\ntext = "Question {i}?"\n'
+                        f"options = [{', '.join(repr(f'o{k}').replace(chr(39), chr(34)) for k in range(64))}]\n"
+                        for i in range(100))
+    text = f'slug = "limits"\ntitle = "At the limits"\nepsilon = 20\nrelease_every = 1\n{questions}'
+    design = design_of(text)
+    store = Store(pg_url)
+    store.create_survey(text, design)
+    answers = answers_for(design, 3, seed=7)
+    assert store.add_submission("limits", design["hash"], answers[0], submission="limits-0")
+    assert not store.add_submission("limits", design["hash"], answers[0], submission="limits-0")
+    store.add_response("limits", design["hash"], answers[1])
+    assert store.response_count("limits") == 2
+    assert store.question_counts("limits") == store.recount("limits")
+    assert sorted(json.dumps(a, sort_keys=True) for a in store.iter_answers("limits")) == \
+        sorted(json.dumps(a, sort_keys=True) for a in answers[:2])

@@ -299,7 +299,7 @@ def create_submit_function(conn, slug: str, design: dict):
     """Make the function that stores one submission of a design in one statement, whole or not at all.
 
     ``SELECT submit_<hash>(id, day, claim, check, invitation, shard, questions, options, counts,
-    words…)``, run on its own (autocommit), is one transaction with one round trip: it records
+    words)``, run on its own (autocommit), is one transaction with one round trip: it records
     the submission id (returning "repeat", with nothing written, when the id is stored), holds
     the survey's lock shared (``survey_lock``) and refuses unless it is open with this design, uses the
     invitation, inserts the response (held, with a release step) and adds the counts computed
@@ -311,8 +311,8 @@ def create_submit_function(conn, slug: str, design: dict):
     step = release_every(design)
     table = table_name(design) if step == 1 else pending_table_name(design)
     survey, design_hash = _literal(slug), _literal(design["hash"])
-    words = "".join(f", p_{name} bigint" for name in names)
-    values = "".join(f", p_{name}" for name in names)
+    # The words come as one array: a function takes at most 100 arguments, a survey up to 100 questions.
+    values = "".join(f", p_words[{index}]" for index in range(1, len(names) + 1))
     columns = "".join(f", {name}" for name in names)
     if step == 1:
         tail = (f"INSERT INTO daily_responses (survey, day, shard, responses) VALUES ({survey}, p_day, p_shard, 1) "
@@ -323,7 +323,8 @@ def create_submit_function(conn, slug: str, design: dict):
                 f"{HELD_QUESTION} AND option = {REPORTS}) >= {step} THEN 'release' ELSE 'stored' END;")
     conn.execute(f"""CREATE OR REPLACE FUNCTION "{submit_function(design)}"(
     p_id text, p_day text, p_claim text, p_check text, p_invite text, p_shard integer,
-    p_questions bigint[], p_options bigint[], p_counts bigint[]{words}) RETURNS text LANGUAGE plpgsql AS $body$
+    p_questions bigint[], p_options bigint[], p_counts bigint[], p_words bigint[]) RETURNS text
+LANGUAGE plpgsql AS $body$
 DECLARE
   current_status text;
   current_hash text;
@@ -377,7 +378,7 @@ def submit_parameters(design: dict, row: tuple, claim, invite_key: str | None) -
     keys = sorted(key for key, count in counts.items() if count)
     return [row[0], row[1], None if claim is None else claim[0], None if claim is None else claim[1], invite_key,
             random.randrange(SHARDS), [k[0] for k in keys], [k[1] for k in keys], [counts[k] for k in keys],
-            *row[2:]]
+            list(row[2:])]
 
 
 _SUBMIT_SQL: dict[str, str] = {}
@@ -387,7 +388,7 @@ def submit_sql(design: dict) -> str:
     """Return the statement that calls a design's submission function (``?`` placeholders; made once per design)."""
     sql = _SUBMIT_SQL.get(design["hash"])
     if sql is None:
-        sql = f'SELECT "{submit_function(design)}"({", ".join("?" * (9 + len(column_names(design))))})'
+        sql = f'SELECT "{submit_function(design)}"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?::bigint[])'
         _SUBMIT_SQL[design["hash"]] = sql
     return sql
 
