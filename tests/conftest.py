@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -83,17 +84,32 @@ def postgres_cluster():
         shutil.rmtree(directory, ignore_errors=True)
 
 
+@contextmanager
+def new_postgres_database(cluster):
+    """Yield the URL of a new database of the suite's cluster; close this process's pools of it and drop it after."""
+    from survey.store.postgres import close_pools
+
+    url = cluster.new_database()
+    try:
+        yield url
+    finally:
+        close_pools(url)
+        cluster.drop_database(url)
+
+
+@pytest.fixture
+def pg_url(postgres_cluster):
+    """Return the URL of a new database of the suite's cluster, dropped after the test."""
+    with new_postgres_database(postgres_cluster) as url:
+        yield url
+
+
 @pytest.fixture
 def db_path(request, tmp_path, backend):
     """Return a fresh, not yet created, database: a SQLite file's path, or on PostgreSQL a new database's URL."""
     if backend == "postgresql":
-        cluster = request.getfixturevalue("postgres_cluster")
-        url = cluster.new_database()
-        yield url
-        from survey.store.postgres import close_pools
-
-        close_pools(url)
-        cluster.drop_database(url)
+        with new_postgres_database(request.getfixturevalue("postgres_cluster")) as url:
+            yield url
         return
     yield tmp_path / "test.db"
 

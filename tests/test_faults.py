@@ -444,17 +444,6 @@ def test_the_respondent_page_sends_the_same_reports_again_after_a_503(tmp_path, 
 
 # PostgreSQL's faults, on the suite's own cluster
 
-@pytest.fixture
-def pg_database(postgres_cluster):
-    """Return the URL of a new database of the suite's cluster, dropped after the test."""
-    from survey.store.postgres import close_pools
-
-    url = postgres_cluster.new_database()
-    yield url
-    close_pools(url)
-    postgres_cluster.drop_database(url)
-
-
 @contextmanager
 def administrator(cluster):
     """Yield an autocommit connection to the cluster's maintenance database, as its superuser."""
@@ -471,10 +460,10 @@ def end_sessions(conn, url: str):
 
 
 @pytest.mark.postgresql
-def test_a_stopped_postgresql_is_answered_503_and_service_resumes_when_it_is_back(postgres_cluster, pg_database,
+def test_a_stopped_postgresql_is_answered_503_and_service_resumes_when_it_is_back(postgres_cluster, pg_url,
                                                                                   serve):
-    create_survey(pg_database)
-    server = serve(pg_database)
+    create_survey(pg_url)
+    server = serve(pg_url)
     ledger = Ledger(server.origin, smoking_design())
     assert all(reply[0] == 201 for reply in ledger.send(5))
     postgres_cluster.stop("fast")
@@ -485,42 +474,42 @@ def test_a_stopped_postgresql_is_answered_503_and_service_resumes_when_it_is_bac
     finally:
         postgres_cluster.start()
     assert "store unavailable (database unreachable): POST /s/smoking-2026/responses" in server.log_text()
-    assert_recovered(ledger, pg_database)
+    assert_recovered(ledger, pg_url)
 
 
 @pytest.mark.postgresql
-def test_a_read_only_postgresql_is_answered_503(postgres_cluster, pg_database, serve):
+def test_a_read_only_postgresql_is_answered_503(postgres_cluster, pg_url, serve):
     """A database that takes no writes (as a standby after a failover): every write is refused with SQLSTATE 25006."""
-    create_survey(pg_database)
-    server = serve(pg_database)
+    create_survey(pg_url)
+    server = serve(pg_url)
     ledger = Ledger(server.origin, smoking_design())
     assert all(reply[0] == 201 for reply in ledger.send(5))
-    name = pg_database.rsplit("/", 1)[1]
+    name = pg_url.rsplit("/", 1)[1]
     with administrator(postgres_cluster) as admin:
         admin.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
-        end_sessions(admin, pg_database)
+        end_sessions(admin, pg_url)
         try:
             replies = ledger.send(3)
             assert all(reply[0] == 503 for reply in replies)
             assert_unavailable(replies, "read-only database", server.origin)
         finally:
             admin.execute(f'ALTER DATABASE "{name}" RESET default_transaction_read_only')
-            end_sessions(admin, pg_database)
+            end_sessions(admin, pg_url)
     assert "store unavailable (read-only database): POST /s/smoking-2026/responses" in server.log_text()
-    assert_recovered(ledger, pg_database)
+    assert_recovered(ledger, pg_url)
 
 
 @pytest.mark.postgresql
-def test_a_held_postgresql_lock_is_answered_503_after_the_lock_timeout(pg_database, serve):
+def test_a_held_postgresql_lock_is_answered_503_after_the_lock_timeout(pg_url, serve):
     """A table every submission writes, locked by another session (a long maintenance command): 503 after
     LDP_SURVEY_LOCK_TIMEOUT_MS; sign-ins, which do not write it, go on."""
     import psycopg
 
-    create_survey(pg_database)
-    server = serve(pg_database)
+    create_survey(pg_url)
+    server = serve(pg_url)
     ledger = Ledger(server.origin, smoking_design())
     assert all(reply[0] == 201 for reply in ledger.send(5))
-    with psycopg.connect(pg_database) as holder:
+    with psycopg.connect(pg_url) as holder:
         holder.execute("LOCK TABLE tallies IN EXCLUSIVE MODE")
         started = time.monotonic()
         replies = ledger.send(3)
@@ -533,7 +522,7 @@ def test_a_held_postgresql_lock_is_answered_503_after_the_lock_timeout(pg_databa
         assert sign_in(server.origin)[0] == 302
         holder.rollback()
     assert "store unavailable (database locked): POST /s/smoking-2026/responses" in server.log_text()
-    assert_recovered(ledger, pg_database)
+    assert_recovered(ledger, pg_url)
 
 
 def test_retry_after_comes_from_the_environment(tmp_path, monkeypatch):

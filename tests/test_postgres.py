@@ -20,24 +20,21 @@ from survey.core.design import build_design
 from survey.core.simulate import complete_truth, simulate_answers, simulate_columns
 from survey.store import Store, StoreError, SurveyClosed
 from survey.store.copying import survey_fingerprint
-from survey.store.postgres import close_pools
 
 from conftest import smoking_text
 
 pytestmark = pytest.mark.postgresql
 
 
-@pytest.fixture
-def pg_url(postgres_cluster):
-    """Return the URL of a new database of the suite's cluster, dropped after the test."""
-    url = postgres_cluster.new_database()
-    yield url
-    close_pools(url)
-    postgres_cluster.drop_database(url)
-
-
 def design_of(text: str) -> dict:
     return build_design(parse_definition_toml(text))
+
+
+def created(url: str, text: str) -> dict:
+    """Create the survey of a definition in the database at ``url``; return its design."""
+    design = design_of(text)
+    Store(url).create_survey(text, design)
+    return design
 
 
 def stepped_text(step: int, slug: str = "stepped") -> str:
@@ -152,9 +149,7 @@ def concurrent(count: int, work):
 
 def test_concurrent_submissions_are_all_counted_across_shards(pg_url):
     url = pg_url
-    text = smoking_text()
-    design = design_of(text)
-    Store(url).create_survey(text, design)
+    design = created(url, smoking_text())
     answers = answers_for(design, 400, seed=4)
 
     def submit(i):
@@ -176,9 +171,7 @@ def test_concurrent_submissions_are_all_counted_across_shards(pg_url):
 
 def test_concurrent_submissions_release_only_whole_steps_or_more(pg_url):
     url = pg_url
-    text = stepped_text(10)
-    design = design_of(text)
-    Store(url).create_survey(text, design)
+    design = created(url, stepped_text(10))
     answers = answers_for(design, 203, seed=5)
     seen: list[int] = []
 
@@ -201,9 +194,7 @@ def test_concurrent_submissions_release_only_whole_steps_or_more(pg_url):
 
 def test_no_response_is_stored_after_close_returns(pg_url):
     url = pg_url
-    text = smoking_text()
-    design = design_of(text)
-    Store(url).create_survey(text, design)
+    design = created(url, smoking_text())
     answers = answers_for(design, 2000, seed=6)
     acknowledged: list[int] = []
     closed_at: list[int] = []

@@ -288,12 +288,7 @@ def project_simplex(estimates) -> np.ndarray:
     with lower total error, but it is biased: show it as a consistent view and keep the
     confidence intervals of the unbiased estimates (never plug-in intervals around f̃).
     """
-    try:
-        values = np.asarray(estimates, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"estimates must be a non-empty sequence of finite numbers, got {estimates!r}") from None
-    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)):
-        raise ValueError(f"estimates must be a non-empty sequence of finite numbers, got {estimates!r}")
+    values = _finite_vector(estimates, "estimates")
     descending = np.sort(values)[::-1]
     excess = np.cumsum(descending) - 1.0
     rank = np.arange(1, values.size + 1)

@@ -116,10 +116,6 @@ class Borrowing:
                                                    parameters=parameters) as (raw, cursor):
             return Rows(cursor if cursor is not None else Connection(raw).execute(sql, parameters))
 
-    def executemany(self, sql: str, rows):
-        with faults_as_unavailable(self.url), self.pool.connection() as raw:
-            return Rows(Connection(raw).executemany(sql, rows))
-
 
 def _reads(sql: str) -> bool:
     return sql.lstrip()[:6].upper() == "SELECT"
