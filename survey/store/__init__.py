@@ -821,13 +821,10 @@ class Store:
 
     def tallies(self, slug: str, *, sandbox: bool = False) -> tuple[int, dict[str, tuple[int, list[int]]]]:
         """Return the number of responses and question_counts, read together in one snapshot (of the sandbox with ``sandbox``)."""
-        self._execute("BEGIN")
-        try:
+        with self._snapshot():
             if sandbox:
                 return sum(self.sandbox_counts(slug).values()), self.question_counts(slug, sandbox=True)
             return self.response_count(slug), self.question_counts(slug)
-        finally:
-            self.conn.execute("COMMIT")
 
     def responses_per_day(self, slug: str) -> list[tuple[str, int]]:
         """Return (day, responses) for every day a survey received responses, oldest first (kept at insert)."""

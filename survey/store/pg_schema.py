@@ -219,10 +219,15 @@ def insert_reports(conn, slug: str, design: dict, batch: Batch):
     _add_counts(conn, slug, _report_counts(batch), _days(batch.rows))
 
 
-def held_count(conn, slug: str) -> int:
-    """Return how many responses a survey holds for its next release (the sum of its shards)."""
+def count_of(conn, slug: str, question: int) -> int:
+    """Return one of a survey's counts, the sum of its shards (COUNT_QUESTION: released, HELD_QUESTION: held)."""
     return conn.execute("SELECT CAST(coalesce(sum(count), 0) AS BIGINT) FROM tallies WHERE survey = ? "
-                        "AND question = ? AND option = ?", [slug, HELD_QUESTION, REPORTS]).fetchone()[0]
+                        "AND question = ? AND option = ?", [slug, question, REPORTS]).fetchone()[0]
+
+
+def held_count(conn, slug: str) -> int:
+    """Return how many responses a survey holds for its next release."""
+    return count_of(conn, slug, HELD_QUESTION)
 
 
 def lock_releases(conn, slug: str, *, wait: bool = True) -> bool:

@@ -275,6 +275,7 @@ class PostgresStore(Store):
 
     @contextmanager
     def _snapshot(self):
+        """Run the block's reads in one snapshot (REPEATABLE READ), as SQLite's read transaction does."""
         with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"):
             yield
 
@@ -287,8 +288,7 @@ class PostgresStore(Store):
     # Counts: sums of shards
 
     def _count(self, slug: str, question: int) -> int:
-        return self._execute("SELECT CAST(coalesce(sum(count), 0) AS BIGINT) FROM tallies WHERE survey = ? "
-                             "AND question = ? AND option = ?", [slug, question, REPORTS]).fetchone()[0]
+        return pg_schema.count_of(self.conn, slug, question)
 
     def _received(self, slug: str) -> int:
         return self._count(slug, pg_schema.COUNT_QUESTION) + self._count(slug, pg_schema.HELD_QUESTION)
@@ -301,16 +301,10 @@ class PostgresStore(Store):
 
     def release_state(self, slug: str) -> dict:
         design = self.get_design(slug)
-        with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"):
+        with self._snapshot():
             smallest = self._execute("SELECT smallest_release FROM surveys WHERE slug = ?", [slug]).fetchone()[0]
             return {"every": release_every(design), "released": self._count(slug, pg_schema.COUNT_QUESTION),
                     "held": self._count(slug, pg_schema.HELD_QUESTION), "smallest_release": smallest}
-
-    def tallies(self, slug: str, *, sandbox: bool = False):
-        with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"):
-            if sandbox:
-                return sum(self.sandbox_counts(slug).values()), self.question_counts(slug, sandbox=True)
-            return self.response_count(slug), self.question_counts(slug)
 
     def question_counts(self, slug: str, *, sandbox: bool = False):
         if sandbox:
@@ -452,7 +446,7 @@ class PostgresStore(Store):
         for survey in self.list_surveys():
             slug = survey["slug"]
             design = self.get_design(slug)
-            with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"):
+            with self._snapshot():
                 stored = self._execute(f'SELECT count(*) FROM "{table_name(design)}"').fetchone()[0]
                 released = self._count(slug, pg_schema.COUNT_QUESTION)
                 held = self._count(slug, pg_schema.HELD_QUESTION)
