@@ -37,7 +37,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 # marked ``sqlite_only`` (it reads the SQLite file itself).
 BOTH_BACKENDS = {"test_store", "test_web", "test_ownership", "test_durability", "test_unlinkable", "test_flood",
                  "test_admission", "test_releases", "test_lifecycle", "test_accounts", "test_sandbox",
-                 "test_server", "test_postgres", "test_faults", "test_shared_state"}
+                 "test_server", "test_postgres", "test_faults", "test_shared_state", "test_fast_submissions"}
 
 
 def pytest_generate_tests(metafunc):

@@ -41,11 +41,12 @@ def create_app(test_config: dict | None = None) -> Flask:
     if test_config:
         app.config.update(test_config)
 
-    from . import (account, api, builder, charts, collaborators, crosstab, db, editor, errors, explain_filters, flood,
-                   health, invitations, lifecycle, limits, packages, regression, research, respond, sandbox, security,
-                   static_files, unavailable)
+    from . import (account, api, builder, charts, collaborators, crosstab, db, editor, errors, explain_filters,
+                   fast_submissions, flood, health, invitations, lifecycle, limits, packages, regression, research,
+                   respond, sandbox, security, static_files, unavailable)
     from .throttle import SignInThrottle
 
+    fast_submissions.install(app)
     proxies = app.config.get("PROXIES", 0)
     if proxies:
         # Behind N reverse proxies the client's address is the N-th from the right of

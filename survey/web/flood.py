@@ -44,6 +44,8 @@ DEFAULT_PER_MINUTE = 120
 WINDOW = 60.0
 FLOOD_STORES = ("memory", "database")
 FLOOD_STORE_ENV = "LDP_SURVEY_FLOOD_STORE"
+# The WSGI environ key of the wait ``take`` gave a request the fast path counted already.
+TAKEN = "ldp_survey.flood_wait"
 SLOTS = 1 << 15
 PROBES = 8
 # A slot: the client's keyed hash (all zero when empty), its tokens, and when they were counted.
@@ -188,11 +190,17 @@ def flood_store(config) -> str:
 
 
 def check():
-    """Answer 429 JSON with Retry-After when this client has sent too many submissions this minute."""
+    """Answer 429 JSON with Retry-After when this client has sent too many submissions this minute.
+
+    A submission the fast path (``fast_submissions``) already counted carries its wait in the
+    environ under TAKEN: it is not counted twice.
+    """
     limiter = current_app.extensions.get("ldp_submission_limiter")
     if limiter is None:
         return None
-    wait = limiter.take(request.remote_addr or "")
+    wait = request.environ.get(TAKEN)
+    if wait is None:
+        wait = limiter.take(request.remote_addr or "")
     if not wait:
         return None
     seconds = max(1, math.ceil(wait))

@@ -15,6 +15,8 @@ bp = Blueprint("respond", __name__)
 STORED_BODY = b'{"stored": true}\n'
 # Sec-Fetch-Site values of a request the survey's own page made (or one typed by hand / sent by a script).
 OWN_PAGE = frozenset({"same-origin", "none"})
+# The WSGI environ key under which the fast path (``fast_submissions``) hands a store's refusal to ``submit``.
+STORE_FAILED = "ldp_survey.store_failed"
 
 
 @bp.get("/s/<slug>")
@@ -92,13 +94,29 @@ def submit(slug):
     flooded = flood.check()
     if flooded is not None:
         return flooded
+    failed = request.environ.get(STORE_FAILED)
+    if failed is not None:
+        # The fast path validated this submission and the store refused it or failed:
+        # answer as if it had happened here, without storing anything twice.
+        raise failed
     if request.headers.get("Sec-Fetch-Site", "none") not in OWN_PAGE:
         raise ReportError("answers are accepted only from the survey's own page; nothing was stored", status=403)
     store = get_store()
-    design = store.recent_design(slug)
     if not request.is_json:
+        store.recent_design(slug)
         raise ReportError("the body must be JSON sent with Content-Type: application/json")
-    payload = parse_submission(request.get_data(cache=False))
+    design, answers, submission, invite = admitted(store, slug, request.get_data(cache=False))
+    store_submission(store, slug, design, answers, submission, invite)
+    return Response(STORED_BODY, status=201, mimetype="application/json")
+
+
+def admitted(store, slug: str, body: bytes) -> tuple[dict, dict, str | None, str | None]:
+    """Return (design, validated answers, submission id, invitation) of a submission's JSON body, or raise ReportError.
+
+    Nothing is written: a refusal here can be answered again by the app's own handlers.
+    """
+    design = store.recent_design(slug)
+    payload = parse_submission(body)
     if isinstance(payload, dict) and payload.get("design") != design["hash"]:
         design = store.get_design(slug)
     try:
@@ -108,6 +126,12 @@ def submit(slug):
             raise _closed(slug) from None
         raise
     submission, invite = admission_fields(design, payload)
+    return design, answers, submission, invite
+
+
+def store_submission(store, slug: str, design: dict, answers: dict, submission: str | None,
+                     invite: str | None) -> None:
+    """Store a validated submission, raising the store's refusals as the ReportError the respondent gets."""
     try:
         if submission is None and invite is None:
             store.add_response(slug, design["hash"], answers)
@@ -121,4 +145,3 @@ def submit(slug):
         raise
     except StoreError as exc:
         raise ReportError(str(exc), field="design", status=409) from exc
-    return Response(STORED_BODY, status=201, mimetype="application/json")

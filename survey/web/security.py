@@ -19,19 +19,28 @@ NO_STORE_PREFIXES = ("/surveys", "/account", "/api/", "/join/")
 HSTS_SECONDS = 31536000
 
 
-def _headers(response):
-    response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-    # Same-origin: other sites never learn a page's address, while a researcher's form posts carry
-    # the Referer that CSRF protection checks over HTTPS. Respondent pages send none at all.
-    response.headers.setdefault("Referrer-Policy", "no-referrer" if request.path.startswith("/s/") else "same-origin")
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    response.headers.setdefault("X-Frame-Options", "DENY")
-    if request.path.startswith(NO_STORE_PREFIXES) and "Cache-Control" not in response.headers:
+def response_headers(config, path: str) -> list[tuple[str, str]]:
+    """Return the security headers of a response to ``path`` (``_headers`` adds those a view did not set)."""
+    headers = [
+        ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
+        # Same-origin: other sites never learn a page's address, while a researcher's form posts carry
+        # the Referer that CSRF protection checks over HTTPS. Respondent pages send none at all.
+        ("Referrer-Policy", "no-referrer" if path.startswith("/s/") else "same-origin"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("X-Frame-Options", "DENY"),
+    ]
+    if path.startswith(NO_STORE_PREFIXES):
         # Researcher pages, exports, charts and the API: no copy in any cache.
-        response.headers["Cache-Control"] = "no-store"
-    if current_app.config.get("HSTS"):
+        headers.append(("Cache-Control", "no-store"))
+    if config.get("HSTS"):
         # `serve --https`: browsers use only HTTPS for this host for a year.
-        response.headers.setdefault("Strict-Transport-Security", f"max-age={HSTS_SECONDS}")
+        headers.append(("Strict-Transport-Security", f"max-age={HSTS_SECONDS}"))
+    return headers
+
+
+def _headers(response):
+    for name, value in response_headers(current_app.config, request.path):
+        response.headers.setdefault(name, value)
     return response
 
 
