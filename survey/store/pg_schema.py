@@ -382,8 +382,13 @@ def submit_parameters(design: dict, row: tuple, claim, invite_key: str | None) -
         counts = {(HELD_QUESTION, REPORTS): 1}
     keys = sorted(key for key, count in counts.items() if count)
     return [row[0], row[1], None if claim is None else claim[0], None if claim is None else claim[1], invite_key,
-            random.randrange(SHARDS), [k[0] for k in keys], [k[1] for k in keys], [counts[k] for k in keys],
-            list(row[2:])]
+            random.randrange(SHARDS), _array([k[0] for k in keys]), _array([k[1] for k in keys]),
+            _array([counts[k] for k in keys]), _array(row[2:])]
+
+
+def _array(values) -> str:
+    """Return whole numbers (or None) as a PostgreSQL array literal: sent as text, it costs psycopg no list adaptation."""
+    return "{" + ",".join("NULL" if value is None else str(int(value)) for value in values) + "}"
 
 
 _SUBMIT_SQL: dict[str, str] = {}
@@ -393,7 +398,7 @@ def submit_sql(design: dict) -> str:
     """Return the statement that calls a design's submission function (``?`` placeholders; made once per design)."""
     sql = _SUBMIT_SQL.get(design["hash"])
     if sql is None:
-        sql = f'SELECT "{submit_function(design)}"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?::bigint[])'
+        sql = f'SELECT "{submit_function(design)}"(?, ?, ?, ?, ?, ?, ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[])'
         _SUBMIT_SQL[design["hash"]] = sql
     return sql
 
