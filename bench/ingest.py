@@ -209,7 +209,7 @@ def run_wrk(servers: list[common.Server], script: Path, url_path: str, args, dur
     for process, (stdout, stderr) in zip(processes, outputs):
         if process.returncode != 0:
             raise RuntimeError(f"wrk failed ({process.returncode}): {stderr}")
-        line = next((l for l in stdout.splitlines() if l.startswith("BENCH-JSON ")), None)
+        line = next((text for text in stdout.splitlines() if text.startswith("BENCH-JSON ")), None)
         if line is None:
             raise RuntimeError(f"wrk printed no summary:\n{stdout}\n{stderr}")
         summaries.append(json.loads(line[len("BENCH-JSON "):]))
