@@ -141,6 +141,16 @@ def test_bit_vector_update_returns_its_limit_early_when_the_deviance_target_is_o
     assert shares == pytest.approx(limit, abs=1e-6)
 
 
+def test_the_multinomial_mle_of_large_counts_does_not_overflow():
+    # Bisecting log μ from −700 used to overflow C(p − q)/μ (a RuntimeWarning, an error under this suite's settings).
+    counts, n, p, q = [40000, 31000, 28000, 30500], 100_000, 0.5, 1 / (np.exp(0.5) + 1)
+    mle = indicator_mle(counts, n, p=p, q=q, multinomial=True)
+    assert mle.sum() == pytest.approx(1.0) and np.all(mle >= 0)
+    shares, iterations = iterative_bayesian_update(counts, n, p=p, q=q, multinomial=False, iterations=IBU_ITERATIONS,
+                                                   deviance_factor=0.4)
+    assert iterations < 1_000 and shares == pytest.approx(mle, abs=1e-12)
+
+
 def test_the_deviance_stop_is_unchanged_where_the_target_is_reached():
     rng = np.random.default_rng(13)
     for _ in range(20):

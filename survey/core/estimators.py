@@ -442,7 +442,8 @@ def indicator_mle(counts, n, *, p, q, multinomial) -> np.ndarray:
 
     def shares(slope):
         if multinomial:
-            rate = counts * spread / slope
+            # Cλ capped at 1 before dividing (a larger rate clips to f = 1 all the same), so a tiny μ cannot overflow.
+            rate = np.minimum(counts * spread, slope) / slope
         elif abs(slope) < 1e-300:
             rate = counts / n
         else:
