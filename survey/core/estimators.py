@@ -304,12 +304,15 @@ def project_simplex(estimates) -> np.ndarray:
 # DEVIANCE_EVERY iterations; the EM's limit (the maximiser of Σ c log λ, as the EM normalises the counts) may fit
 # worse than k·d (bit vectors: its binomial deviance has a floor), so once the deviance falls by less than
 # DEVIANCE_STALL of its remaining gap to k·d per check (at that pace the target is over 100 checks away) and the
-# limit's own deviance is above k·d, the target cannot be met: the EM returns that limit, computed in closed form
-# (``indicator_mle``), rather than creep towards it for IBU_ITERATIONS.
+# limit's own deviance is above k·d, the target cannot be met; if at that pace the deviance would also move by
+# DEVIANCE_REACH times its distance to the limit's within the iterations left, the EM would end at the limit
+# anyway, so it returns that limit, computed in closed form (``indicator_mle``), rather than creep towards it for
+# IBU_ITERATIONS (a channel so flat, p − q near 0, that the EM would not get there keeps the old run to the cap).
 QUIET_NOISE = 0.05
 DEVIANCE_FACTORS = (0.25, 0.4)
 DEVIANCE_EVERY = 10
 DEVIANCE_STALL = 1e-2
+DEVIANCE_REACH = 10.0
 IBU_ITERATIONS = 100_000
 
 
@@ -491,8 +494,12 @@ def iterative_bayesian_update(counts, n, *, p, q, multinomial, iterations=10_000
     binomial deviance has a floor there). So, with ``deviance_factor``, when the deviance fell by
     less than DEVIANCE_STALL of its gap to k·d since the last check (the fit has stalled: at that pace
     the target is more than 1/DEVIANCE_STALL checks away) and the limit's deviance is above k·d,
-    the target cannot be met and the limit is returned with the iterations run so far: the point
-    the EM creeps towards (slowly where shares reach 0), without the remaining iterations.
+    the target cannot be met; then, if at the last check's pace the deviance would move by
+    DEVIANCE_REACH times its distance to the limit's within the iterations left, the EM would end
+    at its limit anyway (it creeps there, slowly where shares reach 0) and returns it at once, with
+    the iterations run so far. Otherwise (a channel so flat, p − q near 0, that the EM would not get
+    near its limit within ``iterations``) it goes on as before, to the target, the tolerance or
+    ``iterations``.
     """
     n = _check_count(n, "n")
     checked = _check_counts(counts, n, least=2)
@@ -511,11 +518,15 @@ def iterative_bayesian_update(counts, n, *, p, q, multinomial, iterations=10_000
             deviance = _deviance(counts, n, q + spread * shares, multinomial, saturated)
             if deviance <= target:
                 return shares, iteration
-            if previous is not None and previous - deviance < DEVIANCE_STALL * (deviance - target):
+            drop = None if previous is None else previous - deviance
+            if drop is not None and drop < DEVIANCE_STALL * (deviance - target):
                 if limit is None:
                     limit = indicator_mle(checked, n, p=p, q=q, multinomial=True)
-                    unreachable = _deviance(counts, n, q + spread * limit, multinomial, saturated) > target
-                if unreachable:
+                    floor = _deviance(counts, n, q + spread * limit, multinomial, saturated)
+                # Out of reach: the limit, if at this pace the deviance would cover DEVIANCE_REACH times its
+                # distance to the limit's within the iterations left (else, p − q near 0, the EM goes on).
+                if floor > target and (abs(drop) * (iterations - iteration) / DEVIANCE_EVERY
+                                       >= DEVIANCE_REACH * abs(deviance - floor)):
                     return limit, iteration
             previous = deviance
         ratio = observed / (spread * shares + q)
