@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from survey.core.estimators import (
+    DEVIANCE_EVERY,
+    IBU_ITERATIONS,
     QUIET_NOISE,
     consistent_view,
     indicator_mle,
@@ -113,6 +115,61 @@ def test_grr_mle_is_the_limit_of_the_iterative_bayesian_update():
         assert mle == pytest.approx(limit, abs=1e-6)
         if np.all(project_simplex((counts / n - q) / (p - q)) > 0):
             assert mle == pytest.approx((counts / n - q) / (p - q), abs=1e-9)
+
+
+def binomial_deviance(counts, n, rates):
+    """Return 2Σ C log(C/E) + (n − C) log((n − C)/(n − E)), E = n·rate: bit-vector counts against their rates."""
+    counts, expected = np.asarray(counts, dtype=float), n * np.asarray(rates)
+    ones = np.where(counts > 0, counts * np.log(np.maximum(counts, 1) / expected), 0.0)
+    zeros = np.where(counts < n, (n - counts) * np.log(np.maximum(n - counts, 1) / (n - expected)), 0.0)
+    return 2.0 * float(np.sum(ones + zeros))
+
+
+@pytest.mark.parametrize("counts, n", [([147, 113, 98, 112, 119, 112], 300), ([117, 127, 103, 99, 119, 111, 108, 134], 300)])
+def test_bit_vector_update_returns_its_limit_early_when_the_deviance_target_is_out_of_reach(counts, n):
+    # OUE at ε = 0.5: the EM's limit (the multinomial-likelihood maximiser) fits the bits worse than k·d, so the
+    # discrepancy principle never stops it; it used to crawl on to the tolerance (about 20,000 iterations here).
+    p, q, factor = 0.5, 1 / (np.exp(0.5) + 1), 0.4
+    target = factor * len(counts)
+    limit, long_run = iterative_bayesian_update(counts, n, p=p, q=q, multinomial=False, iterations=IBU_ITERATIONS)
+    assert binomial_deviance(counts, n, q + (p - q) * limit) > target
+    assert limit == pytest.approx(indicator_mle(counts, n, p=p, q=q, multinomial=True), abs=1e-7)
+    shares, iterations = iterative_bayesian_update(counts, n, p=p, q=q, multinomial=False,
+                                                   iterations=IBU_ITERATIONS, deviance_factor=factor)
+    assert iterations % DEVIANCE_EVERY == 0 and iterations <= 2_000 < long_run
+    assert shares.sum() == pytest.approx(1.0) and np.all(shares >= 0)
+    assert shares == pytest.approx(limit, abs=1e-6)
+
+
+def test_the_multinomial_mle_of_large_counts_does_not_overflow():
+    # Bisecting log μ from −700 used to overflow C(p − q)/μ (a RuntimeWarning, an error under this suite's settings).
+    counts, n, p, q = [40000, 31000, 28000, 30500], 100_000, 0.5, 1 / (np.exp(0.5) + 1)
+    mle = indicator_mle(counts, n, p=p, q=q, multinomial=True)
+    assert mle.sum() == pytest.approx(1.0) and np.all(mle >= 0)
+    shares, iterations = iterative_bayesian_update(counts, n, p=p, q=q, multinomial=False, iterations=IBU_ITERATIONS,
+                                                   deviance_factor=0.4)
+    assert iterations < 1_000 and shares == pytest.approx(mle, abs=1e-12)
+
+
+def test_the_deviance_stop_is_unchanged_where_the_target_is_reached():
+    rng = np.random.default_rng(13)
+    for _ in range(20):
+        d, n, q = int(rng.integers(3, 9)), int(rng.integers(50, 2000)), 1 / (np.exp(rng.choice([0.5, 1.0])) + 1)
+        counts = rng.binomial(n, q + (0.5 - q) * rng.dirichlet(np.ones(d)))
+        shares, iterations = iterative_bayesian_update(counts, n, p=0.5, q=q, multinomial=False,
+                                                       iterations=IBU_ITERATIONS, deviance_factor=0.4)
+        deviance = binomial_deviance(counts, n, q + (0.5 - q) * shares)
+        if deviance <= 0.4 * d:
+            # Stopped by the principle: the first check at or under the target, as the plain EM reaches it.
+            plain, _ = iterative_bayesian_update(counts, n, p=0.5, q=q, multinomial=False, iterations=iterations)
+            assert shares == pytest.approx(plain, abs=1e-12)
+            if iterations:
+                before, _ = iterative_bayesian_update(counts, n, p=0.5, q=q, multinomial=False,
+                                                      iterations=iterations - DEVIANCE_EVERY)
+                assert binomial_deviance(counts, n, q + (0.5 - q) * before) > 0.4 * d
+        else:
+            # Out of reach: the EM's limit (returned early, or reached by the tolerance first).
+            assert shares == pytest.approx(indicator_mle(counts, n, p=0.5, q=q, multinomial=True), abs=1e-7)
 
 
 def test_bit_vector_mle_satisfies_its_kkt_conditions():

@@ -300,10 +300,19 @@ def project_simplex(estimates) -> np.ndarray:
 # The consistent view's rule, chosen by measurement (bench/utility/consistent.py, bench/README.md): where one
 # option's standard error at uniform shares is under QUIET_NOISE of the uniform share 1/d, Norm-Sub; above,
 # the iterative Bayesian update stopped by the discrepancy principle at a deviance of k·d, k = 0.2 + 0.4·noise
-# kept within DEVIANCE_FACTORS (the bench: the noisier, the later the best stop).
+# kept within DEVIANCE_FACTORS (the bench: the noisier, the later the best stop). The deviance is checked every
+# DEVIANCE_EVERY iterations; the EM's limit (the maximiser of Σ c log λ, as the EM normalises the counts) may fit
+# worse than k·d (bit vectors: its binomial deviance has a floor), so once the deviance falls by less than
+# DEVIANCE_STALL of its remaining gap to k·d per check (at that pace the target is over 100 checks away) and the
+# limit's own deviance is above k·d, the target cannot be met; if at that pace the deviance would also move by
+# DEVIANCE_REACH times its distance to the limit's within the iterations left, the EM would end at the limit
+# anyway, so it returns that limit, computed in closed form (``indicator_mle``), rather than creep towards it for
+# IBU_ITERATIONS (a channel so flat, p − q near 0, that the EM would not get there keeps the old run to the cap).
 QUIET_NOISE = 0.05
 DEVIANCE_FACTORS = (0.25, 0.4)
 DEVIANCE_EVERY = 10
+DEVIANCE_STALL = 1e-2
+DEVIANCE_REACH = 10.0
 IBU_ITERATIONS = 100_000
 
 
@@ -436,7 +445,8 @@ def indicator_mle(counts, n, *, p, q, multinomial) -> np.ndarray:
 
     def shares(slope):
         if multinomial:
-            rate = counts * spread / slope
+            # Cλ capped at 1 before dividing (a larger rate clips to f = 1 all the same), so a tiny μ cannot overflow.
+            rate = np.minimum(counts * spread, slope) / slope
         elif abs(slope) < 1e-300:
             rate = counts / n
         else:
@@ -478,10 +488,22 @@ def iterative_bayesian_update(counts, n, *, p, q, multinomial, iterations=10_000
     share moves by ``tolerance`` or more, or, with ``deviance_factor`` k, as soon as the fit's
     deviance from the counts (multinomial, or binomial per indicator) is at most k·d: Morozov's
     discrepancy principle, which stops the EM before it fits the noise (as in Richardson-Lucy
-    deconvolution, of which this is an instance).
+    deconvolution, of which this is an instance). The EM's limit maximises Σ c log λ over the
+    simplex (the multinomial likelihood, also for bit vectors since c is normalised), which is
+    ``indicator_mle(..., multinomial=True)``; its deviance can stay above k·d (a bit vector's
+    binomial deviance has a floor there). So, with ``deviance_factor``, when the deviance fell by
+    less than DEVIANCE_STALL of its gap to k·d since the last check (the fit has stalled: at that pace
+    the target is more than 1/DEVIANCE_STALL checks away) and the limit's deviance is above k·d,
+    the target cannot be met; then, if at the last check's pace the deviance would move by
+    DEVIANCE_REACH times its distance to the limit's within the iterations left, the EM would end
+    at its limit anyway (it creeps there, slowly where shares reach 0) and returns it at once, with
+    the iterations run so far. Otherwise (a channel so flat, p − q near 0, that the EM would not get
+    near its limit within ``iterations``) it goes on as before, to the target, the tolerance or
+    ``iterations``.
     """
     n = _check_count(n, "n")
-    counts = np.asarray(_check_counts(counts, n, least=2), dtype=float)
+    checked = _check_counts(counts, n, least=2)
+    counts = np.asarray(checked, dtype=float)
     p, q = _check_pq(p, q)
     if n == 0 or counts.sum() == 0:
         raise ValueError("the iterative Bayesian update needs at least one report with an indicator set")
@@ -490,10 +512,23 @@ def iterative_bayesian_update(counts, n, *, p, q, multinomial, iterations=10_000
     shares = np.full(counts.size, 1.0 / counts.size)
     target = None if deviance_factor is None else float(deviance_factor) * counts.size
     saturated = _saturated(counts, n, multinomial)
+    previous = limit = None
     for iteration in range(iterations):
-        if (target is not None and iteration % DEVIANCE_EVERY == 0
-                and _deviance(counts, n, q + spread * shares, multinomial, saturated) <= target):
-            return shares, iteration
+        if target is not None and iteration % DEVIANCE_EVERY == 0:
+            deviance = _deviance(counts, n, q + spread * shares, multinomial, saturated)
+            if deviance <= target:
+                return shares, iteration
+            drop = None if previous is None else previous - deviance
+            if drop is not None and drop < DEVIANCE_STALL * (deviance - target):
+                if limit is None:
+                    limit = indicator_mle(checked, n, p=p, q=q, multinomial=True)
+                    floor = _deviance(counts, n, q + spread * limit, multinomial, saturated)
+                # Out of reach: the limit, if at this pace the deviance would cover DEVIANCE_REACH times its
+                # distance to the limit's within the iterations left (else, p − q near 0, the EM goes on).
+                if floor > target and (abs(drop) * (iterations - iteration) / DEVIANCE_EVERY
+                                       >= DEVIANCE_REACH * abs(deviance - floor)):
+                    return limit, iteration
+            previous = deviance
         ratio = observed / (spread * shares + q)
         updated = shares * (spread * ratio + q * ratio.sum())
         if np.abs(updated - shares).max() < tolerance:
