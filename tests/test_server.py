@@ -315,3 +315,17 @@ def test_demo_help_documents_force(cli_runner):
 
     result = cli_runner.invoke(main, ["demo", "--help"])
     assert result.exit_code == 0 and "--force" in result.stdout and "--db demo.db" in result.stdout
+
+
+def test_the_master_freezes_its_objects_out_of_the_collector_before_each_fork():
+    import gc
+
+    from survey.web.server import gunicorn_options
+
+    hook = gunicorn_options(fd=0, workers=1, threads=1, max_body=None)["pre_fork"]
+    gc.unfreeze()
+    try:
+        hook(None, None)
+        assert gc.get_freeze_count() > 10_000
+    finally:
+        gc.unfreeze()

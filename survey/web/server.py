@@ -6,6 +6,10 @@
   database migrations run once, and ``create_app`` closes every SQLite connection it
   opens, so the workers inherit none and open their own.
 * ``gthread`` workers: ``workers`` processes of ``threads`` threads each.
+* Before each fork the master's objects (the app, numpy, scipy: about 110,000) are moved out
+  of the garbage collector's generations (``gc.freeze``): a worker's full collection would
+  otherwise walk them all, about 0.1 s with every request of that worker waiting, and the
+  pages they live on stay shared with the master instead of being copied by the walk.
 * Privacy: no access log, and the error log (stderr) never names a client address.
 * SIGTERM stops gracefully: the master closes its listening socket, requests in flight
   get up to :data:`GRACEFUL_TIMEOUT` seconds to finish, then the process exits 0.
@@ -18,6 +22,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import re
@@ -138,6 +143,9 @@ def gunicorn_options(*, fd: int, workers: int, threads: int, max_body: int | Non
         if on_ready is not None:
             on_ready()
 
+    def pre_fork(server, worker):
+        gc.freeze()
+
     return {
         "bind": [f"fd://{fd}"],
         "worker_class": "gthread",
@@ -152,6 +160,7 @@ def gunicorn_options(*, fd: int, workers: int, threads: int, max_body: int | Non
         "logger_class": PrivateLogger,
         "proc_name": "ldp-survey",
         "when_ready": when_ready,
+        "pre_fork": pre_fork,
         "post_worker_init": post_worker_init,
         "pre_request": _oversized_request_hook(max_body),
         # gunicorn 25.1+ opens a control socket in $HOME by default; this server needs none.
