@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import re
-
 from flask import jsonify, make_response, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from ..core.reports import ReportError
 from ..store import SurveyNotFound
+from .sessionless import SUBMISSIONS
 
-
-# The submission endpoint answers every error in JSON, whatever the method (405 included).
-_SUBMISSIONS = re.compile(r"/s/[^/]+/responses")
 
 
 def wants_json() -> bool:
-    """Return whether the client expects a JSON error (the respondent API and .json URLs)."""
+    """Return whether the client expects a JSON error (the respondent API, whatever the method, and .json URLs)."""
     path = request.path
     return ((request.method == "POST" and path.startswith("/s/")) or path.endswith(".json")
-            or _SUBMISSIONS.fullmatch(path) is not None)
+            or SUBMISSIONS.fullmatch(path) is not None)
 
 
 def _error(status: int, message: str, field=None):

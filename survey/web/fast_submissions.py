@@ -18,14 +18,13 @@ on as it came.
 from __future__ import annotations
 
 import io
-import re
 
 from ..core.definition import SLUG_RE
 from . import flood
 from .respond import OWN_PAGE, STORE_FAILED, STORED_BODY, admitted, store_submission
 from .security import response_headers
+from .sessionless import SUBMISSIONS
 
-SUBMISSION_PATH = re.compile(r"/s/([^/]+)/responses")
 STORED_LENGTH = str(len(STORED_BODY))
 
 
@@ -74,7 +73,7 @@ class FastSubmissions:
         """Return the survey's slug when the fast path takes this request, else None."""
         if environ.get("REQUEST_METHOD") != "POST":
             return None
-        match = SUBMISSION_PATH.fullmatch(environ.get("PATH_INFO", ""))
+        match = SUBMISSIONS.fullmatch(environ.get("PATH_INFO", ""))
         if match is None or not SLUG_RE.fullmatch(match.group(1)):
             return None
         if environ.get("HTTP_SEC_FETCH_SITE", "none") not in OWN_PAGE or not _is_json(environ.get("CONTENT_TYPE", "")):

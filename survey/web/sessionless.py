@@ -12,8 +12,9 @@ import re
 from flask.sessions import NullSession, SessionInterface
 
 API_PREFIX = "/api/"
-# The respondent endpoint (survey.web.respond.submit): any method, so that a 405 sets no cookie either.
-SUBMISSIONS = re.compile(r"/s/[^/]+/responses")
+# The respondent endpoint (survey.web.respond.submit), the survey's slug its group: any method, so
+# that a 405 sets no cookie either.
+SUBMISSIONS = re.compile(r"/s/([^/]+)/responses")
 
 
 def sessionless(path: str) -> bool:
