@@ -157,3 +157,14 @@ def test_too_few_responses_are_refused_with_the_reason():
     exact = Variable("group", ("a", "b"), np.eye(2))
     with pytest.raises(RegressionError, match="too few"):
         logistic_regression(outcome, [exact], np.array([1, 2]))
+
+
+def test_covariates_the_data_cannot_tell_apart_get_no_standard_errors_and_the_reason():
+    mechanism = mechanism_for(QUESTIONS["disease"])
+    outcome = Variable("disease", ("no", "yes"), mechanism.likelihood(np.array([0, 1, 0, 1])))
+    group = np.eye(2)[np.array([0, 0, 1, 1])]
+    copy = [Variable("group", ("a", "b"), group), Variable("copy", ("a", "b"), group)]
+    fit = logistic_regression(outcome, copy, np.array([600, 400, 450, 550]))
+    assert any("cannot tell some coefficients apart" in warning for warning in fit.warnings), fit.warnings
+    assert all(math.isnan(term.std_error) and math.isnan(term.ci_low) for term in fit.terms)
+    assert all(math.isfinite(term.estimate) for term in fit.terms)

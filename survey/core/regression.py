@@ -36,6 +36,9 @@ from scipy.stats import chi2, norm
 BOUNDARY_COEFFICIENT = 12.0
 EMPTY_CELL = 1e-7
 FLAT_CONDITION = 1e10
+# Past this condition number (1/machine epsilon) the information is singular in floating point: its
+# inverse is round-off, so no standard errors are given.
+SINGULAR_CONDITION = 1.0 / np.finfo(float).eps
 
 
 class RegressionError(ValueError):
@@ -250,8 +253,10 @@ def logistic_regression(outcome: Variable, covariates: list[Variable], counts, *
         if eigen.min() <= 0 or eigen.max() / eigen.min() > FLAT_CONDITION:
             warnings.append("the likelihood is flat in some direction: the data cannot tell some coefficients "
                             "apart (too few responses, too much noise, or a category nobody holds)")
-        if eigen.min() > 0:
-            std_errors = np.sqrt(np.diag(np.linalg.inv(information))[:full.dims])
+        if eigen.min() > 0 and eigen.max() / eigen.min() < SINGULAR_CONDITION:
+            # Round-off can still leave a variance ≤ 0 near that limit: no standard error there.
+            variances = np.diag(np.linalg.inv(information))[:full.dims]
+            std_errors = np.sqrt(np.where(variances > 0, variances, math.nan))
     except np.linalg.LinAlgError:
         warnings.append("the observed information could not be inverted: no standard errors")
     if np.any(np.abs(beta) > BOUNDARY_COEFFICIENT):
