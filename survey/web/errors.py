@@ -11,7 +11,6 @@ from ..store import SurveyNotFound
 from .sessionless import SUBMISSIONS
 
 
-
 def wants_json() -> bool:
     """Return whether the client expects a JSON error (the respondent API, whatever the method, and .json URLs)."""
     path = request.path

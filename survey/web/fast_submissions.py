@@ -43,7 +43,7 @@ class FastSubmissions:
             body = environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"]))
         except OSError:
             body = b""  # the client went away: the app answers the short body
-        environ["wsgi.input"] = io.BytesIO(body)
+        environ["wsgi.input"] = io.BytesIO(body)  # unread from here on: the app reads it if it answers
         limiter = self.app.extensions.get("ldp_submission_limiter")
         if limiter is not None:
             try:
@@ -57,13 +57,11 @@ class FastSubmissions:
             store = self.app.extensions["ldp_stores"].get()
             design, answers, submission, invite = admitted(store, slug, body)
         except Exception:
-            environ["wsgi.input"] = io.BytesIO(body)
             return self.inner(environ, start_response)
         try:
             store_submission(store, slug, design, answers, submission, invite)
         except Exception as exc:
             environ[STORE_FAILED] = exc
-            environ["wsgi.input"] = io.BytesIO(body)
             return self.inner(environ, start_response)
         start_response("201 CREATED", [("Content-Type", "application/json"), ("Content-Length", STORED_LENGTH),
                                        *response_headers(self.app.config, environ["PATH_INFO"])])
