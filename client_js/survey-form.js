@@ -2,6 +2,14 @@
  * Respondent form of ldp-survey: read the true answers, randomize each on this device as it
  * is given, show the report that will be sent under its question, and send only the reports.
  *
+ * Every shown question has a line saying the exact report sending will send for it, or that
+ * nothing is sent (report-line.js words it). A multi-select left blank is the answer "none
+ * ticked": its report is made when the page loads and shown like any other, since sending
+ * nothing for it would tell the server it was blank. A question that needs an answer and has
+ * none blocks the send, and its line says nothing is sent. The body is built from the reports
+ * the lines show, and a report made only when send is pressed (never the case when every
+ * answer was read as it was given) stops the send, so the respondent sees it first.
+ *
  * True-answer inputs carry no name attribute, so a plain form submission cannot send
  * them (docs/explanation/privacy.md); this module is the only way answers leave the page,
  * as one JSON request to the form's same-origin data-action URL, sent a fixed delay after
@@ -22,9 +30,10 @@
  * no series memo reach localStorage, which an in-memory store replaces for the page's life.
  */
 
-import { findMechanism, mechanismOf } from './mechanisms/index.js';
+import { mechanismOf } from './mechanisms/index.js';
 import { askedQuestions } from './question-sample.js';
 import { u32 } from './random.js';
+import { describeReport, isNoneTicked, notAskedLine, reportLine, waitingLine } from './report-line.js';
 import { canMemoize, forgetSeries, loadMemo, memoReport } from './series.js';
 import { addOptionFilter } from './option-filter.js';
 import { LOST_MESSAGE, outcome } from './refusals.js';
@@ -251,11 +260,6 @@ function shortEpsilon(epsilon) {
   return String(Number(Number(epsilon).toPrecision(2)));
 }
 
-/** Return the plain words of a report: what the researcher will see for this question. */
-export function describeReport(question, report) {
-  return findMechanism(question.kind, question.mechanism)?.describe(question, report) ?? JSON.stringify(report);
-}
-
 /** Return {memos, status} for a series design: the memo of every question that has one. */
 function seriesMemos(design) {
   const memos = new Map();
@@ -394,10 +398,11 @@ function setUpSurvey(form, design) {
 
   form.querySelectorAll('[data-radio-group]').forEach(setUpRadioGroup);
 
-  // Each question's report, made when its answer is given: {key, report}. Once a send was
-  // attempted these may have reached the server, so they change only when the respondent
+  // Each question's report, made when its answer is given: {key, report, noneTicked, spent}. Once a
+  // send was attempted these may have reached the server, so they change only when the respondent
   // confirms (`attempted`); `submission` is the id of every attempt until one is acknowledged.
   const reports = new Map();
+  const askedIds = new Set(asked.map((question) => question.id));
   let attempted = false;
   let submission = null;
   let sending = false;
@@ -407,23 +412,46 @@ function setUpSurvey(form, design) {
     return memo === undefined ? mechanismOf(question).randomize(question, value) : memoReport(question, memo, value);
   };
 
-  const showReport = (question) => {
-    const fieldset = fieldsets.get(question.id);
-    const preview = fieldset.querySelector('.report-preview');
-    const entry = reports.get(question.id);
-    if (entry === undefined) {
-      preview.hidden = true;
-      preview.textContent = '';
-      delete preview.dataset.report;
-      return;
-    }
-    preview.textContent = `We will send (after randomizing): ${describeReport(question, entry.report)} `
-      + '— this may not be your answer.';
-    preview.dataset.report = JSON.stringify(entry.report);
-    preview.hidden = false;
+  const lineOf = (question) => fieldsets.get(question.id).querySelector('.report-preview');
+  const changed = (question) => fieldsets.get(question.id).querySelector('.report-changed');
+
+  /** Write one question's line: `report` (JSON text) is set only when that report will be sent. */
+  const writeLine = (question, text, report) => {
+    const line = lineOf(question);
+    line.textContent = text;
+    line.dataset.sends = report === undefined ? 'nothing' : 'report';
+    if (report === undefined) delete line.dataset.report;
+    else line.dataset.report = report;
+    line.hidden = false;
   };
 
-  const changed = (question) => fieldsets.get(question.id).querySelector('.report-changed');
+  /** Show under a question the exact report sending will send for it, or that nothing is sent. */
+  const showLine = (question) => {
+    if (!askedIds.has(question.id)) {
+      writeLine(question, notAskedLine());
+      return;
+    }
+    const answer = readAnswer(question, fieldsets.get(question.id));
+    const entry = reports.get(question.id);
+    const earlier = changed(question).pending !== undefined;
+    if ('message' in answer || entry === undefined || (!earlier && entry.key !== JSON.stringify(answer.value))) {
+      writeLine(question, waitingLine(question));
+      return;
+    }
+    const text = reportLine(question, entry.report, { noneTicked: entry.noneTicked, earlier });
+    writeLine(question, text, JSON.stringify(entry.report));
+  };
+
+  /** Empty every line (the page is done: nothing more will be sent). */
+  const clearLines = () => {
+    fieldsets.forEach((fieldset) => {
+      const line = fieldset.querySelector('.report-preview');
+      line.hidden = true;
+      line.textContent = '';
+      delete line.dataset.report;
+      delete line.dataset.sends;
+    });
+  };
 
   const offerNewReport = (question, value, key) => {
     const box = changed(question);
@@ -442,21 +470,18 @@ function setUpSurvey(form, design) {
     const { value, key } = box.pending;
     const entry = reports.get(question.id);
     const spent = (entry.spent ?? 1) + 1;
-    reports.set(question.id, { key, report: makeReport(question, value), spent });
+    reports.set(question.id, { key, report: makeReport(question, value), noneTicked: isNoneTicked(question, value), spent });
     box.pending = undefined;
     box.querySelector('.report-changed-text').textContent = 'A new report was made for your new answer. If the '
       + `earlier send reached the server, this question has now cost ε′ = ${shortEpsilon(spent * question.epsilon)} `
       + `(${spent} reports at ${shortEpsilon(question.epsilon)} each) instead of ${shortEpsilon(question.epsilon)}.`;
     box.querySelector('button').hidden = true;
-    showReport(question);
+    showLine(question);
   };
 
-  /** Randomize a question's answer as it is given (quietly: errors are shown when sending). */
-  const answerGiven = (question) => {
-    const fieldset = fieldsets.get(question.id);
-    const result = readAnswer(question, fieldset);
-    if ('message' in result) return;
-    const key = JSON.stringify(result.value);
+  /** Take a valid true answer: make its report unless it has one; return whether a new report was made. */
+  const takeAnswer = (question, value) => {
+    const key = JSON.stringify(value);
     const entry = reports.get(question.id);
     const box = changed(question);
     if (entry !== undefined && entry.key === key) {
@@ -464,14 +489,22 @@ function setUpSurvey(form, design) {
         box.pending = undefined;
         box.hidden = true;
       }
-      return;
+      return false;
     }
     if (entry !== undefined && attempted) {
-      offerNewReport(question, result.value, key);
-      return;
+      offerNewReport(question, value, key);
+      return false;
     }
-    reports.set(question.id, { key, report: makeReport(question, result.value) });
-    showReport(question);
+    reports.set(question.id, { key, report: makeReport(question, value), noneTicked: isNoneTicked(question, value) });
+    return true;
+  };
+
+  /** Randomize a question's answer as it is given and show its line (quietly: errors are shown when sending). */
+  const answerGiven = (question) => {
+    const result = readAnswer(question, fieldsets.get(question.id));
+    const made = 'message' in result || !askedIds.has(question.id) ? false : takeAnswer(question, result.value);
+    showLine(question);
+    return made;
   };
 
   fieldsets.forEach((fieldset, qid) => {
@@ -488,6 +521,10 @@ function setUpSurvey(form, design) {
     fieldset.addEventListener('change', onAnswer);
   });
 
+  // Every line from the start: a multi-select's blank is an answer ("none ticked"), so its report
+  // is made now and shown; a question that needs an answer says that nothing is sent until it has one.
+  design.questions.forEach((question) => answerGiven(question));
+
   const showError = (message) => { errorRegion.textContent = message; };
   const setSending = (value) => {
     sending = value;
@@ -502,6 +539,7 @@ function setUpSurvey(form, design) {
     submission = null;
     forgetPending(slug);
     clearAnswers(fieldsets);
+    clearLines();
     errorRegion.textContent = '';
     form.hidden = true;
     refused.textContent = message;
@@ -509,25 +547,36 @@ function setUpSurvey(form, design) {
     refused.focus();
   };
 
+  /** Check every asked answer; return {bad, fresh}: fieldsets with no usable answer, and with a report made only now. */
   const validate = () => {
     const bad = [];
+    const fresh = [];
     for (const question of asked) {
       const fieldset = fieldsets.get(question.id);
       const result = readAnswer(question, fieldset);
       if ('message' in result) {
         markInvalid(fieldset, result.message);
+        showLine(question);
         bad.push(fieldset);
       } else {
         clearInvalid(fieldset);
-        answerGiven(question);
+        if (answerGiven(question)) fresh.push(fieldset);
       }
     }
-    return bad;
+    return { bad, fresh };
   };
 
+  /** Return the request body: exactly the reports the asked questions' lines show (else throw, sending nothing). */
   const reportBody = () => {
     const answers = {};
-    for (const question of asked) answers[question.id] = reports.get(question.id).report;
+    for (const question of asked) {
+      const { report } = reports.get(question.id);
+      const line = lineOf(question);
+      if (line.hidden || line.dataset.sends !== 'report' || line.dataset.report !== JSON.stringify(report)) {
+        throw new Error(`the report shown for “${question.text}” is not the one that would be sent`);
+      }
+      answers[question.id] = report;
+    }
     const body = { design: design.hash, answers, submission };
     if (form.dataset.invite) body.invite = form.dataset.invite;
     return JSON.stringify(body);
@@ -548,6 +597,13 @@ function setUpSurvey(form, design) {
     const section = document.getElementById('pending');
     const again = document.getElementById('pending-send');
     const error = document.getElementById('pending-error');
+    const list = document.getElementById('pending-reports');
+    const kept = JSON.parse(body).answers ?? {};
+    list.replaceChildren(...Object.entries(kept).filter(([qid]) => questions.has(qid)).map(([qid, report]) => {
+      const item = document.createElement('li');
+      item.textContent = `“${questions.get(qid).text}”: ${describeReport(questions.get(qid), report)}`;
+      return item;
+    }));
     form.hidden = true;
     section.hidden = false;
     again.addEventListener('click', async () => {
@@ -581,12 +637,7 @@ function setUpSurvey(form, design) {
     reports.clear();
     submission = null;
     clearAnswers(fieldsets);
-    fieldsets.forEach((fieldset) => {
-      const preview = fieldset.querySelector('.report-preview');
-      preview.hidden = true;
-      preview.textContent = '';
-      delete preview.dataset.report;
-    });
+    clearLines();
     rememberAnswered(slug);
     errorRegion.textContent = '';
     form.hidden = true;
@@ -616,16 +667,29 @@ function setUpSurvey(form, design) {
     clearTimeout(retryTimer);
     const pressedAt = performance.now();
     showError('');
-    const bad = validate();
+    const { bad, fresh } = validate();
     if (bad.length > 0) {
       const count = bad.length === 1 ? 'One question needs' : `${bad.length} questions need`;
       showError(`${count} your attention before sending; see the message under each.`);
       bad[0].focus();
       return;
     }
-    setSending(true);
+    if (fresh.length > 0) {
+      // Never the case when each answer was read as it was given; then nothing is sent unseen.
+      const count = fresh.length === 1 ? 'One question has a report' : `${fresh.length} questions have reports`;
+      showError(`Nothing was sent: ${count} made only now. Check what is shown under each, then send again.`);
+      fresh[0].focus();
+      return;
+    }
     submission = submission ?? newSubmissionId();
-    const body = reportBody();
+    let body;
+    try {
+      body = reportBody();
+    } catch (error) {
+      showError(`Nothing was sent: ${error.message}.`);
+      return;
+    }
+    setSending(true);
     attempted = true;
     keepPending(slug, body);
     await waitUntil(pressedAt + SEND_DELAY_MS);

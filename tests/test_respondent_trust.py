@@ -70,7 +70,8 @@ def previews(page) -> dict:
     """Return {question id: (report, text)} shown under the questions."""
     return page.evaluate("""Object.fromEntries([...document.querySelectorAll('fieldset[data-question]')].map(fs => {
         const p = fs.querySelector('.report-preview');
-        return [fs.dataset.question, [p.hidden ? null : JSON.parse(p.dataset.report), p.hidden ? '' : p.textContent]];
+        const sends = !p.hidden && p.dataset.sends === 'report';
+        return [fs.dataset.question, [sends ? JSON.parse(p.dataset.report) : null, sends ? p.textContent : '']];
     }))""")
 
 
@@ -98,7 +99,7 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
     sent = posts(page)
     page.goto(f"{live_server['origin']}/s/{SLUG}")
     design = json.loads(page.locator("#design").text_content())
-    assert all(report is None for report, _ in previews(page).values()), "nothing is shown before an answer"
+    assert all(report is None for report, _ in previews(page).values()), "no report is shown before an answer"
     assert "at most 88% sure" in page.locator("#posterior-bound").inner_text()
     links = set(page.locator("#protection p a").all_inner_texts())
     assert links == {"the public design (design.json)", *page_modules()}

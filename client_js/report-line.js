@@ -1,0 +1,53 @@
+/**
+ * The line under each question of the respondent page: the exact report that sending will send
+ * for it, or that it sends nothing (issue 25).
+ *
+ * Every shown question carries one such line, in every state: answered (the report made for the
+ * answer), a multi-select left blank (a legitimate answer, "none ticked", whose report is made when
+ * the page loads and is sent like any other: skipping it would tell the server the answer was
+ * blank), an answer changed after a send that may have arrived (the report kept from the earlier
+ * answer), no answer yet to a question that needs one (sending waits, so nothing is sent), and a
+ * question not asked of this respondent under sample allocation (nothing is sent for it). The
+ * page sends exactly the reports these lines show; this module only words them.
+ */
+
+import { findMechanism } from './mechanisms/index.js';
+
+/** The words of a multi-select answer with no box ticked. */
+export const NONE_TICKED = 'none ticked';
+
+/** Return the plain words of a report: what the researcher will see for this question. */
+export function describeReport(question, report) {
+  return findMechanism(question.kind, question.mechanism)?.describe(question, report) ?? JSON.stringify(report);
+}
+
+/** Return whether a true answer is a multi-select's blank: no box ticked. */
+export function isNoneTicked(question, value) {
+  return question.kind === 'multi' && Array.isArray(value) && value.every((bit) => bit === 0);
+}
+
+/**
+ * Return the line of a question whose report will be sent.
+ *
+ * `noneTicked`: the report was made for a multi-select left blank; `earlier`: the answer changed
+ * after a send that may have arrived, and the report of the earlier answer is kept.
+ */
+export function reportLine(question, report, { noneTicked = false, earlier = false } = {}) {
+  let made = '';
+  if (earlier) made = ', the report kept from your earlier answer';
+  else if (noneTicked) made = ` for your answer “${NONE_TICKED}”`;
+  return `We will send (after randomizing)${made}: ${describeReport(question, report)} — this may not be your answer.`;
+}
+
+/** Return the line of a shown question with no usable answer yet: sending waits for one, so nothing is sent. */
+export function waitingLine(question) {
+  const wanted = question.kind === 'number'
+    ? `enter a whole number from ${question.min} to ${question.max}` : 'choose an answer';
+  return `No report yet, and nothing is sent until there is one: ${wanted} and the randomized report that `
+    + 'will be sent shows here first.';
+}
+
+/** Return the line of a question not asked of this respondent (sample allocation). */
+export function notAskedLine() {
+  return 'Not asked of you: nothing is sent for this question.';
+}
