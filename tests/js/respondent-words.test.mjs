@@ -1,11 +1,13 @@
-// The respondent's words: what each server answer to a send says (refusals.js), and how
-// every choice and multi-select mechanism describes its report ("We will send …").
+// The respondent's words: what each server answer to a send says (refusals.js), how every
+// choice and multi-select mechanism describes its report, and the line under each question
+// (report-line.js: "We will send …", or that nothing is sent).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { outcome } from '../../client_js/refusals.js';
 import { findMechanism } from '../../client_js/mechanisms/index.js';
+import { isNoneTicked, notAskedLine, reportLine, waitingLine } from '../../client_js/report-line.js';
 
 const RETRY = /press send again/i;
 const QUESTIONS = new Set(['smoker']);
@@ -76,4 +78,24 @@ test('single-choice mechanisms that send several options name them in a sentence
   assert.equal(findMechanism('choice', 'oue').describe(question, [0, 1, 0, 1]), 'a report marking “Cycling” and “Car”');
   assert.equal(findMechanism('choice', 'oue').describe(question, [0, 0, 0, 0]), 'a report marking no option');
   assert.match(findMechanism('choice', 'ss').describe(question, [1, 0, 0, 1]), /^the set of options “Walking” and “Car”, drawn at random/);
+});
+
+test('the line under a question names the report it sends, and a blank multi-select as the answer "none ticked"', () => {
+  const yesNo = { id: 'y', kind: 'yes_no', mechanism: 'rr' };
+  assert.equal(reportLine(yesNo, 1), 'We will send (after randomizing): Yes — this may not be your answer.');
+  const question = { id: 'm', kind: 'multi', mechanism: 'rr', options: OPTIONS };
+  assert.equal(reportLine(question, [0, 0, 1, 0], { noneTicked: true }),
+    'We will send (after randomizing) for your answer “none ticked”: a report with “Bus” ticked and every other '
+    + 'option not ticked — this may not be your answer.');
+  assert.match(reportLine(yesNo, 0, { earlier: true }),
+    /^We will send \(after randomizing\), the report kept from your earlier answer: No — /);
+  assert.ok(isNoneTicked(question, [0, 0, 0, 0]));
+  assert.ok(!isNoneTicked(question, [0, 0, 0, 1]), '“Prefer not to say” ticked is not a blank');
+  assert.ok(!isNoneTicked(yesNo, 0));
+});
+
+test('a question without a usable answer, or not asked, says that nothing is sent', () => {
+  assert.match(waitingLine({ kind: 'choice' }), /^No report yet, and nothing is sent until there is one: choose an answer/);
+  assert.match(waitingLine({ kind: 'number', min: 18, max: 90 }), /enter a whole number from 18 to 90/);
+  assert.match(notAskedLine(), /nothing is sent for this question/);
 });
