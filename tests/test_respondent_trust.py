@@ -189,6 +189,9 @@ def test_after_a_lost_201_and_a_reload_the_page_offers_the_same_reports_and_stor
     page.reload()
     page.locator("#pending").wait_for(state="visible")
     assert page.locator("#survey-form").is_hidden(), "no new reports can be made while a send is pending"
+    offered = page.locator("#pending-reports li").all_inner_texts()
+    assert len(offered) == len(sent[0]["answers"]) and any(
+        line.startswith("“Do you smoke tobacco") and line.endswith(("Yes", "No")) for line in offered), offered
     page.get_by_role("button", name="Send the same reports again").click()
     wait_thanks(page)
     assert len(sent) == 2 and sent[1] == sent[0]
