@@ -448,6 +448,7 @@ def crosstab_to_table(table: Crosstab) -> str:
                      + [table_number(getattr(row, name)) for name in header[3:7]] + [row.note])
     lines = aligned_lines(cells, ["<", "<", "<", ">", ">", ">", ">", "<"])
     lines.insert(0, f"{table.a} x {table.b}: n = {table.n} respondents answered both; "
-                    f"{format(table.level * 100, 'g')}% normal (delta-method) intervals; "
-                    "the odds ratio's std_error is that of its logarithm")
+                    f"{format(table.level * 100, 'g')}% intervals that hold at every n, one cell at a time; "
+                    "std_error is descriptive (delta method), of the logarithm for the odds ratio; "
+                    "an odds ratio's empty ci_high means no upper limit")
     return "\n".join(lines)
