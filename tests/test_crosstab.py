@@ -539,3 +539,14 @@ def test_parse_given_errors(spec, fragment):
     with pytest.raises(TruthError) as info:
         parse_given(design, specs)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("level", [0.9999999999999999, 0.5])
+def test_levels_near_the_ends_never_raise(level):
+    """The odds ratio's Bonferroni level stays below 1 even when level is the float just below 1."""
+    design = make_design(YES_NO_2, 2.0)
+    qa, qb = design["questions"]
+    table = crosstab(qa, qb, [[1], [1], [0], [0]], [[1], [0], [1], [0]], [40, 10, 20, 30], level=level)
+    for row in table.rows:
+        assert row.ci_low is not None and (row.ci_high is None or row.ci_low < row.ci_high), row
+    assert "nan" not in crosstab_to_csv(table) and "inf" not in crosstab_to_csv(table)

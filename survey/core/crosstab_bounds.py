@@ -21,6 +21,8 @@ Pure numpy: no Flask, no SQL, no I/O.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import codec
@@ -178,7 +180,7 @@ def table_intervals(cells: Cells, level: float, seeds, *, joint: bool, odds: boo
     whole = none | ((low <= 0.0) & (high >= 1.0))
     results = {"conditional": {side: (cells.split(low)[side], cells.split(high)[side], cells.split(whole)[side])
                                for side in cells.sides}}
-    for name, wanted, answer_level, index in (("joint", joint, level, 1), ("odds", odds, 1 - (1 - level) / 4, None)):
+    for name, wanted, answer_level, index in (("joint", joint, level, 1), ("odds", odds, odds_level(level), None)):
         if not wanted:
             results[name] = {}
             continue
@@ -187,6 +189,11 @@ def table_intervals(cells: Cells, level: float, seeds, *, joint: bool, odds: boo
         results[name] = {side: (cells.split(ci_low)[side], cells.split(ci_high)[side], cells.split(flag)[side])
                          for side in cells.sides}
     return results["joint"], results["conditional"], results["odds"]
+
+
+def odds_level(level: float) -> float:
+    """Return the level of each cell of a 2×2 table for an odds ratio at ``level`` (Bonferroni: α/4), below 1."""
+    return min(1 - (1 - level) / 4, math.nextafter(1.0, 0.0))
 
 
 def _ends_request(cells, points, count):
