@@ -5,7 +5,7 @@ distribution, randomized by ``survey.core.mechanisms.randomize_question``, encod
 ``survey.core.codec.encode_column`` and grouped per repetition with ``np.unique`` as
 ``Store.joint_reports`` groups them in SQL. The mean of R estimates must lie within 4
 standard errors of the truth (the standard error of the mean from the spread of the R
-estimates); normal intervals on the delta-method standard error must cover at least 93%.
+estimates); the intervals must cover at least 0.95 − 2.33 Monte Carlo standard errors.
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ from survey.core import mechanisms as mech
 from survey.core.mechanisms import randomize_question
 from survey.store import Store
 
-REPETITIONS = 400
-MIN_COVERAGE = 0.93
+REPETITIONS = 150
+# The intervals hold at 95% at every n (tests/test_crosstab_coverage.py checks them at small n); here
+# 150 repetitions allow 0.95 − 2.33 Monte Carlo standard errors.
+MIN_COVERAGE = 0.95 - 2.33 * math.sqrt(0.95 * 0.05 / REPETITIONS)
 TOLERANCE_SE = 4.0
 
 
@@ -121,7 +123,8 @@ def assert_unbiased(estimates, truth, label):
 
 def coverage(tables, measure, a_option, b_option, truth):
     rows = [t.get(measure, a_option, b_option) for t in tables]
-    return np.mean([row.ci_low is not None and row.ci_low <= truth <= row.ci_high for row in rows])
+    return np.mean([row.ci_low is not None and row.ci_low <= truth <= (math.inf if row.ci_high is None else row.ci_high)
+                    for row in rows])
 
 
 # Statistical tests
@@ -159,8 +162,7 @@ def test_choice_by_yes_no(d):
     for i in range(d):
         assert_unbiased(values(tables, "joint", f"o{i}", "yes"), joint[i, 1], f"joint o{i} yes")
         assert_unbiased(values(tables, "joint", f"o{i}", "no"), joint[i, 0], f"joint o{i} no")
-    # The delta method needs a margin well away from 0: check the two largest options.
-    for i in np.argsort(margin)[-2:]:
+    for i in range(d):
         assert coverage(tables, "b_given_a", f"o{i}", "yes", disease[i]) >= MIN_COVERAGE
 
 
@@ -275,13 +277,14 @@ options = ["u", "v", "w", "t"]
 def test_odds_ratio_not_estimable_when_a_cell_is_not_positive():
     design = make_design(YES_NO_2, 2.0)
     qa, qb = design["questions"]
-    # Nobody reports (1, 1): the estimated π11 is negative.
+    # Nobody reports (1, 1): the estimated π11 is negative; the interval still stands, with no upper limit.
     table = crosstab(qa, qb, [[1], [0], [0]], [[0], [1], [0]], [30, 30, 40])
     assert table.get("joint", "yes", "yes").estimate < 0
     row = table.get("odds_ratio", "", "")
-    assert row.estimate is None and row.ci_low is None and "not estimable" in row.note
+    assert row.estimate is None and "no estimate" in row.note
+    assert row.ci_low >= 0 and row.ci_high is None and "no upper limit" in row.note
     line = crosstab_to_csv(table).split("\r\n")[-2]
-    assert line == "odds_ratio,,,,,,,0.95"
+    assert line == f"odds_ratio,,,,,{row.ci_low:.6f},,0.95"
 
 
 def test_conditional_mean_of_a_number():
@@ -536,3 +539,14 @@ def test_parse_given_errors(spec, fragment):
     with pytest.raises(TruthError) as info:
         parse_given(design, specs)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("level", [0.9999999999999999, 0.5])
+def test_levels_near_the_ends_never_raise(level):
+    """The odds ratio's Bonferroni level stays below 1 even when level is the float just below 1."""
+    design = make_design(YES_NO_2, 2.0)
+    qa, qb = design["questions"]
+    table = crosstab(qa, qb, [[1], [1], [0], [0]], [[1], [0], [1], [0]], [40, 10, 20, 30], level=level)
+    for row in table.rows:
+        assert row.ci_low is not None and (row.ci_high is None or row.ci_low < row.ci_high), row
+    assert "nan" not in crosstab_to_csv(table) and "inf" not in crosstab_to_csv(table)

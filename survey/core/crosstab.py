@@ -37,6 +37,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from . import codec
+from . import crosstab_bounds as bounds
 from .aggregate import CSV_LINE_TERMINATOR, aligned_lines, format_decimal, json_value, table_number
 from .design import response_probabilities
 
@@ -200,23 +201,28 @@ def crosstab(question_a: dict, question_b: dict, words_a, words_b, counts=None, 
     mean_b2 = weights @ (ind_b * ind_b) / total
     mean_ab2 = (ind_a * weights[:, None]).T @ (ind_b * ind_b) / total
     jacobian, offset = estimator_map(p_a, q_a, p_b, q_b)
-    labels_a = _indicator_labels(question_a)
-    labels_b = _indicator_labels(question_b)
-    measures = {measure: [] for measure in MEASURES}
-    for i, label_a in enumerate(labels_a):
-        for j, label_b in enumerate(labels_b):
+    pairs = {}
+    for i in range(ind_a.shape[1]):
+        for j in range(ind_b.shape[1]):
             x, y, zb = float(mean_ab[i, j]), float(mean_a[i]), float(mean_b[j])
             xb2, zb2 = float(mean_ab2[i, j]), float(mean_b2[j])
             theta = jacobian @ np.array([x, y, zb]) + offset
+            cov = None
             if n >= 2:
                 moments = np.array([[xb2 - x * x, x * (1 - y), xb2 - x * zb],
                                     [x * (1 - y), y * (1 - y), x - y * zb],
                                     [xb2 - x * zb, x - y * zb, zb2 - zb * zb]]) / (n - 1)
                 cov = jacobian @ moments @ jacobian.T
-            else:
-                cov = None
-            pair = _Pair(theta, cov, n, z, level)
-            _pair_rows(measures, pair, question_a, question_b, label_a, label_b)
+            pairs[i, j] = _Pair(theta, cov, n, z, level)
+    factors = ((ind_a - q_a) / (p_a - q_a), (ind_b - q_b) / (p_b - q_b), weights,
+               bounds.factor_range(question_a, p_a, q_a), bounds.factor_range(question_b, p_b, q_b))
+    intervals = _Intervals(factors, pairs, question_a, question_b, float(level))
+    labels_a = _indicator_labels(question_a)
+    labels_b = _indicator_labels(question_b)
+    measures = {measure: [] for measure in MEASURES}
+    for i, label_a in enumerate(labels_a):
+        for j, label_b in enumerate(labels_b):
+            _pair_rows(measures, pairs[i, j], intervals.at(i, j), question_a, question_b, label_a, label_b)
     for measure in MEASURES:
         result.rows.extend(measures[measure])
     return result
@@ -236,9 +242,14 @@ def _indicator_labels(question: dict) -> list[str]:
 _YES = (0.0, 1.0)
 _NO = (1.0, -1.0)
 
+WHOLE_RANGE_NOTE = ("the share with {a} = {option} may be 0, so the reports rule out no value at this level: "
+                    "the interval is the whole range")
+MISSED_NOTE = "the reports are unlikely under every possible value at this level (a rare event): the interval is the whole range"
+NO_UPPER_NOTE = "no upper limit: a cell of the 2×2 table may be 0"
+
 
 class _Pair:
-    """(f_A, f_B, π) of one indicator pair with its covariance; functions of it by the delta method."""
+    """(f_A, f_B, π) of one indicator pair with its covariance: point estimates and delta-method standard errors."""
 
     def __init__(self, theta, cov, n, z, level):
         self.theta, self.cov, self.n, self.z, self.level = theta, cov, n, z, float(level)
@@ -259,28 +270,64 @@ class _Pair:
         return const + float(grad @ self.theta), grad
 
     def margin_a(self, side_a):
+        """Return (value, gradient) of A's share on one side."""
         const, coef = side_a
         return const + coef * float(self.theta[0]), np.array([coef, 0.0, 0.0])
 
+    def ratio(self, side_a, side_b):
+        """Return (value, gradient) of the cell over A's margin, or (None, None) when the margin is not positive."""
+        value, grad = self.cell(side_a, side_b)
+        margin, margin_grad = self.margin_a(side_a)
+        if self.n == 0 or not margin > 0:
+            return None, None
+        return value / margin, (grad * margin - value * margin_grad) / margin ** 2
+
     def se(self, grad) -> float | None:
-        if self.cov is None:
+        """Return the delta-method standard error of a function with this gradient (None below 2 respondents)."""
+        if self.cov is None or grad is None:
             return None
-        return math.sqrt(max(float(grad @ self.cov @ grad), 0.0))
+        se = math.sqrt(max(float(grad @ self.cov @ grad), 0.0))
+        return se if math.isfinite(se) else None
 
-    def row(self, measure, a_option, b_option, value, grad, low=0.0, high=1.0) -> CrosstabRow:
+
+class _Intervals:
+    """The guaranteed intervals of every cell, conditional share and mean (crosstab_bounds), by indicator pair."""
+
+    def __init__(self, factors, pairs, question_a, question_b, level):
+        factors_a, factors_b, weights, range_a, range_b = factors
+        self.n = int(round(float(weights.sum())))
+        self.joint, self.conditional, self.odds = {}, {}, {}
         if self.n == 0:
-            return CrosstabRow(measure, a_option, b_option, None, None, low, high, self.level,
-                               "no respondent answered both questions")
-        se = self.se(grad)
-        if se is None:
-            return CrosstabRow(measure, a_option, b_option, value, None, low, high, self.level,
-                               "too few respondents for a standard error")
-        return CrosstabRow(measure, a_option, b_option, value, se,
-                           min(max(value - self.z * se, low), high), max(min(value + self.z * se, high), low),
-                           self.level)
+            return
+        flags = [(yes_a, side_a, yes_b, side_b) for yes_a, side_a in _side_flags(question_a)
+                 for yes_b, side_b in _side_flags(question_b)]
+        cells = bounds.Cells(factors_a, factors_b, weights, range_a, range_b,
+                             [(yes_a, yes_b) for yes_a, _, yes_b, _ in flags])
+        seeds = np.full((len(flags), *cells.shape), np.nan)
+        for k, (_, side_a, _, side_b) in enumerate(flags):
+            for (i, j), pair in pairs.items():
+                value, _ = pair.ratio(side_a, side_b)
+                seeds[k, i, j] = np.nan if value is None or not math.isfinite(value) else value
+        self.joint, self.conditional, self.odds = bounds.table_intervals(
+            cells, level, seeds.ravel(), joint=question_b["kind"] != "number",
+            odds=question_a["kind"] == "yes_no" and question_b["kind"] == "yes_no")
 
-    def not_estimable(self, measure, a_option, b_option, reason) -> CrosstabRow:
-        return CrosstabRow(measure, a_option, b_option, None, None, None, None, self.level, reason)
+    def at(self, i, j):
+        """Return the intervals of indicator pair (i, j) as plain floats, keyed by kind and sides."""
+        if self.n == 0:
+            return None
+        view = {}
+        for name, table in (("joint", self.joint), ("conditional", self.conditional), ("odds", self.odds)):
+            for key, (low, high, flag) in table.items():
+                view[name, *key] = (float(low[i, j]), float(high[i, j]), bool(flag[i, j]))
+        return view
+
+
+def _side_flags(question: dict):
+    """Return the (is "yes", side) levels of a question: yes_no gives yes and no."""
+    if question["kind"] == "yes_no":
+        return [(True, _YES), (False, _NO)]
+    return [(True, _YES)]
 
 
 def _sides(question: dict, label: str):
@@ -290,55 +337,81 @@ def _sides(question: dict, label: str):
     return [(label, _YES)]
 
 
-def _pair_rows(measures, pair: _Pair, question_a, question_b, label_a, label_b):
+def _finite(value):
+    """Return a float value, or None when it is missing or not finite."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _pair_rows(measures, pair: _Pair, view, question_a, question_b, label_a, label_b):
     number_b = question_b["kind"] == "number"
+    level = pair.level
     for a_option, side_a in _sides(question_a, label_a):
-        margin, margin_grad = pair.margin_a(side_a)
         for b_option, side_b in ([("", _YES)] if number_b else _sides(question_b, label_b)):
-            value, grad = pair.cell(side_a, side_b)
+            key = (side_a is _YES, side_b is _YES)
             if not number_b:
-                measures["joint"].append(pair.row("joint", a_option, b_option, value, grad))
-            # Conditional: cell / margin of A, by the quotient rule.
-            if pair.n == 0:
-                ratio, ratio_grad = None, None
-            elif margin <= 0:
-                reason = f"the estimated share with {question_a['id']} = {a_option} is not positive"
-                measure = "mean_given_a" if number_b else "b_given_a"
-                measures[measure].append(pair.not_estimable(measure, a_option, b_option, reason))
+                value, grad = pair.cell(side_a, side_b)
+                if view is None:
+                    measures["joint"].append(CrosstabRow("joint", a_option, b_option, None, None, 0.0, 1.0, level,
+                                                         "no respondent answered both questions"))
+                else:
+                    low, high, missed = view["joint", *key]
+                    measures["joint"].append(CrosstabRow("joint", a_option, b_option, _finite(value),
+                                                         pair.se(grad), low, high, level,
+                                                         MISSED_NOTE if missed else ""))
+            measure = "mean_given_a" if number_b else "b_given_a"
+            lo, hi = (float(question_b["min"]), float(question_b["max"])) if number_b else (0.0, 1.0)
+            ratio, ratio_grad = pair.ratio(side_a, side_b)
+            if view is None:
+                measures[measure].append(CrosstabRow(measure, a_option, b_option, None, None, lo, hi, level,
+                                                     "no respondent answered both questions"))
                 continue
-            else:
-                ratio = value / margin
-                ratio_grad = (grad * margin - value * margin_grad) / margin ** 2
-            if number_b:
-                lo, hi = question_b["min"], question_b["max"]
-                scale = hi - lo
-                mean = None if ratio is None else lo + scale * ratio
-                measures["mean_given_a"].append(
-                    pair.row("mean_given_a", a_option, "", mean,
-                             None if ratio_grad is None else scale * ratio_grad, lo, hi))
-            else:
-                measures["b_given_a"].append(pair.row("b_given_a", a_option, b_option, ratio, ratio_grad))
+            low, high, whole = view["conditional", *key]
+            notes = []
+            if ratio is None:
+                notes.append(f"no estimate: the estimated share with {question_a['id']} = {a_option} is not positive")
+            if whole:
+                notes.append(WHOLE_RANGE_NOTE.format(a=question_a["id"], option=a_option))
+            se = pair.se(ratio_grad)
+            estimate = None if ratio is None else _finite(lo + (hi - lo) * ratio)
+            measures[measure].append(CrosstabRow(measure, a_option, b_option, estimate,
+                                                 None if se is None else _finite((hi - lo) * se),
+                                                 lo + (hi - lo) * low, lo + (hi - lo) * high, level,
+                                                 "; ".join(notes)))
     if question_a["kind"] == "yes_no" and question_b["kind"] == "yes_no":
-        measures["odds_ratio"].append(_odds_ratio(pair))
+        measures["odds_ratio"].append(_odds_ratio(pair, view))
 
 
-def _odds_ratio(pair: _Pair) -> CrosstabRow:
-    """Return the odds ratio π00π11/(π01π10), with its interval from the log scale."""
-    if pair.n == 0:
-        return pair.not_estimable("odds_ratio", "", "", "no respondent answered both questions")
+def _odds_ratio(pair: _Pair, view) -> CrosstabRow:
+    """Return the odds ratio π00π11/(π01π10): its interval from Bonferroni intervals of the four cells.
+
+    With each cell in [L, U] (each at level 1 − α/4), the odds ratio lies in
+    [L00·L11/(U01·U10), U00·U11/(L01·L10)], with no upper limit when L01 or L10 is 0. The
+    estimate and the standard error of its logarithm (delta method) are descriptive.
+    """
+    if view is None:
+        return CrosstabRow("odds_ratio", "", "", None, None, None, None, pair.level,
+                           "no respondent answered both questions")
+    bound = {key: view["odds", *key][:2] for key in ((True, True), (True, False), (False, True), (False, False))}
+    (l00, u00), (l11, u11) = bound[False, False], bound[True, True]
+    (l01, u01), (l10, u10) = bound[False, True], bound[True, False]
+    notes = []
+    ci_low = _finite(l00 * l11 / (u01 * u10))
+    ci_high = _finite(u00 * u11 / (l01 * l10)) if l01 > 0 and l10 > 0 else None
+    if ci_high is None:
+        notes.append(NO_UPPER_NOTE)
     cells = [pair.cell(side_a, side_b) for side_a in (_NO, _YES) for side_b in (_NO, _YES)]
-    if any(value <= 0 for value, _ in cells):
-        return pair.not_estimable("odds_ratio", "", "",
-                                  "not estimable: an estimated cell of the 2×2 table is not positive")
-    (p00, g00), (p01, g01), (p10, g10), (p11, g11) = cells
-    log_or = math.log(p00) + math.log(p11) - math.log(p01) - math.log(p10)
-    grad = g00 / p00 + g11 / p11 - g01 / p01 - g10 / p10
-    se = pair.se(grad)
-    if se is None:
-        return CrosstabRow("odds_ratio", "", "", math.exp(log_or), None, None, None, pair.level,
-                           "too few respondents for a standard error")
-    return CrosstabRow("odds_ratio", "", "", math.exp(log_or), se, math.exp(log_or - pair.z * se),
-                       math.exp(log_or + pair.z * se), pair.level)
+    estimate = se = None
+    if any(not value > 0 for value, _ in cells):
+        notes.insert(0, "no estimate: an estimated cell of the 2×2 table is not positive")
+    else:
+        (p00, g00), (p01, g01), (p10, g10), (p11, g11) = cells
+        log_or = math.log(p00) + math.log(p11) - math.log(p01) - math.log(p10)
+        se = pair.se(g00 / p00 + g11 / p11 - g01 / p01 - g10 / p10)
+        if abs(log_or) < 700:
+            estimate = math.exp(log_or)
+        else:
+            notes.insert(0, "no estimate: the estimated odds ratio is too large or too small to write")
+    return CrosstabRow("odds_ratio", "", "", estimate, se, ci_low, ci_high, pair.level, "; ".join(notes))
 
 
 def crosstab_to_csv(table: Crosstab) -> str:
@@ -375,6 +448,7 @@ def crosstab_to_table(table: Crosstab) -> str:
                      + [table_number(getattr(row, name)) for name in header[3:7]] + [row.note])
     lines = aligned_lines(cells, ["<", "<", "<", ">", ">", ">", ">", "<"])
     lines.insert(0, f"{table.a} x {table.b}: n = {table.n} respondents answered both; "
-                    f"{format(table.level * 100, 'g')}% normal (delta-method) intervals; "
-                    "the odds ratio's std_error is that of its logarithm")
+                    f"{format(table.level * 100, 'g')}% intervals that hold at every n, one cell at a time; "
+                    "std_error is descriptive (delta method), of the logarithm for the odds ratio; "
+                    "an odds ratio's empty ci_high means no upper limit")
     return "\n".join(lines)

@@ -65,7 +65,7 @@ def _percent(row) -> str:
 
 
 def _usable(row) -> bool:
-    return row is not None and row.estimate is not None and row.std_error is not None
+    return row is not None and row.estimate is not None and row.ci_low is not None and row.ci_high is not None
 
 
 def summary(table) -> str | None:
@@ -92,10 +92,11 @@ def summary(table) -> str | None:
             f"against {_percent(no)} among those who said no")
     odds = table.get("odds_ratio", "", "")
     if odds is not None:
-        if _usable(odds):
-            text += f"; odds ratio {odds.estimate:.2f} [{odds.ci_low:.2f}, {odds.ci_high:.2f}]"
+        if odds.estimate is not None and odds.ci_low is not None:
+            upper = "no upper limit" if odds.ci_high is None else f"{odds.ci_high:.2f}"
+            text += f"; odds ratio {odds.estimate:.2f} [{odds.ci_low:.2f}, {upper}]"
         else:
-            text += "; the odds ratio is not estimable (an estimated cell is not positive)"
+            text += "; the odds ratio has no estimate (an estimated cell is not positive)"
     return text + "."
 
 

@@ -196,7 +196,8 @@ def _schemas() -> dict:
             "noisy_share": {**NUMBER_OR_NULL, "description": "Share of reports equal to 1; null with no reports."},
             "estimate": {**NUMBER_OR_NULL, "description": "Unbiased and unclipped; null with too few reports."},
             "std_error": NUMBER_OR_NULL,
-            "ci_low": NUMBER_OR_NULL, "ci_high": NUMBER_OR_NULL,
+            "ci_low": NUMBER_OR_NULL,
+            "ci_high": {**NUMBER_OR_NULL, "description": "Null for an odds ratio with no upper limit (see note)."},
             "ci_level": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
             "text": string,
             "consistent": {**NUMBER_OR_NULL, "description": "A choice question's consistent view: shares adjusted to "
@@ -224,7 +225,8 @@ def _schemas() -> dict:
             "std_error": {**NUMBER_OR_NULL, "description": "Of the logarithm for an odds ratio."},
             "ci_low": NUMBER_OR_NULL, "ci_high": NUMBER_OR_NULL,
             "ci_level": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
-            "note": {"type": "string", "description": "Why the estimate is missing, when it is."},
+            "note": {"type": "string", "description": "Why the estimate or an interval end is missing, or why an "
+                                                   "interval is the whole range."},
         }}
     column = {"type": "object", "required": ["name", "question", "text", "kind", "mechanism", "epsilon", "meaning"],
               "properties": {"name": string, "question": string, "text": string, "kind": string,
