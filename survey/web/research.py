@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hmac
 import math
 import threading
 from collections import OrderedDict
@@ -40,12 +41,19 @@ def load_user():
     if request.blueprint == "api":
         g.user = None
         return
-    user_id = session.get("user_id")
-    g.user = get_store().get_user_by_id(user_id) if user_id is not None else None
-    if g.user is not None and session.get("epoch") != g.user["session_epoch"]:
-        # Signed out elsewhere, or the password changed since this session began.
+    user_id, key = session.get("user_id"), session.get("key")
+    g.user = get_store().get_user_by_id(user_id) if isinstance(user_id, int) else None
+    if user_id is not None and not session_matches(g.user, key):
+        # Signed out elsewhere, the password changed, or the account was removed (its id may be another's now).
         session.clear()
         g.user = None
+
+
+def session_matches(user: dict | None, key) -> bool:
+    """Return whether a session's key is the account's current session key (compared in constant time)."""
+    if user is None or not isinstance(key, str) or not key or not user["session_key"]:
+        return False
+    return hmac.compare_digest(key.encode("utf-8"), user["session_key"].encode("utf-8"))
 
 
 def login_required(view):
@@ -71,7 +79,7 @@ def start_session(user: dict, response):
     session.clear()
     session.permanent = True
     session["user_id"] = user["id"]
-    session["epoch"] = user["session_epoch"]
+    session["key"] = user["session_key"]
     return known_devices.remember(response, user["email"])
 
 
