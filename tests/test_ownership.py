@@ -379,3 +379,24 @@ def test_an_existing_database_gets_a_fresh_random_key_per_account(db_path):
         assert store.user_for_token("ldps_old-token")["email"] == OWNER[0], "tokens made before keep working"
     finally:
         store.close()
+
+
+def test_only_the_owner_adds_collaborators(app, db_path, accounts):
+    add_account(db_path, *VICTIM)
+    store = Store(db_path)
+    try:
+        store.share(SLUG, OTHER[0])
+    finally:
+        store.close()
+    collaborator = signed_in(app, *OTHER)
+    page = collaborator.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    refused = collaborator.post(f"/surveys/{SLUG}/share", data={"csrf_token": token, "email": VICTIM[0]})
+    assert refused.status_code == 403 and "owner can add collaborators" in refused.get_data(as_text=True)
+    stranger = signed_in(app, *VICTIM)
+    assert stranger.post(f"/surveys/{SLUG}/share", data={"csrf_token": token, "email": VICTIM[0]}).status_code == 404
+    store = Store(db_path)
+    try:
+        assert store.collaborators(SLUG) == [OTHER[0]]
+    finally:
+        store.close()

@@ -201,8 +201,13 @@ def release(slug):
 @bp.post("/surveys/<slug>/share")
 @login_required
 def share(slug):
-    """Let another researcher (an existing account) see and act on the survey, as a collaborator."""
+    """Let another researcher (an existing account) see and act on the survey, as a collaborator (the owner only).
+
+    A collaborator gets 403, as for the owner's other actions on people (``collaborators``).
+    """
     form = _submitted(slug, ShareForm)
+    if not get_store().is_owner(slug, g.user["id"]):
+        abort(403, description="Only the survey's owner can add collaborators.")
     if form.errors:
         flash("Type the email of a researcher account.", "error")
         return _results(slug, _anchor="people")
