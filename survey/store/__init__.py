@@ -60,6 +60,14 @@ class SurveyNotFound(StoreError):
     """No survey has this slug."""
 
 
+class SlugTaken(StoreError):
+    """Another survey has this slug (the web app answers only SLUG_TAKEN: it says nothing of whose survey it is)."""
+
+
+# What the web app says of any taken slug, the researcher's own or another's (docs/explanation/privacy.md).
+SLUG_TAKEN = "This address is not available; choose another slug."
+
+
 class NotOwner(StoreError):
     """Only the survey's owner may do this (its collaborators may not)."""
 
@@ -303,7 +311,7 @@ class Store:
             row = conn.execute("SELECT status, design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is not None:
                 if not replace:
-                    raise StoreError(f"a survey with slug {slug!r} already exists")
+                    raise SlugTaken(f"a survey with slug {slug!r} already exists")
                 if self._received(slug):
                     raise StoreError(f"survey {slug!r} already has responses; its design is frozen")
                 if row[0] == "closed":
@@ -385,7 +393,7 @@ class Store:
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
             if conn.execute("SELECT 1 FROM surveys WHERE slug = ?", [new_slug]).fetchone():
-                raise StoreError(f"a survey with slug {new_slug!r} already exists")
+                raise SlugTaken(f"a survey with slug {new_slug!r} already exists")
             conn.execute("INSERT INTO surveys (slug, title, definition, design, design_hash, created_day, "
                          "owner_id, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'draft')",
                          [new_slug, design["title"], definition_text, _design_text(design), design["hash"],
