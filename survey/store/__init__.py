@@ -1034,16 +1034,22 @@ class Store:
 
     # Sign-in failures (``signin``)
 
-    def sign_in_reserve(self, account: str, limits, now: float) -> tuple[float, str | None]:
-        """Count one sign-in attempt unless a count of ``limits`` is full (``signin.reserve``), in one write."""
-        with self._write() as conn:
-            self._serialize(conn, "sign-in:" + account)
-            return signin.reserve(conn, account, limits, now)
+    def sign_in_reserve(self, limits, now: float) -> tuple[float, tuple[str, str] | None]:
+        """Count one sign-in attempt unless a count of ``limits`` is full (``signin.reserve``), in one write.
 
-    def sign_in_forget(self, account: str, client: str, *, account_wide: bool):
+        The counts are locked in the order given (an account's before a client's), so
+        concurrent attempts on PostgreSQL are counted one by one and never deadlock.
+        """
+        with self._write() as conn:
+            for account, client, _, _ in limits:
+                self._serialize(conn, f"sign-in:{account}:{client}" if account == signin.ANY_ACCOUNT
+                                else "sign-in:" + account)
+            return signin.reserve(conn, limits, now)
+
+    def sign_in_forget(self, account: str, client: str, shared):
         """Forget one client's failures on an account after it signed in (``signin.forget``)."""
         with self._write() as conn:
-            signin.forget(conn, account, client, account_wide)
+            signin.forget(conn, account, client, shared)
 
     def unlock_account(self, email: str) -> int:
         """Clear every sign-in lock and failure count of an account; return how many counts were cleared."""
