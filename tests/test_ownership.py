@@ -363,7 +363,7 @@ def test_an_existing_database_gets_a_fresh_random_key_per_account(db_path):
     from survey.store.schema import migrations
 
     db = sqlite_utils.Database(db_path)
-    migrations.apply(db, stop_before="m012_account_keys")
+    migrations.apply(db, stop_before="m013_account_keys")
     for email in (OWNER[0], OTHER[0]):
         db["users"].insert({"email": email, "password_hash": generate_password_hash("x", method="pbkdf2:sha256:1000"),
                             "created_day": "2026-11-01"})

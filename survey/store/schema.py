@@ -594,7 +594,7 @@ def m011_readiness(db):
 
 
 @migrations()
-def m012_account_keys(db):
+def m013_account_keys(db):
     """Give every account a random session key and token key, and bind each API token to its account's token key.
 
     A session holds the account's id and session key (a new key ends every session); a token
