@@ -337,3 +337,53 @@ def test_join_links_are_stored_hashed_and_refuse_bad_input(app, db_path, account
     assert differ.status_code == 400 and "The passwords differ" in differ.get_data(as_text=True)
     assert colleague.post(path, data={"password": NEWCOMER[1], "confirm": NEWCOMER[1]}).status_code == 400
     assert client_from(app, "192.0.2.96").get(path).status_code == 200, "refused attempts leave the link working"
+
+
+def test_a_lock_survives_a_restart_of_the_server(app, db_path, accounts):
+    """The counts live in the database under a key derived from SECRET_KEY: a restarted server keeps the lock."""
+    from survey.web import create_app
+
+    lock_out(app)
+    restarted = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test",
+                            "MAX_SUBMISSIONS_PER_MINUTE": 0})
+    try:
+        response = post_login(client_from(restarted, ATTACKER), *OWNER)
+        assert response.status_code == 429 and "Too many wrong passwords from this device" in response.get_data(as_text=True)
+        assert post_login(client_from(restarted, HOME), *OWNER).status_code == 302, "only that device is locked"
+    finally:
+        restarted.extensions["ldp_stores"].close_all()
+
+
+def test_an_unknown_email_is_refused_without_a_password_hash(app, accounts, monkeypatch):
+    import survey.web.research as research
+
+    checked = []
+    real = research.check_password_hash
+
+    def counting(stored, password):
+        checked.append(stored)
+        return real(stored, password)
+
+    monkeypatch.setattr(research, "check_password_hash", counting)
+    client = client_from(app, "192.0.2.30")
+    response = post_login(client, "nobody@example.org", "any password")
+    assert response.status_code == 200 and "Wrong email or password." in response.get_data(as_text=True)
+    assert checked == [], "no hash is computed for an account that does not exist"
+    assert post_login(client, OWNER[0], "wrong").status_code == 200 and len(checked) == 1
+    assert post_login(client, OWNER[0], OWNER[1]).status_code == 302 and len(checked) == 2
+
+
+def test_one_address_probes_at_most_twenty_emails_per_window(app, accounts):
+    throttle = app.extensions["ldp_signin_throttle"]
+    start = 1_900_000_000.0
+    throttle.clock = lambda: start
+    prober = client_from(app, ATTACKER)
+    statuses = [post_login(prober, f"probe{n}@example.org", "x").status_code for n in range(throttle.client_limit)]
+    assert statuses == [200] * throttle.client_limit
+    refused = post_login(prober, "probe-last@example.org", "x")
+    body = refused.get_data(as_text=True)
+    assert refused.status_code == 429 and "Too many failed sign-ins from this device, whatever the email" in body
+    assert post_login(prober, OWNER[0], OWNER[1]).status_code == 429, "a real account from there waits too"
+    assert post_login(client_from(app, HOME), *OWNER).status_code == 302, "other addresses are not affected"
+    throttle.clock = lambda: start + throttle.client_window
+    assert post_login(prober, OWNER[0], OWNER[1]).status_code == 302, "the count ends with its window"

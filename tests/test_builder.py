@@ -450,7 +450,7 @@ def test_edit_loads_ones_own_draft_and_404_for_others(app, owner, db_path):
     # Another researcher cannot overwrite the draft by saving its slug.
     taken = press(other, other.get("/surveys/build"), "save", title="Mine", slug="habits", **{
         "questions-0-id": "a", "questions-0-text": "A?"})
-    assert taken.status_code == 422 and "already exists" in field_error(taken, "slug")
+    assert taken.status_code == 422 and "This address is not available" in field_error(taken, "slug")
     assert stored(db_path)["habits"]["title"] == "Habits, revised"
 
 
@@ -458,7 +458,7 @@ def test_an_open_survey_is_not_replaced_by_saving(owner, db_path):
     edit = owner.get("/surveys/build?edit=smoking-2026")
     assert edit.status_code == 200
     response = press(owner, edit, "save", title="Changed")
-    assert response.status_code == 422 and "already exists" in field_error(response, "slug")
+    assert response.status_code == 422 and "This address is not available" in field_error(response, "slug")
     assert stored(db_path)["smoking-2026"]["title"] == "Smoking and lung health"
 
 

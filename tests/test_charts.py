@@ -308,7 +308,7 @@ def signed_in(app, db_path, smoking_survey):
         client = app.test_client()
         with client.session_transaction() as session:
             session["user_id"] = user["id"]
-            session["epoch"] = user["session_epoch"]
+            session["key"] = user["session_key"]
         return client
 
     return make

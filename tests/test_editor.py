@@ -171,7 +171,7 @@ def test_empty_definition_is_an_error(researcher, db_path):
 def test_duplicate_slug_is_a_form_error(researcher, db_path, smoking_toml, smoking_survey):
     response = submit(researcher, "create", smoking_text(smoking_toml).replace("Smoking and", "Other"))
     assert response.status_code == 422
-    assert f"a survey with slug '{SLUG}' already exists" in definition_error(response)
+    assert definition_error(response) == "This address is not available; choose another slug."
     store = Store(db_path)
     assert store.get_design(SLUG) == smoking_survey, "the existing survey is untouched"
     store.close()
@@ -226,3 +226,27 @@ def test_bad_upload_is_a_field_error(researcher, db_path, name, content, message
     assert re.search(r'<input\b[^>]*aria-invalid="true"[^>]*type="file"|<input\b[^>]*type="file"[^>]*aria-invalid="true"',
                      page)
     assert surveys(db_path) == []
+
+
+def test_a_taken_slug_says_the_same_whoever_owns_it(researcher, db_path, smoking_toml):
+    """Another researcher's draft, another's open survey and one's own open survey: one neutral answer, no oracle."""
+    from survey.store import SLUG_TAKEN
+
+    store = Store(db_path)
+    try:
+        store.add_user("else@example.org", generate_password_hash("x", method="pbkdf2:sha256:1000"))
+        base = smoking_text(smoking_toml)
+        for slug, owner, status in (("their-draft", "else@example.org", "draft"),
+                                    ("their-open", "else@example.org", "open"), ("mine-open", "r@example.org", "open")):
+            text_of = base.replace(f'"{SLUG}"', f'"{slug}"')
+            store.create_survey(text_of, build_design(parse_definition_toml(text_of)), owner=owner, status=status)
+    finally:
+        store.close()
+    answers = set()
+    for slug in ("their-draft", "their-open", "mine-open"):
+        response = submit(researcher, "create", base.replace(f'"{SLUG}"', f'"{slug}"').replace("Smoking and", "Mine"))
+        assert response.status_code == 422
+        answers.add(definition_error(response))
+        assert "already exists" not in text(response) and "draft" not in definition_error(response)
+    assert answers == {SLUG_TAKEN}
+    assert sorted(surveys(db_path)) == ["mine-open", "their-draft", "their-open"], "nothing was stored or replaced"

@@ -123,3 +123,22 @@ def test_a_store_fault_on_the_fast_path_is_a_503_and_the_store_is_tried_once(db_
     assert response.status_code == 503 and response.headers["Retry-After"] == "10"
     assert "nothing was stored" in response.get_json()["error"]
     assert len(tries) == 1 and handed.calls == 1
+
+
+@pytest.mark.parametrize("path", ["fast", "app"])
+def test_an_open_survey_refuses_an_invite_key_even_when_null(db_path, path):
+    create_smoking_db(db_path)
+    app = make_app(db_path)
+    if path == "app":
+        app.wsgi_app = app.wsgi_app.inner  # the app alone
+    client = app.test_client()
+    try:
+        answers = [client.post(f"/s/{SLUG}/responses", json=submission(invite=value)) for value in (None, "x" * 43)]
+        accepted = client.post(f"/s/{SLUG}/responses", json=submission())
+    finally:
+        app.extensions["ldp_stores"].close_all()
+    for response in answers:
+        body = response.get_json()
+        assert response.status_code == 400 and body["field"] == "invite" and "nothing was stored" in body["error"]
+    assert accepted.status_code == 201
+    assert stored_count(db_path, SLUG) == 1, "only the submission without the key"

@@ -248,3 +248,155 @@ def test_every_researcher_route_without_a_slug_requires_sign_in(app, accounts):
             else:
                 assert response.status_code == 302 and response.headers["Location"].startswith("/login"), (
                     rule.rule, method, response.status_code)
+
+
+MALLORY = ("mallory@example.org", "mallory password")
+VICTIM = ("victim@example.org", "victim password")
+
+
+def remove_account(db_path, email: str) -> int:
+    """Remove an account as `ldp-survey user remove` does; return the id it had."""
+    store = Store(db_path)
+    try:
+        user_id = store.get_user(email)["id"]
+        store.remove_user(email)
+    finally:
+        store.close()
+    return user_id
+
+
+def add_account(db_path, email: str, password: str) -> dict:
+    store = Store(db_path)
+    try:
+        store.add_user(email, generate_password_hash(password, method="pbkdf2:sha256:1000"))
+        return store.get_user(email)
+    finally:
+        store.close()
+
+
+def signed_in_then_removed(app, db_path):
+    """Sign mallory in and make her an API token; remove her; return (her old cookie's client, token header, id)."""
+    add_account(db_path, *MALLORY)
+    mallory = signed_in(app, *MALLORY)
+    headers = api_headers(db_path, MALLORY[0])
+    assert mallory.get("/surveys").status_code == 200
+    assert app.test_client().get("/api/surveys", headers=headers).status_code == 200
+    cookie = mallory.get_cookie("session").value
+    old_id = remove_account(db_path, MALLORY[0])
+    assert mallory.get("/surveys").status_code == 302
+    stale = app.test_client()
+    stale.set_cookie("session", cookie)
+    return stale, headers, old_id
+
+
+def test_a_removed_accounts_cookie_and_token_never_work_for_the_next_account(app, db_path, backend, accounts):
+    stale, headers, old_id = signed_in_then_removed(app, db_path)
+    victim = add_account(db_path, *VICTIM)
+    if backend == "sqlite":
+        assert victim["id"] == old_id, "SQLite gives the removed id to the next account: the case under test"
+    for path in ("/surveys", "/account/tokens"):
+        response = stale.get(path)
+        assert response.status_code == 302 and response.headers["Location"].startswith("/login"), path
+    assert app.test_client().get("/api/surveys", headers=headers).status_code == 401
+    assert signed_in(app, *VICTIM).get("/surveys").status_code == 200
+
+
+def test_a_removed_accounts_cookie_gets_nothing_of_a_collaborator_who_joined_after(app, db_path, backend, accounts):
+    owner = signed_in(app, *OWNER)
+    page = owner.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    csrf = re.search(r'id="invite-csrf" name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    made = owner.post(f"/surveys/{SLUG}/collaborators/invite", data={"csrf_token": csrf, "email": VICTIM[0]})
+    path = re.search(r'<textarea id="join-link"[^>]*>[^<]*?(/join/[A-Za-z0-9_-]+)</textarea>',
+                     made.get_data(as_text=True)).group(1)
+    stale, headers, old_id = signed_in_then_removed(app, db_path)
+    colleague = app.test_client()
+    join_csrf = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', colleague.get(path).get_data(as_text=True)).group(1)
+    assert colleague.post(path, data={"csrf_token": join_csrf, "password": VICTIM[1], "confirm": VICTIM[1]}).status_code == 302
+    assert colleague.get(f"/surveys/{SLUG}/responses.csv").status_code == 200
+    store = Store(db_path)
+    try:
+        joined = store.get_user(VICTIM[0])
+    finally:
+        store.close()
+    if backend == "sqlite":
+        assert joined["id"] == old_id
+    assert stale.get(f"/surveys/{SLUG}/responses.csv").status_code == 302
+    token_page = stale.get("/account/tokens")
+    assert token_page.status_code == 302
+    app.config["WTF_CSRF_ENABLED"] = False  # even past CSRF protection, the stale cookie makes no token
+    assert stale.post("/account/tokens", data={"label": "kept"}).status_code == 302
+    store = Store(db_path)
+    try:
+        assert store.list_tokens(joined["id"]) == []
+    finally:
+        store.close()
+    assert app.test_client().get(f"/api/surveys/{SLUG}/results", headers=headers).status_code == 401
+
+
+def test_session_keys_rotate_and_tokens_survive_only_what_they_should(db_path, accounts):
+    store = Store(db_path)
+    try:
+        first = store.get_user(OWNER[0])
+        _, token = store.create_token(OWNER[0])
+        assert len(first["session_key"]) == 64 and first["session_key"] != first["token_key"]
+        assert first["session_key"] != store.get_user(OTHER[0])["session_key"]
+        store.end_sessions(first["id"])
+        signed_out = store.get_user(OWNER[0])
+        store.set_password(OWNER[0], generate_password_hash("another password", method="pbkdf2:sha256:1000"))
+        changed = store.get_user(OWNER[0])
+        store.add_user(OWNER[0], generate_password_hash("third password", method="pbkdf2:sha256:1000"), replace=True)
+        replaced = store.get_user(OWNER[0])
+        keys = [first["session_key"], signed_out["session_key"], changed["session_key"], replaced["session_key"]]
+        assert len(set(keys)) == 4, "sign-out, a new password and `user add --replace` each end every session"
+        assert replaced["token_key"] == first["token_key"]
+        assert store.user_for_token(token)["id"] == first["id"], "a token lives until revoked or its account is removed"
+        # A token row whose key is not its account's (an id given to another account) is refused.
+        store.conn.execute("UPDATE api_tokens SET token_key = ?", ["0" * 64])
+        assert store.user_for_token(token) is None
+    finally:
+        store.close()
+
+
+@pytest.mark.sqlite_only
+def test_an_existing_database_gets_a_fresh_random_key_per_account(db_path):
+    import sqlite_utils
+    from survey.store.schema import migrations
+
+    db = sqlite_utils.Database(db_path)
+    migrations.apply(db, stop_before="m013_account_keys")
+    for email in (OWNER[0], OTHER[0]):
+        db["users"].insert({"email": email, "password_hash": generate_password_hash("x", method="pbkdf2:sha256:1000"),
+                            "created_day": "2026-11-01"})
+    db.execute("INSERT INTO api_tokens (user_id, token_hash, label, created_day) VALUES (1, ?, 'old', '2026-11-01')",
+               [__import__("survey.store", fromlist=["token_hash"]).token_hash("ldps_old-token")])
+    db.conn.commit()
+    db.close()
+    store = Store(db_path)
+    try:
+        owner, other = store.get_user(OWNER[0]), store.get_user(OTHER[0])
+        keys = {owner["session_key"], owner["token_key"], other["session_key"], other["token_key"]}
+        assert len(keys) == 4 and all(re.fullmatch(r"[0-9a-f]{64}", key) for key in keys)
+        assert store.user_for_token("ldps_old-token")["email"] == OWNER[0], "tokens made before keep working"
+    finally:
+        store.close()
+
+
+def test_only_the_owner_adds_collaborators(app, db_path, accounts):
+    add_account(db_path, *VICTIM)
+    store = Store(db_path)
+    try:
+        store.share(SLUG, OTHER[0])
+    finally:
+        store.close()
+    collaborator = signed_in(app, *OTHER)
+    page = collaborator.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    refused = collaborator.post(f"/surveys/{SLUG}/share", data={"csrf_token": token, "email": VICTIM[0]})
+    assert refused.status_code == 403 and "owner can add collaborators" in refused.get_data(as_text=True)
+    stranger = signed_in(app, *VICTIM)
+    assert stranger.post(f"/surveys/{SLUG}/share", data={"csrf_token": token, "email": VICTIM[0]}).status_code == 404
+    store = Store(db_path)
+    try:
+        assert store.collaborators(SLUG) == [OTHER[0]]
+    finally:
+        store.close()

@@ -125,7 +125,7 @@ def admission_fields(design: dict, payload: dict) -> tuple[str | None, str | Non
     """Return the (submission id, invitation token) of a validated submission, each None when absent, or raise.
 
     An invitation-only survey (``access = "invite"``) needs a token: 403 without one; any
-    other survey takes none (400).
+    other survey takes none (400), not even the key with a null value.
     """
     submission = payload.get("submission")
     if submission is not None and (not isinstance(submission, str) or not SUBMISSION_ID_RE.fullmatch(submission)):
@@ -139,9 +139,9 @@ def admission_fields(design: dict, payload: dict) -> tuple[str | None, str | Non
         if not isinstance(invite, str) or not INVITE_RE.fullmatch(invite):
             raise ReportError("this invitation link is not valid for this survey; nothing was stored",
                               field="invite", status=403)
-    elif invite is not None:
-        raise ReportError("this survey is open to anyone and takes no invitation; nothing was stored",
-                          field="invite")
+    elif "invite" in payload:
+        raise ReportError("this survey is open to anyone and takes no \"invite\" key (not even null); "
+                          "nothing was stored", field="invite")
     return submission, invite
 
 

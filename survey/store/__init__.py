@@ -60,6 +60,14 @@ class SurveyNotFound(StoreError):
     """No survey has this slug."""
 
 
+class SlugTaken(StoreError):
+    """Another survey has this slug (the web app answers only SLUG_TAKEN: it says nothing of whose survey it is)."""
+
+
+# What the web app says of any taken slug, the researcher's own or another's (docs/explanation/privacy.md).
+SLUG_TAKEN = "This address is not available; choose another slug."
+
+
 class NotOwner(StoreError):
     """Only the survey's owner may do this (its collaborators may not)."""
 
@@ -303,7 +311,7 @@ class Store:
             row = conn.execute("SELECT status, design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is not None:
                 if not replace:
-                    raise StoreError(f"a survey with slug {slug!r} already exists")
+                    raise SlugTaken(f"a survey with slug {slug!r} already exists")
                 if self._received(slug):
                     raise StoreError(f"survey {slug!r} already has responses; its design is frozen")
                 if row[0] == "closed":
@@ -385,7 +393,7 @@ class Store:
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
             if conn.execute("SELECT 1 FROM surveys WHERE slug = ?", [new_slug]).fetchone():
-                raise StoreError(f"a survey with slug {new_slug!r} already exists")
+                raise SlugTaken(f"a survey with slug {new_slug!r} already exists")
             conn.execute("INSERT INTO surveys (slug, title, definition, design, design_hash, created_day, "
                          "owner_id, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'draft')",
                          [new_slug, design["title"], definition_text, _design_text(design), design["hash"],
@@ -537,8 +545,7 @@ class Store:
             if password_hash is not None:
                 if account is not None:
                     raise StoreError(f"an account {account['email']} already exists; sign in with its password")
-                conn.execute("INSERT INTO users (email, password_hash, created_day) VALUES (?, ?, ?)",
-                             [record["email"], password_hash, today()])
+                _insert_user(conn, record["email"], password_hash)
                 account = self.get_user(record["email"])
             elif account is None or account["id"] != user_id:
                 raise StoreError(f"this join link is for {record['email']}")
@@ -969,33 +976,36 @@ class Store:
     # Users
 
     def add_user(self, email: str, password_hash: str, *, replace: bool = False):
-        """Create a researcher account, or set its password when ``replace`` is true."""
+        """Create a researcher account, or set its password when ``replace`` is true (ending its sessions)."""
         with self._write():
             existing = self.get_user(email)
             if existing and not replace:
                 raise StoreError(f"a user with email {email!r} already exists")
             if existing:
-                self._execute("UPDATE users SET password_hash = ?, session_epoch = session_epoch + 1 WHERE id = ?",
-                              [password_hash, existing["id"]])
+                self._execute("UPDATE users SET password_hash = ?, session_key = ? WHERE id = ?",
+                              [password_hash, new_account_key(), existing["id"]])
             else:
-                self._execute("INSERT INTO users (email, password_hash, created_day) VALUES (?, ?, ?)",
-                                  [email, password_hash, today()])
+                _insert_user(self.conn, email, password_hash)
 
     def set_password(self, email: str, password_hash: str):
         """Set an account's password; every earlier session of the account ends."""
         with self._write() as conn:
-            if not conn.execute("UPDATE users SET password_hash = ?, session_epoch = session_epoch + 1 "
-                                "WHERE lower(email) = lower(?)", [password_hash, email]).rowcount:
+            if not conn.execute("UPDATE users SET password_hash = ?, session_key = ? WHERE lower(email) = lower(?)",
+                                [password_hash, new_account_key(), email]).rowcount:
                 raise StoreError(f"no researcher account {email!r}")
             signin.unlock(conn, signin.account_key(email))
 
     def end_sessions(self, user_id: int):
-        """End every session of an account (sign-out ends them all, on every device)."""
+        """End every session of an account (sign-out ends them all, on every device): a new session key."""
         with self._write() as conn:
-            conn.execute("UPDATE users SET session_epoch = session_epoch + 1 WHERE id = ?", [user_id])
+            conn.execute("UPDATE users SET session_key = ? WHERE id = ?", [new_account_key(), user_id])
 
     def remove_user(self, email: str):
-        """Delete an account; its surveys keep their data but lose their owner (visible to no one until shared)."""
+        """Delete an account, its API tokens and its sessions; its surveys keep their data but lose their owner.
+
+        Surveys it owned are visible to no one until shared. A later account may get the same
+        id on SQLite, but never the same session or token key, so nothing of this one works for it.
+        """
         with self._write() as conn:
             account = self.get_user(email)
             if account is None:
@@ -1024,16 +1034,22 @@ class Store:
 
     # Sign-in failures (``signin``)
 
-    def sign_in_reserve(self, account: str, limits, now: float) -> tuple[float, str | None]:
-        """Count one sign-in attempt unless a count of ``limits`` is full (``signin.reserve``), in one write."""
-        with self._write() as conn:
-            self._serialize(conn, "sign-in:" + account)
-            return signin.reserve(conn, account, limits, now)
+    def sign_in_reserve(self, limits, now: float) -> tuple[float, tuple[str, str] | None]:
+        """Count one sign-in attempt unless a count of ``limits`` is full (``signin.reserve``), in one write.
 
-    def sign_in_forget(self, account: str, client: str, *, account_wide: bool):
+        The counts are locked in the order given (an account's before a client's), so
+        concurrent attempts on PostgreSQL are counted one by one and never deadlock.
+        """
+        with self._write() as conn:
+            for account, client, _, _ in limits:
+                self._serialize(conn, f"sign-in:{account}:{client}" if account == signin.ANY_ACCOUNT
+                                else "sign-in:" + account)
+            return signin.reserve(conn, limits, now)
+
+    def sign_in_forget(self, account: str, client: str, shared):
         """Forget one client's failures on an account after it signed in (``signin.forget``)."""
         with self._write() as conn:
-            signin.forget(conn, account, client, account_wide)
+            signin.forget(conn, account, client, shared)
 
     def unlock_account(self, email: str) -> int:
         """Clear every sign-in lock and failure count of an account; return how many counts were cleared."""
@@ -1066,9 +1082,10 @@ class Store:
             if not label:
                 label = next(f"token-{n}" for n in range(1, len(used) + 2) if f"token-{n}" not in used)
             day = today()
-            token_id = conn.execute("INSERT INTO api_tokens (user_id, token_hash, label, created_day) "
-                                    "VALUES (?, ?, ?, ?) RETURNING id",
-                                    [account["id"], token_hash(token), label, day]).fetchone()[0]
+            token_id = conn.execute("INSERT INTO api_tokens (user_id, token_key, token_hash, label, created_day) "
+                                    "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                                    [account["id"], account["token_key"], token_hash(token), label,
+                                     day]).fetchone()[0]
         return {"id": token_id, "label": label, "created_day": day, "email": account["email"]}, token
 
     def list_tokens(self, user_id: int) -> list[dict]:
@@ -1097,15 +1114,20 @@ class Store:
         """Return the account an API token belongs to, or None for an unknown (or revoked) token.
 
         The token is looked up by its SHA-256 hash, never compared as text: the time the
-        lookup takes says nothing about how much of a guess was right.
+        lookup takes says nothing about how much of a guess was right. A token is bound to
+        its account's id and token key, so it never works for another account given that id.
         """
         if not token.startswith(TOKEN_PREFIX) or len(token) > TOKEN_MAX_LENGTH:
             return None
         wanted = token_hash(token)
-        row = self._execute("SELECT user_id, token_hash FROM api_tokens WHERE token_hash = ?", [wanted]).fetchone()
+        row = self._execute("SELECT user_id, token_hash, token_key FROM api_tokens WHERE token_hash = ?",
+                            [wanted]).fetchone()
         if row is None or not hmac.compare_digest(row[1], wanted):
             return None
-        return self.get_user_by_id(row[0])
+        user = self.get_user_by_id(row[0])
+        if user is None or not row[2] or not hmac.compare_digest(row[2], user["token_key"]):
+            return None
+        return user
 
     # Settings
 
@@ -1171,8 +1193,19 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-_USER_FIELDS = ("id", "email", "password_hash", "session_epoch")
+_USER_FIELDS = ("id", "email", "password_hash", "session_key", "token_key")
 _USER_COLUMNS = ", ".join(_USER_FIELDS)
+
+
+def new_account_key() -> str:
+    """Return a new random key of an account (256 bits as 64 hex digits): its session key or its token key."""
+    return secrets.token_hex(32)
+
+
+def _insert_user(conn, email: str, password_hash: str):
+    """Insert a new account with its own random session and token keys, in the caller's transaction."""
+    conn.execute("INSERT INTO users (email, password_hash, created_day, session_key, token_key) "
+                 "VALUES (?, ?, ?, ?, ?)", [email, password_hash, today(), new_account_key(), new_account_key()])
 
 
 def _table(design: dict, sandbox: bool) -> str:

@@ -23,11 +23,11 @@ from .location import display_location, is_postgres_url
 PAGE = 50_000
 # Tables copied row for row, in an order that satisfies their foreign keys, with their columns.
 PLAIN_TABLES = (
-    ("users", ("id", "email", "password_hash", "created_day", "session_epoch")),
+    ("users", ("id", "email", "password_hash", "created_day", "session_epoch", "session_key", "token_key")),
     ("settings", ("key", "value")),
     ("surveys", ("slug", "title", "definition", "design", "design_hash", "created_day", "owner_id", "status")),
     ("collaborators", ("survey", "user_id")),
-    ("api_tokens", ("id", "user_id", "token_hash", "label", "created_day")),
+    ("api_tokens", ("id", "user_id", "token_key", "token_hash", "label", "created_day")),
     ("invitations", ("token_hash", "survey", "used", "created_day")),
     ("submissions", ("id_hash", "survey", "answers_check")),
     ("collaborator_invitations", ("id", "token_hash", "survey", "email", "invited_by", "expires_day")),

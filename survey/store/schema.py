@@ -14,6 +14,7 @@ insert, so aggregates and the dashboard never scan responses.
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 from typing import Sequence
 
@@ -590,3 +591,21 @@ def m011_readiness(db):
     """Create the one-row table that ``Store.ready`` writes to prove the store takes writes (a counter only)."""
     db.conn.execute("CREATE TABLE readiness (id BIGINT PRIMARY KEY NOT NULL CHECK (id = 1), "
                     "checks BIGINT NOT NULL DEFAULT 0)")
+
+
+@migrations()
+def m013_account_keys(db):
+    """Give every account a random session key and token key, and bind each API token to its account's token key.
+
+    A session holds the account's id and session key (a new key ends every session); a token
+    works only while its account has the token key it was made with. An id is never trusted
+    alone: SQLite may give a removed account's id to the next one, never its keys.
+    """
+    conn = db.conn
+    conn.execute("ALTER TABLE users ADD COLUMN session_key TEXT NOT NULL DEFAULT ''")
+    conn.execute("ALTER TABLE users ADD COLUMN token_key TEXT NOT NULL DEFAULT ''")
+    conn.execute("ALTER TABLE api_tokens ADD COLUMN token_key TEXT NOT NULL DEFAULT ''")
+    for (user_id,) in conn.execute("SELECT id FROM users").fetchall():
+        conn.execute("UPDATE users SET session_key = ?, token_key = ? WHERE id = ?",
+                     [secrets.token_hex(32), secrets.token_hex(32), user_id])
+    conn.execute("UPDATE api_tokens SET token_key = (SELECT u.token_key FROM users u WHERE u.id = api_tokens.user_id)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 from flask import Flask
@@ -42,7 +43,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.update(test_config)
 
     from . import (account, api, builder, charts, collaborators, crosstab, db, editor, errors, explain_filters,
-                   fast_submissions, flood, health, invitations, lifecycle, limits, packages, regression, research,
+                   fast_submissions, flood, health, invitations, lifecycle, limits, log_privacy, packages, regression, research,
                    respond, sandbox, security, static_files, unavailable)
     from .throttle import SignInThrottle
 
@@ -57,6 +58,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     flood.init_app(app)
     app.extensions["ldp_signin_throttle"] = SignInThrottle(app.extensions["ldp_stores"], app.config["SECRET_KEY"])
     security.init_app(app)
+    # No join link, invitation or API token in any log line (the app's, or the development server's).
+    log_privacy.install(app.logger, logging.getLogger("werkzeug"))
     errors.init_app(app)
     unavailable.init_app(app)
     explain_filters.init_app(app)

@@ -26,7 +26,7 @@ from ..core.definition_check import FieldError, definition_errors, design_errors
 from ..core.definition_toml import dump_definition
 from ..core.planning import NOMINAL_EPSILON, nominal_warning, power_plan, question_previews, recommend
 from ..core.precision import DEFAULT_WARN_MARGIN, crosstab_precision, power_sentence, precision_warnings
-from ..store import StoreError, StoreUnavailable
+from ..store import SLUG_TAKEN, SlugTaken, StoreError, StoreUnavailable
 from .access import survey_for_researcher
 from .builder_forms import KIND_NAMES, BuilderForm, ImportForm, QuestionForm, form_to_mapping, mapping_to_formdata
 from .builder_text import preview_terms, summary
@@ -341,6 +341,9 @@ def _save(evaluation: Evaluation):
                             owner=None if resave else g.user["email"], status="draft", replace=resave)
     except StoreUnavailable:
         raise
+    except SlugTaken:
+        evaluation.add("slug", SLUG_TAKEN)
+        return None
     except StoreError as exc:
         evaluation.add("slug", f"{_message(str(exc))} Choose another slug.")
         return None

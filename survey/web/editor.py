@@ -6,7 +6,7 @@ from flask import Blueprint, flash, g, redirect, render_template, request, url_f
 
 from ..core.definition import DefinitionError, parse_definition_toml
 from ..core.design import build_design
-from ..store import StoreError, StoreUnavailable
+from ..store import SLUG_TAKEN, SlugTaken, StoreError, StoreUnavailable
 from .access import survey_for_researcher
 from .builder_text import mechanism_title
 from .db import get_store
@@ -51,6 +51,9 @@ def new_survey():
                                             status="draft", replace=resave)
                     except StoreUnavailable:
                         raise
+                    except SlugTaken:
+                        form.definition.errors.append(SLUG_TAKEN)
+                        design = None
                     except StoreError as exc:
                         form.definition.errors.append(f"{exc}; choose another slug.")
                         design = None

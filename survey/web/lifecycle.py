@@ -21,7 +21,7 @@ from wtforms.validators import DataRequired, Length
 
 from ..core.definition import DefinitionError, parse_definition_toml
 from ..core.design import build_design
-from ..store import StoreError, StoreUnavailable
+from ..store import SLUG_TAKEN, SlugTaken, StoreError, StoreUnavailable
 from .access import survey_for_researcher
 from .db import get_store
 from .research import login_required
@@ -156,6 +156,9 @@ def duplicate(slug):
         store.duplicate_survey(slug, text, design)
     except StoreUnavailable:
         raise
+    except SlugTaken:
+        flash(f"Cannot duplicate: {SLUG_TAKEN}", "error")
+        return _results(slug)
     except (DefinitionError, StoreError) as exc:
         flash(f"Cannot duplicate: {exc}", "error")
         return _results(slug)
@@ -201,8 +204,13 @@ def release(slug):
 @bp.post("/surveys/<slug>/share")
 @login_required
 def share(slug):
-    """Let another researcher (an existing account) see and act on the survey, as a collaborator."""
+    """Let another researcher (an existing account) see and act on the survey, as a collaborator (the owner only).
+
+    A collaborator gets 403, as for the owner's other actions on people (``collaborators``).
+    """
     form = _submitted(slug, ShareForm)
+    if not get_store().is_owner(slug, g.user["id"]):
+        abort(403, description="Only the survey's owner can add collaborators.")
     if form.errors:
         flash("Type the email of a researcher account.", "error")
         return _results(slug, _anchor="people")

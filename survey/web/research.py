@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hmac
 import math
 import threading
 from collections import OrderedDict
@@ -10,7 +11,7 @@ from urllib.parse import urlsplit
 
 from flask import (Blueprint, Response, abort, current_app, flash, g, redirect, render_template,
                    request, session, url_for)
-from werkzeug.security import check_password_hash, generate_password_hash
+from werkzeug.security import check_password_hash
 
 from ..core import codec
 from ..core.aggregate import aggregate_counts, rows_to_csv
@@ -30,9 +31,6 @@ _CACHE_SIZE = 32
 _ROWS_CACHE: OrderedDict = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
-# A hash to check against when the email is unknown, so both cases take the same time.
-_DUMMY_HASH = generate_password_hash("not a real password")
-
 
 @bp.before_app_request
 def load_user():
@@ -40,12 +38,19 @@ def load_user():
     if request.blueprint == "api":
         g.user = None
         return
-    user_id = session.get("user_id")
-    g.user = get_store().get_user_by_id(user_id) if user_id is not None else None
-    if g.user is not None and session.get("epoch") != g.user["session_epoch"]:
-        # Signed out elsewhere, or the password changed since this session began.
+    user_id, key = session.get("user_id"), session.get("key")
+    g.user = get_store().get_user_by_id(user_id) if isinstance(user_id, int) else None
+    if user_id is not None and not session_matches(g.user, key):
+        # Signed out elsewhere, the password changed, or the account was removed (its id may be another's now).
         session.clear()
         g.user = None
+
+
+def session_matches(user: dict | None, key) -> bool:
+    """Return whether a session's key is the account's current session key (compared in constant time)."""
+    if user is None or not isinstance(key, str) or not key or not user["session_key"]:
+        return False
+    return hmac.compare_digest(key.encode("utf-8"), user["session_key"].encode("utf-8"))
 
 
 def login_required(view):
@@ -71,7 +76,7 @@ def start_session(user: dict, response):
     session.clear()
     session.permanent = True
     session["user_id"] = user["id"]
-    session["epoch"] = user["session_epoch"]
+    session["key"] = user["session_key"]
     return known_devices.remember(response, user["email"])
 
 
@@ -89,8 +94,12 @@ def check_password(email: str, password: str, *, template: str, **context):
         page = render_template(template, lock=lock, locked_email=email, **context)
         return None, (page, 429, {"Retry-After": str(math.ceil(lock.seconds))})
     user = get_store().get_user(email)
-    ok = check_password_hash(user["password_hash"] if user else _DUMMY_HASH, password)
-    if user and ok:
+    if user is None:
+        # Refused without a password hash: cheap, so random emails cannot load the server. The
+        # quick answer tells that no such account exists; the throttle's count per address over
+        # every email bounds that probing (docs/explanation/privacy.md).
+        return None, None
+    if check_password_hash(user["password_hash"], password):
         throttle.succeed(email, address, known=known)
         return user, None
     return None, None

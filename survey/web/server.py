@@ -10,7 +10,8 @@
   of the garbage collector's generations (``gc.freeze``): a worker's full collection would
   otherwise walk them all, about 0.1 s with every request of that worker waiting, and the
   pages they live on stay shared with the master instead of being copied by the walk.
-* Privacy: no access log, and the error log (stderr) never names a client address.
+* Privacy: no access log, and the error log (stderr) never names a client address or holds a
+  join link, invitation or API token (``log_privacy``).
 * SIGTERM stops gracefully: the master closes its listening socket, requests in flight
   get up to :data:`GRACEFUL_TIMEOUT` seconds to finish, then the process exits 0.
   SIGINT (Ctrl+C) stops at once.
@@ -31,6 +32,8 @@ from collections.abc import Callable
 
 from gunicorn import glogging
 from gunicorn.app.base import BaseApplication
+
+from . import log_privacy
 
 DEFAULT_THREADS = 8
 # More processes than this mostly add memory and SQLite write contention.
@@ -88,11 +91,12 @@ def _redact(record: logging.LogRecord) -> bool:
 
 
 class PrivateLogger(glogging.Logger):
-    """gunicorn's logger with no access log and no client address in the error log."""
+    """gunicorn's logger with no access log, and no client address or secret in the error log."""
 
     def setup(self, cfg):
         super().setup(cfg)
         self.error_log.addFilter(_redact)
+        log_privacy.install(self.error_log)
 
     def access(self, resp, req, environ, request_time):
         """Log nothing: an access log would record who asked for what, and when."""

@@ -2,7 +2,7 @@
 
 Respondents get a JSON sentence their page shows while it sends the same reports again
 after Retry-After; the API its JSON error; researchers a plain page; the operator one
-log line per failing request naming the cause. A database error that is not a fault (a
+log line per failing request naming the cause (and its path, without any token in it). A database error that is not a fault (a
 bug) stays a 500. Retry-After is $LDP_SURVEY_RETRY_AFTER seconds (default 10).
 """
 
@@ -17,6 +17,7 @@ from flask import Blueprint, current_app, jsonify, render_template, request
 from ..store import StoreUnavailable, unavailable
 from .db import get_store
 from .errors import wants_json
+from .log_privacy import scrub_path
 
 bp = Blueprint("unavailable", __name__)
 RETRY_AFTER_ENV = "LDP_SURVEY_RETRY_AFTER"
@@ -36,7 +37,7 @@ def respond(exc: StoreUnavailable):
     The API answers in its JSON error format; the respondent API, and any request sent as
     JSON (the test-mode page's), the respondents' sentence; everything else an HTML page.
     """
-    current_app.logger.error("store unavailable (%s): %s %s: %s", exc.cause, request.method, request.path,
+    current_app.logger.error("store unavailable (%s): %s %s: %s", exc.cause, request.method, scrub_path(request.path),
                              exc.__cause__ or exc)
     current_app.extensions["ldp_stores"].discard()
     seconds = retry_after()

@@ -1,0 +1,76 @@
+"""Keep secrets out of every log line: join links, invitations and API tokens are replaced before a record is written.
+
+A join link's token is in its path (``/join/<token>``, also URL-encoded in a sign-in
+page's ``next=``), a respondent's invitation in ``?invite=``, an API token in the
+``Authorization`` header (``Bearer ldps_…``). Whoever reads the log (an operator, a log
+collector) could use any of them, so log calls pass paths through :func:`scrub_path` and
+every logger of the app and the server carries :class:`ScrubSecrets`, which also removes the
+current request's own secrets wherever they appear (an exception's message, a traceback).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from flask import has_request_context, request
+
+# A join token in a path, plain or URL-encoded (a sign-in page's ?next=%2Fjoin%2F...).
+_JOIN = re.compile(r"(?i)((?:/|%2F)join(?:/|%2F))[^\s/?#&\"']+")
+# The value of a query parameter that carries a secret.
+_QUERY = re.compile(r"(?i)((?:^|[?&;\s]|%3F|%26)(?:invite|token)(?:=|%3D))[^\s&#\"']+")
+# An API token anywhere (``ldps_`` and 43 URL-safe characters), and any bearer credential.
+_API_TOKEN = re.compile(r"ldps_[A-Za-z0-9_-]+")
+_BEARER = re.compile(r"(?i)(bearer\s+)\S+")
+HIDDEN = "(hidden)"
+
+
+def scrub(text: str) -> str:
+    """Return ``text`` with every join token, invitation, API token and bearer credential replaced by "(hidden)"."""
+    text = _JOIN.sub(rf"\g<1>{HIDDEN}", text)
+    text = _QUERY.sub(rf"\g<1>{HIDDEN}", text)
+    text = _API_TOKEN.sub("ldps_" + HIDDEN, text)
+    return _BEARER.sub(rf"\g<1>{HIDDEN}", text)
+
+
+def scrub_path(path: str) -> str:
+    """Return a request path (or full path) fit for a log line: no secret in it."""
+    return scrub(path)
+
+
+def request_secrets() -> list[str]:
+    """Return the secrets the current request carries (its join token, invitation, bearer token), if any."""
+    if not has_request_context():
+        return []
+    values = [(request.view_args or {}).get("token"), request.args.get("invite"),
+              request.headers.get("Authorization", "").partition(" ")[2].strip()]
+    return [value for value in values if isinstance(value, str) and len(value) >= 4]
+
+
+def scrub_all(text: str) -> str:
+    """Return ``text`` scrubbed (``scrub``) and without the current request's own secrets wherever they appear."""
+    for secret in request_secrets():
+        text = text.replace(secret, HIDDEN)
+    return scrub(text)
+
+
+class ScrubSecrets(logging.Filter):
+    """A logging filter that rewrites a record's message and traceback without secrets (it never drops a record)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = scrub_all(message)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        if record.exc_info and record.exc_info[1] is not None:
+            # A traceback's text is made later by the handler: make it now, scrubbed.
+            record.exc_text = scrub_all(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return True
+
+
+def install(*loggers: logging.Logger):
+    """Give each logger the ScrubSecrets filter (once)."""
+    for logger in loggers:
+        if not any(isinstance(existing, ScrubSecrets) for existing in logger.filters):
+            logger.addFilter(ScrubSecrets())

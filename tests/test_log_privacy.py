@@ -1,0 +1,76 @@
+"""No join link, invitation or API token reaches a log line: the app's, the 503 handler's or gunicorn's."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from survey.store import Store, StoreUnavailable
+from survey.web.log_privacy import scrub
+
+JOIN_TOKEN = "Zq3v9xW2bA7kLmN0pQrStUvWxYz123456789-_abcde"
+INVITE = "inv4Xy9secret"
+API_TOKEN = "ldps_" + "A1b2C3d4" * 5
+
+
+def test_scrub_hides_every_kind_of_secret_and_keeps_the_rest():
+    line = (f"GET /join/{JOIN_TOKEN} then /login?next=%2Fjoin%2F{JOIN_TOKEN} and /s/poll?invite={INVITE}&lang=de "
+            f"with Authorization: Bearer {API_TOKEN} or {API_TOKEN}")
+    clean = scrub(line)
+    for secret in (JOIN_TOKEN, INVITE, API_TOKEN, API_TOKEN[5:]):
+        assert secret not in clean
+    assert clean.startswith("GET /join/(hidden) then /login?next=%2Fjoin%2F(hidden)")
+    assert "/s/poll?invite=(hidden)&lang=de" in clean and "Bearer (hidden)" in clean
+    assert scrub("GET /surveys/smoking-2026/results 503") == "GET /surveys/smoking-2026/results 503"
+
+
+def test_the_503_of_a_join_link_logs_its_cause_but_not_its_token(app, monkeypatch, caplog):
+    def fails(self, token):
+        raise StoreUnavailable("the database cannot take requests now (disk full)", cause="disk full")
+
+    monkeypatch.setattr(Store, "join_invitation", fails)
+    with caplog.at_level(logging.INFO):
+        response = app.test_client().get(f"/join/{JOIN_TOKEN}?invite={INVITE}")
+    assert response.status_code == 503
+    assert "store unavailable (disk full): GET /join/(hidden)" in caplog.text
+    assert JOIN_TOKEN not in caplog.text and INVITE not in caplog.text
+
+
+def test_an_unexpected_error_on_a_join_link_logs_no_token(app, monkeypatch, caplog):
+    def breaks(self, token):
+        raise RuntimeError(f"unexpected while reading {token}")
+
+    monkeypatch.setattr(Store, "join_invitation", breaks)
+    app.config["PROPAGATE_EXCEPTIONS"] = False
+    with caplog.at_level(logging.INFO):
+        response = app.test_client().get(f"/join/{JOIN_TOKEN}")
+    assert response.status_code == 500
+    assert "Exception on /join/(hidden) [GET]" in caplog.text and "RuntimeError" in caplog.text
+    assert JOIN_TOKEN not in caplog.text
+
+
+def test_gunicorns_error_log_holds_no_token():
+    from gunicorn.config import Config
+
+    from survey.web.server import PrivateLogger
+
+    records: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            records.append(self.format(record))
+
+    logger = PrivateLogger(Config())
+    handler = Collect()
+    logger.error_log.addHandler(handler)
+    try:
+        try:
+            raise ValueError(f"bad request line /join/{JOIN_TOKEN}")
+        except ValueError:
+            logger.exception("Error handling request /join/%s?invite=%s", JOIN_TOKEN, INVITE)
+    finally:
+        logger.error_log.removeHandler(handler)
+    text = "\n".join(records)
+    assert "Error handling request /join/(hidden)?invite=(hidden)" in text and "ValueError" in text
+    assert JOIN_TOKEN not in text and INVITE not in text
