@@ -600,7 +600,7 @@ def test_serve_runs_gunicorn_on_the_app_of_the_database(run, db_path, smoking_su
     [(gunicorn, address, listening)] = gunicorn_runs
     assert address == ("127.0.0.1", port) and listening
     cfg = gunicorn.cfg
-    assert (cfg.worker_class_str, cfg.workers, cfg.threads) == ("gthread", 2, 3)
+    assert (cfg.worker_class_str, cfg.workers, cfg.threads) == ("survey.web.buffering.BufferingWorker", 2, 3)
     assert cfg.preload_app and cfg.accesslog is None and cfg.errorlog == "-" and cfg.graceful_timeout == 30
     app = gunicorn.wsgi()
     assert app.config["DATABASE"] == str(db_path)
@@ -629,7 +629,7 @@ def test_demo_serves_like_serve(run, db_path, gunicorn_runs):
     result = ok(run("demo", "--respondents", 20, "--seed", 1, "--port", port))
     assert result.stdout.endswith(f"Serving {db_path} on http://127.0.0.1:{port}/ (press Ctrl+C to stop)\n")
     [(gunicorn, address, _)] = gunicorn_runs
-    assert address == ("127.0.0.1", port) and gunicorn.cfg.worker_class_str == "gthread"
+    assert address == ("127.0.0.1", port) and gunicorn.cfg.worker_class_str == "survey.web.buffering.BufferingWorker"
 
 
 MANY_WEIGHTS_TOML = """

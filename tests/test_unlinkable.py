@@ -86,11 +86,12 @@ def test_no_column_or_value_joins_tokens_or_submissions_to_responses(filled):
         # common to every row of that day and ties none in particular (see the next test).
         shared = {v for v in values if isinstance(v, str) and not DAY.fullmatch(v)} & reports
         assert not shared, f"{name} shares a value with the reports"
-    assert columns(store, "invitations") == ["token_hash", "survey", "used", "created_day"]
+    assert columns(store, "invitations") == ["token_hash", "survey", "created_day"]
+    assert columns(store, "unused_invitations") == ["token_hash", "survey"]
     assert columns(store, "submissions") == ["id_hash", "survey", "answers_check"]
     # Neither is a rowid table, whose hidden rowid would number rows in order of arrival (on PostgreSQL:
     # no column takes its value from a sequence).
-    for name in ("invitations", "submissions", table):
+    for name in ("invitations", "unused_invitations", "submissions", table):
         if is_postgres(store):
             numbered = store.conn.execute(
                 "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND "
@@ -117,14 +118,15 @@ def test_no_time_finer_than_a_day(filled):
 def test_physical_orders_say_nothing_of_arrival_or_of_each_other(filled):
     """On SQLite every table is kept in key order. PostgreSQL keeps rows in the order they were written: its
     reports are written a release at a time, in random-id order, so here (all responses released together) the
-    reports' order is independent of arrival; the used invitations and submission ids it keeps in arrival
-    order, which ties them to nothing once the responses are shuffled (docs/explanation/privacy.md)."""
+    reports' order is independent of arrival, and the invitations' is their hash order (a use deletes a row and
+    writes none); the submission ids it keeps in arrival order, which ties them to nothing once the responses
+    are shuffled (docs/explanation/privacy.md)."""
     store, table, arrivals = filled
     n = len(arrivals)
     bound = 4 / math.sqrt(n - 1)
-    kept_in_arrival_order = {"tokens vs arrival", "submissions vs arrival"} if is_postgres(store) else set()
+    kept_in_arrival_order = {"submissions vs arrival"} if is_postgres(store) else set()
     token_position = {row[0]: i for i, row in enumerate(store.conn.execute(
-        "SELECT token_hash FROM invitations WHERE used = 1"))}
+        "SELECT token_hash FROM invitations WHERE token_hash NOT IN (SELECT token_hash FROM unused_invitations)"))}
     response_position = {row[0]: i for i, row in enumerate(store.conn.execute(f'SELECT id FROM "{table}"'))}
     submission_position = {row[0]: i for i, row in enumerate(store.conn.execute("SELECT id_hash FROM submissions"))}
     assert len(token_position) == len(response_position) == n

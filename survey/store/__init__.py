@@ -50,6 +50,8 @@ SYNCHRONOUS_ENV = "LDP_SURVEY_SYNCHRONOUS"
 ID_ATTEMPTS = 3
 # Page cache per connection (KiB): random-key inserts touch pages all over a large table.
 CACHE_KIB = 65536
+# How long a use of an invitation or a release waits to empty the WAL (``_forget_order``).
+FORGET_WAIT = 2.0
 
 
 class StoreError(Exception):
@@ -201,6 +203,9 @@ class Store:
                 self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute(f"PRAGMA synchronous = {synchronous}")
             self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+            # Deleted rows (a used invitation's unused row, released held responses) are zeroed
+            # in the file, not left in free space (docs/explanation/privacy.md).
+            self.conn.execute("PRAGMA secure_delete = ON")
             self.db = sqlite_utils.Database(self.conn)
             if migrate:
                 migrations.apply(self.db)
@@ -582,6 +587,7 @@ class Store:
                 continue
             if not stored:
                 self._refuse_insert(self.conn, slug, design_hash)
+            self._after_store(slug, design, invited=False)
             return row[0]
         raise AssertionError("unreachable")
 
@@ -610,6 +616,8 @@ class Store:
                     stored = admission.submit(self.conn, self._execute, slug, design, row, *claim)
                     if stored is None:
                         self._refuse_insert(self.conn, slug, design_hash)
+                    if stored:
+                        self._after_store(slug, design, invited=False)
                     return stored
                 with self._write() as conn:
                     if claim is not None and not admission.claim_submission(conn, slug, *claim):
@@ -618,12 +626,41 @@ class Store:
                     if not self._stored(conn.execute, insert, (*row, slug, design_hash)):
                         self._refuse_insert(conn, slug, design_hash)
                     admission.use_invitation(conn, slug, invite)
+                self._after_store(slug, design, invited=invite is not None)
                 return True
             except sqlite3.IntegrityError:
                 # Two random 64-bit ids collided: draw a new one (the transaction was rolled back).
                 if attempt == ID_ATTEMPTS - 1:
                     raise
         raise AssertionError("unreachable")
+
+    def _after_store(self, slug: str, design: dict, *, invited: bool):
+        """Empty the WAL after a response that used an invitation or completed a release (``_forget_order``)."""
+        if invited or (release_every(design) > 1 and not self._execute(
+                "SELECT pending FROM surveys WHERE slug = ?", [slug]).fetchone()[0]):
+            self._forget_order()
+
+    def _forget_order(self) -> bool:
+        """Copy the WAL into the database file and truncate it to nothing; return whether it was emptied.
+
+        The WAL holds every page written since it was last emptied, in the order written: the
+        page that lost a used invitation's unused row beside the page that gained its response,
+        and held responses in their order of arrival. Emptied after each use of an invitation
+        and each release, it never holds more than one of either (docs/explanation/privacy.md).
+        A reader or writer in the way is waited for, up to FORGET_WAIT seconds.
+        """
+        if self.path == ":memory:":
+            return True
+        pause, deadline = LOCK_FIRST_PAUSE, time.monotonic() + FORGET_WAIT
+        while True:
+            try:
+                busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except sqlite3.OperationalError:
+                busy = 1
+            if not busy or time.monotonic() > deadline:
+                return not busy
+            time.sleep(pause)
+            pause = min(pause * 2, LOCK_MAX_PAUSE)
 
     @staticmethod
     def _stored(execute, insert: str, params) -> int:
@@ -806,6 +843,7 @@ class Store:
                 conn.execute("UPDATE surveys SET smallest_release = CASE WHEN smallest_release IS NULL OR "
                              "smallest_release > ? THEN ? ELSE smallest_release END WHERE slug = ?",
                              [moved, moved, slug])
+        self._forget_order()
         return moved
 
     def received_count(self, slug: str) -> int:

@@ -1,7 +1,11 @@
 """Admit one response at most once: single-use invitation tokens and idempotent submission ids (SQL only).
 
 Both live apart from the reports (docs/explanation/privacy.md). An invitation row
-holds the SHA-256 of its token, the survey, a used flag and the day it was made; a
+holds the SHA-256 of its token, the survey and the day it was made, and is never changed;
+an invitation not yet used also has a row (its hash and survey) in ``unused_invitations``,
+and using it *deletes* that row in the transaction that stores the response. Nothing is
+written about the use, so no live row carries the transaction (PostgreSQL's ``xmin``)
+or the moment of the response: the invitation is used when its unused row is gone. A
 submission row holds a hash of the browser's random id and a check of its answers salted
 by that id, so it cannot be matched to a report by content without the id, which only the
 respondent's browser ever knew. Neither holds a response id, and both tables are keyed by
@@ -74,16 +78,19 @@ def answers_check(submission: str, answers: dict) -> str:
 def add_invitations(conn: sqlite3.Connection, slug: str, count: int, day: str) -> list[str]:
     """Insert ``count`` new invitations of a survey in the caller's transaction; return their tokens."""
     tokens = [new_token() for _ in range(count)]
-    conn.executemany("INSERT INTO invitations (token_hash, survey, used, created_day) VALUES (?, ?, 0, ?)",
-                     [(invite_hash(token), slug, day) for token in tokens])
+    hashes = sorted(invite_hash(token) for token in tokens)
+    conn.executemany("INSERT INTO invitations (token_hash, survey, created_day) VALUES (?, ?, ?)",
+                     [(key, slug, day) for key in hashes])
+    conn.executemany("INSERT INTO unused_invitations (token_hash, survey) VALUES (?, ?)",
+                     [(key, slug) for key in hashes])
     return tokens
 
 
 def invitation_counts(conn: sqlite3.Connection, slug: str) -> tuple[int, int]:
     """Return (invitations made, invitations used) of a survey."""
-    made, used = conn.execute("SELECT count(*), CAST(coalesce(sum(used), 0) AS BIGINT) FROM invitations "
-                              "WHERE survey = ?", [slug]).fetchone()
-    return made, used
+    made, unused = conn.execute("SELECT (SELECT count(*) FROM invitations WHERE survey = ?), "
+                                "(SELECT count(*) FROM unused_invitations WHERE survey = ?)", [slug, slug]).fetchone()
+    return made, made - unused
 
 
 def stored_with_same_answers(execute: Callable, key: str, check: str) -> bool:
@@ -186,11 +193,13 @@ def submit(conn: sqlite3.Connection, execute: Callable, slug: str, design: dict,
 
 def invitation_status(conn: sqlite3.Connection, slug: str, invite: str) -> str:
     """Return "unused", "used" or "unknown" for an invitation token of a survey: one read, nothing written."""
-    row = conn.execute("SELECT used FROM invitations WHERE token_hash = ? AND survey = ?",
-                       [invite_hash(invite), slug]).fetchone()
-    if row is None:
+    key = invite_hash(invite)
+    row = conn.execute("SELECT EXISTS (SELECT 1 FROM invitations WHERE token_hash = ? AND survey = ?), "
+                       "EXISTS (SELECT 1 FROM unused_invitations WHERE token_hash = ? AND survey = ?)",
+                       [key, slug, key, slug]).fetchone()
+    if not row[0]:
         return "unknown"
-    return "used" if row[0] else "unused"
+    return "unused" if row[1] else "used"
 
 
 def check_invitation(conn: sqlite3.Connection, slug: str, invite: str | None):
@@ -205,11 +214,12 @@ def check_invitation(conn: sqlite3.Connection, slug: str, invite: str | None):
 
 
 def use_invitation(conn: sqlite3.Connection, slug: str, invite: str | None):
-    """Mark the invitation used, in the transaction that stored the response it admitted."""
+    """Use the invitation (delete its unused row), in the transaction that stored the response it admitted."""
     if invite is None:
         return
-    # "AND used = 0": of two submissions racing with one invitation (PostgreSQL runs them at
-    # once), the second updates nothing and is refused, and its transaction rolled back.
-    if not conn.execute("UPDATE invitations SET used = 1 WHERE token_hash = ? AND survey = ? AND used = 0",
+    # A deletion, not an update: no live row is written by the transaction that stored the
+    # response. Of two submissions racing with one invitation (PostgreSQL runs them at once),
+    # the second deletes nothing and is refused, and its transaction rolled back.
+    if not conn.execute("DELETE FROM unused_invitations WHERE token_hash = ? AND survey = ?",
                         [invite_hash(invite), slug]).rowcount:
         raise InvitationUsed("this invitation link has already been used to answer; nothing was stored")

@@ -347,7 +347,7 @@ BEGIN
     RAISE EXCEPTION 'closed' USING ERRCODE = '{REFUSED_STATE}';
   END IF;
   IF p_invite IS NOT NULL THEN
-    UPDATE invitations SET used = 1 WHERE token_hash = p_invite AND survey = {survey} AND used = 0;
+    DELETE FROM unused_invitations WHERE token_hash = p_invite AND survey = {survey};
     IF NOT FOUND THEN
       RAISE EXCEPTION 'invitation' USING ERRCODE = '{REFUSED_STATE}';
     END IF;

@@ -371,6 +371,9 @@ class PostgresStore(Store):
             if outcome == "release":
                 with self._write() as conn:
                     pg_schema.release_due(conn, slug, design, row[1])
+                self._forget_order(pg_schema.pending_table_name(design))
+            elif invite is not None:
+                self._forget_order()
             return row[0]
         raise StoreError("the response could not be stored; send it again")
 
@@ -409,7 +412,23 @@ class PostgresStore(Store):
                 conn.execute("UPDATE surveys SET smallest_release = CASE WHEN smallest_release IS NULL OR "
                              "smallest_release > ? THEN ? ELSE smallest_release END WHERE slug = ?",
                              [moved, moved, slug])
+        self._forget_order(pg_schema.pending_table_name(design))
         return moved
+
+    def _forget_order(self, held: str | None = None) -> bool:
+        """Vacuum the unused invitations (and the held responses' table): their deleted rows' old versions go.
+
+        A deleted row stays in its page, with the number of the transaction that deleted it,
+        until a vacuum removes it; a superuser can read it there (pageinspect). Best effort:
+        a vacuum already running is not waited for (SKIP_LOCKED), and a version some open
+        transaction may still see is kept for autovacuum (docs/explanation/privacy.md).
+        """
+        tables = "unused_invitations" + ("" if held is None else f', "{held}"')
+        try:
+            self._execute(f"VACUUM (SKIP_LOCKED) {tables}")
+        except StoreUnavailable:
+            return False
+        return True
 
     # Reading responses
 

@@ -594,6 +594,30 @@ def m011_readiness(db):
 
 
 @migrations()
+def m012_unused_invitations(db):
+    """Record an invitation's use by deleting its row of ``unused_invitations``, never by writing (``admission``).
+
+    The invitations are copied into a new table without the used flag, in hash order, so that
+    no row keeps the transaction that marked it used; the unused ones get their unused row.
+    """
+    db.conn.execute("""CREATE TABLE unused_invitations (
+                        token_hash TEXT PRIMARY KEY,
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE) WITHOUT ROWID""")
+    db.conn.execute("CREATE INDEX unused_invitations_survey ON unused_invitations (survey)")
+    db.conn.execute("INSERT INTO unused_invitations (token_hash, survey) SELECT token_hash, survey FROM invitations "
+                    "WHERE used = 0 ORDER BY token_hash")
+    db.conn.execute("""CREATE TABLE issued_invitations (
+                        token_hash TEXT PRIMARY KEY,
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                        created_day TEXT NOT NULL) WITHOUT ROWID""")
+    db.conn.execute("INSERT INTO issued_invitations (token_hash, survey, created_day) "
+                    "SELECT token_hash, survey, created_day FROM invitations ORDER BY token_hash")
+    db.conn.execute("DROP TABLE invitations")
+    db.conn.execute("ALTER TABLE issued_invitations RENAME TO invitations")
+    db.conn.execute("CREATE INDEX invitations_survey ON invitations (survey)")
+
+
+@migrations()
 def m013_account_keys(db):
     """Give every account a random session key and token key, and bind each API token to its account's token key.
 

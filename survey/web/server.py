@@ -5,7 +5,9 @@
 * The app is created once in the master, before the workers fork (``preload_app``): the
   database migrations run once, and ``create_app`` closes every SQLite connection it
   opens, so the workers inherit none and open their own.
-* ``gthread`` workers: ``workers`` processes of ``threads`` threads each.
+* ``gthread`` workers: ``workers`` processes of ``threads`` threads each, which read every
+  request whole, under a deadline, before a thread takes it (``survey.web.buffering``):
+  clients sending slowly hold no thread, and one not done within 10 s gets 408.
 * Before each fork the master's objects (the app, numpy, scipy: about 110,000) are moved out
   of the garbage collector's generations (``gc.freeze``): a worker's full collection would
   otherwise walk them all, about 0.1 s with every request of that worker waiting, and the
@@ -152,7 +154,7 @@ def gunicorn_options(*, fd: int, workers: int, threads: int, max_body: int | Non
 
     return {
         "bind": [f"fd://{fd}"],
-        "worker_class": "gthread",
+        "worker_class": "survey.web.buffering.BufferingWorker",
         "workers": workers,
         "threads": threads,
         "preload_app": True,
@@ -201,7 +203,11 @@ def serve(app, listener: socket.socket, *, workers: int | None = None, threads: 
     worker leaves the WAL checkpoints to a thread of its own (``survey.web.db``), so that no
     request waits for one. Returns (or exits with status 0) after a graceful stop.
     """
+    from . import buffering
+
     fd = listener.detach()  # gunicorn duplicates it and closes this descriptor
+    if app.config.get("MAX_CONTENT_LENGTH"):
+        buffering.MAX_BODY = app.config["MAX_CONTENT_LENGTH"]
     stores = app.extensions.get("ldp_stores")
     options = gunicorn_options(fd=fd, workers=workers or default_workers(), threads=threads,
                                max_body=app.config.get("MAX_CONTENT_LENGTH"), on_ready=on_ready,
