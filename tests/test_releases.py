@@ -274,7 +274,7 @@ def test_a_collaborator_cannot_release_early(app, batches):
     _post(app.test_client(), batches, answers(batches, 1)[0])
     other = signed_in(app, *OTHER)
     page = other.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
-    assert "held responses now" not in page
+    assert "held response" not in page
     token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
     other.post(f"/surveys/{SLUG}/release", data={"csrf_token": token, "confirm": "yes"})
     assert with_store(app.config["DATABASE"], lambda store: store.release_state(SLUG))["held"] == 1

@@ -137,11 +137,14 @@ def release_note(design: dict) -> str:
 def early_release_warning(view: ReleaseView) -> str:
     """Return what releasing the held responses now costs their respondents (the owner's confirmation)."""
     guarantee = format_epsilon(batch_epsilon(view.local_epsilon, view.held))
+    instead = format_epsilon(batch_epsilon(view.local_epsilon, view.every))
     if view.held == 1:
-        guarantee += " (a batch of one response: no amplification; the central ε equals the report's own ε)"
+        return (f"Releasing the 1 held response now, fewer than {view.every:,}, protects its respondent only at "
+                f"central ε = {guarantee} (a batch of one response: no amplification; the central ε equals the "
+                f"report's own ε) instead of {instead}: anyone who compares the results before and after learns "
+                f"about this person from their report alone.")
     return (f"Releasing the {view.held:,} held responses now, fewer than {view.every:,}, protects their "
-            f"respondents only at central ε = {guarantee} instead of "
-            f"{format_epsilon(batch_epsilon(view.local_epsilon, view.every))}: anyone who compares the results "
+            f"respondents only at central ε = {guarantee} instead of {instead}: anyone who compares the results "
             f"before and after learns about these {view.held:,} people from fewer reports.")
 
 
