@@ -18,6 +18,7 @@ from survey.core.definition import (DECLINE_LABEL, MAX_OPTIONS, QUESTION_FIELDS,
 from survey.core.definition_toml import dump_definition
 from survey.core.design import build_design
 from survey.core.planning import plan, posterior_bound, question_previews, reports_needed
+from survey.core.words import format_epsilon, percent_up
 from survey.store import Store
 from survey.web.builder import recommendation
 
@@ -196,9 +197,9 @@ def test_build_every_kind_preview_and_save_a_draft(owner, db_path):
     body = page(response)
     for index, numbers in enumerate(previews):
         block = re.search(rf'id="questions-{index}-preview"[^>]*>(.*?)</div>', body, re.S).group(1)
-        assert f"ε′ = {numbers['epsilon']:.3g}" in block
+        assert f"ε′ = {format_epsilon(numbers['epsilon'], 3)}" in block
         assert f"{numbers['respondents_needed']:,}" in block
-        assert f"at most {numbers['posterior']:.1%} sure" in block
+        assert f"at most {percent_up(numbers['posterior'], 1)} sure" in block
     assert "reported as itself with probability" in body
     assert "one option drawn at random, its bit at full ε′ (sampled)" in body, "a multi question's mechanism"
     assert "rounded at random to the smallest or the largest value" in body
@@ -299,7 +300,7 @@ def test_sample_allocation_previews_each_question_at_epsilon_over_m_and_the_reco
     body = page(response)
     for index, numbers in enumerate(question_previews(defn, respondents=1000, margin=0.05)):
         block = re.search(rf'id="questions-{index}-preview"[^>]*>(.*?)</div>', body, re.S).group(1)
-        assert f"ε′ = {numbers['epsilon']:.3g}" in block and f"{numbers['respondents_needed']:,}" in block
+        assert f"ε′ = {format_epsilon(numbers['epsilon'], 3)}" in block and f"{numbers['respondents_needed']:,}" in block
         assert "about 50% of respondents: each answers 2 of the 4 questions" in block and "at ε/2 = 1" in block
     recommended = plan(defn, respondents=1000, margin=0.05)
     best = recommended["recommended"]
@@ -340,7 +341,7 @@ def test_a_large_epsilon_is_warned_about(owner):
     assert response.status_code == 200
     body = re.sub(r"<[^>]+>", "", page(response))
     assert "Warning: This question has epsilon 20" in body and "protection is nominal" in body
-    assert f"{posterior_bound(20.0):.2%} sure" in body
+    assert f"{percent_up(posterior_bound(20.0), 2)} sure" in body and "100.00%" not in body
     assert "Warning: Each respondent's set of answers has epsilon 20" in body
     quiet = page(press(owner, response, "preview", epsilon="2"))
     assert "Respondents for ±5 points" in quiet and "Warning" not in quiet

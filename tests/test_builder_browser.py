@@ -12,6 +12,7 @@ from werkzeug.security import generate_password_hash
 
 from survey.core.definition import parse_definition, parse_definition_toml
 from survey.core.planning import question_previews
+from survey.core.words import format_epsilon, percent_up
 from survey.store import Store
 from conftest import signed_in_page, stored_count
 
@@ -93,8 +94,8 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
         preview = page.locator(f"#questions-{index}-preview")
         preview.get_by_text("Margin with 4,000 respondents").wait_for(timeout=10_000)
         text = preview.inner_text()
-        assert f"{numbers['respondents_needed']:,}" in text and f"ε′ = {numbers['epsilon']:.3g}" in text
-        assert f"at most {numbers['posterior']:.1%} sure" in text
+        assert f"{numbers['respondents_needed']:,}" in text and f"ε′ = {format_epsilon(numbers['epsilon'], 3)}" in text
+        assert f"at most {percent_up(numbers['posterior'], 1)} sure" in text
     assert "all 5 options at once" in page.locator("#questions-1-preview").inner_text(), "the declined option counts"
     summary = page.locator("#builder-summary").inner_text()
     assert "ldp-survey plan" in summary and ("Allocation: yours" in summary or "Recommended allocation" in summary)

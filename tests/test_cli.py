@@ -24,6 +24,7 @@ from survey.cli.operations import DEMO_EMAIL
 from survey.core.definition import parse_definition_toml
 from survey.core.design import build_design, response_probabilities
 from survey.core.simulate import draw_true_values, parse_truth
+from survey.core.words import format_epsilon
 from survey.store import Store
 
 from conftest import free_port
@@ -168,8 +169,8 @@ def test_create_stores_definition_and_prints_design(run, db_path, smoking_toml):
     for question in design["questions"]:
         line = next(line for line in result.stdout.splitlines() if line.split()[:1] == [question["id"]])
         assert question["mechanism"] in line.split()
-        assert f"{question['epsilon']:.6g}" in line
-    assert f"{design['epsilon_spent']:.6g} spent of 2" in result.stdout
+        assert f"epsilon {format_epsilon(question['epsilon'], 6)}" in line
+    assert f"{format_epsilon(design['epsilon_spent'], 6)} spent of 2" in result.stdout
     assert f"/s/{SLUG}" in result.stdout
     assert Store(db_path).get_definition(SLUG) == smoking_toml.read_text(encoding="utf-8")
 

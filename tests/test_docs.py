@@ -124,13 +124,11 @@ def test_every_route_appears_in_the_http_or_the_api_reference(site, tmp_path):
 
 def test_the_choose_epsilon_table_is_what_the_planner_says():
     """Every number of the how-to's table, recomputed from the design and planning modules."""
-    from fractions import Fraction
-
     from survey.core.definition import parse_definition_toml
     from survey.core.design import build_design
     from survey.core.mechanisms import mechanism_for
     from survey.core.planning import plan_question, posterior_bound
-    from survey.core.words import percent
+    from survey.core.words import percent, percent_up
 
     def question(kind: str, epsilon: str) -> dict:
         options = 'options = ["a", "b", "c", "d", "e"]' if kind == "choice" else ""
@@ -143,7 +141,7 @@ def test_the_choose_epsilon_table_is_what_the_planner_says():
     for epsilon, kept, sure, yes_no, choice in rows:
         yn, five = question("yes_no", epsilon), question("choice", epsilon)
         assert kept == percent(mechanism_for(yn).probabilities()[0]), epsilon
-        assert sure == percent(Fraction(posterior_bound(yn["epsilon"]))), epsilon
+        assert sure == percent_up(posterior_bound(yn["epsilon"])), epsilon
         assert int(yes_no.replace(",", "")) == plan_question(yn, respondents=1000, margin=0.05).respondents
         assert int(choice.replace(",", "")) == plan_question(five, respondents=1000, margin=0.05).respondents
 

@@ -75,10 +75,11 @@ def test_percent_rejects_a_non_probability():
 
 
 @pytest.mark.parametrize("epsilon, text", [
-    (0.5714285714285713, "0.57"), (2.0, "2"), (1.999999999999999, "2"), (0.0029, "0.0029"),
-    (0.000123, "0.00012"), (12.34, "12"), (150.0, "150"),
+    (0.5714285714285713, "0.58"), (2.0, "2"), (1.999999999999999, "2"), (0.0029, "0.0029"),
+    (0.000123, "0.00013"), (12.34, "13"), (150.0, "150"),
 ])
 def test_format_epsilon(epsilon, text):
+    """ε rounds up at two significant digits (the stated guarantee is never below the bound)."""
     assert format_epsilon(epsilon) == text
 
 
@@ -87,7 +88,7 @@ def test_yes_no_note_matches_the_flip_threshold():
     question = {"id": "q", "kind": "yes_no", "mechanism": "rr", "flip_threshold": threshold,
                 "epsilon": float(mech.rr_epsilon(threshold))}
     assert protection_note(question) == \
-        "Your answer is kept with probability 64% and flipped otherwise (ε′ = 0.57)."
+        "Your answer is kept with probability 64% and flipped otherwise (ε′ = 0.58)."
 
 
 def test_grr_note_names_the_other_options(design):
@@ -202,7 +203,7 @@ def test_the_respondent_page_states_the_bound_of_everything_it_sends():
     from survey.core.explain import posterior_note
 
     note = posterior_note({"epsilon_spent": 2.0, "epsilon": 2.0})
-    assert "at most 88% sure" in note and "ε′ = 2" in note
+    assert "at most 89% sure" in note and "ε′ = 2" in note  # e²/(1 + e²) = 88.08%, rounded up
 
 
 def test_hybrid_number_note_gives_both_branches(design):

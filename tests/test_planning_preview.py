@@ -11,6 +11,7 @@ import pytest
 from survey.core.definition import parse_definition
 from survey.core.design import build_design, response_probabilities
 from survey.core.estimators import clopper_pearson, debias_binary
+from survey.core.words import percent_up
 from survey.core.planning import (NOMINAL_EPSILON, nominal_warning, plan_allocation, posterior_bound,
                              question_previews)
 
@@ -89,7 +90,7 @@ def test_keep_is_the_chance_a_report_says_the_truth():
 
 def test_the_nominal_warning_is_the_one_create_prints():
     assert nominal_warning("'a'", 5.0) == ("'a' has epsilon 5: someone who thought an answer 50/50 can be "
-                                           f"{posterior_bound(5.0):.2%} sure of it after seeing the report, "
+                                           f"{percent_up(posterior_bound(5.0), 2)} sure of it after seeing the report, "
                                            "so its protection is nominal")
     [loud] = question_previews(definition(epsilon=4.5, questions=QUESTIONS[:1]), respondents=10, margin=0.1)
     [quiet] = question_previews(definition(epsilon=4.0, questions=QUESTIONS[:1]), respondents=10, margin=0.1)

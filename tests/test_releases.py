@@ -23,6 +23,7 @@ from survey.core.definition import DefinitionError, parse_definition_toml
 from survey.core.design import build_design
 from survey.core.releases import batch_epsilon, release_note, release_view
 from survey.core.shuffling import central_epsilon, default_release_every
+from survey.core.words import format_epsilon
 from survey.store import Store, StoreError
 
 SLUG = "batches"
@@ -266,14 +267,14 @@ def test_the_owner_releases_early_after_confirming(app, batches):
     assert done.status_code == 302
     state = with_store(app.config["DATABASE"], lambda store: store.release_state(SLUG))
     assert (state["released"], state["held"], state["smallest_release"]) == (2, 0, 2)
-    assert "One release was made early with 2 responses" in owner.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    assert "One release was made early with a batch of 2 responses, too few to amplify" in owner.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
 
 
 def test_a_collaborator_cannot_release_early(app, batches):
     _post(app.test_client(), batches, answers(batches, 1)[0])
     other = signed_in(app, *OTHER)
     page = other.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
-    assert "held responses now" not in page
+    assert "held response" not in page
     token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
     other.post(f"/surveys/{SLUG}/release", data={"csrf_token": token, "confirm": "yes"})
     assert with_store(app.config["DATABASE"], lambda store: store.release_state(SLUG))["held"] == 1
@@ -313,7 +314,7 @@ def test_create_says_how_results_are_released(db_path, cli_runner, tmp_path):
     result = cli_runner.invoke(main, ["--db", str(db_path), "create", str(path)])
     assert result.exit_code == 0, result.output
     assert (f"Releases: every 370 responses, so readers of the results get central ε = "
-            f"{central_epsilon(2.0, 370):.2g}") in result.output
+            f"{format_epsilon(central_epsilon(2.0, 370))} (δ = 10⁻⁶)") in result.output
 
 
 def test_the_codebook_records_the_release(app, batches):
@@ -325,8 +326,6 @@ def test_the_codebook_records_the_release(app, batches):
 
 def test_the_docs_table_of_default_steps_is_the_planners():
     from conftest import REPO
-
-    from survey.core.words import format_epsilon
 
     text = (REPO / "docs" / "explanation" / "released-results.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| ([\d.]+) \| ([\d,]+) \| ([\d.]+) \|$", text, re.M)

@@ -100,7 +100,7 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
     page.goto(f"{live_server['origin']}/s/{SLUG}")
     design = json.loads(page.locator("#design").text_content())
     assert all(report is None for report, _ in previews(page).values()), "no report is shown before an answer"
-    assert "at most 88% sure" in page.locator("#posterior-bound").inner_text()
+    assert "at most 89% sure" in page.locator("#posterior-bound").inner_text()
     links = set(page.locator("#protection p a").all_inner_texts())
     assert links == {"the public design (design.json)", *page_modules()}
     mechanisms = {f"mechanisms/{path.name}" for path in (REPO / "client_js" / "mechanisms").glob("*.js")}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from ..core.words import format_epsilon
 from .common import LEVEL, SANDBOX, echo_formatted, load_design, open_store, stderr_progress
 
 # A file larger than this (bytes, about 100,000 rows of the example survey) shows a progress bar on stderr
@@ -223,7 +224,7 @@ def codebook(items, exact, title, output):
     for column in book["columns"]:
         if column["mechanism"] == BINARY:
             shown = "unbounded: a report rules an answer out" if column["epsilon"] is None else \
-                f"{column['epsilon']:.4g}"
+                format_epsilon(column["epsilon"], 4)
             click.echo(f"{column['name']}: realised epsilon {shown}", err=True)
     text = json.dumps(book, indent=2, ensure_ascii=False) + "\n"
     if output is None:

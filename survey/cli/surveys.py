@@ -11,7 +11,8 @@ import click
 from ..core.definition import parse_definition_toml
 from ..core.design import build_design
 from ..core.precision import DEFAULT_SHARES, power_sentence, precision_warnings
-from ..core.releases import release_plan_sentence
+from ..core.releases import early_release_warning, release_plan_sentence, release_sentence, release_view
+from ..core.words import format_epsilon as eps
 from ..store import StoreError
 from .common import LEVEL, WARN_MARGIN, load_design, open_store
 from .power import plan_power, power_options
@@ -64,8 +65,8 @@ def _print_design(design: dict):
                    "drawn at random on their device (allocation = \"sample\")")
     width = max(len(q["id"]) for q in design["questions"])
     for q in design["questions"]:
-        click.echo(f"  {q['id']:<{width}}  {q['kind']:<6}  {q['mechanism']:<9}  epsilon {q['epsilon']:.6g}")
-    click.echo(f"Privacy budget per respondent: {design['epsilon_spent']:.6g} spent of {design['epsilon']:g}")
+        click.echo(f"  {q['id']:<{width}}  {q['kind']:<6}  {q['mechanism']:<9}  epsilon {eps(q['epsilon'], 6)}")
+    click.echo(f"Privacy budget per respondent: {eps(design['epsilon_spent'], 6)} spent of {eps(design['epsilon'], 6)}")
     click.echo(f"Respondent page: /s/{design['slug']}")
 
 
@@ -243,8 +244,6 @@ def release(db, slug, now, yes):
       ldp-survey release smoking-2026 --now
       ldp-survey --db study.db release smoking-2026 --now --yes
     """
-    from ..core.releases import early_release_warning, release_sentence, release_view
-
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
@@ -423,7 +422,7 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
             recommended=result["recommended"]).items()]
         click.echo(json.dumps(result, indent=2))
         return
-    click.echo(f"{defn.slug}: epsilon {defn.epsilon:g} per respondent; {format(level * 100, 'g')}% intervals; "
+    click.echo(f"{defn.slug}: epsilon {eps(defn.epsilon, 6)} per respondent; {format(level * 100, 'g')}% intervals; "
                f"margins at {result['respondents']} respondents (at the end, and valid at every look), "
                f"respondents for ±{result['margin']:g}")
     for allocation in result["allocations"]:
@@ -431,7 +430,7 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
         click.echo(f"\n{name}: needs {allocation['respondents']:,} respondents")
         width = max(len(question["id"]) for question in allocation["questions"])
         for question in allocation["questions"]:
-            click.echo(f"  {question['id']:<{width}}  {question['mechanism']:<9}  epsilon {question['epsilon']:<8.4g}"
+            click.echo(f"  {question['id']:<{width}}  {question['mechanism']:<9}  epsilon {eps(question['epsilon'], 4):<8}"
                        f"  ±{question['half_width']:.3f} at the end, ±{question['anytime_half_width']:.3f} at every look"
                        f"  {question['respondents']:>12,} respondents")
     if odds is not None:

@@ -19,7 +19,7 @@ from typing import Iterable
 
 import numpy as np
 
-from . import codec
+from . import codec, words
 from .anytime import DEFAULT_PLANNED, FIXED, check_kind, check_planned
 from .estimators import Estimate
 from .mechanisms import BITS, INDEX, LEVEL, mechanism_for
@@ -288,8 +288,8 @@ _TABLE_COLUMNS = [("question", "<"), ("option", "<"), ("mechanism", "<"), ("epsi
 
 
 def format_epsilon(value: float) -> str:
-    """Return an epsilon for people: 6 significant digits ("0.5" for the realised 0.49999999999999967)."""
-    return format(value, ".6g")
+    """Return an epsilon for people: rounded up to 6 significant digits ("0.5" for the realised 0.49999999999999967)."""
+    return words.format_epsilon(value, 6)
 
 
 def shown_option(row: AggregateRow) -> str:

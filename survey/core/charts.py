@@ -30,6 +30,7 @@ from matplotlib.transforms import blended_transform_factory
 from .aggregate import shown_option
 from .readout import axis_range
 from .readout import line as readout_line
+from .words import format_epsilon
 
 # Set once, before any drawing, in every process that imports the charts.
 matplotlib.rcParams.update({
@@ -141,7 +142,7 @@ def _draw_question(fig: Figure, top: float, height: float, question: dict, rows:
     epsilon = question.get("epsilon", rows[0].epsilon if rows else float("nan"))
     mechanism = question.get("mechanism", rows[0].mechanism if rows else "")
     unit = f"mean on {low:g}–{high:g}" if is_number else "share"
-    subtitle = (f"{qid} · {kind} · {unit} · {mechanism} · ε′ = {epsilon:.3g} · n = {n:,} · "
+    subtitle = (f"{qid} · {kind} · {unit} · {mechanism} · ε′ = {format_epsilon(epsilon, 3)} · n = {n:,} · "
                 f"dot: unbiased estimate, whisker: {_level_text(rows)} interval")
     y += 0.24
     fig.text(0.12 / WIDTH_IN, 1 - y / fig_h, truncate(subtitle, 110), fontsize=8.5,

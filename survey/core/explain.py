@@ -1,16 +1,15 @@
 """Describe in plain language how a design protects each answer, from its integer thresholds.
 
 Probabilities come from the exact fractions T/2^53 the browser uses; a percentage is
-rounded to as few decimals as keep it honest (never 0% or 100% unless exact).
+rounded to as few decimals as keep it honest (never 0% or 100% unless exact); ε and how
+sure someone can be are rounded up (``words``).
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from .mechanisms import mechanism_for
 from .planning import posterior_bound
-from .words import format_epsilon, percent
+from .words import format_epsilon, percent, percent_up
 
 __all__ = ["format_epsilon", "percent", "posterior_note", "protection_note", "sample_note"]
 
@@ -44,7 +43,7 @@ def sample_note(design: dict) -> str | None:
 def posterior_note(design: dict) -> str:
     """Return the respondent's plain sentence on what everything they send can reveal (``planning.posterior_bound``)."""
     spent = design["epsilon_spent"]
-    sure = percent(Fraction(posterior_bound(spent)))
+    sure = percent_up(posterior_bound(spent))
     return (f"The protection, in plain words: someone who thought it 50/50 whether any answer of yours is "
             f"one thing or another can be at most {sure} sure after seeing everything this page sends "
             f"(privacy loss ε′ = {format_epsilon(spent)}; smaller is safer). Sending the survey a second "

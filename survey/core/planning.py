@@ -28,6 +28,7 @@ from .definition import DefinitionError, SurveyDefinition
 from .anytime import half_width as anytime_width
 from .design import MIN_QUESTION_EPSILON, allocate_split, design_question, response_probabilities
 from .mechanisms import mechanism_for, worst_case_spread
+from .words import format_epsilon, percent_up
 
 DEFAULT_MARGIN = 0.05
 DEFAULT_RESPONDENTS = 1000
@@ -239,8 +240,8 @@ def recommend(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS,
 
 def nominal_warning(subject: str, epsilon: float) -> str:
     """Return the warning that ``subject``'s ε is so large that its protection is nominal (CLI and builder)."""
-    return (f"{subject} has epsilon {epsilon:.3g}: someone who thought an answer 50/50 can be "
-            f"{posterior_bound(epsilon):.2%} sure of it after seeing the report, so its protection is nominal")
+    return (f"{subject} has epsilon {format_epsilon(epsilon, 3)}: someone who thought an answer 50/50 can be "
+            f"{percent_up(posterior_bound(epsilon), 2)} sure of it after seeing the report, so its protection is nominal")
 
 
 def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS,

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from fractions import Fraction
 
 from .design import release_every
 from .planning import posterior_bound
 from .shuffling import DEFAULT_DELTA, central_epsilon
-from .words import format_epsilon, percent
+from .words import format_epsilon, percent_up, round_up
 
 
 @dataclass(frozen=True)
@@ -69,15 +68,17 @@ _SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def format_delta(delta: float) -> str:
-    """Return δ as a power of ten where it is one (1e-06 → "10⁻⁶"), else as %g."""
+    """Return δ as a power of ten where it is one (1e-06 → "10⁻⁶"), else rounded up to 6 significant digits."""
     exponent = round(math.log10(delta))
-    return f"10{str(exponent).translate(_SUPERSCRIPTS)}" if math.isclose(delta, 10.0**exponent) else f"{delta:g}"
+    if math.isclose(delta, 10.0**exponent):
+        return f"10{str(exponent).translate(_SUPERSCRIPTS)}"
+    return f"{float(round_up(delta, 6)):g}"
 
 
 def delta_words(delta: float) -> str:
-    """Return δ as a chance in words: 1e-6 → "one in a million"."""
+    """Return δ as a chance in words: 1e-6 → "one in a million" (else as ``format_delta``)."""
     named = {1e-6: "one in a million", 1e-7: "one in ten million", 1e-8: "one in a hundred million"}
-    return named.get(delta, f"{delta:g}")
+    return named.get(delta, format_delta(delta))
 
 
 def release_sentence(view: ReleaseView) -> str:
@@ -90,16 +91,33 @@ def release_sentence(view: ReleaseView) -> str:
                 f"would protect readers of the results far more.")
     shown = (f"These results hold the {view.released:,} responses released so far; {view.held:,} more have "
              f"arrived and will be added when {view.every:,} have ({view.to_go:,} to go).")
+    batch = batch_epsilon(view.local_epsilon, view.every)
+    compared = (f"far less than each report's own ε = {local} (amplification by shuffling, Feldman, McMillan & "
+                f"Talwar 2021)" if batch < view.local_epsilon else
+                f"no less than each report's own ε = {local}: batches of {view.every:,} are too small to amplify "
+                f"reports at this ε (Feldman, McMillan & Talwar 2021)")
     guarantee = (f"Results are released {view.every:,} responses at a time, so everyone who sees only released "
                  f"results — you, your collaborators, readers of your paper — can learn about any one respondent "
-                 f"no more than a central ε = {format_epsilon(view.central_epsilon)} allows "
-                 f"(δ = {format_delta(view.delta)}: except with a chance of {delta_words(view.delta)}), far less than each "
-                 f"report's own ε = {local} (amplification by shuffling, Feldman, McMillan & Talwar 2021). "
+                 f"no more than a central ε = {format_epsilon(batch)} allows "
+                 f"(δ = {format_delta(view.delta)}: except with a chance of {delta_words(view.delta)}), {compared}. "
                  f"Whoever runs the server sees each report as it arrives and is bound only by ε = {local}.")
     if view.smallest_release is not None and view.smallest_release < view.every:
-        guarantee += (f" One release was made early with {view.smallest_release:,} responses: their respondents "
-                      f"are protected at central ε = {format_epsilon(view.central_epsilon)}.")
+        guarantee += " " + early_release_sentence(view.local_epsilon, view.smallest_release)
     return f"{shown} {guarantee}"
+
+
+def early_release_sentence(local_epsilon: float, size: int) -> str:
+    """Return what an early release of ``size`` responses (fewer than the step) guarantees their respondents."""
+    local = format_epsilon(local_epsilon)
+    central = batch_epsilon(local_epsilon, size)
+    if size <= 1:
+        return ("One release was made early with a batch of one response: no amplification; the central ε "
+                f"equals each report's ε = {local}.")
+    if central >= local_epsilon:
+        return (f"One release was made early with a batch of {size:,} responses, too few to amplify: the central "
+                f"ε of their respondents equals each report's ε = {local}.")
+    return (f"One release was made early with {size:,} responses: their respondents are protected at central "
+            f"ε = {format_epsilon(central)} instead of each report's ε = {local}.")
 
 
 def release_note(design: dict) -> str:
@@ -108,7 +126,7 @@ def release_note(design: dict) -> str:
     if view.every == 1:
         return ("Results are updated as each set of answers arrives, so the protection above is also what "
                 "anyone who reads the results gets.")
-    sure = percent(Fraction(posterior_bound(view.central_epsilon)))
+    sure = percent_up(posterior_bound(view.central_epsilon))
     return (f"Researchers and readers see only totals over at least {view.every:,} people, never your reports "
             f"one by one: from those totals, someone who thought it 50/50 could be at most {sure} sure of "
             f"any answer of yours (central ε = {format_epsilon(view.central_epsilon)}, except with a chance of "
@@ -119,9 +137,14 @@ def release_note(design: dict) -> str:
 def early_release_warning(view: ReleaseView) -> str:
     """Return what releasing the held responses now costs their respondents (the owner's confirmation)."""
     guarantee = format_epsilon(batch_epsilon(view.local_epsilon, view.held))
+    instead = format_epsilon(batch_epsilon(view.local_epsilon, view.every))
+    if view.held == 1:
+        return (f"Releasing the 1 held response now, fewer than {view.every:,}, protects its respondent only at "
+                f"central ε = {guarantee} (a batch of one response: no amplification; the central ε equals the "
+                f"report's own ε) instead of {instead}: anyone who compares the results before and after learns "
+                f"about this person from their report alone.")
     return (f"Releasing the {view.held:,} held responses now, fewer than {view.every:,}, protects their "
-            f"respondents only at central ε = {guarantee} instead of "
-            f"{format_epsilon(batch_epsilon(view.local_epsilon, view.every))}: anyone who compares the results "
+            f"respondents only at central ε = {guarantee} instead of {instead}: anyone who compares the results "
             f"before and after learns about these {view.held:,} people from fewer reports.")
 
 

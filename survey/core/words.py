@@ -1,11 +1,18 @@
-"""Numbers in plain words: percentages that never read 0% or 100% unless exact, and ε to two digits."""
+"""Numbers in plain words: percentages that never read 0% or 100% unless exact, and privacy figures rounded up.
+
+Every privacy figure shown to people — an ε, a δ, how sure someone can be — is rounded *up* at
+its shown precision, so the stated guarantee is never smaller than the bound it stands for.
+Float round-off below a relative 1e-12 is ignored first, so a value that is 2 shows "2".
+"""
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_CEILING, ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
 
 _MAX_DECIMALS = 20
+# Float noise this small (relative) is not rounded up: 2.0000000000000004 shows as "2".
+_ROUND_OFF = Decimal("1e-12")
 
 
 def percent(probability: Fraction) -> str:
@@ -29,14 +36,46 @@ def percent(probability: Fraction) -> str:
     return f"{text}%"
 
 
-def format_epsilon(epsilon: float) -> str:
-    """Return epsilon to two significant digits, without exponent notation (0.57, 2, 0.0029)."""
-    epsilon = float(epsilon)
-    if epsilon >= 100:
-        return f"{epsilon:.0f}"
-    text = f"{epsilon:.2g}"
-    if "e" in text:
-        text = f"{epsilon:.2e}"
-        mantissa, exponent = text.split("e")
-        text = format(Decimal(f"{float(mantissa):.2g}e{int(exponent)}"), "f")
-    return text
+def _trimmed(value: float) -> Decimal:
+    """Return a non-negative float as the Decimal of its repr, less its round-off (1e-12 relative)."""
+    value = float(value)
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"a privacy figure must be a finite number >= 0, got {value!r}")
+    return Decimal(repr(value)) * (1 - _ROUND_OFF)
+
+
+def round_up(value: float, digits: int) -> Decimal:
+    """Return a non-negative value rounded up to ``digits`` significant digits (at least to whole units)."""
+    if digits < 1:
+        raise ValueError(f"digits must be at least 1, got {digits!r}")
+    trimmed = _trimmed(value)
+    if trimmed == 0:
+        return Decimal(0)
+    exponent = min(trimmed.adjusted() - digits + 1, 0)
+    return trimmed.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_CEILING)
+
+
+def _plain(value: Decimal) -> str:
+    """Return a Decimal without exponent or trailing zeros (2.0 → "2", 1E+1 → "10")."""
+    text = format(value, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_epsilon(epsilon: float, digits: int = 2) -> str:
+    """Return ε rounded up to ``digits`` significant digits, without exponent notation (0.4942 → "0.5", 2 → "2")."""
+    return _plain(round_up(epsilon, digits))
+
+
+def percent_up(probability: float, decimals: int = 0) -> str:
+    """Return a probability as a percentage rounded up, with more decimals where it would read 100% for less than 1.
+
+    For "at most X% sure": 0.8725 → "88%", 0.99999 → "99.999%"; 1 → "100%".
+    """
+    scaled = _trimmed(probability) * 100
+    if scaled > 100 * (1 + _ROUND_OFF):
+        raise ValueError(f"probability must be in [0, 1], got {probability!r}")
+    for places in range(decimals, _MAX_DECIMALS + 1):
+        rounded = scaled.quantize(Decimal(1).scaleb(-places), rounding=ROUND_CEILING)
+        if rounded < 100 or float(probability) >= 1:
+            break
+    return f"{format(min(rounded, Decimal(100)), 'f')}%"

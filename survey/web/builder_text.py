@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..core.mechanisms import mechanism_for
 from ..core.releases import release_plan_sentence
+from ..core.words import format_epsilon, percent_up
 
 
 def mechanism_title(entry: dict) -> str:
@@ -31,14 +32,14 @@ def preview_terms(p: dict, entry: dict) -> list[tuple[str, str]]:
                   f"±{p['anytime_half_width'] * 100:.1f} points valid at every look")
     margin += f" ({p['level']:.0%} interval, worst case"
     margin += f", all {p['simultaneous_over']} options at once)" if p["simultaneous_over"] > 1 else ")"
-    terms = [("Mechanism", f"{name}, ε′ = {p['epsilon']:.3g}")]
+    terms = [("Mechanism", f"{name}, ε′ = {format_epsilon(p['epsilon'], 3)}")]
     if p.get("sample"):
         terms.append(("Answered by", f"about {p['sample'] / p['questions']:.0%} of respondents: each answers "
                                      f"{p['sample']} of the {p['questions']} questions, drawn at random, "
-                                     f"each at ε/{p['sample']} = {p['budget']:.3g}"))
+                                     f"each at ε/{p['sample']} = {format_epsilon(p['budget'], 3)}"))
     return [*terms,
             ("Kept", kept),
-            ("What someone can learn", f"Someone who thought an answer 50/50 can be at most {p['posterior']:.1%} "
+            ("What someone can learn", f"Someone who thought an answer 50/50 can be at most {percent_up(p['posterior'], 1)} "
                                        "sure of it after seeing the report."),
             (f"Margin with {p['respondents']:,} respondents", margin),
             (f"Respondents for ±{p['margin'] * 100:g} points", f"{p['respondents_needed']:,}")]
@@ -47,8 +48,8 @@ def preview_terms(p: dict, entry: dict) -> list[tuple[str, str]]:
 def summary(evaluation) -> dict:
     """Return the survey-wide lines of the preview and its warning, for a builder.Evaluation."""
     if evaluation.design is not None and evaluation.previews is not None:
-        lines = [f"Budget ε = {evaluation.design['epsilon']:g} per respondent; the questions together spend "
-                 f"ε′ = {evaluation.design['epsilon_spent']:.6g}. Each question's numbers are beside it."]
+        lines = [f"Budget ε = {format_epsilon(evaluation.design['epsilon'], 6)} per respondent; the questions together spend "
+                 f"ε′ = {format_epsilon(evaluation.design['epsilon_spent'], 6)}. Each question's numbers are beside it."]
     elif evaluation.errors:
         count = len(evaluation.errors)
         lines = [f"Fix the {count} marked field{'' if count == 1 else 's'} to see the preview."]
