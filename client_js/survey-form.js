@@ -255,9 +255,15 @@ function newSubmissionId() {
   return id;
 }
 
-/** Return ε′ as a short number for the page (two significant digits). */
+/**
+ * Return ε′ as a short number for the page: rounded UP to two significant digits (never below
+ * the bound it states), ignoring float noise below 1e-12 relative (2 shows as "2").
+ */
 function shortEpsilon(epsilon) {
-  return String(Number(Number(epsilon).toPrecision(2)));
+  const value = Number(epsilon) * (1 - 1e-12);
+  if (!(value > 0)) return '0';
+  const scale = 10 ** Math.max(1 - Math.floor(Math.log10(value)), 0);
+  return String(Number((Math.ceil(value * scale) / scale).toPrecision(12)));
 }
 
 /** Return {memos, status} for a series design: the memo of every question that has one. */
