@@ -302,7 +302,8 @@ class LevelMechanism(Mechanism):
     """A number mechanism whose report is an output level L, tallied as Σs(L) and Σs(L)² of its integer score.
 
     The level's value R(L) in (0, 1) has mean q + (p − q)x for the answer x scaled to [0, 1]
-    (Wang et al. 2019), so its mean is estimated from Σs and Σs² with a Student-t interval.
+    (Wang et al. 2019), so its mean is estimated from Σs and Σs² with an interval for a bounded mean
+    (survey.core.bounded_mean) that holds at every n.
     """
 
     report: ClassVar[str] = LEVEL
@@ -355,6 +356,15 @@ class LevelMechanism(Mechanism):
     @abstractmethod
     def answer_worst_variance(self) -> float:
         """Return the largest n·Var of one report's estimate over single answers x (how the design compares)."""
+
+    @abstractmethod
+    def least_report_variance(self) -> float:
+        """Return the least variance of one report's level value R over answers x (positive: every level can occur)."""
+
+    def report_variance_range(self) -> tuple[float, float]:
+        """Return (least, most) variance of R for one report: least over answers, most over populations of answers."""
+        p, q = self.probabilities()
+        return self.least_report_variance(), self.worst_variance() * float(p - q) ** 2
 
     def selection_variance(self) -> float:
         return self.answer_worst_variance()
