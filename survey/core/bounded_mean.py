@@ -43,7 +43,7 @@ import numpy as np
 # factors of BET_FACTOR; chosen by measurement (docs/explanation/intervals.md).
 LARGEST_BET = 64.0
 BET_FACTOR = 2.0
-_BISECTIONS = 56
+_BISECTIONS = 44
 
 
 def mean_interval(total, squares, n, *, low, high, level, variance=None) -> tuple[float, float]:
