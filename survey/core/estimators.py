@@ -283,14 +283,30 @@ def _level_mean(total, squares, n, *, offset, divisor, scores, ratio_a, ratio_b,
         # Exact integer arithmetic for n Σs² − (Σs)², then the sample variance of R, floored at one report's least.
         sample = (n * squares - total ** 2) / (n * (n - 1) * divisor * divisor)
         std_error = math.sqrt(max(sample, least) / n) / spread * width
+    unit_low, unit_high = _inside(((score_low + offset) / divisor - q) / spread,
+                                  ((score_high + offset) / divisor - q) / spread)
     return Estimate(
         estimate=lo + unit * width,
         std_error=std_error,
-        ci_low=lo + _clip(((score_low + offset) / divisor - q) / spread, 0.0, 1.0) * width,
-        ci_high=lo + _clip(((score_high + offset) / divisor - q) / spread, 0.0, 1.0) * width,
+        ci_low=lo + unit_low * width,
+        ci_high=lo + unit_high * width,
         n=n,
         noisy_share=mean_level,
     )
+
+
+def _inside(low: float, high: float) -> tuple[float, float]:
+    """Return [low, high] clipped to [0, 1]; one wholly beyond an end is moved inside, keeping its width (never a point).
+
+    Such an interval already misses every feasible mean (an event of probability at most α), so
+    moving it changes no coverage guarantee; it only keeps the report honest about its precision.
+    """
+    width = min(high - low, 1.0)
+    if low >= 1.0:
+        return 1.0 - width, 1.0
+    if high <= 0.0:
+        return 0.0, width
+    return _clip(low, 0.0, 1.0), _clip(high, 0.0, 1.0)
 
 
 def _report_variance(variance) -> tuple[float, float]:
