@@ -54,6 +54,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+
+from survey.core.bounded_mean import mean_interval
 import pytest
 from scipy.stats import beta as beta_dist
 from scipy.stats import chi2
@@ -645,7 +647,7 @@ def check_codebook_rederives(case, *, n: int = 3000):
         lo, hi = estimand["scale"] or (0, 1)
         width, spread = hi - lo, p - q
         if estimand["value"] is None:
-            assert estimand["interval"] == "student-t" and estimand["levels"] == mechanism.levels
+            assert estimand["interval"] == "bounded-mean" and estimand["levels"] == mechanism.levels
             if "level_values" in estimand:
                 assert "R = level_values[L]" in estimand["estimator"]
                 values = np.array([float(Fraction(value)) for value in estimand["level_values"]])[cells]
@@ -654,9 +656,12 @@ def check_codebook_rederives(case, *, n: int = 3000):
                 values = (cells + 0.5) / estimand["levels"]
             share = values.mean()
             unit = (share - q) / spread
-            se = math.sqrt(values.var(ddof=1) / n) / spread
-            half = float(student_t.ppf(1 - (1 - row.ci_level) / 2, n - 1)) * se
-            low, high = min(max(unit - half, 0), 1), min(max(unit + half, 0), 1)
+            least, most = estimand["report_variance"]
+            se = math.sqrt(max(values.var(ddof=1), least) / n) / spread
+            range_low, range_high = (float(Fraction(value)) for value in estimand["report_range"])
+            r_low, r_high = mean_interval(values.sum(), (values * values).sum(), n, low=range_low, high=range_high,
+                                          level=row.ci_level, variance=(least, most))
+            low, high = min(max((r_low - q) / spread, 0), 1), min(max((r_high - q) / spread, 0), 1)
         else:
             assert estimand["interval"] == "clopper-pearson"
             ones = int(np.count_nonzero(cells == estimand["value"]))

@@ -397,14 +397,20 @@ class LevelMechanism(Mechanism):
         """Return how the codebook's reader finds R from the column of levels (the start of the estimator)."""
 
     def codebook_fields(self) -> dict[str, Any]:
-        return {"value": None, "interval": "student-t", "levels": self.levels,
+        least, most = self.report_variance_range()
+        low, high = self.report_range()
+        return {"value": None, "interval": "bounded-mean", "levels": self.levels,
+                "report_range": [f"{low.numerator}/{low.denominator}", f"{high.numerator}/{high.denominator}"],
+                "report_variance": [least, most],
                 "estimator": (f"not one indicator: {self.estimator_sentence()}, "
-                              "r = mean(R) and s² = the sample variance of R (divisor n - 1): noisy_share = r; "
-                              "estimate = (r - q)/(p - q); "
-                              "std_error = s/(sqrt(n)(p - q)); the interval is estimate ± "
-                              "t(n - 1, 1 - (1 - ci_level)/2)·std_error "
-                              "(Student's t quantile), clipped to [0, 1]; then mapped by min + (max - min)x "
-                              "and std_error multiplied by max - min (Wang et al. 2019)")}
+                              "r = mean(R) and s² = the sample variance of R (divisor n - 1), raised to "
+                              "report_variance[0]: noisy_share = r; estimate = (r - q)/(p - q); "
+                              "std_error = s/(sqrt(n)(p - q)); the interval is "
+                              "survey.core.bounded_mean.mean_interval(sum R, sum R², n, low, high = report_range, "
+                              "level = ci_level, variance = report_variance) on the mean of R (a test by betting "
+                              "valid at every n: Waudby-Smith & Ramdas 2024), mapped through (R - q)/(p - q) and "
+                              "clipped to [0, 1] (one wholly beyond an end moved inside, keeping its width); then "
+                              "mapped by min + (max - min)x and std_error multiplied by max - min (Wang et al. 2019)")}
 
 
 def options_of(entry: Mapping) -> tuple[str, ...]:
