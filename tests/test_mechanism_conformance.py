@@ -59,7 +59,6 @@ from survey.core.bounded_mean import mean_interval
 import pytest
 from scipy.stats import beta as beta_dist
 from scipy.stats import chi2
-from scipy.stats import t as student_t
 
 from survey.core import codec
 from survey.core.aggregate import aggregate, aggregate_counts
@@ -785,8 +784,7 @@ def check_planner_half_width(case, *, n: int = 2000, repetitions: int = REPETITI
     p, q = (float(v) for v in mechanism.probabilities())
     estimates = np.array([survey[option].estimate for survey in rows]) / scale
     if mechanism.report == LEVEL:
-        t_value = float(student_t.ppf(0.975, n - 1))
-        widths = [t_value * survey[option].std_error / scale for survey in rows]
+        widths = [(survey[option].ci_high - survey[option].ci_low) / (2 * scale) for survey in rows]
     else:
         # The interval's half-width before it is clipped to [0, 1] (the worst case may sit at a bound).
         widths = []
@@ -797,7 +795,11 @@ def check_planner_half_width(case, *, n: int = 2000, repetitions: int = REPETITI
     simulated = float(np.mean(widths))
     assert simulated == pytest.approx(planned.half_width, rel=0.05), (simulated, planned.half_width)
     spread = z_value(0.95, planned.simultaneous_over) * estimates.std(ddof=1)
-    assert spread == pytest.approx(planned.half_width, rel=0.10), (spread, planned.half_width)
+    if mechanism.report == LEVEL:
+        # The interval valid at every n is wider than the normal one the estimates' spread gives, by under 2.
+        assert spread * 0.9 < planned.half_width < 2 * spread, (spread, planned.half_width)
+    else:
+        assert spread == pytest.approx(planned.half_width, rel=0.10), (spread, planned.half_width)
     return simulated / planned.half_width
 
 

@@ -408,7 +408,11 @@ class LevelMechanism(Mechanism):
                               "std_error = s/(sqrt(n)(p - q)); the interval is "
                               "survey.core.bounded_mean.mean_interval(sum R, sum R², n, low, high = report_range, "
                               "level = ci_level, variance = report_variance) on the mean of R (a test by betting "
-                              "valid at every n: Waudby-Smith & Ramdas 2024), mapped through (R - q)/(p - q) and "
+                              "valid at every n: Waudby-Smith & Ramdas 2024; R rescaled to u in [0, 1], bets from "
+                              "sqrt(2T/(n·most)) to sqrt(2T/(n·least)), at most 64, by factors of 2, T = ln(2/(1 - "
+                              "ci_level)); a mean m is rejected when the bets' average of exp(n[w ln(1 + λ(u0 - m)) "
+                              "+ (1 - w) ln(1 - λm)]) over λm < 1, w = (Σu)²/(nΣu²), u0 = Σu²/Σu, reaches "
+                              "exp(T); the ends by bisection, the upper one on 1 - u), mapped through (R - q)/(p - q) and "
                               "clipped to [0, 1] (one wholly beyond an end moved inside, keeping its width); then "
                               "mapped by min + (max - min)x and std_error multiplied by max - min (Wang et al. 2019)")}
 
