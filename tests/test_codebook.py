@@ -81,6 +81,29 @@ assert list(responses[0]) == book.get("leading_columns", ["response_id", "receiv
 def clip(value, low, high):
     return min(max(value, low), high)
 
+def lower_end(total, squares, n, threshold, least, most):
+    """The betting lower bound on the mean of n values in [0, 1] (the codebook's bounded-mean interval)."""
+    smallest = math.sqrt(2 * threshold / (n * most))
+    largest = max(min(64.0 if least <= 0 else math.sqrt(2 * threshold / (n * least)), 64.0), smallest)
+    steps = max(1, math.ceil(math.log(largest / smallest) / math.log(2.0) - 1e-9) + 1)
+    bets = [smallest * (largest / smallest) ** (k / (steps - 1)) if steps > 1 else smallest for k in range(steps)]
+    top = squares / total if squares > 0 else 0.0
+    weight = total * total / (n * squares) if squares > 0 else 0.0
+    def rejects(m):
+        wealth = 0.0
+        for bet in bets:
+            if bet * m < 1:
+                log = weight * math.log1p(bet * (top - m)) + ((1 - weight) * math.log1p(-bet * m) if weight < 1 else 0)
+                wealth += math.exp(min(n * log, 700.0))
+        return wealth / len(bets) >= math.exp(threshold)
+    if not rejects(0.0):
+        return 0.0
+    low, high = 0.0, total / n
+    for _ in range(44):
+        middle = (low + high) / 2
+        low, high = (middle, high) if rejects(middle) else (low, middle)
+    return low
+
 checked = 0
 for estimand, row in zip(book["estimands"], aggregates):
     assert row["question"] == estimand["question"] and row["option"] == estimand["option"], (row, estimand)
@@ -89,7 +112,7 @@ for estimand, row in zip(book["estimands"], aggregates):
     p, q = estimand["p"], estimand["q"]
     if estimand["value"] is None:
         # Not one indicator: the mean of the output levels, by the estimator the codebook states.
-        assert estimand["interval"] == "student-t"
+        assert estimand["interval"] == "bounded-mean"
         if "level_values" in estimand:
             assert "R = level_values[L]" in estimand["estimator"] and len(estimand["level_values"]) == estimand["levels"]
             values = [float(Fraction(value)) for value in estimand["level_values"]]
@@ -101,12 +124,20 @@ for estimand, row in zip(book["estimands"], aggregates):
         spread = p - q
         lo, hi = estimand["scale"]
         unit = (mean - q) / spread
-        se_unit = math.sqrt(sum((r - mean) ** 2 for r in levels) / (n - 1) / n) / spread
-        half = t.ppf(1 - (1 - float(row["ci_level"])) / 2, n - 1) * se_unit
+        least, most = estimand["report_variance"]
+        se_unit = math.sqrt(max(sum((r - mean) ** 2 for r in levels) / (n - 1), least) / n) / spread
+        r_low, r_high = (float(Fraction(value)) for value in estimand["report_range"])
+        width = r_high - r_low
+        units = [(r - r_low) / width for r in levels]
+        total, squares = sum(units), sum(u * u for u in units)
+        threshold = math.log(2 / (1 - float(row["ci_level"])))
+        unit_least, unit_most = least / width ** 2, min(most / width ** 2, 0.25)
+        ci_r_low = r_low + width * lower_end(total, squares, n, threshold, unit_least, unit_most)
+        ci_r_high = r_high - width * lower_end(n - total, n - 2 * total + squares, n, threshold, unit_least, unit_most)
         for name, value in (("n", n), ("noisy_share", mean), ("estimate", lo + (hi - lo) * unit),
                             ("std_error", (hi - lo) * se_unit),
-                            ("ci_low", lo + (hi - lo) * clip(unit - half, 0, 1)),
-                            ("ci_high", lo + (hi - lo) * clip(unit + half, 0, 1))):
+                            ("ci_low", lo + (hi - lo) * clip((ci_r_low - q) / spread, 0, 1)),
+                            ("ci_high", lo + (hi - lo) * clip((ci_r_high - q) / spread, 0, 1))):
             assert abs(float(row[name]) - value) <= 1e-6, (estimand["question"], name, row[name], value)
             checked += 1
         continue
@@ -208,7 +239,7 @@ def test_level_mean_follows_from_responses_and_codebook_alone(run, tmp_path, slu
     book = json.loads(files["codebook.json"].read_text())
     income = book["estimands"][-1]
     assert book["columns"][-1]["mechanism"] == slug
-    assert (income["value"], income["interval"], income["scale"]) == (None, "student-t", [0, 250])
+    assert (income["value"], income["interval"], income["scale"]) == (None, "bounded-mean", [0, 250])
     assert Fraction(income["p_exact"]) + Fraction(income["q_exact"]) == 1
     assert book["columns"][-1]["meaning"].startswith(meaning.format(top=income["levels"] - 1))
     if slug == "hybrid":

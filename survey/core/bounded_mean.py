@@ -4,26 +4,32 @@ A report of a number mechanism, or a crosstab's per-respondent product of indica
 value in a known range [low, high]. Student's t interval around its mean assumes a normal
 mean and fails at small n and for skewed populations; these intervals assume only the range.
 
-Method: the empirical-Bernstein test supermartingale (Howard, Ramdas, McAuliffe & Sekhon
-2021, Ann. Statist.; Waudby-Smith & Ramdas 2024, JRSS-B, §3): for values u_i in [0, 1] with
-mean at most m and a bet λ in [0, 1),
+Method: a test by betting (Waudby-Smith & Ramdas 2024, JRSS-B; Howard, Ramdas, McAuliffe &
+Sekhon 2021, Ann. Statist.). Rescale the values to u_i in [0, 1]. For a candidate mean m
+and a bet λ with 0 < λ < 1/m, the wealth W_λ(m) = Π(1 + λ(u_i − m)) is non-negative and, when
+the mean is at most m, has expectation Π(1 + λ(E u_i − m)) ≤ 1. A tally holds only n, Σu and
+Σu², so the test uses a lower bound of log W_λ(m) that depends on these alone: the least of
+Σ g(u_i), g(u) = log(1 + λ(u − m)), over all values in [0, 1] with this n, Σu and Σu². As
+g''' > 0, the quadratic Q that touches g at 0 and is tangent to it at u₀ = Σu²/Σu satisfies
+g − Q ≥ 0 on [0, 1] (g − Q has a root at 0 and a double root at u₀ and no other, by Rolle,
+with a positive third derivative), and Σ Q(u_i) depends only on n, Σu and Σu²; so
 
-    exp(λ Σ(u_i − m) − ψ(λ) Σ(u_i − m)²),   ψ(λ) = −log(1 − λ) − λ,
+    log W_λ(m) ≥ n [w log(1 + λ(u₀ − m)) + (1 − w) log(1 − λm)],   w = (Σu)²/(nΣu²),
 
-is bounded by the product Π(1 + λ(u_i − m)) (Fan, Grama & Liu 2015: log(1 + λy) ≥ λy − ψ(λ)y²
-for y ≥ −1), whose expectation is at most 1; so, by Markov's inequality, the average of such
-factors over a fixed grid of bets exceeds 2/α with probability at most α/2. The statistic
-needs only n, Σu and Σu², which is all a tally holds. The grid of bets is fixed before the
-data (from n and the level alone), spaced by factors of 2 from the bet suited to the largest
-variance of a [0, 1] value (1/4) up to 1/2, so the interval adapts to the data's own
-variance at the price of a logarithm of the grid's size. Bets of at most 1/2 keep each
-statistic decreasing in m on [0, 1] (its slope is −λn + 2ψ(λ)n(ū − m) and λ ≥ 2ψ(λ) there),
-so the rejected means form [0, lower) and (upper, 1] and bisection finds both ends.
+the value at the two-point law {0 w.p. 1 − w, u₀ w.p. w} with the data's first two moments,
+which is the least any such data can give (Karlin & Studden 1966, the Chebyshev–Markov–Krein
+bound; Fan, Grama & Liu 2015 use the same minorant tangent at 0 instead, which is never
+sharper). The bound decreases in m for each λ, and a bet with λm ≥ 1 counts as zero wealth,
+so the average of these lower bounds over a fixed grid of bets (chosen before the data from
+n, the level and, optionally, a range of the values' variance known in advance) decreases in
+m: the means it rejects at 2/α (Markov's inequality: the average wealth has expectation at
+most 1) form [0, lower), and bisection finds lower. The upper end is the same test on 1 − u.
 
 Both one-sided tests run at α/2, so the interval covers the mean with probability at least
-``level`` for every n ≥ 1 and every distribution on [low, high]; n = 0 gives the whole range.
-It is never a single point: a mean of at least n ≥ 1 values cannot rule out its neighbours.
-Pure numpy: no Flask, no SQL, no I/O.
+``level`` for every n ≥ 1 and every distribution on [low, high] (the variance range only
+places the bets: a wrong one costs width, never coverage); n = 0 gives the whole range. It is
+never a single point: at m = ū every bet's bound is at most log(1 + λ(ū − m)) = 0 by Jensen's
+inequality, so no mean within reach of ū is rejected. Pure numpy: no Flask, no SQL, no I/O.
 """
 
 from __future__ import annotations
@@ -32,22 +38,27 @@ import math
 
 import numpy as np
 
-LARGEST_BET = 0.5
-_BISECTIONS = 64
+# The bets, on the [0, 1] scale, run from the one suited to the largest variance up to the one
+# suited to the least (at most LARGEST_BET, which a mean of a few in a thousand needs), by
+# factors of BET_FACTOR; chosen by measurement (docs/explanation/intervals.md).
+LARGEST_BET = 64.0
+BET_FACTOR = 2.0
+_BISECTIONS = 44
 
 
-def mean_interval(total, squares, n, *, low, high, level) -> tuple[float, float]:
+def mean_interval(total, squares, n, *, low, high, level, variance=None) -> tuple[float, float]:
     """Return (ci_low, ci_high) for the mean of n values in [low, high] with sum ``total`` and sum of squares ``squares``.
 
     The interval holds at ``level`` for every n and every distribution on [low, high]
     (module docstring); it lies within [low, high] and is the whole range when n = 0.
+    ``variance``, a (least, most) variance of one value known before the data, only tunes the bets.
     """
     lows, highs = mean_intervals(np.array([total], dtype=float), np.array([squares], dtype=float),
-                                 np.array([n]), low=low, high=high, level=level)
+                                 np.array([n]), low=low, high=high, level=level, variance=variance)
     return float(lows[0]), float(highs[0])
 
 
-def mean_intervals(totals, squares, counts, *, low, high, level) -> tuple[np.ndarray, np.ndarray]:
+def mean_intervals(totals, squares, counts, *, low, high, level, variance=None) -> tuple[np.ndarray, np.ndarray]:
     """Return the intervals of mean_interval for arrays of sums, sums of squares and counts (one per sample)."""
     low, high = float(low), float(high)
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
@@ -58,6 +69,7 @@ def mean_intervals(totals, squares, counts, *, low, high, level) -> tuple[np.nda
     if np.any(counts < 0) or np.any(counts != np.floor(counts)):
         raise ValueError("counts must be non-negative integers")
     width = high - low
+    unit_variance = _unit_variance(variance, width)
     totals = np.asarray(totals, dtype=float)
     squares = np.asarray(squares, dtype=float)
     # Rescale to [0, 1]; clamp round-off so that 0 <= Σu <= n and (Σu)²/n <= Σu² <= Σu.
@@ -66,51 +78,77 @@ def mean_intervals(totals, squares, counts, *, low, high, level) -> tuple[np.nda
     safe_n = np.maximum(counts, 1.0)
     unit_squares = np.clip(unit_squares, unit_sum * unit_sum / safe_n, unit_sum)
     threshold = math.log(2.0 / (1.0 - float(level)))
-    lower = _bound(unit_sum, unit_squares, counts, threshold)
-    upper = 1.0 - _bound(counts - unit_sum, counts - 2 * unit_sum + unit_squares, counts, threshold)
+    lower = _bound(unit_sum, unit_squares, counts, threshold, unit_variance)
+    upper = 1.0 - _bound(counts - unit_sum, np.maximum(counts - 2 * unit_sum + unit_squares, 0.0), counts,
+                         threshold, unit_variance)
     empty = counts == 0
     lower = np.where(empty, 0.0, lower)
     upper = np.where(empty, 1.0, upper)
     return low + lower * width, low + upper * width
 
 
-def bets(n: float, threshold: float) -> np.ndarray:
-    """Return the fixed grid of bets for n values: from the bet suited to variance 1/4 up to LARGEST_BET, by factors of 2."""
+def _unit_variance(variance, width: float) -> tuple[float, float]:
+    """Return the (least, most) variance on the [0, 1] scale: the given range clipped to [0, 1/4], else [0, 1/4]."""
+    if variance is None:
+        return 0.0, 0.25
+    least, most = (float(value) / (width * width) for value in variance)
+    if not (math.isfinite(least) and math.isfinite(most) and 0 <= least <= most):
+        raise ValueError(f"variance must be a (least, most) pair with 0 <= least <= most, got {variance!r}")
+    most = min(max(most, 1e-12), 0.25)
+    return min(least, most), most
+
+
+def bets(n: float, threshold: float, variance: tuple[float, float] = (0.0, 0.25)) -> np.ndarray:
+    """Return the fixed grid of bets for n values: from the bet suited to the most variance to that suited to the least."""
+    least, most = variance
     if n <= 0:
-        return np.array([LARGEST_BET])
-    smallest = min(LARGEST_BET, math.sqrt(2 * threshold / (n * 0.25)))
-    steps = max(1, math.ceil(math.log2(LARGEST_BET / smallest)) + 1)
-    return np.geomspace(smallest, LARGEST_BET, steps)
+        return np.array([1.0])
+    smallest = math.sqrt(2 * threshold / (n * most))
+    largest = LARGEST_BET if least <= 0 else math.sqrt(2 * threshold / (n * least))
+    largest = max(min(largest, LARGEST_BET), smallest)
+    steps = max(1, math.ceil(math.log(largest / smallest) / math.log(BET_FACTOR) - 1e-9) + 1)
+    return np.geomspace(smallest, largest, steps)
 
 
-def _bound(unit_sum, unit_squares, counts, threshold) -> np.ndarray:
+def _bound(unit_sum, unit_squares, counts, threshold, variance) -> np.ndarray:
     """Return the largest m in [0, ū] whose one-sided test (mean above m) rejects, 0 when none does (vectorised)."""
     result = np.zeros(unit_sum.shape)
     for n_value in np.unique(counts):
         if n_value == 0:
             continue
         rows = counts == n_value
-        grid = bets(float(n_value), threshold)
-        psi = -np.log1p(-grid) - grid
+        grid = bets(float(n_value), threshold, variance)
         s1, s2 = unit_sum[rows], unit_squares[rows]
         mean = s1 / n_value
+        # The two-point law {0, u0} with the data's first two moments: weight w at u0 = Σu²/Σu.
+        positive = s2 > 0
+        top = np.where(positive, s2 / np.where(positive, s1, 1.0), 0.0)
+        weight = np.where(positive, s1 * s1 / (n_value * np.where(positive, s2, 1.0)), 0.0)
         rejected = np.zeros(s1.shape)          # invariant: rejected at `rejected` (or it is 0) ...
         accepted = mean.copy()                 # ... and not rejected at `accepted`
-        rejects_zero = _rejects(s1, s2, n_value, np.zeros(s1.shape), grid, psi, threshold)
+        rejects_zero = _rejects(top, weight, n_value, np.zeros(s1.shape), grid, threshold)
         for _ in range(_BISECTIONS):
             middle = (rejected + accepted) / 2
-            hit = _rejects(s1, s2, n_value, middle, grid, psi, threshold)
+            hit = _rejects(top, weight, n_value, middle, grid, threshold)
             rejected = np.where(hit, middle, rejected)
             accepted = np.where(hit, accepted, middle)
         result[rows] = np.where(rejects_zero, rejected, 0.0)
     return result
 
 
-def _rejects(s1, s2, n, m, grid, psi, threshold) -> np.ndarray:
-    """Return whether the mixture of bets on 'the mean exceeds m' reaches exp(threshold)."""
-    centred = s1 - n * m
-    spread = s2 - 2 * m * s1 + n * m * m
-    logs = grid[None, :] * centred[:, None] - psi[None, :] * spread[:, None]
-    top = logs.max(axis=1)
-    mixture = top + np.log(np.mean(np.exp(logs - top[:, None]), axis=1))
-    return mixture >= threshold
+def _rejects(top, weight, n, m, grid, threshold) -> np.ndarray:
+    """Return whether the average over the bets of the wealth's lower bound on 'the mean exceeds m' reaches 2/α."""
+    lam = grid[None, :]
+    m = m[:, None]
+    allowed = lam * m < 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = np.log1p(lam * (top[:, None] - m))
+        loss = np.log1p(-np.where(allowed, lam * m, 0.0))
+        logs = n * (weight[:, None] * gain + np.where(weight[:, None] < 1.0, (1.0 - weight[:, None]) * loss, 0.0))
+    logs = np.where(allowed, logs, -np.inf)
+    peak = logs.max(axis=1)
+    finite = np.isfinite(peak)
+    safe_peak = np.where(finite, peak, 0.0)
+    with np.errstate(divide="ignore"):
+        mixture = safe_peak + np.log(np.sum(np.exp(logs - safe_peak[:, None]), axis=1) / grid.size)
+    return finite & (mixture >= threshold)

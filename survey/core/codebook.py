@@ -30,7 +30,7 @@ debiased value of one report) and ``variance_bound`` (the largest variance of on
 α = (1 − ci_level)/simultaneous_over and tuned for the ci_planned respondents' reports.
 
 A piecewise or hybrid number does not reduce to one indicator: its estimand has ``value`` null,
-``levels``, ``interval`` "student-t" and an ``estimator`` sentence giving the formula from
+``levels``, ``interval`` "bounded-mean" (with ``report_range`` and ``report_variance``) and an ``estimator`` sentence giving the formula from
 its column of output levels; a hybrid number's estimand also lists ``level_values``, the
 exact value R of each output level as a fraction.
 

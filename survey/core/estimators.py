@@ -6,7 +6,10 @@ share ā of 1s has mean λ = q + θ(p − q) and θ̂ = (ā − q)/(p − q) is 
 interval is Clopper & Pearson's (1934) exact binomial interval on the count of 1s,
 mapped through the increasing map λ ↦ (λ − q)/(p − q) and clipped to the feasible range;
 coverage carries over for every n, θ and epsilon, unlike Wald's (Brown, Cai & DasGupta
-2001). Estimates themselves stay unclipped so that they remain unbiased and poolable.
+2001). Estimates themselves stay unclipped so that they remain unbiased and poolable. A
+number mechanism that reports a level (piecewise, hybrid, optimal piecewise) has no count
+of 1s: its interval is survey.core.bounded_mean's on the mean of the bounded level value R,
+which holds at every n for every population, mapped and clipped alike.
 
 Conventions: ``None`` marks a value that cannot be computed (no reports; a standard error
 from fewer than two reports); nothing here returns nan. This module uses numpy and scipy
@@ -22,7 +25,9 @@ from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
-from scipy.special import betaincinv, stdtrit, xlogy
+from scipy.special import betaincinv, xlogy
+
+from .bounded_mean import mean_interval
 
 
 @dataclass(frozen=True)
@@ -31,7 +36,7 @@ class Estimate:
 
     ``estimate`` is unbiased and unclipped (it can leave the feasible range), None when
     n = 0. ``std_error`` is the square root of the unbiased variance estimate, None when
-    n < 2 (and 0.0 when every report is equal). ``ci_low``/``ci_high`` lie in the feasible
+    n < 2 (a level mechanism's is floored at one report's least variance, so it is never 0 there). ``ci_low``/``ci_high`` lie in the feasible
     range ([0, 1], or [lo, hi] for a mean) and span all of it when n = 0. ``noisy_share``
     is the share of reports equal to 1, None when n = 0.
     """
@@ -186,35 +191,38 @@ def _check_ratio(ratio_a, ratio_b):
         raise ValueError(f"ratio_a must exceed ratio_b = {ratio_b!r}, got {ratio_a!r}")
 
 
-def debias_piecewise_mean(level_sum, level_squares, n, *, ratio_a, ratio_b, lo, hi, level) -> Estimate:
+def debias_piecewise_mean(level_sum, level_squares, n, *, ratio_a, ratio_b, lo, hi, level, variance=None) -> Estimate:
     """Estimate the mean of numbers in [lo, hi] from discretised piecewise-mechanism reports (Wang et al. 2019).
 
     Each report is an output level k in 0..G-1, G = a + b; R = (k + 1/2)/G has mean
     q + (p − q)x for the answer x scaled to [0, 1], p = a/G, q = b/G. From Σk
-    (``level_sum``) and Σk² (``level_squares``): x̂ = (R̄ − q)/(p − q), unbiased;
-    std_error = s_R/(√n (p − q)) with s_R² the unbiased sample variance of R. R is bounded
-    with variance at least that of the uniform low-probability bins, so the mean is close
-    to normal: the interval is Student's t with n − 1 degrees of freedom around x̂, clipped
-    to [0, 1]; everything is then mapped by lo + x(hi − lo) (the whole range when n < 2).
-    ``noisy_share`` is R̄, the mean reported level on [0, 1].
+    (``level_sum``) and Σk² (``level_squares``): x̂ = (R̄ − q)/(p − q), unbiased and
+    unclipped. The interval is survey.core.bounded_mean's on the mean of R, which lies in
+    [1/(2G), 1 − 1/(2G)] (valid at every n for every population: Waudby-Smith & Ramdas 2024),
+    mapped through (R − q)/(p − q), clipped to [0, 1] and then by lo + x(hi − lo); n = 0 gives
+    the whole range. ``variance``, the (least, most) variance of one report's R known from the
+    mechanism (``LevelMechanism.report_variance_range``), places the interval's bets and floors
+    the standard error: std_error = s_R/(√n (p − q)) with s_R² the unbiased sample variance of
+    R, raised to the least variance one report can have (positive for every level mechanism),
+    so identical reports never give 0; None when n < 2. ``noisy_share`` is R̄.
     """
     n = _check_count(n, "n")
     _check_ratio(ratio_a, ratio_b)
     levels = int(ratio_a) + int(ratio_b)
     level_sum = _check_count(level_sum, "level_sum", upper=n * (levels - 1))
     level_squares = _check_count(level_squares, "level_squares", upper=n * (levels - 1) ** 2)
-    return _level_mean(level_sum, level_squares, n, offset=0.5, divisor=levels, ratio_a=ratio_a,
-                       ratio_b=ratio_b, lo=lo, hi=hi, level=level, name="level")
+    return _level_mean(level_sum, level_squares, n, offset=0.5, divisor=levels, scores=(0, levels - 1),
+                       ratio_a=ratio_a, ratio_b=ratio_b, lo=lo, hi=hi, level=level, name="level", variance=variance)
 
 
-def debias_hybrid_mean(score_sum, score_squares, n, *, ratio_a, ratio_b, lo, hi, level) -> Estimate:
+def debias_hybrid_mean(score_sum, score_squares, n, *, ratio_a, ratio_b, lo, hi, level, variance=None) -> Estimate:
     """Estimate the mean of numbers in [lo, hi] from hybrid-mechanism reports (Wang et al. 2019).
 
     Each report is a level L in 0..G+1 (G = a + b): PM's levels, then Duchi's 0 and 1. Its
-    integer score s (mechanisms.hybrid_scores) gives R = (s + G²)/(2G²), whose mean is
-    q + (p − q)x in either branch (p = a/G, q = b/G). From Σs (``score_sum``) and Σs²
-    (``score_squares``) the estimate, std_error and Student-t interval follow exactly as
-    for debias_piecewise_mean.
+    integer score s (mechanisms.hybrid_scores, within ±G(G − 1)) gives R = (s + G²)/(2G²), whose
+    mean is q + (p − q)x in either branch (p = a/G, q = b/G). From Σs (``score_sum``) and Σs²
+    (``score_squares``) the estimate, std_error and interval follow exactly as for
+    debias_piecewise_mean.
     """
     n = _check_count(n, "n")
     _check_ratio(ratio_a, ratio_b)
@@ -223,11 +231,12 @@ def debias_hybrid_mean(score_sum, score_squares, n, *, ratio_a, ratio_b, lo, hi,
     if isinstance(score_sum, bool) or not isinstance(score_sum, numbers.Integral) or abs(score_sum) > n * square:
         raise ValueError(f"score_sum must be an integer with |score_sum| <= n·G² = {n * square}, got {score_sum!r}")
     score_squares = _check_count(score_squares, "score_squares", upper=n * square * square)
-    return _level_mean(int(score_sum), score_squares, n, offset=square, divisor=2 * square, ratio_a=ratio_a,
-                       ratio_b=ratio_b, lo=lo, hi=hi, level=level, name="score")
+    reach = levels * (levels - 1)
+    return _level_mean(int(score_sum), score_squares, n, offset=square, divisor=2 * square, scores=(-reach, reach),
+                       ratio_a=ratio_a, ratio_b=ratio_b, lo=lo, hi=hi, level=level, name="score", variance=variance)
 
 
-def debias_level_mean(level_sum, level_squares, n, *, levels, p, lo, hi, level) -> Estimate:
+def debias_level_mean(level_sum, level_squares, n, *, levels, p, lo, hi, level, variance=None) -> Estimate:
     """Estimate the mean of numbers in [lo, hi] from reports of levels k in 0..levels-1 with R = (k + 1/2)/levels.
 
     For a level mechanism whose R has mean q + (p − q)x with q = 1 − p (``p`` an exact Fraction
@@ -241,13 +250,15 @@ def debias_level_mean(level_sum, level_squares, n, *, levels, p, lo, hi, level) 
         raise ValueError(f"p must be a fraction in (1/2, 1] and levels >= 2, got p = {p}, levels = {levels}")
     level_sum = _check_count(level_sum, "level_sum", upper=n * (levels - 1))
     level_squares = _check_count(level_squares, "level_squares", upper=n * (levels - 1) ** 2)
-    return _level_mean(level_sum, level_squares, n, offset=0.5, divisor=levels, ratio_a=p.numerator,
-                       ratio_b=p.denominator - p.numerator, lo=lo, hi=hi, level=level, name="level")
+    return _level_mean(level_sum, level_squares, n, offset=0.5, divisor=levels, scores=(0, levels - 1),
+                       ratio_a=p.numerator, ratio_b=p.denominator - p.numerator, lo=lo, hi=hi, level=level,
+                       name="level", variance=variance)
 
 
-def _level_mean(total, squares, n, *, offset, divisor, ratio_a, ratio_b, lo, hi, level, name) -> Estimate:
-    """Return the Student-t estimate of a level mechanism's mean from Σs and Σs², R = (s + offset)/divisor."""
-    alpha = 1.0 - _check_level(level)
+def _level_mean(total, squares, n, *, offset, divisor, scores, ratio_a, ratio_b, lo, hi, level, name,
+                variance) -> Estimate:
+    """Return the estimate of a level mechanism's mean from Σs and Σs², R = (s + offset)/divisor, s within ``scores``."""
+    _check_level(level)
     lo = _check_real(lo, "lo")
     hi = _check_real(hi, "hi")
     if not lo < hi:
@@ -255,6 +266,7 @@ def _level_mean(total, squares, n, *, offset, divisor, ratio_a, ratio_b, lo, hi,
     if total ** 2 > n * squares:
         raise ValueError(f"{name}_squares = {squares} is too small for {name}_sum = {total} "
                          f"over n = {n} reports (Σs² ≥ (Σs)²/n)")
+    least, most = _report_variance(variance)
     if n == 0:
         return Estimate(estimate=None, std_error=None, ci_low=lo, ci_high=hi, n=0, noisy_share=None)
     levels = int(ratio_a) + int(ratio_b)
@@ -263,21 +275,51 @@ def _level_mean(total, squares, n, *, offset, divisor, ratio_a, ratio_b, lo, hi,
     mean_level = (total / n + offset) / divisor
     unit = (mean_level - q) / spread
     width = hi - lo
-    if n < 2:
-        return Estimate(estimate=lo + unit * width, std_error=None, ci_low=lo, ci_high=hi, n=n,
-                        noisy_share=mean_level)
-    # Exact integer arithmetic for n Σs² − (Σs)², then the sample variance of R.
-    variance = (n * squares - total ** 2) / (n * (n - 1) * divisor * divisor)
-    std_error = math.sqrt(variance / n) / spread
-    half = float(stdtrit(n - 1, 1 - alpha / 2)) * std_error
+    score_variance = None if variance is None else (least * divisor ** 2, most * divisor ** 2)
+    score_low, score_high = mean_interval(total, squares, n, low=scores[0], high=scores[1], level=level,
+                                          variance=score_variance)
+    std_error = None
+    if n >= 2:
+        # Exact integer arithmetic for n Σs² − (Σs)², then the sample variance of R, floored at one report's least.
+        sample = (n * squares - total ** 2) / (n * (n - 1) * divisor * divisor)
+        std_error = math.sqrt(max(sample, least) / n) / spread * width
+    unit_low, unit_high = _inside(((score_low + offset) / divisor - q) / spread,
+                                  ((score_high + offset) / divisor - q) / spread)
     return Estimate(
         estimate=lo + unit * width,
-        std_error=std_error * width,
-        ci_low=lo + _clip(unit - half, 0.0, 1.0) * width,
-        ci_high=lo + _clip(unit + half, 0.0, 1.0) * width,
+        std_error=std_error,
+        ci_low=lo + unit_low * width,
+        ci_high=lo + unit_high * width,
         n=n,
         noisy_share=mean_level,
     )
+
+
+def _inside(low: float, high: float) -> tuple[float, float]:
+    """Return [low, high] clipped to [0, 1]; one wholly beyond an end is moved inside, keeping its width (never a point).
+
+    Such an interval already misses every feasible mean (an event of probability at most α), so
+    moving it changes no coverage guarantee; it only keeps the report honest about its precision.
+    """
+    width = min(high - low, 1.0)
+    if low >= 1.0:
+        return 1.0 - width, 1.0
+    if high <= 0.0:
+        return 0.0, width
+    return _clip(low, 0.0, 1.0), _clip(high, 0.0, 1.0)
+
+
+def _report_variance(variance) -> tuple[float, float]:
+    """Return the (least, most) variance of one report's R, checked; (0, 1/4) when none is known."""
+    if variance is None:
+        return 0.0, 0.25
+    try:
+        least, most = (float(value) for value in variance)
+    except (TypeError, ValueError):
+        raise ValueError(f"variance must be a (least, most) pair of numbers, got {variance!r}") from None
+    if not (math.isfinite(least) and math.isfinite(most) and 0 <= least <= most):
+        raise ValueError(f"variance must be a (least, most) pair with 0 <= least <= most, got {variance!r}")
+    return least, most
 
 
 def project_simplex(estimates) -> np.ndarray:

@@ -10,13 +10,17 @@ its range [min, max]. Under ``sample`` allocation each respondent answers m of t
 questions at ε/m each, so a question gets about n·m/k reports (Warner 1965; Wang et
 al. 2017; Duchi et al. 2013). A level mechanism's report is a level, not a bit: its worst case
 is over populations of answers, the noise of its reports plus the spread of the answers
-(``LevelMechanism.worst_variance``; Wang et al. 2019). Beside it, ``anytime_half_width`` is the
+(``LevelMechanism.worst_variance``; Wang et al. 2019), and its interval is not a normal one but
+survey.core.bounded_mean's, valid at every n: the plan evaluates that interval itself at the
+worst-case variance of the report's level value R, centred in R's range (``level_half_width``),
+and searches the reports a margin needs. Beside it, ``anytime_half_width`` is the
 half-width of the interval valid at every look (``survey.core.anytime``) at the same n, with its
 boundary tuned for that n: it does not depend on the data, only on each report's range. Pure: no I/O.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
@@ -27,7 +31,8 @@ from scipy.stats import norm
 from .definition import DefinitionError, SurveyDefinition
 from .anytime import half_width as anytime_width
 from .design import MIN_QUESTION_EPSILON, allocate_split, design_question, response_probabilities
-from .mechanisms import mechanism_for, worst_case_spread
+from .bounded_mean import mean_interval
+from .mechanisms import LevelMechanism, mechanism_for, worst_case_spread
 from .words import format_epsilon, percent_up
 
 DEFAULT_MARGIN = 0.05
@@ -114,15 +119,59 @@ def plan_question(question: dict, *, respondents: int, margin: float, share: flo
     simultaneous = len(question["options"]) if question["kind"] in ("choice", "multi") else 1
     if not 0 < margin < 1:
         raise ValueError(f"the margin must be a share in (0, 1), e.g. 0.05, got {margin!r}")
-    variance = worst_report_variance(question)
-    z = z_value(level, simultaneous)
+    mechanism = mechanism_for(question)
     reports = respondents * share
+    if isinstance(mechanism, LevelMechanism):
+        width = math.inf if reports <= 0 else level_half_width(mechanism, reports, level)
+        needed = level_reports_needed(mechanism, margin, level)
+    else:
+        variance = mechanism.worst_variance()
+        z = z_value(level, simultaneous)
+        width = math.inf if reports <= 0 else z * math.sqrt(variance / reports)
+        needed = math.ceil(z * z * variance / (margin * margin))
     return QuestionPlan(
         id=question["id"], mechanism=question["mechanism"], epsilon=float(question["epsilon"]),
-        half_width=math.inf if reports <= 0 else z * math.sqrt(variance / reports),
-        respondents=math.ceil(math.ceil(z * z * variance / (margin * margin)) / share),
-        simultaneous_over=simultaneous,
+        half_width=width, respondents=math.ceil(needed / share), simultaneous_over=simultaneous,
         anytime_half_width=anytime_half_width(question, reports, level=level, simultaneous_over=simultaneous))
+
+
+def level_half_width(mechanism: LevelMechanism, reports: float, level: float = DEFAULT_LEVEL) -> float:
+    """Return the half-width, as a share of the range, of a level mechanism's interval from ``reports`` reports.
+
+    The interval of survey.core.bounded_mean (as the estimator computes it) for tallies whose
+    level value R has its mean at the middle of R's range and the largest variance any population
+    can give; the reports are rounded to a whole number (at least 1).
+    """
+    return _level_half_width(mechanism, max(1, round(reports)), float(level))
+
+
+@functools.lru_cache(maxsize=4096)
+def _level_half_width(mechanism: LevelMechanism, n: int, level: float) -> float:
+    """Return level_half_width at a whole n (cached: the planner asks again for each allocation)."""
+    least, most = mechanism.report_variance_range()
+    low, high = (float(value) for value in mechanism.report_range())
+    centre = (low + high) / 2
+    most = min(most, (high - low) ** 2 / 4)
+    ci_low, ci_high = mean_interval(n * centre, n * (most + centre * centre), n, low=low, high=high, level=level,
+                                    variance=(least, most))
+    p, q = mechanism.probabilities()
+    return (ci_high - ci_low) / (2 * float(p - q))
+
+
+def level_reports_needed(mechanism: LevelMechanism, margin: float, level: float = DEFAULT_LEVEL) -> int:
+    """Return the fewest reports whose level_half_width is at most ``margin`` (bisection; the width falls with n)."""
+    z = z_value(level)
+    high = max(1, math.ceil(z * z * mechanism.worst_variance() / (margin * margin)))
+    while level_half_width(mechanism, high, level) > margin:
+        high *= 2
+    low = 0
+    while high - low > 1:
+        middle = (low + high) // 2
+        if level_half_width(mechanism, middle, level) > margin:
+            low = middle
+        else:
+            high = middle
+    return high
 
 
 def anytime_half_width(question: dict, reports: float, *, level: float = DEFAULT_LEVEL,

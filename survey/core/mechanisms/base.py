@@ -302,7 +302,8 @@ class LevelMechanism(Mechanism):
     """A number mechanism whose report is an output level L, tallied as Σs(L) and Σs(L)² of its integer score.
 
     The level's value R(L) in (0, 1) has mean q + (p − q)x for the answer x scaled to [0, 1]
-    (Wang et al. 2019), so its mean is estimated from Σs and Σs² with a Student-t interval.
+    (Wang et al. 2019), so its mean is estimated from Σs and Σs² with an interval for a bounded mean
+    (survey.core.bounded_mean) that holds at every n.
     """
 
     report: ClassVar[str] = LEVEL
@@ -356,6 +357,15 @@ class LevelMechanism(Mechanism):
     def answer_worst_variance(self) -> float:
         """Return the largest n·Var of one report's estimate over single answers x (how the design compares)."""
 
+    @abstractmethod
+    def least_report_variance(self) -> float:
+        """Return the least variance of one report's level value R over answers x (positive: every level can occur)."""
+
+    def report_variance_range(self) -> tuple[float, float]:
+        """Return (least, most) variance of R for one report: least over answers, most over populations of answers."""
+        p, q = self.probabilities()
+        return self.least_report_variance(), self.worst_variance() * float(p - q) ** 2
+
     def selection_variance(self) -> float:
         return self.answer_worst_variance()
 
@@ -387,14 +397,24 @@ class LevelMechanism(Mechanism):
         """Return how the codebook's reader finds R from the column of levels (the start of the estimator)."""
 
     def codebook_fields(self) -> dict[str, Any]:
-        return {"value": None, "interval": "student-t", "levels": self.levels,
+        least, most = self.report_variance_range()
+        low, high = self.report_range()
+        return {"value": None, "interval": "bounded-mean", "levels": self.levels,
+                "report_range": [f"{low.numerator}/{low.denominator}", f"{high.numerator}/{high.denominator}"],
+                "report_variance": [least, most],
                 "estimator": (f"not one indicator: {self.estimator_sentence()}, "
-                              "r = mean(R) and s² = the sample variance of R (divisor n - 1): noisy_share = r; "
-                              "estimate = (r - q)/(p - q); "
-                              "std_error = s/(sqrt(n)(p - q)); the interval is estimate ± "
-                              "t(n - 1, 1 - (1 - ci_level)/2)·std_error "
-                              "(Student's t quantile), clipped to [0, 1]; then mapped by min + (max - min)x "
-                              "and std_error multiplied by max - min (Wang et al. 2019)")}
+                              "r = mean(R) and s² = the sample variance of R (divisor n - 1), raised to "
+                              "report_variance[0]: noisy_share = r; estimate = (r - q)/(p - q); "
+                              "std_error = s/(sqrt(n)(p - q)); the interval is "
+                              "survey.core.bounded_mean.mean_interval(sum R, sum R², n, low, high = report_range, "
+                              "level = ci_level, variance = report_variance) on the mean of R (a test by betting "
+                              "valid at every n: Waudby-Smith & Ramdas 2024; R rescaled to u in [0, 1], bets from "
+                              "sqrt(2T/(n·most)) to sqrt(2T/(n·least)), at most 64, by factors of 2, T = ln(2/(1 - "
+                              "ci_level)); a mean m is rejected when the bets' average of exp(n[w ln(1 + λ(u0 - m)) "
+                              "+ (1 - w) ln(1 - λm)]) over λm < 1, w = (Σu)²/(nΣu²), u0 = Σu²/Σu, reaches "
+                              "exp(T); the ends by bisection, the upper one on 1 - u), mapped through (R - q)/(p - q) and "
+                              "clipped to [0, 1] (one wholly beyond an end moved inside, keeping its width); then "
+                              "mapped by min + (max - min)x and std_error multiplied by max - min (Wang et al. 2019)")}
 
 
 def options_of(entry: Mapping) -> tuple[str, ...]:

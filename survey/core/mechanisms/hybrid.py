@@ -177,7 +177,7 @@ class Hybrid(RatioLevelMechanism):
 
     def estimates(self, ones, n, level) -> list[Estimate]:
         return [debias_hybrid_mean(ones[0], ones[1], n, ratio_a=self.ratio_a, ratio_b=self.ratio_b,
-                                   lo=self.lo, hi=self.hi, level=level)]
+                                   lo=self.lo, hi=self.hi, level=level, variance=self.report_variance_range())]
 
     def estimator_sentence(self) -> str:
         return "with L the n non-empty cells of the column, R = level_values[L]"

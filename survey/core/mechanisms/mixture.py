@@ -85,6 +85,15 @@ def mixture_worst(ratio_a: int, ratio_b: int, beta: Fraction) -> tuple[Fraction,
     return best
 
 
+def mixture_least_variance(ratio_a: int, ratio_b: int, beta) -> float:
+    """Return the least variance of one report's level value R over answers x in [0, 1], PM taken w.p. beta (floats).
+
+    Var(R) is a concave quadratic in x on each piece, so its least value is at a piece's end.
+    """
+    c0, c1, c2 = _piece_quadratic(ratio_a, ratio_b, float(beta), np.arange(ratio_a, dtype=np.float64), 1.0)
+    return float(np.minimum(c0, c0 + c1 + c2).min())
+
+
 def mixture_population_worst(ratio_a: int, ratio_b: int, beta) -> tuple[float, dict[float, float]]:
     """Return the largest n·Var of the mean's estimate over every population of answers, and that population.
 

@@ -235,6 +235,13 @@ class OptimalPiecewise(LevelMechanism):
     def answer_worst_variance(self) -> float:
         return opm_worst_variance(self.ratio_a, self.ratio_b, self.steps, self.band)
 
+    def least_report_variance(self) -> float:
+        """Var(k) is a concave quadratic on each piece of y = mx, so its least value is at a grid point; R = (k + 1/2)/G."""
+        c0, c1, c2 = _piece_quadratics(self.ratio_a, self.ratio_b, self.steps, self.band,
+                                       np.arange(self.steps, dtype=np.float64), 1.0)
+        least = np.minimum(np.broadcast_to(c0, (self.steps,)), c0 + c1 + c2).min()
+        return float(least) / self.levels ** 2
+
     @property
     def branch_weight(self) -> Fraction:
         return Fraction(1)
@@ -290,7 +297,7 @@ class OptimalPiecewise(LevelMechanism):
 
     def estimates(self, ones, n, level) -> list[Estimate]:
         return [debias_level_mean(ones[0], ones[1], n, levels=self.levels, p=self.probabilities()[0],
-                                  lo=self.lo, hi=self.hi, level=level)]
+                                  lo=self.lo, hi=self.hi, level=level, variance=self.report_variance_range())]
 
     def estimator_sentence(self) -> str:
         return f"with k the n non-empty cells of the column, R = (k + 1/2)/{self.levels}"

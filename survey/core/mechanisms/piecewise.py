@@ -15,7 +15,7 @@ from ..estimators import Estimate, debias_piecewise_mean
 from ..words import percent
 from .base import LevelMechanism
 from .common import CTX, as_decimal, check_integer, check_range, default_rng
-from .mixture import mixture_variance
+from .mixture import mixture_least_variance, mixture_variance
 
 MAX_PIECEWISE_BINS = 4096
 MAX_LEVELS = 65536
@@ -159,6 +159,9 @@ class RatioLevelMechanism(LevelMechanism):
     def levels_of_band(self) -> int:
         return self.bins
 
+    def least_report_variance(self) -> float:
+        return mixture_least_variance(self.ratio_a, self.ratio_b, self.branch_weight)
+
     def probabilities(self) -> tuple[Fraction, Fraction]:
         return piecewise_probabilities(self.ratio_a, self.ratio_b)
 
@@ -221,7 +224,7 @@ class Piecewise(RatioLevelMechanism):
 
     def estimates(self, ones, n, level) -> list[Estimate]:
         return [debias_piecewise_mean(ones[0], ones[1], n, ratio_a=self.ratio_a, ratio_b=self.ratio_b,
-                                      lo=self.lo, hi=self.hi, level=level)]
+                                      lo=self.lo, hi=self.hi, level=level, variance=self.report_variance_range())]
 
     def estimator_sentence(self) -> str:
         return f"with k the n non-empty cells of the column, R = (k + 1/2)/{self.bins}"
