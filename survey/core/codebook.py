@@ -228,7 +228,8 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                           "options together",
         },
         "method": ("For each estimand, with n the non-empty cells of its column and a the share of them "
-                   "equal to value: estimate = (a - q)/(p - q); std_error = sqrt(a(1 - a)/(n - 1))/(p - q); "
+                   "equal to value: estimate = (a - q)/(p - q); std_error = sqrt(b(1 - b)/(n - 1))/|p - q| with b = a "
+                   "clipped to [min(p, q), max(p, q)] (never a false 0 when every report is equal); "
                    "the interval is Clopper-Pearson on the count of 1s at level "
                    "1 - (1 - ci_level)/simultaneous_over, mapped through the same map and clipped to [0, 1]. "
                    "A number (scale = [min, max]) maps estimate and interval by min + (max - min)x and "
