@@ -74,9 +74,12 @@ def _probability(value, exact, where: str) -> float:
         fraction = Fraction(exact) if isinstance(exact, str) and len(exact) <= 1000 else None
     except (ValueError, ZeroDivisionError):
         fraction = None
-    if fraction is None or not 0 <= fraction <= 1 or abs(float(fraction) - value) > 1e-12:
+    if fraction is None or not 0 <= fraction <= 1 or not math.isclose(float(fraction), value, rel_tol=1e-9):
         raise _fail(f"{where}_exact", f"must be the fraction {value!r} is, as text like \"3/4\", "
                                       f"got {_show(exact)}")
+    if float(fraction) in (0.0, 1.0) and fraction not in (0, 1):
+        raise _fail(f"{where}_exact", f"is too close to {float(fraction):g} to compute with (it rounds to it "
+                                      "in double precision)")
     return float(value)
 
 
