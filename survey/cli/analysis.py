@@ -212,7 +212,9 @@ def codebook(items, exact, title, output):
     of its largest likelihood ratio. Common designs: Warner with probability t of the
     true question, P = t, Q = 1 − t; forced response with probability t truthful, f of a
     forced yes, P = t + f, Q = f; the unrelated question asked with probability t, its
-    yes-rate u, P = t + (1 − t)u, Q = (1 − t)u.
+    yes-rate u, P = t + (1 − t)u, Q = (1 − t)u; crosswise coded 1 for "same", the innocuous
+    statement true with probability u, P = 1 − u, Q = u (P < Q is fine; P = Q carries no
+    information and is refused).
 
     \b
     Examples:
