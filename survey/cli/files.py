@@ -15,6 +15,7 @@ import numpy as np
 
 MAX_ROW = 1 << 20  # bytes in one row of responses.csv (one line, or the lines of a quoted cell spanning several)
 MAX_CELL = 1 << 16  # characters in one cell
+TOO_LONG = f"a cell is longer than the {MAX_CELL:,} characters allowed"
 MAX_CODEBOOK = 32 << 20  # bytes in a codebook
 MAX_DEPTH = 64  # nesting of the codebook's arrays and objects (a codebook of ldp-survey needs 6)
 BOM = b"\xef\xbb\xbf"
@@ -62,11 +63,16 @@ def _cells(row: list[str], lines: _Lines, width: int | None) -> list[str]:
     """Return the row after checking its cells' sizes and, when ``width`` is given, their number."""
     for cell in row:
         if len(cell) > MAX_CELL:
-            raise _fail(lines.path, lines.line, f"a cell has {len(cell):,} characters, more than the {MAX_CELL:,} "
-                                                "allowed")
+            raise _fail(lines.path, lines.line, f"{TOO_LONG} (it has {len(cell):,})")
     if width is not None and len(row) != width:
         raise _fail(lines.path, lines.line, f"the row has {len(row)} cells but the header has {width} columns")
     return row
+
+
+def _csv_error(exc: csv.Error, lines: _Lines) -> click.ClickException:
+    """Return the error of a CSV the csv module cannot parse (its own cell limit worded as ours)."""
+    problem = TOO_LONG if "field larger than field limit" in str(exc) else f"not a valid CSV: {exc}"
+    return _fail(lines.path, lines.line, problem)
 
 
 def _header(reader, lines: _Lines) -> list[str]:
@@ -74,7 +80,7 @@ def _header(reader, lines: _Lines) -> list[str]:
     try:
         header = next(reader, None)
     except csv.Error as exc:
-        raise _fail(lines.path, lines.line, f"not a valid CSV: {exc}") from None
+        raise _csv_error(exc, lines) from None
     if not header:
         raise _fail(lines.path, None, "is empty: it has no header row")
     header = _cells(header, lines, None)
@@ -93,7 +99,7 @@ def _rows(reader, lines: _Lines, width: int) -> Iterator[list[str]]:
         try:
             row = next(reader, None)
         except csv.Error as exc:
-            raise _fail(lines.path, lines.line, f"not a valid CSV: {exc}") from None
+            raise _csv_error(exc, lines) from None
         if row is None:
             return
         if row:
