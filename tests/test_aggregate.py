@@ -60,7 +60,9 @@ def row(question, option, kind, mechanism, epsilon, n, noisy_share, estimate, st
                         consistent_low=interval[0], consistent_high=interval[1])
 
 
-# By hand: estimate = (share - q)/(p - q); std_error = sqrt(share(1-share)/((n-1)(p-q)^2)); with n = 4 every
+# By hand: estimate = (share - q)/(p - q); std_error = sqrt(s(1-s)/((n-1)(p-q)^2)) with s = share clipped to [q, p]
+# (blue's share 0 is computed at s = q = 1/4: sqrt((3/16)/3)/(1/4) = 1, not a false 0; the share 3/4 of pets'
+# cat, above p = 1/2, at s = 1/2: sqrt((1/4)/3)/(1/4) = 2/sqrt(3)); with n = 4 every
 # Clopper-Pearson interval, mapped and clipped, is the whole feasible range, and so is every consistent interval.
 # With n = 4 the consistent view is the iterative Bayesian update stopped by the discrepancy principle: for the
 # colour counts [2, 2, 0] the maximum likelihood (1/2, 1/2, 0); for pets a shrunk (0.894, 0.035, 0.035, 0.035).
@@ -69,8 +71,8 @@ EXPECTED = [
     row("smoker", "yes", "yes_no", "rr", LN3, 4, 0.75, 1.0, 0.5, 0.0, 1.0, "Do you smoke?"),
     row("colour", "red", "choice", "grr", LN2, 4, 0.5, 1.0, math.sqrt(4 / 3), 0.0, 1.0, "Favourite colour?", 0.5),
     row("colour", "green", "choice", "grr", LN2, 4, 0.5, 1.0, math.sqrt(4 / 3), 0.0, 1.0, "Favourite colour?", 0.5),
-    row("colour", "blue", "choice", "grr", LN2, 4, 0.0, -1.0, 0.0, 0.0, 1.0, "Favourite colour?", 0.0),
-    row("pets", "cat", "choice", "oue", LN3, 4, 0.75, 2.0, 1.0, 0.0, 1.0, "Pet?", PETS_CONSISTENT[0]),
+    row("colour", "blue", "choice", "grr", LN2, 4, 0.0, -1.0, 1.0, 0.0, 1.0, "Favourite colour?", 0.0),
+    row("pets", "cat", "choice", "oue", LN3, 4, 0.75, 2.0, math.sqrt(4 / 3), 0.0, 1.0, "Pet?", PETS_CONSISTENT[0]),
     row("pets", "dog", "choice", "oue", LN3, 4, 0.25, 0.0, 1.0, 0.0, 1.0, "Pet?", PETS_CONSISTENT[1]),
     row("pets", "fish", "choice", "oue", LN3, 4, 0.25, 0.0, 1.0, 0.0, 1.0, "Pet?", PETS_CONSISTENT[1]),
     row("pets", "none", "choice", "oue", LN3, 4, 0.25, 0.0, 1.0, 0.0, 1.0, "Pet?", PETS_CONSISTENT[1]),
@@ -84,8 +86,8 @@ EXPECTED_CSV = (
     "smoker,yes,yes_no,rr,1.0986122886681098,4,0.750000,1.000000,0.500000,0.000000,1.000000,0.95,fixed,,,,\r\n"
     "colour,red,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95,fixed,,0.500000,0.000000,1.000000\r\n"
     "colour,green,choice,grr,0.6931471805599453,4,0.500000,1.000000,1.154701,0.000000,1.000000,0.95,fixed,,0.500000,0.000000,1.000000\r\n"
-    "colour,blue,choice,grr,0.6931471805599453,4,0.000000,-1.000000,0.000000,0.000000,1.000000,0.95,fixed,,0.000000,0.000000,1.000000\r\n"
-    "pets,cat,choice,oue,1.0986122886681098,4,0.750000,2.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.893723,0.000000,1.000000\r\n"
+    "colour,blue,choice,grr,0.6931471805599453,4,0.000000,-1.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.000000,0.000000,1.000000\r\n"
+    "pets,cat,choice,oue,1.0986122886681098,4,0.750000,2.000000,1.154701,0.000000,1.000000,0.95,fixed,,0.893723,0.000000,1.000000\r\n"
     "pets,dog,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.035426,0.000000,1.000000\r\n"
     "pets,fish,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.035426,0.000000,1.000000\r\n"
     "pets,none,choice,oue,1.0986122886681098,4,0.250000,0.000000,1.000000,0.000000,1.000000,0.95,fixed,,0.035426,0.000000,1.000000\r\n"
@@ -235,7 +237,7 @@ def test_rows_to_table_aligns_columns():
     cells = [[line[a:b].strip() for a, b in spans] for line in body]
     assert cells[0] == ["smoker", "yes", "rr", "1.09861", "4", "0.7500", "1.0000", "0.5000", "0.0000", "1.0000", "-",
                         "-", "-"]
-    assert cells[3] == ["colour", "blue", "grr", "0.693147", "4", "0.0000", "-1.0000", "0.0000", "0.0000", "1.0000",
+    assert cells[3] == ["colour", "blue", "grr", "0.693147", "4", "0.0000", "-1.0000", "1.0000", "0.0000", "1.0000",
                         "0.0000", "0.0000", "1.0000"]
     assert cells[9][:2] == ["sports", "swim, bike"]
     assert cells[10][:2] == ["age", "mean"] and cells[10][-4:] == ["10.0000", "-", "-", "-"]

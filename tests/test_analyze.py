@@ -143,6 +143,30 @@ def test_an_asymmetric_forced_response_design_by_hand(cli_runner, tmp_path):
     assert power["power"] == pytest.approx(power_one_sample(0.9, 0.2, null=0.2, alternative=0.3, n=1000), rel=1e-12)
 
 
+def test_a_crosswise_design_coded_same_different_by_hand(cli_runner, tmp_path):
+    """GLMMRR's crosswise dice-game design: P(same | cheated) = 0.1971293 < P(same | honest) = 0.8028707, so the
+    estimator (ā − q)/(p − q) decreases in ā and the interval's ends swap; ε = ln(0.8028707/0.1971293)."""
+    book_path = tmp_path / "crosswise.json"
+    result = cli_runner.invoke(main, ["codebook", "--binary", "cheated", "0.1971293", "0.8028707", "-o", str(book_path)])
+    assert result.exit_code == 0, result.output
+    assert "cheated: realised epsilon 1.404" in result.stderr  # ln(0.8028707/0.1971293) = 1.40433…
+    responses = tmp_path / "dice.csv"
+    responses.write_text("cheated\n" + "1\n" * 344 + "0\n" * 229, encoding="utf-8")
+    result = cli_runner.invoke(main, ["analyze", str(responses), "aggregate", "--codebook", str(book_path),
+                                      "--format", "json"])
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout)[0]
+    assert row["epsilon"] == pytest.approx(math.log(0.8028707 / 0.1971293), rel=1e-12)
+    assert row["n"] == 573 and row["estimate"] == pytest.approx(0.334337, abs=1e-6)  # (344/573 − q)/(p − q)
+    assert row["std_error"] == pytest.approx(0.033811, abs=1e-6)  # sqrt(ā(1 − ā)/572)/|p − q|
+    low, high = beta.ppf(0.025, 344, 230), beta.ppf(0.975, 345, 229)
+    assert row["ci_low"] == pytest.approx((high - 0.8028707) / (0.1971293 - 0.8028707), rel=1e-9)
+    assert row["ci_high"] == pytest.approx((low - 0.8028707) / (0.1971293 - 0.8028707), rel=1e-9)
+    power = cli_runner.invoke(main, ["analyze", str(responses), "power", "cheated", "0.2", "0.35",
+                                     "--codebook", str(book_path), "--format", "json"])
+    assert power.exit_code == 0 and 0 < json.loads(power.stdout)["power"] < 1, power.output
+
+
 def test_a_regression_on_another_design_with_exact_covariates_recovers_the_truth(cli_runner, tmp_path):
     """Unrelated question (t = 0.7 sensitive, 0.3 an unrelated question with yes-rate 0.5): p = 0.85, q = 0.15;
     sex asked directly; the true odds ratio of women to men is 2.5."""
@@ -169,7 +193,8 @@ def test_a_regression_on_another_design_with_exact_covariates_recovers_the_truth
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--binary", "x", "0.5", "1/2"], "independent of the answers"),
+    (["--binary", "x", "0.5", "1/2"], "carry no information"),
+    (["--binary", "x", "1e-400", "0.5"], "too close to 0"),
     (["--binary", "x", "1.2", "0.1"], "must be in [0, 1]"),
     (["--binary", "x", "abc", "0.1"], "is not a probability"),
     ([], "describe at least one randomized column"),

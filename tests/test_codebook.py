@@ -149,7 +149,8 @@ for estimand, row in zip(book["estimands"], aggregates):
     share = ones / n
     spread = p - q
     estimate = lo + width * (share - q) / spread
-    std_error = width * math.sqrt(share * (1 - share) / (n - 1)) / spread
+    feasible = clip(share, min(p, q), max(p, q))  # the method: the standard error at the nearest feasible share
+    std_error = width * math.sqrt(feasible * (1 - feasible) / (n - 1)) / abs(spread)
     assert estimand["interval"] == "clopper-pearson"
     alpha = (1 - float(row["ci_level"])) / estimand["simultaneous_over"]
     share_low = 0.0 if ones == 0 else beta.ppf(alpha / 2, ones, n - ones + 1)

@@ -122,12 +122,60 @@ def test_debias_binary_alpha_divisor_is_bonferroni():
 def test_debias_binary_keeps_estimate_unclipped_and_clips_interval():
     estimate = debias_rr(0, 50, flip=0.05, level=0.95)
     assert estimate.estimate == pytest.approx(-0.05 / 0.9)
-    assert estimate.std_error == 0.0
+    # Every report is 0, yet λ = 0.05 at least: the standard error is computed at λ̃ = 0.05, not a false 0.
+    assert estimate.std_error == pytest.approx(math.sqrt(0.05 * 0.95 / 49) / 0.9, rel=1e-12)
     assert estimate.ci_low == 0.0
     assert estimate.ci_high == pytest.approx((1 - 0.025 ** (1 / 50) - 0.05) / 0.9)
     above = debias_rr(50, 50, flip=0.05, level=0.95)
     assert above.estimate == pytest.approx(0.95 / 0.9)
     assert above.ci_high == 1.0
+
+
+def test_a_crosswise_design_with_p_below_q_by_hand():
+    """Crosswise coded "same/different" with P(same | yes) = 0.1971293, P(same | no) = 0.8028707 (GLMMRR's
+    dice-game design), 344 of 573 reports 1. θ̂ = (344/573 − q)/(p − q); the map is
+    decreasing, so the interval's low end comes from the Clopper-Pearson high end."""
+    p, q, ones, n = 0.1971293, 0.8028707, 344, 573
+    estimate = debias_binary(ones, n, p_one_if_true=p, p_one_if_false=q, level=0.95)
+    share = 344 / 573  # 0.600349…
+    assert estimate.estimate == pytest.approx((share - 0.8028707) / (0.1971293 - 0.8028707), rel=1e-12)  # 0.334337…
+    assert estimate.estimate == pytest.approx(0.334337, abs=1e-6)
+    assert estimate.std_error == pytest.approx(math.sqrt(share * (1 - share) / 572) / 0.6057414, rel=1e-12)
+    assert estimate.std_error == pytest.approx(0.033811, abs=1e-6)
+    cp_low, cp_high = stats.beta.ppf(0.025, 344, 230), stats.beta.ppf(0.975, 345, 229)
+    assert estimate.ci_low == pytest.approx((cp_high - q) / (p - q), rel=1e-9)
+    assert estimate.ci_high == pytest.approx((cp_low - q) / (p - q), rel=1e-9)
+    assert estimate.ci_low < estimate.estimate < estimate.ci_high
+    # The mirror design (report "different"): the same answers, the same numbers.
+    mirror = debias_binary(n - ones, n, p_one_if_true=1 - p, p_one_if_false=1 - q, level=0.95)
+    for name in ("estimate", "std_error", "ci_low", "ci_high"):
+        assert getattr(mirror, name) == pytest.approx(getattr(estimate, name), rel=1e-9), name
+
+
+@pytest.mark.parametrize("p, q", [(0.75, 0.25), (0.25, 0.75), (0.9, 0.2), (0.2, 0.9)])
+def test_the_standard_error_is_never_a_false_zero(p, q):
+    """Every report equal: the standard error is computed at the nearest feasible λ, so it is positive."""
+    for ones in (0, 40):
+        estimate = debias_binary(ones, 40, p_one_if_true=p, p_one_if_false=q, level=0.95)
+        nearest = min(p, q) if ones == 0 else max(p, q)
+        assert estimate.std_error == pytest.approx(math.sqrt(nearest * (1 - nearest) / 39) / abs(p - q), rel=1e-12)
+        assert estimate.estimate == pytest.approx((ones / 40 - q) / (p - q), rel=1e-12)  # unclipped
+    inside = debias_binary(20, 40, p_one_if_true=p, p_one_if_false=q, level=0.95)
+    assert inside.std_error == pytest.approx(math.sqrt(0.25 / 39) / abs(p - q), rel=1e-12)
+
+
+def test_crosswise_intervals_cover_at_their_level():
+    """P < Q: 500 seeded surveys of n = 300 at θ = 0.3; the 90% intervals cover at least 0.88 of the time
+    (the Clopper-Pearson interval is conservative; the binomial SE of a 0.9 coverage over 500 is 0.013)."""
+    rng = np.random.default_rng(2026)
+    p, q, theta, n = 0.2, 0.7, 0.3, 300
+    ones = rng.binomial(n, q + theta * (p - q), size=500)
+    estimates = [debias_binary(int(k), n, p_one_if_true=p, p_one_if_false=q, level=0.9) for k in ones]
+    covered = np.mean([e.ci_low <= theta <= e.ci_high for e in estimates])
+    assert covered >= 0.88, covered
+    mean = np.mean([e.estimate for e in estimates])
+    se = math.sqrt((q + theta * (p - q)) * (1 - q - theta * (p - q)) / n) / abs(p - q) / math.sqrt(500)
+    assert abs(mean - theta) < 5 * se, (mean, se)
 
 
 def test_interval_entirely_outside_collapses_to_the_nearest_end():
@@ -173,7 +221,7 @@ def test_debias_duchi_mean_scales_to_the_range():
 
 @pytest.mark.parametrize("call, message", [
     (lambda: debias_binary(1, 4, p_one_if_true=0.5, p_one_if_false=0.5, level=0.95),
-     r"p_one_if_true must exceed p_one_if_false.*got p_one_if_true=0\.5, p_one_if_false=0\.5"),
+     r"must differ for the reports to carry information.*got p_one_if_true=0\.5, p_one_if_false=0\.5"),
     (lambda: debias_binary(1, 4, p_one_if_true=1.2, p_one_if_false=0.1, level=0.95),
      r"p_one_if_true must be a probability in \[0, 1\], got 1\.2"),
     (lambda: debias_binary(1, 4, p_one_if_true=0.9, p_one_if_false=0.1, level=0.95, alpha_divisor=0),
@@ -254,8 +302,12 @@ def test_wald_fails_where_clopper_pearson_holds():
     ones = mech.randomize_rr(np.zeros((REPETITIONS, 30), dtype=np.int64), flip_threshold=threshold,
                              rng=rng).sum(axis=1)
     estimates = [debias_rr(int(k), 30, flip=flip, level=0.95) for k in ones]
-    wald = [abs(e.estimate) <= 1.959964 * e.std_error for e in estimates]
+    # Wald with the plug-in standard error, which is a false 0 whenever every report is 0.
+    naive = [math.sqrt(e.noisy_share * (1 - e.noisy_share) / 29) / (1 - 2 * flip) for e in estimates]
+    wald = [abs(e.estimate) <= 1.959964 * se for e, se in zip(estimates, naive)]
     assert np.mean(wald) < 0.7
+    # The product's standard error is computed at the nearest feasible share, so it is never that false 0.
+    assert min(e.std_error for e in estimates) >= math.sqrt(flip * (1 - flip) / 29) / (1 - 2 * flip) * (1 - 1e-12)
     assert_coverage([covers(e, 0.0) for e in estimates], "clopper-pearson")
 
 

@@ -666,7 +666,8 @@ def check_codebook_rederives(case, *, n: int = 3000):
             ones = int(np.count_nonzero(cells == estimand["value"]))
             share = ones / n
             unit = (share - q) / spread
-            se = math.sqrt(share * (1 - share) / (n - 1)) / spread
+            feasible = min(max(share, min(p, q)), max(p, q))
+            se = math.sqrt(feasible * (1 - feasible) / (n - 1)) / abs(spread)
             alpha = (1 - row.ci_level) / estimand["simultaneous_over"]
             share_low = 0.0 if ones == 0 else float(beta_dist.ppf(alpha / 2, ones, n - ones + 1))
             share_high = 1.0 if ones == n else float(beta_dist.ppf(1 - alpha / 2, ones + 1, n - ones))

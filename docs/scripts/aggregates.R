@@ -22,7 +22,8 @@ fraction <- function(text) {
 # An estimand that is one indicator: the share a of reports equal to `value`, debiased by
 # (a - q)/(p - q). The interval is Clopper-Pearson on the count at level
 # 1 - (1 - level)/simultaneous_over (Bonferroni over a question's options), mapped the same
-# way and clipped to [0, 1].
+# way and clipped to [0, 1]; the standard error is taken at a clipped to [min(p, q), max(p, q)],
+# so that it is never a false 0.
 indicator_row <- function(cells, estimand, level) {
   n <- length(cells)
   p <- estimand$p; q <- estimand$q
@@ -34,10 +35,12 @@ indicator_row <- function(cells, estimand, level) {
   alpha <- (1 - level) / estimand$simultaneous_over
   share_low <- if (ones == 0) 0 else qbeta(alpha / 2, ones, n - ones + 1)
   share_high <- if (ones == n) 1 else qbeta(1 - alpha / 2, ones + 1, n - ones)
-  std_error <- if (n > 1) width * sqrt(share * (1 - share) / (n - 1)) / spread else NA
+  # The standard error at the share clipped to [min(p, q), max(p, q)], where every possible share lies.
+  feasible <- clip(share, min(p, q), max(p, q))
+  std_error <- if (n > 1) width * sqrt(feasible * (1 - feasible) / (n - 1)) / abs(spread) else NA
+  ends <- sort(c((share_low - q) / spread, (share_high - q) / spread))  # swapped when p < q
   list(n = n, noisy_share = share, estimate = lo + width * (share - q) / spread, std_error = std_error,
-       ci_low = lo + width * clip((share_low - q) / spread, 0, 1),
-       ci_high = lo + width * clip((share_high - q) / spread, 0, 1))
+       ci_low = lo + width * clip(ends[1], 0, 1), ci_high = lo + width * clip(ends[2], 0, 1))
 }
 
 # A number under the piecewise or hybrid mechanism: the mean of the reported levels' values R,

@@ -30,7 +30,8 @@ def indicator_row(cells, estimand, level):
     """An estimand that is one indicator: the share a of reports equal to `value`, debiased by (a - q)/(p - q).
 
     The interval is Clopper-Pearson on the count, at level 1 - (1 - level)/simultaneous_over
-    (Bonferroni over a question's options), mapped the same way and clipped to [0, 1].
+    (Bonferroni over a question's options), mapped the same way and clipped to [0, 1]; the standard
+    error is taken at a clipped to [min(p, q), max(p, q)], so that it is never a false 0.
     """
     n = len(cells)
     p, q = estimand["p"], estimand["q"]
@@ -43,10 +44,12 @@ def indicator_row(cells, estimand, level):
     alpha = (1 - level) / estimand["simultaneous_over"]
     share_low = 0.0 if ones == 0 else beta.ppf(alpha / 2, ones, n - ones + 1)
     share_high = 1.0 if ones == n else beta.ppf(1 - alpha / 2, ones + 1, n - ones)
-    std_error = width * math.sqrt(share * (1 - share) / (n - 1)) / spread if n > 1 else None
+    # The standard error at the share clipped to [min(p, q), max(p, q)], where every possible share lies.
+    feasible = clip(share, min(p, q), max(p, q))
+    std_error = width * math.sqrt(feasible * (1 - feasible) / (n - 1)) / abs(spread) if n > 1 else None
+    ends = sorted([(share_low - q) / spread, (share_high - q) / spread])  # swapped when p < q
     return dict(n=n, noisy_share=share, estimate=lo + width * (share - q) / spread, std_error=std_error,
-                ci_low=lo + width * clip((share_low - q) / spread, 0, 1),
-                ci_high=lo + width * clip((share_high - q) / spread, 0, 1))
+                ci_low=lo + width * clip(ends[0], 0, 1), ci_high=lo + width * clip(ends[1], 0, 1))
 
 
 def level_row(cells, estimand, level):

@@ -3,7 +3,6 @@ other designs."""
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import click
 
 from ..core.words import format_epsilon
 from .common import LEVEL, SANDBOX, echo_formatted, load_design, open_store, stderr_progress
+from .files import open_responses, read_codebook
 
 # A file larger than this (bytes, about 100,000 rows of the example survey) shows a progress bar on stderr
 # while it is read (about 2 s per 100,000 rows).
@@ -77,48 +77,56 @@ def regress(db, slug, outcome, covariates, fmt, level, sandbox):
 
 
 class _Files:
-    """The two files a re-analysis reads: responses.csv (streamed) and the codebook."""
+    """The two files a re-analysis reads: responses.csv (streamed, in bounded memory) and the codebook (checked)."""
 
     def __init__(self, responses: Path, codebook: Path):
+        from ..core.codebook_check import check_codebook
+        from ..core.reanalysis import ReanalysisError
+
         self.responses, self.codebook_path = responses, codebook
+        self.book = read_codebook(codebook)
         try:
-            self.book = json.loads(codebook.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise click.ClickException(f"cannot read the codebook {codebook}: {exc}") from exc
+            check_codebook(self.book)
+        except ReanalysisError as exc:
+            raise click.ClickException(f"{codebook}: {exc}") from exc
 
     def run(self, analysis, *args, **kwargs):
         """Call ``analysis(book, header, rows, ...)`` over the responses, turning data errors into messages."""
+        from ..core.codebook_check import DESIGN_ERRORS
         from ..core.crosstab import CrosstabError
         from ..core.reanalysis import ReanalysisError
         from ..core.regression import RegressionError
 
         try:
             size = self.responses.stat().st_size
-            with self.responses.open(encoding="utf-8", newline="") as handle:
-                reader = csv.reader(handle)
-                header = next(reader, None)
-                if header is None:
-                    raise click.ClickException(f"{self.responses} is empty: it has no header row")
+            with self.responses.open("rb") as handle:
+                header, rows = open_responses(handle, self.responses)
                 if size <= PROGRESS_FROM:
-                    return analysis(self.book, header, reader, *args, **kwargs)
+                    return analysis(self.book, header, rows, *args, **kwargs)
                 with stderr_progress(None, length=size, label=f"Reading {self.responses.name}") as bar:
-                    return analysis(self.book, header, _advancing(reader, handle, bar), *args, **kwargs)
+                    return analysis(self.book, header, _advancing(rows, handle, bar), *args, **kwargs)
         except OSError as exc:
-            raise click.ClickException(f"cannot read {self.responses}: {exc}") from exc
+            raise click.ClickException(f"cannot read {self.responses}: {exc.strerror or exc}") from exc
         except (ReanalysisError, RegressionError, CrosstabError) as exc:
             raise click.ClickException(f"{self.responses}: {exc}") from exc
+        except DESIGN_ERRORS as exc:
+            if self.book["design"] is None:
+                raise
+            # A design that hashes right but that ldp-survey did not make (edited, then re-hashed).
+            raise click.ClickException(f"{self.codebook_path}: its design cannot be used ({type(exc).__name__}: "
+                                       f"{exc}); export the codebook again") from exc
 
 
 def _advancing(rows, handle, bar):
-    """Yield the rows, moving the bar to the bytes the file has been read up to (its buffer's position)."""
+    """Yield the rows, moving the bar to the bytes the file has been read up to."""
     done = 0
     for count, row in enumerate(rows):
         if count % PROGRESS_EVERY == 0:
-            position = handle.buffer.tell()
+            position = handle.tell()
             bar.update(position - done)
             done = position
         yield row
-    bar.update(handle.buffer.tell() - done)
+    bar.update(handle.tell() - done)
 
 
 ANALYSES = ("aggregate", "crosstab", "regress", "power")
@@ -205,7 +213,9 @@ def codebook(items, exact, title, output):
     of its largest likelihood ratio. Common designs: Warner with probability t of the
     true question, P = t, Q = 1 − t; forced response with probability t truthful, f of a
     forced yes, P = t + f, Q = f; the unrelated question asked with probability t, its
-    yes-rate u, P = t + (1 − t)u, Q = (1 − t)u.
+    yes-rate u, P = t + (1 − t)u, Q = (1 − t)u; crosswise coded 1 for "same", the innocuous
+    statement true with probability u, P = 1 − u, Q = u (P < Q is fine; P = Q carries no
+    information and is refused).
 
     \b
     Examples:

@@ -19,7 +19,8 @@ has the property and when it has not (floats, and the exact fractions as strings
 with ā the share of reports holding ``value`` among the n non-empty cells of ``column``:
 
 - estimate = (ā − q)/(p − q), mapped to min + (max − min)·estimate for a number;
-- std_error = √(ā(1 − ā)/(n − 1))/(p − q), times (max − min) for a number;
+- std_error = √(b(1 − b)/(n − 1))/|p − q| with b = ā clipped to [min(p, q), max(p, q)] (never a
+  false 0 when every report is equal), times (max − min) for a number;
 - ci_low, ci_high = the Clopper & Pearson (1934) interval on the count of 1s at level
   1 − (1 − ci_level)/simultaneous_over, mapped through the same maps and clipped to
   [0, 1] (or [min, max]).
@@ -228,7 +229,8 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                           "options together",
         },
         "method": ("For each estimand, with n the non-empty cells of its column and a the share of them "
-                   "equal to value: estimate = (a - q)/(p - q); std_error = sqrt(a(1 - a)/(n - 1))/(p - q); "
+                   "equal to value: estimate = (a - q)/(p - q); std_error = sqrt(b(1 - b)/(n - 1))/|p - q| with b = a "
+                   "clipped to [min(p, q), max(p, q)] (never a false 0 when every report is equal); "
                    "the interval is Clopper-Pearson on the count of 1s at level "
                    "1 - (1 - ci_level)/simultaneous_over, mapped through the same map and clipped to [0, 1]. "
                    "A number (scale = [min, max]) maps estimate and interval by min + (max - min)x and "

@@ -4,7 +4,7 @@ Every mechanism reduces to binary reports: a report (or one bit of it) is 1 with
 probability p when the true answer has the property and q when it does not, so the
 share ā of 1s has mean λ = q + θ(p − q) and θ̂ = (ā − q)/(p − q) is unbiased. The
 interval is Clopper & Pearson's (1934) exact binomial interval on the count of 1s,
-mapped through the increasing map λ ↦ (λ − q)/(p − q) and clipped to the feasible range;
+mapped through the monotone map λ ↦ (λ − q)/(p − q) and clipped to the feasible range;
 coverage carries over for every n, θ and epsilon, unlike Wald's (Brown, Cai & DasGupta
 2001). Estimates themselves stay unclipped so that they remain unbiased and poolable. A
 number mechanism that reports a level (piecewise, hybrid, optimal piecewise) has no count
@@ -36,7 +36,8 @@ class Estimate:
 
     ``estimate`` is unbiased and unclipped (it can leave the feasible range), None when
     n = 0. ``std_error`` is the square root of the unbiased variance estimate, None when
-    n < 2 (a level mechanism's is floored at one report's least variance, so it is never 0 there). ``ci_low``/``ci_high`` lie in the feasible
+    n < 2; it is never a false 0.0 (``debias_binary`` evaluates it at the share clipped to the
+    feasible range, a level mechanism floors it at one report's least variance). ``ci_low``/``ci_high`` lie in the feasible
     range ([0, 1], or [lo, hi] for a mean) and span all of it when n = 0. ``noisy_share``
     is the share of reports equal to 1, None when n = 0.
     """
@@ -64,19 +65,23 @@ def clopper_pearson(successes, n, *, level) -> tuple[float, float]:
 def debias_binary(ones, n, *, p_one_if_true, p_one_if_false, level, alpha_divisor=1) -> Estimate:
     """Estimate the share θ of true 1s from n reports of which ``ones`` are 1.
 
-    θ̂ = (ā − q)/(p − q) with p = P(report 1 | true 1), q = P(report 1 | true 0) (Warner
-    1965 for p = 1 − f, q = f). std_error = sqrt(ā(1−ā)/((n−1)(p−q)²)), whose square is
-    unbiased for Var θ̂ = λ(1−λ)/(n(p−q)²). The interval is Clopper-Pearson on ``ones`` at
-    level 1 − α/alpha_divisor (α = 1 − level; a divisor d gives Bonferroni-simultaneous
-    intervals over d estimates), mapped through the estimator and clipped to [0, 1].
+    θ̂ = (ā − q)/(p − q) with p = P(report 1 | true 1), q = P(report 1 | true 0), any p ≠ q
+    (Warner 1965 for p = 1 − f, q = f; a crosswise design coded "same/different" has p < q).
+    std_error = sqrt(λ̃(1−λ̃)/(n−1))/|p−q| with λ̃ = ā clipped to [min(p, q), max(p, q)], the
+    range of every possible λ = E ā: where ā is feasible its square is unbiased for
+    Var θ̂ = λ(1−λ)/(n(p−q)²), and it is never a false 0 when every report is equal (it is
+    positive whenever 0 < p, q < 1). The interval is Clopper-Pearson on ``ones`` at level
+    1 − α/alpha_divisor (α = 1 − level; a divisor d gives Bonferroni-simultaneous intervals
+    over d estimates), mapped through the estimator (decreasing when p < q, so its ends swap)
+    and clipped to [0, 1].
     """
     alpha = 1.0 - _check_level(level)
     n = _check_count(n, "n")
     ones = _check_count(ones, "ones", upper=n)
     p = _check_probability(p_one_if_true, "p_one_if_true")
     q = _check_probability(p_one_if_false, "p_one_if_false")
-    if not p > q:
-        raise ValueError("p_one_if_true must exceed p_one_if_false for the reports to carry information, "
+    if p == q:
+        raise ValueError("p_one_if_true and p_one_if_false must differ for the reports to carry information, "
                          f"got p_one_if_true={p_one_if_true!r}, p_one_if_false={p_one_if_false!r}")
     if isinstance(alpha_divisor, bool) or not isinstance(alpha_divisor, numbers.Integral) or alpha_divisor < 1:
         raise ValueError(f"alpha_divisor must be an integer >= 1, got {alpha_divisor!r}")
@@ -84,13 +89,15 @@ def debias_binary(ones, n, *, p_one_if_true, p_one_if_false, level, alpha_diviso
         return Estimate(estimate=None, std_error=None, ci_low=0.0, ci_high=1.0, n=0, noisy_share=None)
     spread = p - q
     share = ones / n
-    std_error = math.sqrt(share * (1.0 - share) / ((n - 1) * spread * spread)) if n > 1 else None
+    feasible = _clip(share, min(p, q), max(p, q))
+    std_error = math.sqrt(feasible * (1.0 - feasible) / ((n - 1) * spread * spread)) if n > 1 else None
     share_low, share_high = _clopper_pearson(ones, n, alpha / int(alpha_divisor))
+    low, high = sorted(((share_low - q) / spread, (share_high - q) / spread))
     return Estimate(
         estimate=(share - q) / spread,
         std_error=std_error,
-        ci_low=_clip((share_low - q) / spread, 0.0, 1.0),
-        ci_high=_clip((share_high - q) / spread, 0.0, 1.0),
+        ci_low=_clip(low, 0.0, 1.0),
+        ci_high=_clip(high, 0.0, 1.0),
         n=n,
         noisy_share=share,
     )

@@ -15,6 +15,8 @@ Pure: no I/O; the caller reads the files.
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from fractions import Fraction
 from typing import Iterable, Iterator
 
@@ -46,16 +48,42 @@ def realised_epsilon(p: Fraction, q: Fraction) -> float:
             return math.inf
         if yes:
             ratios += [yes / no, no / yes]
-    return float(math.log(max(ratios)))
+    largest = max(ratios)
+    try:
+        return math.log(largest)
+    except OverflowError:  # a ratio beyond the floats (p near 0): the difference of its integers' logarithms
+        return math.log(largest.numerator) - math.log(largest.denominator)
+
+
+MAX_NAME = 200  # characters in a column's name
+
+
+def name_problem(name) -> str | None:
+    """Return what is wrong with a column's name (empty, too long, a control character), or None."""
+    if not isinstance(name, str) or not name or len(name) > MAX_NAME:
+        return f"a column's name must have 1 to {MAX_NAME} characters, got {str(name)[:60]!r}"
+    if any(unicodedata.category(char).startswith("C") for char in name):
+        return f"a column's name must not hold control characters, got {name!r}"
+    return None
+
+
+# A probability as a decimal (0.75, 7.5e-1) or a fraction (3/4); the bounds keep Fraction from building huge powers.
+_PROBABILITY = re.compile(r"[0-9]{1,30}(\.[0-9]{0,30})?([eE][-+]?[0-9]{1,3})?|\.[0-9]{1,30}|[0-9]{1,30}/[0-9]{1,30}")
 
 
 def _fraction(text: str) -> Fraction:
-    try:
-        value = Fraction(text)
-    except (ValueError, ZeroDivisionError):
+    """Return a probability of the design exactly, refusing one outside [0, 1] or that no float can hold."""
+    if not isinstance(text, str) or not _PROBABILITY.fullmatch(text.strip()):
         raise ReanalysisError(f"{text!r} is not a probability: write it as 0.75 or 3/4") from None
+    try:
+        value = Fraction(text.strip())
+    except ZeroDivisionError:
+        raise ReanalysisError(f"{text!r} is not a probability: its denominator is 0") from None
     if not 0 <= value <= 1:
         raise ReanalysisError(f"a probability must be in [0, 1], got {text}")
+    if float(value) in (0.0, 1.0) and value not in (0, 1):
+        raise ReanalysisError(f"{text} is too close to {float(value):g} to compute with (it rounds to "
+                              f"{float(value):g} in double precision); write it as {float(value):g} if it is")
     return value
 
 
@@ -68,6 +96,9 @@ def binary_codebook(items: list[tuple[str, str, str]], *, title: str = "", exact
     if not items:
         raise ReanalysisError("describe at least one randomized yes/no column")
     names = [column for column, _, _ in items] + list(exact)
+    for name in names:
+        if name_problem(name):
+            raise ReanalysisError(name_problem(name))
     if len(set(names)) != len(names):
         raise ReanalysisError("a column is named twice")
     columns, estimands = [], []
@@ -75,7 +106,8 @@ def binary_codebook(items: list[tuple[str, str, str]], *, title: str = "", exact
     for column, p_text, q_text in items:
         p, q = _fraction(p_text), _fraction(q_text)
         if p == q:
-            raise ReanalysisError(f"{column}: p = q = {p} makes the reports independent of the answers")
+            raise ReanalysisError(f"{column}: p = q = {p} makes the reports independent of the answers, so they "
+                                  "carry no information about them: nothing can be estimated")
         epsilon = realised_epsilon(p, q)
         spent += epsilon
         columns.append({"name": column, "question": column, "text": "", "kind": "yes_no", "mechanism": BINARY,
@@ -110,11 +142,14 @@ def design_of(book: dict) -> dict | None:
     return book.get("design")
 
 
+_WHOLE = re.compile(r"-?[0-9]{1,18}")  # ASCII digits only: int() would also take " 1", "1_0" and other scripts' digits
+
+
 def _integer(cell: str, row: int, column: str) -> int:
-    try:
-        return int(cell)
-    except ValueError:
-        raise ReanalysisError(f"row {row}, column {column!r}: {cell!r} is not a whole number") from None
+    if not _WHOLE.fullmatch(cell):
+        shown = repr(cell) if len(cell) <= 40 else f"{cell[:37]!r}..."
+        raise ReanalysisError(f"row {row}, column {column!r}: {shown} is not a whole number of at most 18 digits")
+    return int(cell)
 
 
 def _check_header(book: dict, header: list[str]) -> None:
@@ -262,7 +297,7 @@ def _binary_regression(book: dict, header: list[str], rows: Iterable[list[str]],
             continue
         for name, cell in zip(names, cells):
             if columns[name]["mechanism"] == BINARY and cell not in ("0", "1"):
-                raise ReanalysisError(f"row {number}, column {name!r}: a report must be 0 or 1, got {cell!r}")
+                raise ReanalysisError(f"row {number}, column {name!r}: a report must be 0 or 1, got {cell[:40]!r}")
         complete.append(tuple(cells))
     if not complete:
         raise RegressionError("no response answered all of these items")
