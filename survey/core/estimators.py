@@ -73,7 +73,8 @@ def debias_binary(ones, n, *, p_one_if_true, p_one_if_false, level, alpha_diviso
     positive whenever 0 < p, q < 1). The interval is Clopper-Pearson on ``ones`` at level
     1 − α/alpha_divisor (α = 1 − level; a divisor d gives Bonferroni-simultaneous intervals
     over d estimates), mapped through the estimator (decreasing when p < q, so its ends swap)
-    and clipped to [0, 1].
+    and clipped to [0, 1]; an interval wholly beyond an end (it then misses every feasible θ, so
+    coverage is unaffected) is moved inside keeping its width, so it is never a single point.
     """
     alpha = 1.0 - _check_level(level)
     n = _check_count(n, "n")
@@ -92,12 +93,12 @@ def debias_binary(ones, n, *, p_one_if_true, p_one_if_false, level, alpha_diviso
     feasible = _clip(share, min(p, q), max(p, q))
     std_error = math.sqrt(feasible * (1.0 - feasible) / ((n - 1) * spread * spread)) if n > 1 else None
     share_low, share_high = _clopper_pearson(ones, n, alpha / int(alpha_divisor))
-    low, high = sorted(((share_low - q) / spread, (share_high - q) / spread))
+    low, high = _inside(*sorted(((share_low - q) / spread, (share_high - q) / spread)))
     return Estimate(
         estimate=(share - q) / spread,
         std_error=std_error,
-        ci_low=_clip(low, 0.0, 1.0),
-        ci_high=_clip(high, 0.0, 1.0),
+        ci_low=low,
+        ci_high=high,
         n=n,
         noisy_share=share,
     )
