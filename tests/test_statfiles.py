@@ -220,3 +220,58 @@ def test_the_results_page_links_each_download_and_only_the_owner_gets_them(app, 
         assert archive.read(f"{SLUG}/aggregates.csv") == owner.get(f"/surveys/{SLUG}/results.csv").get_data()
         archive.extractall(tmp_path / "zip")
     assert Package(str(tmp_path / "zip" / SLUG / "datapackage.json")).validate().valid
+
+
+FORMATS = {"aggregates": "csv (.csv), sav (.sav), dta (.dta), xlsx (.xlsx)",
+           "responses": "csv (.csv), sav (.sav), dta (.dta)", "codebook": "json (.json)"}
+
+
+@pytest.mark.parametrize("what, args, message", [
+    ("aggregates", ["-o", "x.xls"], "export does not write .xls files"),
+    ("aggregates", ["-o", "x.parquet"], "export does not write .parquet files"),
+    ("responses", ["-o", "x.XLS"], "export does not write .xls files"),
+    ("responses", ["-o", "x.txt"], "export does not write .txt files"),
+    ("codebook", ["-o", "x.csv"], "--codebook cannot be written as csv"),
+    ("codebook", ["-o", "x.xlsx"], "--codebook cannot be written as xlsx"),
+    ("responses", ["-o", "x.xlsx"], "--responses cannot be written as xlsx"),
+    ("aggregates", ["--format", "dta", "-o", "x.csv"], "--format dta contradicts the suffix of x.csv (csv)"),
+    ("aggregates", ["--format", "csv", "-o", "x.xlsx"], "--format csv contradicts the suffix of x.xlsx (xlsx)"),
+    ("responses", ["--format", "sav", "-o", "x.dta"], "--format sav contradicts the suffix of x.dta (dta)"),
+    ("aggregates", ["--format", "xlsx"], "the xlsx format is binary: name it with -o FILE.xlsx"),
+])
+def test_an_unknown_or_contradictory_suffix_is_refused_listing_the_formats(cli_runner, db_path, survey, tmp_path,
+                                                                            what, args, message):
+    out = tmp_path / "out"
+    out.mkdir()
+    args = [str(out / arg) if arg.startswith("x.") else arg for arg in args]
+    result = cli_runner.invoke(main, ["--db", str(db_path), "export", SLUG, f"--{what}", *args])
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+    assert "contradicts" in message or "binary" in message or FORMATS[what] in result.stderr, result.stderr
+    assert "Traceback" not in result.output and not list(out.iterdir())
+
+
+def test_an_xlsx_name_gets_the_workbook_pandas_reads_with_the_csv_values(cli_runner, db_path, survey, tmp_path):
+    pandas = pytest.importorskip("pandas")
+    header, rows = csv_table(export(cli_runner, db_path, "--aggregates", "--level", "0.9").stdout)
+    path = tmp_path / "Estimates.XLSX"
+    result = export(cli_runner, db_path, "--aggregates", "--level", "0.9", "-o", str(path))
+    assert f"to {path}" in result.stderr
+    sheets = pandas.read_excel(path, sheet_name=None, dtype=object, keep_default_na=False)
+    assert list(sheets) == ["estimates", "estimands", "columns", "about"]
+    frame = sheets["estimates"]
+    assert list(frame.columns) == header and len(frame) == len(rows) == 9
+    for row, cells in zip(rows, frame.itertuples(index=False)):
+        for text, value in zip(row, cells):
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                assert value == pytest.approx(float(text), rel=0, abs=5e-7), (text, value)  # the CSV's 6 decimals
+            else:
+                assert str(value) == text
+    assert len(sheets["estimands"]) == 9
+
+
+def test_a_name_without_a_suffix_is_csv_and_format_names_an_unknown_suffix(cli_runner, db_path, survey, tmp_path):
+    expected = export(cli_runner, db_path, "--responses").stdout
+    export(cli_runner, db_path, "--responses", "-o", str(tmp_path / "reports"))
+    assert (tmp_path / "reports").read_text(encoding="utf-8") == expected
+    export(cli_runner, db_path, "--responses", "--format", "csv", "-o", str(tmp_path / "reports.part"))
+    assert (tmp_path / "reports.part").read_text(encoding="utf-8") == expected
