@@ -16,6 +16,7 @@ from frictionless import Package
 
 from survey.cli import main
 from survey.core.aggregate import CSV_HEADER
+from survey.core.labels import NAME_LIMIT
 from survey.core.mechanisms import mechanism_for
 from survey.store import Store
 
@@ -23,7 +24,7 @@ from conftest import OTHER, OWNER, create_from_toml, domain_answers
 from test_ownership import signed_in
 
 SLUG = "long-names"
-LONG = "household_income_before_taxes"  # 29 characters: with an option, past Stata's 32
+LONG = "household_income_before_taxes"  # 29 characters: past the 27 Stata's value-label sets leave
 TOML = f"""
 slug = "{SLUG}"
 release_every = 1
@@ -97,15 +98,16 @@ def test_the_noisy_reports_read_back_with_the_cells_of_the_csv_and_labels(cli_ru
     frame, meta = READERS[fmt](str(path))
     assert len(frame) == len(rows) == 600 and len(frame.columns) == len(header)
     names = dict(zip(header, frame.columns))
-    limit = 31 if fmt == "dta" else 64
+    limit = NAME_LIMIT[fmt]
     assert all(len(name) <= limit for name in frame.columns)
     assert len({name.lower() for name in frame.columns}) == len(header)
     assert names["in"] != "in" if fmt == "dta" else names["in"] == "in"  # a word Stata reserves
     long_columns = [column for column in header if column.startswith(LONG)]
     assert len(long_columns) == 3 and all((names[column] != column) == (fmt == "dta") for column in long_columns)
     if fmt == "dta":  # as docs/reference/exports.md shows them
-        assert [names[column] for column in long_columns] == [LONG, f"{LONG}_2", f"{LONG}_3"]
-        assert names["in"] == "in_2"
+        assert [names[column] for column in long_columns] == [
+            "household_income_befor_9cc6", "household_income_befor_711b", "household_income_befor_aba2"]
+        assert names["in"] == "in_97d6"
     for column, name in names.items():
         label = meta.column_names_to_labels[name]
         if name != column:
@@ -275,3 +277,42 @@ def test_a_name_without_a_suffix_is_csv_and_format_names_an_unknown_suffix(cli_r
     assert (tmp_path / "reports").read_text(encoding="utf-8") == expected
     export(cli_runner, db_path, "--responses", "--format", "csv", "-o", str(tmp_path / "reports.part"))
     assert (tmp_path / "reports.part").read_text(encoding="utf-8") == expected
+
+
+ELEVEN = """
+slug = "eleven"
+release_every = 1
+title = "One multi-select of eleven long options"
+epsilon = 2
+
+[[questions]]
+id = "sources_of_household_income_now"
+kind = "multi"
+text = "Which of these did your household receive in the last twelve months?"
+options = [%s]
+""" % ", ".join(f'"income source number {index:02d} with a long label"' for index in range(11))
+
+
+def test_eleven_long_options_give_a_dta_on_the_web_and_the_command_line(app, cli_runner, db_path, accounts, tmp_path):
+    """Issue 32: the 11th labelled column's value-label set went past Stata's 32 characters (a 500, a traceback)."""
+    design = create_from_toml(db_path, ELEVEN)
+    store = Store(db_path)
+    try:
+        store.share("eleven", OWNER[0])
+        store.add_responses("eleven", design["hash"], [domain_answers(design, sources_of_household_income_now=index)
+                                                       for index in range(30)])
+    finally:
+        store.close()
+    owner = signed_in(app, *OWNER)
+    for fmt in ("dta", "sav"):
+        response = owner.get(f"/surveys/eleven/responses.{fmt}")
+        assert response.status_code == 200, fmt
+        (tmp_path / f"web.{fmt}").write_bytes(response.get_data())
+        result = cli_runner.invoke(main, ["--db", str(db_path), "export", "eleven", "--responses", "--format", fmt,
+                                          "-o", str(tmp_path / f"cli.{fmt}")])
+        assert result.exit_code == 0, result.output
+        for name in ("web", "cli"):
+            frame, meta = READERS[fmt](str(tmp_path / f"{name}.{fmt}"))
+            assert len(frame) == 30 and len(frame.columns) == 2 + 11
+            assert all(len(column) <= NAME_LIMIT[fmt] for column in frame.columns)
+            assert len(meta.variable_value_labels) == 11
