@@ -97,7 +97,7 @@ def _sixth_digit(x: float) -> float:
 
 
 def _some_records():
-    """Return the whole outputs of the first example and of the first six valid random definitions, with their records."""
+    """Return the whole outputs of the first example and of six valid random definitions, with their records."""
     name = sorted(EXAMPLES)[0]
     cases = [(outputs(parse_definition_toml((ROOT / "examples" / name).read_text(encoding="utf-8"))),
               EXAMPLES[name], True)]

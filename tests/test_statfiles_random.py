@@ -23,7 +23,7 @@ from survey.core.design import build_design
 from survey.core.export import response_records
 from survey.core.labels import NAME_LIMIT, SET_NAME_LIMIT, response_variables
 from survey.core.simulate import complete_truth, simulate_answers
-from survey.statfiles import aggregates_file, responses_file
+from survey.statfiles import responses_file
 
 READERS = {"sav": pyreadstat.read_sav, "dta": pyreadstat.read_dta}
 ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
