@@ -1,8 +1,22 @@
 """Every output a survey's design feeds, computed for one definition: the golden record of the product.
 
-``tests/golden/`` holds these records, made before the mechanisms became objects; the test
-recomputes them and compares, so a refactoring that changes a design hash, a codebook, an
-export, a sentence or a single simulated draw fails (``python tests/golden_outputs.py`` writes them again).
+``tests/golden/`` holds these records; the test recomputes them and compares, so a refactoring that
+changes a design hash, a codebook, an export, a sentence or a single simulated draw fails.
+
+Regenerate them (once, after an intended change) with one command from the repository root::
+
+    python tests/golden_outputs.py
+
+It is deterministic: the random definitions come from ``RANDOM_SEED`` and each output's draws from
+the design hash.
+
+Comparison is structure-aware. Text, integers, booleans, nulls, keys and list lengths must be
+exactly equal; floats (JSON numbers with a fraction or exponent) must agree within
+``REL_TOLERANCE`` relative or ``ABS_TOLERANCE`` absolute, because BLAS and libm differ in their
+last bits between machines, numpy builds and thread counts. An example keeps its whole output;
+a random definition keeps, per output, the SHA-256 of its *skeleton* (the value with every float
+replaced by a marker) and its floats in order, written with ``FLOAT_DIGITS`` significant digits
+(a repeated value by its index among the distinct ones, runs as ``value*count``).
 
 A crosstab is kept as a fingerprint compared with a tolerance (``same_crosstabs``), not as its exact
 text: its linear algebra goes through BLAS, whose last bits differ between numpy builds and CPUs,
@@ -168,24 +182,136 @@ def same_crosstabs(got: list, expected: list) -> bool:
     return True
 
 
+REL_TOLERANCE = 1e-9
+ABS_TOLERANCE = 1e-12
+FLOAT_DIGITS = 12
+_FLOAT_MARK = "\u0000float"
+
+
 def digest(value) -> str:
     """Return the SHA-256 of a value's canonical JSON."""
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+def split_floats(value, floats: list) -> object:
+    """Return the value's skeleton (every float replaced by a marker), appending its floats to ``floats`` in order."""
+    if isinstance(value, float):
+        floats.append(value)
+        return _FLOAT_MARK
+    if isinstance(value, dict):
+        return {key: split_floats(value[key], floats) for key in sorted(value)}
+    if isinstance(value, list):
+        return [split_floats(item, floats) for item in value]
+    return value
+
+
+def pack_floats(floats: list[float]) -> str:
+    """Return floats as text: a new value with FLOAT_DIGITS digits, a repeat as ``#k``, a run as ``token*count``."""
+    tokens, seen, index = [], {}, 0
+    while index < len(floats):
+        end = index
+        while end + 1 < len(floats) and floats[end + 1] == floats[index]:
+            end += 1
+        text = f"{floats[index]:.{FLOAT_DIGITS}g}"
+        if text in seen:
+            token = f"#{seen[text]}"
+        else:
+            seen[text] = len(seen)
+            token = text
+        tokens.append(token if end == index else f"{token}*{end - index + 1}")
+        index = end + 1
+    return " ".join(tokens)
+
+
+def unpack_floats(text: str) -> list[float]:
+    """Return the floats written by pack_floats."""
+    floats, distinct = [], []
+    for token in text.split():
+        value, _, count = token.partition("*")
+        if value.startswith("#"):
+            number = distinct[int(value[1:])]
+        else:
+            number = float(value)
+            distinct.append(number)
+        floats.extend([number] * int(count or 1))
+    return floats
+
+
+def close(a: float, b: float) -> bool:
+    """Whether two floats agree within REL_TOLERANCE relative or ABS_TOLERANCE absolute (NaN equals NaN)."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return abs(a - b) <= max(REL_TOLERANCE * max(abs(a), abs(b)), ABS_TOLERANCE)
+
+
+def same_floats(got: list[float], expected: list[float]) -> bool:
+    """Whether two float lists have one length and agree pairwise within the tolerance."""
+    return len(got) == len(expected) and all(close(a, b) for a, b in zip(got, expected))
+
+
+def same_value(got, expected) -> bool:
+    """Whether two JSON values are equal: structure, text and integers exactly, floats within the tolerance."""
+    if isinstance(got, float) or isinstance(expected, float):
+        return isinstance(got, float) and isinstance(expected, float) and close(got, expected)
+    if isinstance(got, dict) or isinstance(expected, dict):
+        return (isinstance(got, dict) and isinstance(expected, dict) and sorted(got) == sorted(expected)
+                and all(same_value(got[key], expected[key]) for key in got))
+    if isinstance(got, list) or isinstance(expected, list):
+        return (isinstance(got, list) and isinstance(expected, list) and len(got) == len(expected)
+                and all(same_value(a, b) for a, b in zip(got, expected)))
+    return type(got) is type(expected) and got == expected
+
+
+def compact(value) -> object:
+    """Return one output's compact record: the skeleton's digest, with its packed floats when it has any."""
+    floats: list[float] = []
+    skeleton = digest(split_floats(value, floats))
+    return {"skeleton": skeleton, "floats": pack_floats(floats)} if floats else skeleton
+
+
+def same_compact(value, expected) -> bool:
+    """Whether an output matches its compact record: the skeleton exactly, the floats within the tolerance."""
+    floats: list[float] = []
+    skeleton = digest(split_floats(value, floats))
+    if isinstance(expected, str):
+        return not floats and skeleton == expected
+    return skeleton == expected["skeleton"] and same_floats(floats, unpack_floats(expected["floats"]))
+
+
+def random_outputs(data: dict) -> dict:
+    """Return the whole outputs of one random definition, or ``{"error": message}`` if it is refused."""
+    try:
+        return outputs(parse_definition(data))
+    except DefinitionError as exc:
+        return {"error": str(exc)}
+
+
+def random_record(whole: dict) -> dict:
+    """Return the compact record random.json keeps of one random definition's whole outputs."""
+    return {key: value if key in ("crosstabs", "error") else compact(value) for key, value in whole.items()}
+
+
+def changed_outputs(record: dict, expected: dict, whole: bool) -> list[str]:
+    """Return the keys whose outputs differ from the golden record (``whole``: kept whole, else compact)."""
+    changed = []
+    for key in sorted(set(record) | set(expected)):
+        if key not in record or key not in expected:
+            changed.append(key)
+        elif key == "crosstabs" and isinstance(record[key], list):
+            if not same_crosstabs(record[key], expected[key]):
+                changed.append(key)
+        elif not (same_value(record[key], expected[key]) if whole or key == "error"
+                  else same_compact(record[key], expected[key])):
+            changed.append(key)
+    return changed
+
+
 def random_records() -> list[dict]:
-    """Return, for each of RANDOM_COUNT random definitions, the digest of each of its outputs (or its error)."""
+    """Return, for each of RANDOM_COUNT random definitions, the compact record of each of its outputs (or its error)."""
     rng = random.Random(RANDOM_SEED)
-    records = []
-    for _ in range(RANDOM_COUNT):
-        try:
-            defn = parse_definition(random_definition(rng))
-            record = outputs(defn)
-        except DefinitionError as exc:
-            records.append({"error": str(exc)})
-            continue
-        records.append({key: value if key == "crosstabs" else digest(value) for key, value in record.items()})
-    return records
+    return [random_record(random_outputs(random_definition(rng))) for _ in range(RANDOM_COUNT)]
 
 
 def example_records() -> dict:

@@ -16,6 +16,7 @@ from frictionless import Package
 
 from survey.cli import main
 from survey.core.aggregate import CSV_HEADER
+from survey.core.labels import NAME_LIMIT
 from survey.core.mechanisms import mechanism_for
 from survey.store import Store
 
@@ -23,7 +24,7 @@ from conftest import OTHER, OWNER, create_from_toml, domain_answers
 from test_ownership import signed_in
 
 SLUG = "long-names"
-LONG = "household_income_before_taxes"  # 29 characters: with an option, past Stata's 32
+LONG = "household_income_before_taxes"  # 29 characters: past the 27 Stata's value-label sets leave
 TOML = f"""
 slug = "{SLUG}"
 release_every = 1
@@ -97,15 +98,16 @@ def test_the_noisy_reports_read_back_with_the_cells_of_the_csv_and_labels(cli_ru
     frame, meta = READERS[fmt](str(path))
     assert len(frame) == len(rows) == 600 and len(frame.columns) == len(header)
     names = dict(zip(header, frame.columns))
-    limit = 31 if fmt == "dta" else 64
+    limit = NAME_LIMIT[fmt]
     assert all(len(name) <= limit for name in frame.columns)
     assert len({name.lower() for name in frame.columns}) == len(header)
     assert names["in"] != "in" if fmt == "dta" else names["in"] == "in"  # a word Stata reserves
     long_columns = [column for column in header if column.startswith(LONG)]
     assert len(long_columns) == 3 and all((names[column] != column) == (fmt == "dta") for column in long_columns)
     if fmt == "dta":  # as docs/reference/exports.md shows them
-        assert [names[column] for column in long_columns] == [LONG, f"{LONG}_2", f"{LONG}_3"]
-        assert names["in"] == "in_2"
+        assert [names[column] for column in long_columns] == [
+            "household_income_befor_9cc6", "household_income_befor_711b", "household_income_befor_aba2"]
+        assert names["in"] == "in_97d6"
     for column, name in names.items():
         label = meta.column_names_to_labels[name]
         if name != column:
@@ -220,3 +222,97 @@ def test_the_results_page_links_each_download_and_only_the_owner_gets_them(app, 
         assert archive.read(f"{SLUG}/aggregates.csv") == owner.get(f"/surveys/{SLUG}/results.csv").get_data()
         archive.extractall(tmp_path / "zip")
     assert Package(str(tmp_path / "zip" / SLUG / "datapackage.json")).validate().valid
+
+
+FORMATS = {"aggregates": "csv (.csv), sav (.sav), dta (.dta), xlsx (.xlsx)",
+           "responses": "csv (.csv), sav (.sav), dta (.dta)", "codebook": "json (.json)"}
+
+
+@pytest.mark.parametrize("what, args, message", [
+    ("aggregates", ["-o", "x.xls"], "export does not write .xls files"),
+    ("aggregates", ["-o", "x.parquet"], "export does not write .parquet files"),
+    ("responses", ["-o", "x.XLS"], "export does not write .xls files"),
+    ("responses", ["-o", "x.txt"], "export does not write .txt files"),
+    ("codebook", ["-o", "x.csv"], "--codebook cannot be written as csv"),
+    ("codebook", ["-o", "x.xlsx"], "--codebook cannot be written as xlsx"),
+    ("responses", ["-o", "x.xlsx"], "--responses cannot be written as xlsx"),
+    ("aggregates", ["--format", "dta", "-o", "x.csv"], "--format dta contradicts the suffix of x.csv (csv)"),
+    ("aggregates", ["--format", "csv", "-o", "x.xlsx"], "--format csv contradicts the suffix of x.xlsx (xlsx)"),
+    ("responses", ["--format", "sav", "-o", "x.dta"], "--format sav contradicts the suffix of x.dta (dta)"),
+    ("aggregates", ["--format", "xlsx"], "the xlsx format is binary: name it with -o FILE.xlsx"),
+])
+def test_an_unknown_or_contradictory_suffix_is_refused_listing_the_formats(cli_runner, db_path, survey, tmp_path,
+                                                                            what, args, message):
+    out = tmp_path / "out"
+    out.mkdir()
+    args = [str(out / arg) if arg.startswith("x.") else arg for arg in args]
+    result = cli_runner.invoke(main, ["--db", str(db_path), "export", SLUG, f"--{what}", *args])
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+    assert "contradicts" in message or "binary" in message or FORMATS[what] in result.stderr, result.stderr
+    assert "Traceback" not in result.output and not list(out.iterdir())
+
+
+def test_an_xlsx_name_gets_the_workbook_pandas_reads_with_the_csv_values(cli_runner, db_path, survey, tmp_path):
+    pandas = pytest.importorskip("pandas")
+    header, rows = csv_table(export(cli_runner, db_path, "--aggregates", "--level", "0.9").stdout)
+    path = tmp_path / "Estimates.XLSX"
+    result = export(cli_runner, db_path, "--aggregates", "--level", "0.9", "-o", str(path))
+    assert f"to {path}" in result.stderr
+    sheets = pandas.read_excel(path, sheet_name=None, dtype=object, keep_default_na=False)
+    assert list(sheets) == ["estimates", "estimands", "columns", "about"]
+    frame = sheets["estimates"]
+    assert list(frame.columns) == header and len(frame) == len(rows) == 9
+    for row, cells in zip(rows, frame.itertuples(index=False)):
+        for text, value in zip(row, cells):
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                assert value == pytest.approx(float(text), rel=0, abs=5e-7), (text, value)  # the CSV's 6 decimals
+            else:
+                assert str(value) == text
+    assert len(sheets["estimands"]) == 9
+
+
+def test_a_name_without_a_suffix_is_csv_and_format_names_an_unknown_suffix(cli_runner, db_path, survey, tmp_path):
+    expected = export(cli_runner, db_path, "--responses").stdout
+    export(cli_runner, db_path, "--responses", "-o", str(tmp_path / "reports"))
+    assert (tmp_path / "reports").read_text(encoding="utf-8") == expected
+    export(cli_runner, db_path, "--responses", "--format", "csv", "-o", str(tmp_path / "reports.part"))
+    assert (tmp_path / "reports.part").read_text(encoding="utf-8") == expected
+
+
+ELEVEN = """
+slug = "eleven"
+release_every = 1
+title = "One multi-select of eleven long options"
+epsilon = 2
+
+[[questions]]
+id = "sources_of_household_income_now"
+kind = "multi"
+text = "Which of these did your household receive in the last twelve months?"
+options = [%s]
+""" % ", ".join(f'"income source number {index:02d} with a long label"' for index in range(11))
+
+
+def test_eleven_long_options_give_a_dta_on_the_web_and_the_command_line(app, cli_runner, db_path, accounts, tmp_path):
+    """Issue 32: the 11th labelled column's value-label set went past Stata's 32 characters (a 500, a traceback)."""
+    design = create_from_toml(db_path, ELEVEN)
+    store = Store(db_path)
+    try:
+        store.share("eleven", OWNER[0])
+        store.add_responses("eleven", design["hash"], [domain_answers(design, sources_of_household_income_now=index)
+                                                       for index in range(30)])
+    finally:
+        store.close()
+    owner = signed_in(app, *OWNER)
+    for fmt in ("dta", "sav"):
+        response = owner.get(f"/surveys/eleven/responses.{fmt}")
+        assert response.status_code == 200, fmt
+        (tmp_path / f"web.{fmt}").write_bytes(response.get_data())
+        result = cli_runner.invoke(main, ["--db", str(db_path), "export", "eleven", "--responses", "--format", fmt,
+                                          "-o", str(tmp_path / f"cli.{fmt}")])
+        assert result.exit_code == 0, result.output
+        for name in ("web", "cli"):
+            frame, meta = READERS[fmt](str(tmp_path / f"{name}.{fmt}"))
+            assert len(frame) == 30 and len(frame.columns) == 2 + 11
+            assert all(len(column) <= NAME_LIMIT[fmt] for column in frame.columns)
+            assert len(meta.variable_value_labels) == 11

@@ -104,7 +104,35 @@ def crosstab(db, slug, a, b, fmt, level, sandbox):
     echo_formatted(fmt, table, to_csv=xt.crosstab_to_csv, to_json=xt.crosstab_to_json, to_table=xt.crosstab_to_table)
 
 
-EXPORT_SUFFIXES = {".csv": "csv", ".json": "json", ".sav": "sav", ".dta": "dta"}
+EXPORT_SUFFIXES = {".csv": "csv", ".json": "json", ".sav": "sav", ".dta": "dta", ".xlsx": "xlsx"}
+EXPORT_FORMATS = {"aggregates": ("csv", "sav", "dta", "xlsx"), "responses": ("csv", "sav", "dta"),
+                  "codebook": ("json",)}
+BINARY_FORMATS = ("sav", "dta", "xlsx")
+
+
+def export_format(what: str, fmt: str | None, output: Path | None) -> str:
+    """Return an export's format from --format, else the suffix of -o (an unknown one refused), else its first format.
+
+    A known suffix that --format or what is exported contradicts is refused; with --format, a suffix export
+    does not know (estimates.data) is taken as the user's choice.
+    """
+    allowed = EXPORT_FORMATS[what]
+    listed = ", ".join(f"{name} (.{name})" for name in allowed)
+    suffix = output.suffix.lower() if output is not None else ""
+    implied = EXPORT_SUFFIXES.get(suffix)
+    if suffix and implied is None and fmt is None:
+        raise click.UsageError(f"cannot write --{what} to {output.name}: export does not write {suffix} files; "
+                               f"--{what} is written as {listed}")
+    if fmt is not None and implied is not None and fmt != implied:
+        raise click.UsageError(f"--format {fmt} contradicts the suffix of {output.name} ({implied}): "
+                               f"name the file {output.stem}.{fmt} or leave out --format")
+    fmt = fmt or implied or allowed[0]
+    if fmt not in allowed:
+        hint = "" if what == "codebook" else " (JSON: `ldp-survey aggregate --format json`, or the API)"
+        raise click.UsageError(f"--{what} cannot be written as {fmt}: {listed}{hint}")
+    if fmt in BINARY_FORMATS and output is None:
+        raise click.UsageError(f"the {fmt} format is binary: name it with -o FILE.{fmt}")
+    return fmt
 
 
 @click.command()
@@ -119,9 +147,11 @@ EXPORT_SUFFIXES = {".csv": "csv", ".json": "json", ".sav": "sav", ".dta": "dta"}
 @click.option("--package", "package", type=click.Path(file_okay=False, path_type=Path),
               help="Write a Frictionless Data Package into this directory: datapackage.json, responses.csv, "
                    "aggregates.csv and codebook.json.")
-@click.option("--format", "fmt", type=click.Choice(["csv", "sav", "dta"]),
+@click.option("--format", "fmt", type=click.Choice(["csv", "sav", "dta", "xlsx"]),
               help="File format of --aggregates or --responses: csv, sav (SPSS) or dta (Stata, version 15), "
-                   "with variable and value labels. Default: from the suffix of -o, else csv.")
+                   "with variable and value labels, or for --aggregates xlsx (the estimates and the codebook "
+                   "as a workbook). Default: from the suffix of -o (.csv, .sav, .dta, .xlsx; without --format any "
+                   "other suffix is refused), else csv.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="File to write (default: standard output; required for sav and dta).")
 @LEVEL
@@ -140,7 +170,12 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
     SPSS (.sav) and Stata (.dta) files hold the same cells, with each question's text as
     the variable label and what each report value means as value labels; a column name
     Stata cannot take (more than 31 characters, or a word it reserves) is shortened
-    or renamed, and its label names the CSV column.
+    or renamed, and its label names the CSV column. --aggregates can also be an XLSX
+    workbook (-o FILE.xlsx): the estimates, estimands, columns and codebook fields, as the
+    results.xlsx download. The format comes from --format, else from the suffix of -o; a
+    suffix export does not write (.xls, .parquet, ...; accepted only with --format) or one
+    that contradicts --format or what is exported (a .csv name for the codebook) is
+    refused, so no file silently holds another format than its name says.
     --package writes all of it with a datapackage.json that describes every column's
     type and range (Frictionless Data), for tools that load or validate data packages.
     With --sandbox, the files are of those instead (the responses then have a source
@@ -155,6 +190,7 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
       ldp-survey export smoking-2026 --responses > reports.csv
       ldp-survey export smoking-2026 --responses -o reports.sav
       ldp-survey export smoking-2026 --aggregates --format dta -o estimates.dta
+      ldp-survey export smoking-2026 --aggregates -o estimates.xlsx
       ldp-survey export smoking-2026 --codebook -o codebook.json
       ldp-survey export smoking-2026 --package smoking-data/
       ldp-survey export smoking-2026 --responses --sandbox -o simulated.csv
@@ -171,17 +207,7 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
             raise click.UsageError("--package writes a directory of its own: leave out -o and --format")
         _export_package(db, slug, package, level, sandbox, intervals=intervals, planned=planned)
         return
-    if what == "codebook":
-        if fmt is not None:
-            raise click.UsageError(f"--codebook cannot be written as {fmt}: the codebook is JSON")
-        fmt = "json"
-    else:
-        fmt = fmt or (EXPORT_SUFFIXES.get(output.suffix.lower(), "csv") if output is not None else "csv")
-        if fmt == "json":
-            raise click.UsageError(f"--{what} cannot be written as json: csv, sav or dta (JSON: `ldp-survey "
-                                   "aggregate --format json`, or the API)")
-    if fmt in ("sav", "dta") and output is None:
-        raise click.UsageError(f"a {fmt} file is binary: name it with -o FILE.{fmt}")
+    fmt = export_format(what, fmt, output)
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
@@ -201,7 +227,7 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
 
 def _export_content(store, design: dict, what: str, fmt: str, level: float, sandbox: bool, simulated: int, *,
                     intervals: str = FIXED, planned: int = DEFAULT_PLANNED):
-    """Return one export's content: text for csv and json, bytes for sav and dta."""
+    """Return one export's content: text for csv and json, bytes for sav, dta and xlsx."""
     from ..core import aggregate as agg
     from ..core.codebook import codebook as make_codebook
     from ..core.export import responses_csv
@@ -215,6 +241,10 @@ def _export_content(store, design: dict, what: str, fmt: str, level: float, sand
                                     intervals=intervals, planned=planned)
         if fmt == "csv":
             return agg.rows_to_csv(rows)
+        if fmt == "xlsx":
+            from ..core.spreadsheet import results_workbook
+
+            return results_workbook(rows, make_codebook(design, simulated=simulated, sandbox=sandbox))
         from ..statfiles import aggregates_file
 
         return aggregates_file(design, rows, fmt)

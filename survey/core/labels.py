@@ -1,19 +1,31 @@
 """Variable names, variable labels and value labels of a survey's exports for SPSS (.sav) and Stata (.dta).
 
 The CSV column names (``codebook.response_columns``) are kept wherever the package accepts
-them; a name it refuses (too long: 31 characters for Stata, 64 for SPSS; a reserved word;
-a clash once case is ignored, as SPSS ignores it) is shortened and numbered, and every
-variable's label says which CSV column it holds, so the files join the codebook either way.
-Pure: no I/O.
+them; a name it refuses (too long: 27 characters for Stata, 64 for SPSS; a reserved word;
+a clash once case is ignored, as SPSS ignores it) is shortened and given a suffix of four
+hexadecimal digits of a hash of the CSV name (longer only if two would clash), so a column
+keeps its name whatever the other questions; every renamed variable's label says which CSV
+column it holds, so the files join the codebook either way.
+
+Stata's limit is the value-label sets': ReadStat names each set after its variable followed by
+the count of labelled variables before it, and a set's name may hold 32 characters; a survey
+within the definition limits has fewer than 100,000 report columns, so 27 + 5 digits always fit.
+
+Labels are clipped (ending in "…") to what each package keeps: Stata 80 characters for variable
+and file labels; SPSS 256 bytes of UTF-8 for a variable label, 120 for a value label and 64 for
+the file label (ReadStat would cut them mid-character). A clipped value label ends with its
+value ("… =3"), so two options whose labels share a long beginning stay apart. Pure: no I/O.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
 from .aggregate import CSV_HEADER
 from .codebook import response_columns
+from .definition import MAX_OPTIONS, MAX_QUESTIONS
 from .mechanisms import mechanism_for
 
 # Words each package will not take as a variable name (SPSS: IBM SPSS Statistics Command Syntax
@@ -23,11 +35,18 @@ RESERVED = {
     "dta": {"_all", "_b", "byte", "_coef", "_cons", "double", "float", "if", "in", "int", "long", "_n", "_pi",
             "_pred", "_rc", "_skip", "strl", "using", "with"},
 }
-# Stata takes 32 characters in a variable name, but ReadStat names each value-label set after its variable,
-# and a label set's name may hold only 31: so 31 for every variable.
-NAME_LIMIT = {"sav": 64, "dta": 31}
+# A value-label set's name (ReadStat: the variable's name, then the number of labelled variables before it) may
+# hold 32 characters in Stata; SPSS files keep no set names. Report columns number at most one per option of
+# every question, plus three leading ones, so the counter has at most MAX_COUNTER_DIGITS digits.
+SET_NAME_LIMIT = {"sav": None, "dta": 32}
+MAX_COUNTER_DIGITS = len(str(MAX_QUESTIONS * MAX_OPTIONS + 3))
+NAME_LIMIT = {"sav": 64, "dta": SET_NAME_LIMIT["dta"] - MAX_COUNTER_DIGITS}
+HASH_DIGITS = 4
+# SPSS limits count bytes of UTF-8, Stata's characters.
 LABEL_LIMIT = {"sav": 256, "dta": 80}
+VALUE_LABEL_LIMIT = {"sav": 120, "dta": 8000}  # Stata: 32,000 bytes, so 8,000 characters of up to 4
 FILE_LABEL_LIMIT = {"sav": 64, "dta": 80}
+IN_BYTES = {"sav": True, "dta": False}
 
 AGGREGATE_LABELS = {
     "question": "Question id",
@@ -60,9 +79,32 @@ class Variable:
     values: dict[int, str]
 
 
-def _clip(text: str, limit: int) -> str:
+def _size(text: str, fmt: str) -> int:
+    """Return the length of a label as the package counts it: bytes of UTF-8 for SPSS, characters for Stata."""
+    return len(text.encode("utf-8")) if IN_BYTES[fmt] else len(text)
+
+
+def _clip(text: str, limit: int, fmt: str, tail: str = "") -> str:
+    """Return the text on one line, cut to end in "…" and ``tail`` if it is longer than ``limit`` in ``fmt``."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if _size(text, fmt) <= limit:
+        return text
+    end = "…" + tail
+    keep = limit - _size(end, fmt)
+    while _size(text[:keep], fmt) > keep:
+        keep -= 1
+    return text[:keep].rstrip() + end
+
+
+def value_labels(values: dict[int, str], fmt: str) -> dict[int, str]:
+    """Return a variable's value labels clipped to the package's limit; a clipped one ends with its value."""
+    return {value: _clip(text, VALUE_LABEL_LIMIT[fmt], fmt, f" ={value}") for value, text in values.items()}
+
+
+def _hashed(name: str, column: str, limit: int, digits: int) -> str:
+    """Return ``name`` cut to fit ``limit`` with "_" and ``digits`` hexadecimal digits of a hash of the CSV column."""
+    tag = hashlib.blake2s(column.encode("utf-8"), digest_size=16).hexdigest()[:digits]
+    return f"{name[: limit - digits - 1].rstrip('_')}_{tag}"
 
 
 def package_names(columns: list[str], fmt: str) -> dict[str, str]:
@@ -71,16 +113,15 @@ def package_names(columns: list[str], fmt: str) -> dict[str, str]:
     taken: set[str] = set()
     names = {}
     for column in columns:
-        name = re.sub(r"[^A-Za-z0-9_]", "_", column)
-        if not re.match(r"[A-Za-z]", name):
-            name = "v" + name
-        if len(name) > limit:
-            name = name[:limit].rstrip("_")
-        base, number = name, 1
+        base = re.sub(r"[^A-Za-z0-9_]", "_", column)
+        if not re.match(r"[A-Za-z]", base):
+            base = "v" + base
+        name, digits = base, HASH_DIGITS
+        if len(name) > limit or name.lower() in reserved:
+            name = _hashed(base, column, limit, digits)
         while name.lower() in taken or name.lower() in reserved:
-            number += 1
-            suffix = f"_{number}"
-            name = base[: limit - len(suffix)].rstrip("_") + suffix
+            digits += 2
+            name = _hashed(base, column, limit, digits)
         taken.add(name.lower())
         names[column] = name
     return names
@@ -88,7 +129,7 @@ def package_names(columns: list[str], fmt: str) -> dict[str, str]:
 
 def file_label(design: dict, fmt: str, what: str) -> str:
     """Return the file's label: the survey's title (or slug) and what the file holds."""
-    return _clip(f"{design.get('title') or design['slug']}: {what}", FILE_LABEL_LIMIT[fmt])
+    return _clip(f"{design.get('title') or design['slug']}: {what}", FILE_LABEL_LIMIT[fmt], fmt)
 
 
 def response_variables(design: dict, fmt: str, *, sandbox: bool = False) -> list[Variable]:
@@ -108,15 +149,16 @@ def response_variables(design: dict, fmt: str, *, sandbox: bool = False) -> list
         if column["option"] is not None:
             text += f" [{question['options'][column['option']]}]"
         renamed = "" if names[column["name"]] == column["name"] else f" (CSV column {column['name']})"
-        label = _clip(f"{text} - randomized report{renamed}", LABEL_LIMIT[fmt])
+        label = _clip(f"{text} - randomized report{renamed}", LABEL_LIMIT[fmt], fmt)
         if renamed and not label.endswith(renamed):
-            label = _clip(f"{column['name']}: {text}", LABEL_LIMIT[fmt])
-        variables.append(Variable(names[column["name"]], column["name"], label, mechanism.value_labels()))
+            label = _clip(f"{column['name']}: {text}", LABEL_LIMIT[fmt], fmt)
+        variables.append(Variable(names[column["name"]], column["name"], label,
+                                  value_labels(mechanism.value_labels(), fmt)))
     return variables
 
 
 def aggregate_variables(fmt: str) -> list[Variable]:
     """Return the variables of the estimates, in the order of the aggregates CSV."""
     names = package_names(list(CSV_HEADER), fmt)
-    return [Variable(names[column], column, _clip(AGGREGATE_LABELS[column], LABEL_LIMIT[fmt]), {})
+    return [Variable(names[column], column, _clip(AGGREGATE_LABELS[column], LABEL_LIMIT[fmt], fmt), {})
             for column in CSV_HEADER]

@@ -9,6 +9,11 @@ created, in gunicorn's master before the workers fork (``preload_app``), so ever
 process counts against the same buckets: one address gets the limit once, however many
 workers serve it. A POSIX record lock on an unlinked temporary file guards the table between
 processes (the kernel releases it if a worker dies holding it), a thread lock within each.
+Where there is no ``fcntl`` (Windows), there is no fork either: a server is one process of
+threads (waitress, ``flask run``), each process maps a table of its own, and the thread lock
+alone guards it, so the limit holds within the process; processes started separately count
+on their own (use the "database" store to count across them). ``fcntl`` is imported when a
+limiter is made, never when the module is, so the package imports everywhere.
 
 The table has a fixed size. A client takes the first slot along a short probe sequence
 that is its own, empty, or idle (its bucket refilled to full); when all of them hold other
@@ -20,7 +25,6 @@ In the database, see ``DatabaseLimiter``.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import hmac
 import math
@@ -53,6 +57,15 @@ _SLOT = struct.Struct("<16sdd")
 _EMPTY = bytes(16)
 
 
+def _fcntl():
+    """Return the fcntl module, or None where the platform has none (Windows)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    return fcntl
+
+
 class SubmissionLimiter:
     """Allow each client ``per_minute`` submissions per minute, refilled continuously (a token bucket)."""
 
@@ -69,21 +82,27 @@ class SubmissionLimiter:
         # Anonymous memory is mapped MAP_SHARED: a forked worker writes the pages its master made.
         self._table = mmap.mmap(-1, slots * _SLOT.size)
         self._threads = threading.Lock()
-        self._lock_fd, path = tempfile.mkstemp(prefix="ldp-survey-flood-")
-        os.unlink(path)
-        weakref.finalize(self, os.close, self._lock_fd)
+        self._fcntl = _fcntl()
+        if self._fcntl is not None:
+            self._lock_fd, path = tempfile.mkstemp(prefix="ldp-survey-flood-")
+            os.unlink(path)
+            weakref.finalize(self, os.close, self._lock_fd)
 
     def _client(self, address: str) -> bytes:
         return hashlib.blake2b(address.encode("utf-8", "replace"), key=self._key, digest_size=16).digest()
 
     @contextmanager
     def _locked(self):
+        """Hold the table: the thread lock, then the record lock shared with forked workers where there is fcntl."""
         with self._threads:
-            fcntl.lockf(self._lock_fd, fcntl.LOCK_EX)
+            if self._fcntl is None:
+                yield
+                return
+            self._fcntl.lockf(self._lock_fd, self._fcntl.LOCK_EX)
             try:
                 yield
             finally:
-                fcntl.lockf(self._lock_fd, fcntl.LOCK_UN)
+                self._fcntl.lockf(self._lock_fd, self._fcntl.LOCK_UN)
 
     def _refilled(self, tokens: float, last: float, now: float) -> float:
         return min(self.capacity, tokens + (now - last) * self.rate)
