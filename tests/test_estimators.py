@@ -178,12 +178,14 @@ def test_crosswise_intervals_cover_at_their_level():
     assert abs(mean - theta) < 5 * se, (mean, se)
 
 
-def test_interval_entirely_outside_collapses_to_the_nearest_end():
-    """The Clopper-Pearson upper end 1 - 0.025^(1/50) = 0.071 is below flip = 0.2: the interval is {0}."""
+def test_interval_entirely_outside_moves_inside_keeping_its_width():
+    """The Clopper-Pearson upper end 1 - 0.025^(1/50) = 0.071 is below flip = 0.2: the mapped interval lies wholly
+    below 0, so it misses every feasible share; it is moved to [0, its width] (never the point {0})."""
+    width = (1 - 0.025 ** (1 / 50)) / 0.6
     below = debias_rr(0, 50, flip=0.2, level=0.95)
-    assert (below.ci_low, below.ci_high) == (0.0, 0.0)
+    assert below.ci_low == 0.0 and below.ci_high == pytest.approx(width, rel=1e-12)
     above = debias_rr(50, 50, flip=0.2, level=0.95)
-    assert (above.ci_low, above.ci_high) == (1.0, 1.0)
+    assert above.ci_high == 1.0 and above.ci_low == pytest.approx(1 - width, rel=1e-12)
 
 
 def test_debias_binary_without_reports_or_with_one():
