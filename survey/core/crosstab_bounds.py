@@ -162,13 +162,14 @@ def table_intervals(cells: Cells, level: float, seeds, *, joint: bool, odds: boo
     ``seeds`` is a flat per-cell array of points to test besides the grid (the estimates, nan
     for none), so that a set narrower than the grid's step is found.
     """
-    results = {"conditional": _split_hulls(cells, conditional_hulls(cells, level, seeds)), "joint": {}, "odds": {}}
+    hulls, joints = conditional_hulls(cells, level, seeds, [cells.joint_request()] if joint else [])
+    results = {"conditional": _split_hulls(cells, hulls), "joint": {}, "odds": {}}
     if joint:
-        ci_low, ci_high, flag = clipped(*batched([cells.joint_request()], cells.n, level)[0])
+        ci_low, ci_high, flag = clipped(*joints[0])
         results["joint"] = {side: (cells.split(ci_low)[side], cells.split(ci_high)[side], cells.split(flag)[side])
                             for side in cells.sides}
     if odds:
-        results["odds"] = _split_hulls(cells, conditional_hulls(cells, odds_level(level), seeds))
+        results["odds"] = _split_hulls(cells, conditional_hulls(cells, odds_level(level), seeds)[0])
     return results["joint"], results["conditional"], results["odds"]
 
 
@@ -178,8 +179,9 @@ def _split_hulls(cells: Cells, hulls):
     return {side: (cells.split(low)[side], cells.split(high)[side], cells.split(whole)[side]) for side in cells.sides}
 
 
-def conditional_hulls(cells: Cells, level: float, seeds):
-    """Return flat per-cell (low, high, whole) of the conditional shares' confidence sets at ``level``.
+def conditional_hulls(cells: Cells, level: float, seeds, extra=()):
+    """Return flat per-cell (low, high, whole) of the conditional shares' confidence sets at ``level``, and the
+    intervals of the ``extra`` requests at the same level (computed in the first batch).
 
     Each set is the c in [0, 1] whose W(c) interval contains 0, found on a grid refined around
     its ends; each end reported is a rejected point, so the hull only widens. ``whole`` = the
@@ -189,7 +191,8 @@ def conditional_hulls(cells: Cells, level: float, seeds):
     coarse = np.broadcast_to(np.linspace(0.0, 1.0, COARSE_POINTS), (seeds.size, COARSE_POINTS))
     seed = np.clip(np.nan_to_num(np.asarray(seeds, dtype=float), nan=0.5), 0.0, 1.0)
     grid = np.sort(np.column_stack([coarse, seed]), axis=1)
-    passed = _accepted(batched([cells.ratio_request(grid)], n, level)[0])
+    answers = batched([cells.ratio_request(grid), *extra], n, level)
+    passed = _accepted(answers[0])
     rows = np.arange(grid.shape[0])
     first = np.argmax(passed, axis=1)
     last = grid.shape[1] - 1 - np.argmax(passed[:, ::-1], axis=1)
@@ -210,7 +213,7 @@ def conditional_hulls(cells: Cells, level: float, seeds):
     none = ~passed.any(axis=1)
     low = np.where(none, 0.0, rejected[:len(rows)])
     high = np.where(none, 1.0, rejected[len(rows):])
-    return low, high, none | ((low <= 0.0) & (high >= 1.0))
+    return (low, high, none | ((low <= 0.0) & (high >= 1.0))), answers[1:]
 
 
 def odds_level(level: float) -> float:

@@ -447,7 +447,7 @@ def _expected_share_intervals(p_a, q_a, p_b, q_b, pi, n: int, level: float, trut
     factor_a, factor_b = ((bits[0] - q_a) / (p_a - q_a))[:, None], ((bits[1] - q_b) / (p_b - q_b))[:, None]
     ranges = ((0 - q_a) / (p_a - q_a), (1 - q_a) / (p_a - q_a)), ((0 - q_b) / (p_b - q_b), (1 - q_b) / (p_b - q_b))
     cells = bounds.Cells(factor_a, factor_b, n * reported, *ranges, [(True, True), (False, True)], n=n)
-    low, high, _ = bounds.conditional_hulls(cells, bounds.odds_level(level), truth)
+    (low, high, _), _ = bounds.conditional_hulls(cells, bounds.odds_level(level), truth)
     return low, high
 
 
