@@ -19,8 +19,10 @@ is unbiased, with f̂ = (mean(R) − q)/Δ. For two randomized-response (or two 
 questions it equals the inversion of the Kronecker product of their response matrices.
 (f̂_A, f̂_B, π̂) is linear in the means of the per-respondent vector (R_A R_B, R_A, R_B), so
 its covariance is exactly that of those means, estimated from their sample covariance;
-conditional shares, the log odds ratio and conditional means follow by the delta method,
-with normal (Wald) intervals, on the log scale for the odds ratio.
+conditional shares, the log odds ratio and conditional means follow by the delta method
+(descriptive standard errors). The intervals are not Wald intervals but those of
+``survey.core.crosstab_bounds``, which hold at every n; the odds ratio's is built from the two
+conditional shares of B's yes.
 
 Inputs are the distinct report pairs with their counts, as ``Store.joint_reports`` returns
 them, or one row per respondent (no counts). Pure numpy/scipy: no Flask, no SQL, no I/O.
@@ -51,7 +53,7 @@ class CrosstabError(ValueError):
 
 @dataclass
 class CrosstabRow:
-    """One measure of a crosstab, with its delta-method standard error and Wald interval.
+    """One measure of a crosstab, with its delta-method standard error and an interval that holds at every n.
 
     ``joint``: the share with A's option and B's option. ``b_given_a``: the share with
     B's option among those with A's option. ``odds_ratio``: of two yes/no questions (options
@@ -382,21 +384,18 @@ def _pair_rows(measures, pair: _Pair, view, question_a, question_b, label_a, lab
 
 
 def _odds_ratio(pair: _Pair, view) -> CrosstabRow:
-    """Return the odds ratio π00π11/(π01π10): its interval from Bonferroni intervals of the four cells.
+    """Return the odds ratio π00π11/(π01π10): its interval from those of the two conditional shares of B's yes.
 
-    With each cell in [L, U] (each at level 1 − α/4), the odds ratio lies in
-    [L00·L11/(U01·U10), U00·U11/(L01·L10)], with no upper limit when L01 or L10 is 0. The
-    estimate and the standard error of its logarithm (delta method) are descriptive.
+    With c1 = P(B yes | A yes) in [l1, h1] and c0 = P(B yes | A no) in [l0, h0], each at level
+    1 − α/2, the odds ratio lies in [odds(l1)/odds(h0), odds(h1)/odds(l0)] (crosstab_bounds),
+    with no upper limit when h1 = 1 or l0 = 0. The estimate and the standard error of its
+    logarithm (delta method) are descriptive.
     """
     if view is None:
         return CrosstabRow("odds_ratio", "", "", None, None, None, None, pair.level,
                            "no respondent answered both questions")
-    bound = {key: view["odds", *key][:2] for key in ((True, True), (True, False), (False, True), (False, False))}
-    (l00, u00), (l11, u11) = bound[False, False], bound[True, True]
-    (l01, u01), (l10, u10) = bound[False, True], bound[True, False]
+    ci_low, ci_high = odds_ratio_bounds(view["odds", True, True][:2], view["odds", False, True][:2])
     notes = []
-    ci_low = _finite(l00 * l11 / (u01 * u10))
-    ci_high = _finite(u00 * u11 / (l01 * l10)) if l01 > 0 and l10 > 0 else None
     if ci_high is None:
         notes.append(NO_UPPER_NOTE)
     cells = [pair.cell(side_a, side_b) for side_a in (_NO, _YES) for side_b in (_NO, _YES)]
@@ -412,6 +411,19 @@ def _odds_ratio(pair: _Pair, view) -> CrosstabRow:
         else:
             notes.insert(0, "no estimate: the estimated odds ratio is too large or too small to write")
     return CrosstabRow("odds_ratio", "", "", estimate, se, ci_low, ci_high, pair.level, "; ".join(notes))
+
+
+def odds_ratio_bounds(share_yes, share_no) -> tuple[float, float | None]:
+    """Return (low, high) of the odds ratio from the intervals of P(B | A yes) and P(B | A no); high None: no upper limit."""
+    (l1, h1), (l0, h0) = share_yes, share_no
+    low = 0.0 if not (l1 > 0 and h0 < 1) else _finite(_odds(l1) / _odds(h0))
+    high = None if not (h1 < 1 and l0 > 0) else _finite(_odds(h1) / _odds(l0))
+    return (0.0 if low is None else low), high
+
+
+def _odds(share: float) -> float:
+    """Return share/(1 − share), the odds of a share in [0, 1] (infinite at 1)."""
+    return math.inf if share >= 1 else share / (1 - share)
 
 
 def crosstab_to_csv(table: Crosstab) -> str:

@@ -31,6 +31,7 @@ from scipy.stats import norm
 from .definition import DefinitionError, SurveyDefinition
 from .anytime import half_width as anytime_width
 from .design import MIN_QUESTION_EPSILON, allocate_split, design_question, response_probabilities
+from . import crosstab_bounds as bounds
 from .bounded_mean import mean_interval
 from .mechanisms import LevelMechanism, mechanism_for, worst_case_spread
 from .words import format_epsilon, percent_up
@@ -327,8 +328,8 @@ def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESP
 
 
 def _report_matrix(question: dict) -> np.ndarray:
-    """Return P[y, x], the chance of report y given true answer x, of a yes/no question (Warner 1965)."""
-    p, q = response_probabilities(question)
+    """Return P[y, x], the chance of report y given true answer x, of a yes/no question or a {"p", "q"} (Warner 1965)."""
+    p, q = (question["p"], question["q"]) if "kind" not in question else response_probabilities(question)
     return np.array([[1 - q, 1 - p], [q, p]])
 
 
@@ -365,35 +366,114 @@ def odds_ratio_cells(share_a: float, share_b_without_a: float, odds_ratio: float
                      share_a * (1 - share_b_with_a), share_a * share_b_with_a])
 
 
+# Most respondents the odds-ratio planner searches: beyond it a plan is not useful.
+MOST_RESPONDENTS = 10**9
+
+
 def respondents_for_odds_ratio(question_a: dict, question_b: dict, *, share_a: float, share_b_without_a: float,
                                odds_ratio: float, level: float = DEFAULT_LEVEL, power: float = 0.8) -> int:
-    """Return the respondents (answering both questions) for the odds ratio's interval to exclude 1 with ``power``.
+    """Return the fewest respondents (answering both questions) at which odds_ratio_power reaches ``power``.
 
-    Normal approximation on the log scale: n = v·(z_{1−α/2} + z_power)²/(log OR)², with v
-    from log_odds_ratio_variance at the assumed population.
+    Doubling, then bisection on n (the planned power grows with n); ValueError when even
+    MOST_RESPONDENTS do not reach it.
     """
     if not 0 < power < 1:
         raise ValueError(f"power must be in (0, 1), got {power!r}")
-    variance = log_odds_ratio_variance(question_a, question_b,
-                                       odds_ratio_cells(share_a, share_b_without_a, odds_ratio))
-    z = z_value(level) + float(norm.ppf(power))
-    return math.ceil(variance * z * z / math.log(odds_ratio) ** 2)
+    key = _odds_key(question_a, question_b, share_a, share_b_without_a, odds_ratio, level)
+    low, high = 0, 1
+    while _odds_power(*key, high) < power:
+        if high >= MOST_RESPONDENTS:
+            raise ValueError(f"even {MOST_RESPONDENTS:,} respondents do not reach {power:.0%} power: "
+                             f"the odds ratio {odds_ratio:g} is too close to 1")
+        low, high = high, min(2 * high, MOST_RESPONDENTS)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _odds_power(*key, middle) >= power:
+            high = middle
+        else:
+            low = middle
+    return high
 
 
 def odds_ratio_power(question_a: dict, question_b: dict, *, share_a: float, share_b_without_a: float,
                      odds_ratio: float, respondents: float, level: float = DEFAULT_LEVEL) -> float:
-    """Return the chance that the odds ratio's interval excludes 1 with ``respondents`` answering both.
+    """Return the chance that the crosstab's odds-ratio interval excludes 1 with ``respondents`` answering both.
 
-    The same normal approximation on the log scale as respondents_for_odds_ratio, read the other
-    way: Φ(|log OR|/√(v/n) − z_{1−α/2}) plus the negligible chance of excluding 1 on the wrong side.
+    The crosstab's interval is [odds(c1_low)/odds(c0_high), odds(c1_high)/odds(c0_low)] from the
+    guaranteed intervals of c1 = P(B | A) and c0 = P(B | not A) at level 1 − α/2
+    (survey.core.crosstab_bounds). Approximated: each end's distance from its estimate is taken
+    as fixed, namely the distance of the interval computed from the expected tallies at n
+    (rounded to a whole number) from the truth; the estimates ĉ1, ĉ0 are taken as normal around
+    the truth with the covariance of the debiased cells (log_odds_ratio_variance's), and the
+    delta method carries them to the log of each end. The power is P(log low > 0) + P(log high < 0).
     """
-    if respondents <= 0:
+    if not respondents > 0:
         raise ValueError(f"the respondents must be more than 0, got {respondents!r}")
-    variance = log_odds_ratio_variance(question_a, question_b,
-                                       odds_ratio_cells(share_a, share_b_without_a, odds_ratio))
-    shift = abs(math.log(odds_ratio)) / math.sqrt(variance / respondents)
-    z = z_value(level)
-    return float(norm.cdf(shift - z) + norm.cdf(-shift - z))
+    key = _odds_key(question_a, question_b, share_a, share_b_without_a, odds_ratio, level)
+    return _odds_power(*key, max(1, round(respondents)))
+
+
+def _odds_key(question_a: dict, question_b: dict, share_a: float, share_b_without_a: float, odds_ratio: float,
+              level: float) -> tuple:
+    """Return the hashable parameters of an odds-ratio plan, checking the questions, population and level."""
+    for question in (question_a, question_b):
+        if question["kind"] != "yes_no":
+            raise ValueError(f"odds ratios need two yes/no questions; {question['id']!r} is {question['kind']}")
+    odds_ratio_cells(share_a, share_b_without_a, odds_ratio)
+    z_value(level)
+    (p_a, q_a), (p_b, q_b) = response_probabilities(question_a), response_probabilities(question_b)
+    return (float(p_a), float(q_a), float(p_b), float(q_b), float(share_a), float(share_b_without_a),
+            float(odds_ratio), float(level))
+
+
+@functools.lru_cache(maxsize=4096)
+def _odds_power(p_a, q_a, p_b, q_b, share_a, share_b_without_a, odds_ratio, level, n: int) -> float:
+    """Return odds_ratio_power for the parameters of _odds_key at a whole n (cached: bisection asks again)."""
+    pi = odds_ratio_cells(share_a, share_b_without_a, odds_ratio)
+    truth = np.array([pi[3] / (pi[2] + pi[3]), pi[1] / (pi[0] + pi[1])])
+    low, high = _expected_share_intervals(p_a, q_a, p_b, q_b, pi, n, level, truth)
+    covariance = _share_covariance(p_a, q_a, p_b, q_b, pi) / n
+    # The interval's log ends: logit(ĉ1 − d) − logit(ĉ0 + d') and logit(ĉ1 + d) − logit(ĉ0 − d').
+    below = _chance_positive(low[0] - truth[0], high[1] - truth[1], truth, covariance)
+    above = _chance_positive(low[1] - truth[1], high[0] - truth[0], truth[::-1], covariance[::-1, ::-1])
+    return below + above
+
+
+def _expected_share_intervals(p_a, q_a, p_b, q_b, pi, n: int, level: float, truth):
+    """Return (lows, highs) of c1 = P(B | A) and c0 = P(B | not A) computed from the expected tallies of n respondents."""
+    randomize = np.kron(_report_matrix({"p": p_a, "q": q_a}), _report_matrix({"p": p_b, "q": q_b}))
+    reported = randomize @ pi
+    bits = np.array([0.0, 0.0, 1.0, 1.0]), np.array([0.0, 1.0, 0.0, 1.0])
+    factor_a, factor_b = ((bits[0] - q_a) / (p_a - q_a))[:, None], ((bits[1] - q_b) / (p_b - q_b))[:, None]
+    ranges = ((0 - q_a) / (p_a - q_a), (1 - q_a) / (p_a - q_a)), ((0 - q_b) / (p_b - q_b), (1 - q_b) / (p_b - q_b))
+    cells = bounds.Cells(factor_a, factor_b, n * reported, *ranges, [(True, True), (False, True)], n=n)
+    (low, high, _), _ = bounds.conditional_hulls(cells, bounds.odds_level(level), truth)
+    return low, high
+
+
+def _share_covariance(p_a, q_a, p_b, q_b, pi) -> np.ndarray:
+    """Return n·Cov of (ĉ1, ĉ0), the shares of B among A and among not A, by the delta method on the debiased cells."""
+    randomize = np.kron(_report_matrix({"p": p_a, "q": q_a}), _report_matrix({"p": p_b, "q": q_b}))
+    reported = randomize @ pi
+    inverse = np.linalg.inv(randomize)
+    cells = inverse @ (np.diag(reported) - np.outer(reported, reported)) @ inverse.T
+    with_a, without_a = pi[2] + pi[3], pi[0] + pi[1]
+    gradient = np.array([[0.0, 0.0, -pi[3] / with_a ** 2, pi[2] / with_a ** 2],
+                         [-pi[1] / without_a ** 2, pi[0] / without_a ** 2, 0.0, 0.0]])
+    return gradient @ cells @ gradient.T
+
+
+def _chance_positive(shift_first: float, shift_second: float, truth, covariance) -> float:
+    """Return P(logit(x̂ + s1) − logit(ŷ + s2) > 0), (x̂, ŷ) normal around ``truth`` with ``covariance`` (delta method)."""
+    x, y = truth[0] + shift_first, truth[1] + shift_second
+    if not (0 < x < 1 and 0 < y < 1):
+        return 0.0
+    mean = math.log(x / (1 - x)) - math.log(y / (1 - y))
+    gradient = np.array([1 / (x * (1 - x)), -1 / (y * (1 - y))])
+    spread = math.sqrt(max(float(gradient @ covariance @ gradient), 0.0))
+    if spread == 0:
+        return float(mean > 0)
+    return float(norm.cdf(mean / spread))
 
 
 def pair_share(design: dict) -> float:
