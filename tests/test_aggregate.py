@@ -139,8 +139,11 @@ def test_aggregate_intervals_are_mapped_clopper_pearson():
         width = question["max"] - question["min"] if r.kind == "number" else 1
         ones = round(r.noisy_share * r.n)
         ci = binomtest(ones, r.n).proportion_ci(confidence_level=1 - 0.1 / d, method="exact")
-        low = min(max((ci.low - q) / (p - q), 0.0), 1.0) * width
-        high = min(max((ci.high - q) / (p - q), 0.0), 1.0) * width
+        low, high = sorted(((ci.low - q) / (p - q), (ci.high - q) / (p - q)))
+        # An interval wholly beyond an end is moved inside, keeping its width (never a point).
+        span = min(high - low, 1.0)
+        low, high = (1.0 - span if low >= 1 else low), (span if high <= 0 else high)
+        low, high = min(max(low, 0.0), 1.0) * width, min(max(high, 0.0), 1.0) * width
         assert (r.ci_low, r.ci_high) == pytest.approx((low, high), abs=1e-9), (r.question, r.option)
         assert r.estimate == pytest.approx(((ones / r.n) - q) / (p - q) * width)
         assert r.ci_level == 0.9
@@ -235,9 +238,9 @@ def test_rows_to_table_aligns_columns():
         spans.append((start, start + len(dashes)))
         start += len(dashes) + 1
     cells = [[line[a:b].strip() for a, b in spans] for line in body]
-    assert cells[0] == ["smoker", "yes", "rr", "1.09861", "4", "0.7500", "1.0000", "0.5000", "0.0000", "1.0000", "-",
+    assert cells[0] == ["smoker", "yes", "rr", "1.09862", "4", "0.7500", "1.0000", "0.5000", "0.0000", "1.0000", "-",
                         "-", "-"]
-    assert cells[3] == ["colour", "blue", "grr", "0.693147", "4", "0.0000", "-1.0000", "1.0000", "0.0000", "1.0000",
+    assert cells[3] == ["colour", "blue", "grr", "0.693148", "4", "0.0000", "-1.0000", "1.0000", "0.0000", "1.0000",
                         "0.0000", "0.0000", "1.0000"]
     assert cells[9][:2] == ["sports", "swim, bike"]
     assert cells[10][:2] == ["age", "mean"] and cells[10][-4:] == ["10.0000", "-", "-", "-"]

@@ -181,5 +181,8 @@ def test_the_codebook_rederives_the_anytime_intervals(answered):
         if bennett(planned, alpha, high - low, variance, planned) < 0.95 * hoeffding(planned, alpha, high - low,
                                                                                       planned):
             half = bennett(row.n, alpha, high - low, variance, planned)
-        assert row.ci_low == pytest.approx(min(max(row.estimate - half, lo), hi), abs=1e-9)
-        assert row.ci_high == pytest.approx(min(max(row.estimate + half, lo), hi), abs=1e-9)
+        ci_low, ci_high = row.estimate - half, row.estimate + half
+        width = min(ci_high - ci_low, hi - lo)  # wholly beyond an end: moved inside, keeping its width
+        ci_low, ci_high = (hi - width if ci_low >= hi else ci_low), (lo + width if ci_high <= lo else ci_high)
+        assert row.ci_low == pytest.approx(min(max(ci_low, lo), hi), abs=1e-9)
+        assert row.ci_high == pytest.approx(min(max(ci_high, lo), hi), abs=1e-9)

@@ -35,7 +35,8 @@ confidence sequences", Ann. Statist. 49(2), eq. (14) and Proposition 3):
   alone, never from the data, so either keeps its guarantee: Bennett's where it is at least 5%
   narrower at the planned n (it widens faster away from it: about 20% at ten times or a tenth
   of the planned n, against 7% and 26% for the normal mixture), else Hoeffding's.
-- The interval is clipped to the feasible range, as the fixed ones are; a choice or multi
+- The interval is clipped to the feasible range, as the fixed ones are (one wholly beyond an end is
+  moved inside keeping its width, never a point); a choice or multi
   question's d intervals use α/d each (Bonferroni), so all hold together at every n.
 
 The bound uses only the running mean and n, so the tallies the store keeps suffice. It is
@@ -159,7 +160,20 @@ def anytime_estimate(estimate: Estimate, *, debiased: tuple[float, float], feasi
                         n=estimate.n, noisy_share=estimate.noisy_share)
     half = half_width(estimate.n, spread=debiased[1] - debiased[0], level=level, planned=planned,
                       simultaneous_over=simultaneous_over, variance=variance)
-    return Estimate(estimate=estimate.estimate, std_error=estimate.std_error,
-                    ci_low=float(min(max(estimate.estimate - half, low), high)),
-                    ci_high=float(min(max(estimate.estimate + half, low), high)),
+    ci_low, ci_high = inside(estimate.estimate - half, estimate.estimate + half, low, high)
+    return Estimate(estimate=estimate.estimate, std_error=estimate.std_error, ci_low=ci_low, ci_high=ci_high,
                     n=estimate.n, noisy_share=estimate.noisy_share)
+
+
+def inside(ci_low: float, ci_high: float, low: float, high: float) -> tuple[float, float]:
+    """Return [ci_low, ci_high] clipped to [low, high]; one wholly beyond an end is moved inside keeping its width.
+
+    Such an interval already misses every feasible value, so moving it changes no coverage; it is
+    never shown as a single point, which would look certain.
+    """
+    width = min(ci_high - ci_low, high - low)
+    if ci_low >= high:
+        return float(high - width), float(high)
+    if ci_high <= low:
+        return float(low), float(low + width)
+    return float(min(max(ci_low, low), high)), float(min(max(ci_high, low), high))
