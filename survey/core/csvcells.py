@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-COMMA, NEWLINE, ZERO = ord(","), ord("\n"), ord("0")
+COMMA, NEWLINE, RETURN, ZERO = ord(","), ord("\n"), ord("\r"), ord("0")
 MOST_DIGITS = 18  # as the row-by-row reader: a whole number of at most 18 digits fits an int64
 
 
@@ -31,13 +31,9 @@ class Cells:
 
 
 def _plain(data: bytes) -> bytes | None:
-    """Return the chunk with CRLF line ends made LF, or None if the csv module might read it otherwise."""
+    """Return the chunk ending in a line end, or None if the csv module might read it otherwise."""
     if b'"' in data or b"\0" in data:
         return None
-    if b"\r" in data:
-        if data.count(b"\r") != data.count(b"\r\n"):
-            return None
-        data = data.replace(b"\r\n", b"\n")
     if not data.isascii():
         try:
             data.decode("utf-8")
@@ -46,28 +42,41 @@ def _plain(data: bytes) -> bytes | None:
     return data if data.endswith(b"\n") else data + b"\n"
 
 
+def _empty(buf: np.ndarray, width: int) -> Cells:
+    return Cells(buf, np.zeros((0, width), np.int64), np.zeros((0, width), np.int64))
+
+
 def split_cells(data: bytes, width: int, longest: int) -> Cells | None:
-    """Return the cells of a chunk of whole lines (blank lines skipped), or None when it is not plainly
-    ``width`` cells a line, every line at most ``longest`` bytes."""
+    """Return the cells of a chunk of whole lines (LF or CRLF; blank lines skipped), or None when it is not
+    plainly ``width`` cells a line, every line at most ``longest`` bytes."""
     data = _plain(data)
     if data is None:
         return None
     buf = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(buf == NEWLINE)
+    crlf = b"\r" in data
+    if crlf and (buf[np.flatnonzero(buf == RETURN) + 1] != NEWLINE).any():
+        return None  # a carriage return that does not end a line
+    delimiters = np.flatnonzero((buf == COMMA) | (buf == NEWLINE))
+    ends = delimiters[buf[delimiters] == NEWLINE]
     if ends.size == 0:
-        return Cells(buf, np.zeros((0, width), np.int64), np.zeros((0, width), np.int64))
+        return _empty(buf, width)
     lengths = np.diff(ends, prepend=-1) - 1
     if lengths.max() > longest:
         return None
     blank = lengths == 0
+    if crlf:
+        blank |= (lengths == 1) & (buf[ends - 1] == RETURN)
     if blank.any():  # the csv module yields no row for an empty line
-        buf = np.delete(buf, ends[blank])
-    delimiters = np.flatnonzero((buf == COMMA) | (buf == NEWLINE))
-    rows = int(np.count_nonzero(~blank))
+        gone = ends[blank]
+        if crlf:
+            gone = np.union1d(gone, gone[buf[gone - 1] == RETURN] - 1)
+        buf = np.delete(buf, gone)
+        delimiters = np.flatnonzero((buf == COMMA) | (buf == NEWLINE))
+    rows = ends.size - int(np.count_nonzero(blank))
     if delimiters.size != rows * width:
         return None
     if rows == 0:
-        return Cells(buf, np.zeros((0, width), np.int64), np.zeros((0, width), np.int64))
+        return _empty(buf, width)
     table = delimiters.reshape(rows, width)
     if not (buf[table[:, -1]] == NEWLINE).all() or not (buf[table[:, :-1]] == COMMA).all():
         return None
@@ -75,7 +84,10 @@ def split_cells(data: bytes, width: int, longest: int) -> Cells | None:
     starts[:, 1:] = table[:, :-1] + 1
     starts[0, 0] = 0
     starts[1:, 0] = table[:-1, -1] + 1
-    return Cells(buf, starts, table - starts)
+    lengths = table - starts
+    if crlf:
+        lengths[:, -1] -= buf[table[:, -1] - 1] == RETURN
+    return Cells(buf, starts, lengths)
 
 
 def integers(cells: Cells, column: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -89,6 +101,11 @@ def integers(cells: Cells, column: int) -> tuple[np.ndarray, np.ndarray] | None:
     top = int(lengths.max())
     if top > MOST_DIGITS:
         return None
+    if top == 1:  # one digit a cell, as most reports are
+        digits = cells.data[starts] - np.uint8(ZERO)  # a byte below "0" wraps above 9
+        if (digits[present] > 9).any():
+            return None
+        return np.where(present, digits, 0).astype(np.int64), present
     for offset in range(top):
         has = offset < lengths
         digits = cells.data[np.where(has, starts + offset, 0)].astype(np.int64) - ZERO

@@ -126,9 +126,28 @@ def joint_counts(batches: Iterable[Batch], qids: list[str]) -> tuple[np.ndarray,
         width = rows.shape[1]
         if not rows.shape[0]:
             continue
-        distinct, counts = np.unique(rows, axis=0, return_counts=True)
+        distinct, counts = _distinct(rows)
         for key, count in zip(map(tuple, distinct.tolist()), counts.tolist()):
             found[key] = found.get(key, 0) + count
     keys = sorted(found)
     return (np.array(keys, dtype=np.int64).reshape(len(keys), width),
             np.array([found[key] for key in keys], dtype=np.intp))
+
+
+def _distinct(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the distinct rows of non-negative integers and their counts: each row one mixed-radix number
+    when their product of ranges fits (counted with bincount when small), else sorted as rows."""
+    ranges = rows.max(axis=0) + 1
+    size = 1
+    for value in ranges.tolist():
+        size *= value
+    if size >= 1 << 62:
+        return np.unique(rows, axis=0, return_counts=True)
+    keys = np.ravel_multi_index(tuple(rows.T), tuple(ranges.tolist()))
+    if size <= 1 << 22:
+        counts = np.bincount(keys, minlength=size)
+        keys = np.flatnonzero(counts)
+        counts = counts[keys]
+    else:
+        keys, counts = np.unique(keys, return_counts=True)
+    return np.column_stack(np.unravel_index(keys, tuple(ranges.tolist()))).astype(np.int64), counts
