@@ -15,6 +15,7 @@ import numpy as np
 
 MAX_ROW = 1 << 20  # bytes in one row of responses.csv (one line, or the lines of a quoted cell spanning several)
 MAX_CELL = 1 << 16  # characters in one cell
+CHUNK = 1 << 22  # bytes of responses.csv parsed at once
 TOO_LONG = f"a cell is longer than the {MAX_CELL:,} characters allowed"
 MAX_CODEBOOK = 32 << 20  # bytes in a codebook
 MAX_DEPTH = 64  # nesting of the codebook's arrays and objects (a codebook of ldp-survey needs 6)
@@ -106,12 +107,78 @@ def _rows(reader, lines: _Lines, width: int) -> Iterator[list[str]]:
             yield _cells(row, lines, width)
 
 
-def open_responses(handle: BinaryIO, path: Path) -> tuple[list[str], Iterator[list[str]]]:
-    """Return the header and the stream of checked rows of a responses file opened in binary mode."""
+def open_responses(handle: BinaryIO, path: Path, *, progress=None) -> tuple[list[str], "Rows"]:
+    """Return the header and the checked rows of a responses file opened in binary mode (``progress(bytes)``
+    is told how far the file has been read)."""
     lines = _Lines(handle, path)
-    reader = csv.reader(lines)
-    header = _header(reader, lines)
-    return header, _rows(reader, lines, len(header))
+    header = _header(csv.reader(lines), lines)
+    return header, Rows(handle, path, len(header), lines.line, progress)
+
+
+class Rows:
+    """The rows after the header: iterated one by one, or read in chunks of whole lines that a plan parses
+    (``batches``), a chunk it cannot parse read row by row from the same place, so that every refusal has
+    the words and the line of the row-by-row reader."""
+
+    def __init__(self, handle: BinaryIO, path: Path, width: int, line: int, progress=None):
+        self.handle, self.path, self.width, self.line = handle, path, width, line
+        self.progress = progress or (lambda position: None)
+
+    def __iter__(self) -> Iterator[list[str]]:
+        lines = _Lines(self.handle, self.path)
+        lines.line = self.line
+        for count, row in enumerate(_rows(csv.reader(lines), lines, self.width)):
+            if count % 4096 == 0:
+                self.progress(self.handle.tell())
+            yield row
+        self.progress(self.handle.tell())
+
+    def batches(self, plan) -> Iterator:
+        """Yield ``plan``'s batches of the rows: ``plan.parse(chunk, MAX_CELL)`` for each chunk of whole lines,
+        giving (batch, rows) or None, and ``plan.slow(rows, first row number)`` where it gives None."""
+        position, line, number = self.handle.tell(), self.line, 2
+        while True:
+            self.handle.seek(position)
+            data = self.handle.read(CHUNK)
+            if not data:
+                return
+            if len(data) == CHUNK:  # not the end of the file: keep whole lines
+                data = data[:data.rfind(b"\n") + 1]
+            parsed = plan.parse(data, MAX_CELL) if data else None
+            if parsed is not None:
+                batch, rows = parsed
+                yield batch
+                position += len(data)
+                line += data.count(b"\n")
+                number += rows
+            else:
+                self.handle.seek(position)
+                lines = _Lines(self.handle, self.path)
+                lines.line = line
+                counted = _Counted(_rows_until(self.handle, lines, self.width, position + max(len(data), 1)))
+                yield from plan.slow(counted, number)
+                position, line, number = self.handle.tell(), lines.line, number + counted.count
+            self.progress(position)
+
+
+def _rows_until(handle: BinaryIO, lines: _Lines, width: int, stop: int) -> Iterator[list[str]]:
+    """Yield the checked rows from the handle's position until the first that ends at or after ``stop``."""
+    for row in _rows(csv.reader(lines), lines, width):
+        yield row
+        if handle.tell() >= stop:
+            return
+
+
+class _Counted:
+    """An iterator that counts what it yields."""
+
+    def __init__(self, rows: Iterator):
+        self.rows, self.count = rows, 0
+
+    def __iter__(self):
+        for row in self.rows:
+            self.count += 1
+            yield row
 
 
 def _refuse_constant(name: str):

@@ -22,8 +22,8 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .aggregate import AggregateRow, aggregate
-from .codec import decode_report, encode_column, is_bit_vector
+from .aggregate import AggregateRow, aggregate_counts
+from .codec import decode_report, is_bit_vector, word_count
 from .crosstab import Crosstab, check_allocation, check_pair, crosstab
 from .estimators import debias_binary
 from .modelling import fit_reports, model_questions
@@ -152,22 +152,25 @@ def _integer(cell: str, row: int, column: str) -> int:
     return int(cell)
 
 
-def _check_header(book: dict, header: list[str]) -> None:
+def check_header(book: dict, header: list[str]) -> None:
+    """Refuse a header that lacks a column the codebook describes."""
     missing = [column["name"] for column in book["columns"] if column["name"] not in header]
     if missing:
         raise ReanalysisError(f"the responses have no column {missing[0]!r} that the codebook describes; "
                               f"are they from another survey?")
 
 
-def answers_from_rows(book: dict, design: dict, header: list[str], rows: Iterable[list[str]]) -> Iterator[dict]:
-    """Yield each row of responses.csv as the wire-format answers the browser sent, each report checked."""
-    _check_header(book, header)
+def answers_from_rows(book: dict, design: dict, header: list[str], rows: Iterable[list[str]], *,
+                      first: int = 2) -> Iterator[dict]:
+    """Yield each row of responses.csv as the wire-format answers the browser sent, each report checked
+    (the first of them row number ``first``: the header is row 1)."""
+    check_header(book, header)
     position = {name: index for index, name in enumerate(header)}
     groups = []
     for question in design["questions"]:
         names = [column["name"] for column in book["columns"] if column["question"] == question["id"]]
         groups.append((question, names, [position[name] for name in names]))
-    for number, row in enumerate(rows, start=2):
+    for number, row in enumerate(rows, start=first):
         answers = {}
         for question, names, places in groups:
             cells = [row[place] if place < len(row) else "" for place in places]
@@ -188,8 +191,11 @@ def aggregate_files(book: dict, header: list[str], rows: Iterable[list[str]], *,
     """Return the aggregates of the responses, as the dashboard computes them (or by Warner's estimator)."""
     design = design_of(book)
     if design is not None:
-        return aggregate(design, answers_from_rows(book, design, header, rows), level=level)
-    _check_header(book, header)
+        from .tallies import count_batches
+
+        return aggregate_counts(design, count_batches(design, design_batches(book, design, header, rows)),
+                                level=level)
+    check_header(book, header)
     columns = {column["question"]: column for column in book["columns"]}
     places = [header.index(estimand["column"]) for estimand in book["estimands"]]
     ones, counts = [0] * len(places), [0] * len(places)
@@ -236,15 +242,13 @@ def crosstab_files(book: dict, header: list[str], rows: Iterable[list[str]], a: 
                                   f"{', '.join(questions)}")
     check_allocation(design)
     check_pair(questions[a], questions[b])
-    pairs = [(answer[a], answer[b]) for answer in answers_from_rows(book, design, header, rows)
-             if a in answer and b in answer]
-    if not pairs:
-        raise ReanalysisError(f"no response answered both {a!r} and {b!r}")
-    words_a = encode_column(questions[a], [pair[0] for pair in pairs])
-    words_b = encode_column(questions[b], [pair[1] for pair in pairs])
+    from .tallies import joint_counts
+
     # The store groups the pairs in SQL and sums in that (sorted) order; group the same way here.
-    distinct, counts = np.unique(np.concatenate([words_a, words_b], axis=1), axis=0, return_counts=True)
-    width = words_a.shape[1]
+    distinct, counts = joint_counts(design_batches(book, design, header, rows), [a, b])
+    if not counts.size:
+        raise ReanalysisError(f"no response answered both {a!r} and {b!r}")
+    width = word_count(questions[a])
     return crosstab(questions[a], questions[b], distinct[:, :width], distinct[:, width:], counts, level=level)
 
 
@@ -254,25 +258,33 @@ def regression_files(book: dict, header: list[str], rows: Iterable[list[str]], o
     names = [outcome, *covariates]
     design = design_of(book)
     if design is not None:
+        from .tallies import joint_counts
+
         questions = model_questions(design, outcome, covariates)
-        complete = [[answer[qid] for qid in names] for answer in answers_from_rows(book, design, header, rows)
-                    if all(qid in answer for qid in names)]
-        return _fit(questions, complete, level)
+        distinct, counts = joint_counts(design_batches(book, design, header, rows), names)
+        return _fit(questions, distinct, counts, level)
     if len(set(names)) != len(names):
         raise RegressionError("a question appears twice among the outcome and the covariates")
     return _binary_regression(book, header, rows, names, level)
 
 
-def _fit(questions: list[dict], complete: list[list], level: float):
-    """Fit the model over the distinct patterns of complete answers (one report per question, in order)."""
-    if not complete:
+def design_batches(book: dict, design: dict, header: list[str], rows) -> Iterator:
+    """Return the batches (``tallies``) of the rows: ``rows.batches(plan)`` when the reader parses chunks
+    itself (the command line's), else the rows read one by one."""
+    from .tallies import DesignPlan
+
+    plan = DesignPlan(book, design, header)
+    reader = getattr(rows, "batches", None)
+    return reader(plan) if reader is not None else plan.slow(rows, 2)
+
+
+def _fit(questions: list[dict], distinct: np.ndarray, counts: np.ndarray, level: float):
+    """Fit the model over the distinct patterns of complete answers' words (the questions' words side by side)."""
+    if not counts.size:
         raise RegressionError("no response answered all of these questions")
-    encoded = [encode_column(question, [answer[index] for answer in complete])
-               for index, question in enumerate(questions)]
-    distinct, counts = np.unique(np.concatenate(encoded, axis=1), axis=0, return_counts=True)
     reports, start = [], 0
-    for question, words in zip(questions, encoded):
-        width = words.shape[1]
+    for question in questions:
+        width = word_count(question)
         reports.append([decode_report(question, row) for row in distinct[:, start:start + width].tolist()])
         start += width
     return fit_reports(questions, reports, counts, level=level)
@@ -281,7 +293,7 @@ def _fit(questions: list[dict], complete: list[list], level: float):
 def _binary_regression(book: dict, header: list[str], rows: Iterable[list[str]], names: list[str],
                        level: float) -> Regression:
     """Fit the model on a codebook of other designs: randomized yes/no items by their (p, q), exact columns as given."""
-    _check_header(book, header)
+    check_header(book, header)
     columns = {column["name"]: column for column in book["columns"]}
     estimands = {estimand["column"]: estimand for estimand in book["estimands"]}
     unknown = [name for name in names if name not in columns]
@@ -335,7 +347,7 @@ def power_files(book: dict, header: list[str], rows: Iterable[list[str]], questi
                      if entry["question"] == question and entry["option"] == "yes"), None)
     if estimand is None:
         raise ReanalysisError(f"{question!r} is not a yes/no item of the codebook")
-    _check_header(book, header)
+    check_header(book, header)
     place = header.index(estimand["column"])
     n = sum(1 for row in rows if place < len(row) and row[place] != "")
     if n == 0:
