@@ -173,9 +173,9 @@ def invitation_notice(client, query: str) -> str | None:
     found = re.findall(r'<p id="(invite-[a-z]+)"', page)
     assert len(found) <= 1
     if found:
-        assert "<form" not in page and "survey-form.js" not in page, "no form and no script to answer with"
+        assert "<form" not in page and "respond.js" not in page, "no form and no script to answer with"
     else:
-        assert '<form id="survey-form"' in page and "survey-form.js" in page
+        assert '<form id="survey-form"' in page and "respond.js" in page
     return found[0] if found else None
 
 

@@ -82,7 +82,7 @@ def page_modules() -> set[str]:
     importing module's folder as the browser resolves it.
     """
     client_js = (REPO / "client_js").resolve()
-    found, pending = set(), ["survey-form.js"]
+    found, pending = set(), ["respond.js"]
     while pending:
         name = pending.pop()
         if name not in found:

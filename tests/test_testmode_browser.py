@@ -1,6 +1,6 @@
 """Test mode in Chromium: the owner answers a draft through the real page, and nothing real changes.
 
-The test answer runs survey-form.js's own randomization and the server's validation, lands in
+The test answer runs respond.js's own randomization and the server's validation, lands in
 the survey's sandbox, and leaves the aggregates, crosstabs, every export, the API and the
 response count as they were, the draft's design unfrozen; the sandbox view counts it and
 clears it. Screenshots at 360 and 1280 px go to /tmp/shots-testmode/.

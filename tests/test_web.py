@@ -238,7 +238,7 @@ def test_respondent_page_links_every_module_it_runs_each_served_as_javascript(we
     linked = re.findall(r'<a href="/static/js/([\w./-]+\.js)">', html)
     client_js = REPO / "client_js"
     mechanisms = {f"mechanisms/{path.name}" for path in (client_js / "mechanisms").glob("*.js")}
-    assert linked[0] == "survey-form.js" and len(linked) == len(set(linked))
+    assert linked[0] == "respond.js" and len(linked) == len(set(linked))
     assert mechanisms <= set(linked), "every mechanism module (and the registry) is listed for the respondent"
     preloaded = re.findall(r'<link rel="modulepreload" href="/static/js/([\w./-]+\.js)">', html)
     assert preloaded == linked[1:], "the imported modules are fetched at once, not one import level at a time"

@@ -27,8 +27,8 @@ const rel = (file) => path.relative(REPO, file);
 const BANNED = ['random', 'exp', 'log'].map((fn) => `Math.${fn}`);
 
 test('client_js holds the random source, the mechanisms and their registry, the form and the stylesheet', () => {
-  for (const name of ['random.js', 'mechanisms.js', 'mechanisms/index.js', 'mechanisms/common.js', 'survey-form.js',
-    'style.css']) {
+  for (const name of ['random.js', 'mechanisms.js', 'mechanisms/index.js', 'mechanisms/common.js', 'respond.js',
+    'respond-send.js', 'style.css']) {
     assert.ok(existsSync(path.join(CLIENT, name)), `client_js/${name} is missing`);
   }
 });
@@ -82,17 +82,20 @@ test('client_js never parses strings as HTML (server messages are shown as text)
   }
 });
 
-test('survey-form.js sends only through one fetch to the form\'s same-origin data-action', () => {
-  const text = read(path.join(CLIENT, 'survey-form.js'));
-  const fetches = [...text.matchAll(/\bfetch\s*\(/g)];
-  assert.equal(fetches.length, 1, 'exactly one fetch call');
+test('the respondent page sends through one fetch, in respond-send.js, to the form\'s same-origin data-action', () => {
+  const page = SCRIPTS.filter((file) => /^respond.*\.js$/.test(path.basename(file)));
+  const fetches = page.flatMap((file) => [...read(file).matchAll(/\bfetch\s*\(/g)]);
+  assert.equal(fetches.length, 1, 'exactly one fetch call in the respondent page\'s modules');
+  const text = read(path.join(CLIENT, 'respond-send.js'));
   assert.match(text, /\bfetch\s*\(\s*action\b/, 'fetch must target the checked action URL');
   assert.match(text, /dataset\.action/);
   assert.match(text, /\.origin\s*!==\s*window\.location\.origin/, 'the action must be checked to be same-origin');
   assert.match(text, /credentials:\s*'omit'/, 'no cookie goes with the answers');
-  for (const channel of [/XMLHttpRequest/, /sendBeacon/, /WebSocket/, /EventSource/, /new\s+Image\b/,
-    /\.submit\s*\(/, /\bopen\s*\(/, /\.src\s*=/, /\.href\s*=/, /postMessage/]) {
-    assert.doesNotMatch(text, channel, `survey-form.js must not use ${channel}`);
+  for (const file of page) {
+    for (const channel of [/XMLHttpRequest/, /sendBeacon/, /WebSocket/, /EventSource/, /new\s+Image\b/,
+      /\.submit\s*\(/, /\bopen\s*\(/, /\.src\s*=/, /\.href\s*=/, /postMessage/]) {
+      assert.doesNotMatch(read(file), channel, `${rel(file)} must not use ${channel}`);
+    }
   }
 });
 

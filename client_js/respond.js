@@ -1,0 +1,333 @@
+/**
+ * Respondent page of ldp-survey (templates/respond.html, served by survey/web/respond.py): read
+ * the true answers, randomize each on this device as it is given, show the report that will be
+ * sent under its question, and send only the reports.
+ *
+ * Its parts: respond-fields.js reads the answer fields, respond-reports.js keeps each question's
+ * report and the line under it, respond-send.js sends, and respond-device.js holds what this
+ * device keeps. This module wires them to the page.
+ *
+ * Every shown question has a line saying the exact report sending will send for it, or that
+ * nothing is sent (report-line.js words it). A multi-select left blank is the answer "none
+ * ticked": its report is made when the page loads and shown like any other, since sending
+ * nothing for it would tell the server it was blank. A question that needs an answer and has
+ * none blocks the send, and its line says nothing is sent. The body is built from the reports
+ * the lines show, and a report made only when send is pressed (never the case when every
+ * answer was read as it was given) stops the send, so the respondent sees it first.
+ *
+ * True-answer inputs carry no name attribute, so a plain form submission cannot send
+ * them (docs/explanation/privacy.md); respond-send.js is the only way answers leave the page.
+ * In a series, reports come from the memo of series.js, the same in every wave.
+ *
+ * In test mode (the form's data-test, the survey's owner trying it) the randomization and the
+ * send are the same, but nothing is kept on this device: no answered mark, no pending send and
+ * no series memo reach localStorage, which an in-memory store replaces for the page's life.
+ */
+
+import { mechanismOf } from './mechanisms/index.js';
+import { askedQuestions } from './question-sample.js';
+import { describeReport } from './report-line.js';
+import { canMemoize, forgetSeries, loadMemo, memoReport } from './series.js';
+import { addOptionFilter } from './option-filter.js';
+import { keepNothing, rememberAnswered, storage, wasAnswered } from './respond-device.js';
+import { clearAnswers, clearInvalid, markInvalid, setUpDecline, setUpRadioGroup, showOnly } from './respond-fields.js';
+import { ReportState } from './respond-reports.js';
+import { forgetPending, formSender, keptPending, newSubmissionId, settle } from './respond-send.js';
+
+// Below this width the privacy explanation starts folded, so the questions are near the top.
+const NARROW_SCREEN = '(max-width: 40rem)';
+
+/** Fold the privacy explanation on a narrow screen (its summary stays, and opens it by keyboard or touch). */
+function foldOnNarrowScreen() {
+  const details = document.getElementById('protection');
+  if (details && window.matchMedia(NARROW_SCREEN).matches) details.open = false;
+}
+
+/** Return {memos, status} for a series design: the memo of every question that has one. */
+function seriesMemos(design) {
+  const memos = new Map();
+  const counts = { reused: 0, new: 0, changed: 0, fresh: 0 };
+  const fresh = [];
+  const store = storage();
+  for (const question of design.questions) {
+    if (!store || !canMemoize(question)) {
+      counts.fresh += 1;
+      fresh.push(question.text);
+      continue;
+    }
+    try {
+      const { memo, status } = loadMemo(store, design.series, question);
+      memos.set(question.id, memo);
+      counts[status] += 1;
+    } catch {
+      counts.fresh += 1;
+      fresh.push(question.text);
+    }
+  }
+  const parts = [];
+  if (counts.reused) parts.push(`${counts.reused} question(s) reuse the reports this device kept from an earlier wave`);
+  if (counts.new) parts.push(`${counts.new} question(s) have new reports, kept for later waves`);
+  if (counts.changed) {
+    parts.push(`${counts.changed} question(s) changed since an earlier wave (another randomization), so they were `
+      + 'randomized again: their answers cost their ε′ again');
+  }
+  if (counts.fresh) {
+    parts.push(`${counts.fresh} question(s) cannot be kept on this device and are randomized afresh in every wave, `
+      + `each answer costing its ε′ again: ${fresh.map((text) => `“${text}”`).join(', ')}`);
+  }
+  return { memos, status: `${parts.join('; ')}.` };
+}
+
+/** Load a series' memos and wire its forget button; return {memos}, emptied when the respondent forgets. */
+function setUpSeries(design) {
+  const series = { memos: new Map() };
+  if (!design.series) return series;
+  const status = document.getElementById('series-status');
+  const loaded = seriesMemos(design);
+  series.memos = loaded.memos;
+  status.textContent = loaded.status;
+  document.getElementById('series-forget').addEventListener('click', () => {
+    const store = storage();
+    const removed = store ? forgetSeries(store, design.series) : 0;
+    series.memos = new Map();
+    status.textContent = `Forgotten: this device no longer keeps reports of this series (${removed} removed); `
+      + 'the reports of this page will not be kept.';
+  });
+  return series;
+}
+
+/** Return the page's parts: its elements, its questions and fieldsets, and its sender (else throw). */
+function pageOf(form, design) {
+  const button = form.querySelector('button[type="submit"]');
+  const page = {
+    form,
+    design,
+    slug: design.slug,
+    errorRegion: document.getElementById('form-error'),
+    thanks: document.getElementById('thanks'),
+    notice: document.getElementById('already-answered'),
+    refused: document.getElementById('refused'),
+    sendNote: document.getElementById('send-note'),
+    button,
+    buttonLabel: button.textContent,
+    fieldsets: new Map([...form.querySelectorAll('fieldset[data-question]')].map((fs) => [fs.dataset.question, fs])),
+    questions: new Map(design.questions.map((q) => [q.id, q])),
+    reports: null,
+    submission: null,
+    sending: false,
+  };
+  page.sender = formSender(form, page.questions);
+  for (const question of design.questions) {
+    if (!page.fieldsets.has(question.id)) throw new Error(`the page has no field for question ${question.id}`);
+  }
+  return page;
+}
+
+function showError(page, message) {
+  page.errorRegion.textContent = message;
+}
+
+function setSending(page, value) {
+  page.sending = value;
+  page.button.disabled = value;
+  page.button.textContent = value ? 'Sending…' : page.buttonLabel;
+  page.form.setAttribute('aria-busy', value ? 'true' : 'false');
+}
+
+/** End the page after a final refusal: nothing was stored and no press of send can change that. */
+function refuse(page, message) {
+  page.reports.clear();
+  page.submission = null;
+  forgetPending(page.slug);
+  clearAnswers(page.fieldsets);
+  page.errorRegion.textContent = '';
+  page.form.hidden = true;
+  page.refused.textContent = message;
+  page.refused.hidden = false;
+  page.refused.focus();
+}
+
+/** End the page after the answers were stored, thanking with `text` (else the page's own words). */
+function finish(page, text) {
+  page.reports.clear();
+  page.submission = null;
+  clearAnswers(page.fieldsets);
+  rememberAnswered(page.slug);
+  page.errorRegion.textContent = '';
+  page.form.hidden = true;
+  if (text) document.getElementById('thanks-text').textContent = text;
+  page.thanks.hidden = false;
+  page.thanks.focus();
+}
+
+/** Return the steps that end the page, shared by every send (see settle in respond-send.js). */
+function endings(page) {
+  return { finish: (text) => finish(page, text), refuse: (message) => refuse(page, message) };
+}
+
+/** Offer to send again the reports of a send from an earlier visit that was never acknowledged. */
+function offerPending(page, body) {
+  const section = document.getElementById('pending');
+  const again = document.getElementById('pending-send');
+  const error = document.getElementById('pending-error');
+  const list = document.getElementById('pending-reports');
+  const kept = JSON.parse(body).answers ?? {};
+  list.replaceChildren(...Object.entries(kept).filter(([qid]) => page.questions.has(qid)).map(([qid, report]) => {
+    const item = document.createElement('li');
+    item.textContent = `“${page.questions.get(qid).text}”: ${describeReport(page.questions.get(qid), report)}`;
+    return item;
+  }));
+  page.form.hidden = true;
+  section.hidden = false;
+  again.addEventListener('click', async () => {
+    page.sender.cancel();
+    again.disabled = true;
+    error.textContent = '';
+    const sent = await page.sender.transmit(body);
+    again.disabled = false;
+    if (sent.outcome !== 'lost') section.hidden = true;
+    settle(page.slug, sent, {
+      ...endings(page),
+      lost: (message, retryAfter) => {
+        error.textContent = message;
+        if (retryAfter !== undefined) page.sender.later(() => again.click(), retryAfter);
+      },
+      refused: (message) => {
+        page.form.hidden = false;
+        showError(page, `The earlier send was not accepted and nothing of it was stored: ${message} `
+          + 'You can answer below.');
+      },
+    });
+  });
+}
+
+/** Return the body to send for the page's answers, or null after saying why nothing is sent. */
+function checkedBody(page) {
+  const { bad, fresh } = page.reports.validate();
+  if (bad.length > 0) {
+    const count = bad.length === 1 ? 'One question needs' : `${bad.length} questions need`;
+    showError(page, `${count} your attention before sending; see the message under each.`);
+    bad[0].focus();
+    return null;
+  }
+  if (fresh.length > 0) {
+    // Never the case when each answer was read as it was given; then nothing is sent unseen.
+    const count = fresh.length === 1 ? 'One question has a report' : `${fresh.length} questions have reports`;
+    showError(page, `Nothing was sent: ${count} made only now. Check what is shown under each, then send again.`);
+    fresh[0].focus();
+    return null;
+  }
+  page.submission = page.submission ?? newSubmissionId();
+  try {
+    return page.reports.body(page.design.hash, page.submission, page.form.dataset.invite);
+  } catch (error) {
+    showError(page, `Nothing was sent: ${error.message}.`);
+    return null;
+  }
+}
+
+/** Show a refusal the respondent can see the cause of: at its question when it names one. */
+function showRefused(page, message, field) {
+  // Refused, nothing stored: pressing send again would send the same and be refused again.
+  page.sendNote.hidden = true;
+  showError(page, message);
+  const fieldset = typeof field === 'string' ? page.fieldsets.get(field) : undefined;
+  if (fieldset) {
+    markInvalid(fieldset, message);
+    fieldset.focus();
+  } else {
+    page.button.focus();
+  }
+}
+
+/** Send the page's reports when the respondent presses send. */
+async function submit(page, event) {
+  event.preventDefault();
+  if (page.sending) return;
+  page.sender.cancel();
+  const pressedAt = performance.now();
+  showError(page, '');
+  const body = checkedBody(page);
+  if (body === null) return;
+  setSending(page, true);
+  page.reports.attempted = true;
+  const sent = await page.sender.send(page.slug, body, pressedAt);
+  setSending(page, false);
+  settle(page.slug, sent, {
+    ...endings(page),
+    lost: (message, retryAfter) => {
+      showError(page, message);
+      const again = () => { if (!page.form.hidden) page.form.requestSubmit(); };
+      if (retryAfter !== undefined) page.sender.later(again, retryAfter);
+      page.button.focus();
+    },
+    refused: (message, field) => showRefused(page, message, field),
+  });
+}
+
+/** Randomize each answer as it is given, and make a new report when the respondent confirms one. */
+function listenToAnswers(page) {
+  page.fieldsets.forEach((fieldset, qid) => {
+    const question = page.questions.get(qid);
+    const box = page.reports.changed(question);
+    box.querySelector('button').addEventListener('click', () => page.reports.confirmNewReport(question));
+    const onAnswer = (event) => {
+      // The option filter's search box holds no answer.
+      if (box.contains(event.target) || event.target.type === 'search') return;
+      clearInvalid(fieldset);
+      page.reports.answerGiven(question);
+    };
+    fieldset.addEventListener('input', onAnswer);
+    fieldset.addEventListener('change', onAnswer);
+  });
+}
+
+function setUpSurvey(form, design) {
+  const page = pageOf(form, design);
+  if (wasAnswered(page.slug)) {
+    form.hidden = true;
+    page.notice.hidden = false;
+    return;
+  }
+  // Under sample allocation only the drawn questions are shown, validated and sent.
+  const asked = askedQuestions(design);
+  showOnly(asked, page.fieldsets);
+  page.fieldsets.forEach((fieldset) => addOptionFilter(fieldset));
+  design.questions
+    .filter((question) => question.kind === 'multi' && question.decline)
+    .forEach((question) => setUpDecline(page.fieldsets.get(question.id)));
+  const series = setUpSeries(design);
+  form.querySelectorAll('[data-radio-group]').forEach(setUpRadioGroup);
+  page.reports = new ReportState(page.fieldsets, asked, (question, value) => {
+    const memo = series.memos.get(question.id);
+    return memo === undefined ? mechanismOf(question).randomize(question, value) : memoReport(question, memo, value);
+  });
+  listenToAnswers(page);
+  // Every line from the start: a multi-select's blank is an answer ("none ticked"), so its report
+  // is made now and shown; a question that needs an answer says that nothing is sent until it has one.
+  design.questions.forEach((question) => page.reports.answerGiven(question));
+  const pending = keptPending(page.slug, design.hash);
+  if (pending !== null) offerPending(page, pending);
+  form.addEventListener('submit', (event) => submit(page, event));
+  page.button.disabled = false;
+}
+
+function start() {
+  const form = document.querySelector('form[data-action]');
+  if (!form) return;
+  const errorRegion = document.getElementById('form-error');
+  try {
+    foldOnNarrowScreen();
+    const design = JSON.parse(document.getElementById('design').textContent);
+    if (form.dataset.test === 'yes') keepNothing();
+    setUpSurvey(form, design);
+  } catch (error) {
+    if (errorRegion) errorRegion.textContent = `This survey cannot be answered: ${error.message}`;
+  }
+}
+
+if (document.readyState === 'loading') {
+  document.addEventListener('DOMContentLoaded', start);
+} else {
+  start();
+}
