@@ -14,7 +14,7 @@ from survey.core import codec
 from survey.core.aggregate import aggregate, aggregate_counts, rows_to_csv
 from survey.core.definition import parse_definition
 from survey.core.design import build_design
-from survey.core.export import iter_responses_csv, responses_csv
+from survey.exports.export import iter_responses_csv, responses_csv
 from survey.core.simulate import complete_truth, simulate_answers, simulate_columns
 from survey.store import Store, StoreError
 from survey.store.schema import migrations

@@ -8,9 +8,9 @@ import zipfile
 
 from flask import Blueprint, Response
 
-from ..core.codebook import codebook
-from ..core.datapackage import package_files
-from ..statfiles import MIMETYPES, aggregates_file, responses_file
+from ..exports.codebook import codebook
+from ..exports.datapackage import package_files
+from ..exports.statfiles import MIMETYPES, aggregates_file, responses_file
 from .access import survey_for_researcher
 from .db import get_store
 from .research import _intervals, _level, _rows, login_required

@@ -19,7 +19,7 @@ from ..core.anytime import DEFAULT_PLANNED, FIXED, KINDS
 from ..core.crosstab import default_pair
 from ..core.readout import readouts
 from ..core.releases import early_release_warning, release_sentence, release_view
-from ..core.export import iter_responses_csv
+from ..exports.export import iter_responses_csv
 from . import known_devices
 from .access import survey_for_researcher
 from .db import get_store
@@ -262,8 +262,8 @@ def results_csv(slug):
 
 def xlsx_download(slug: str) -> Response:
     """Return the spreadsheet download of a survey's estimates at ?level= and ?intervals= and its codebook (``results.xlsx``)."""
-    from ..core.codebook import codebook
-    from ..core.spreadsheet import MIMETYPE, results_workbook
+    from ..exports.codebook import codebook
+    from ..exports.spreadsheet import MIMETYPE, results_workbook
 
     design, rows = _rows(slug, _level(), *_intervals())
     return Response(results_workbook(rows, codebook(design)), mimetype=MIMETYPE,
@@ -296,7 +296,7 @@ def codebook_json(slug):
     """Send the codebook: the meaning of each responses.csv column and how each aggregates row follows."""
     import json
 
-    from ..core.codebook import codebook
+    from ..exports.codebook import codebook
 
     design = survey_for_researcher(slug)
     body = json.dumps(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"]), indent=2,

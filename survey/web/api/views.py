@@ -18,7 +18,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
 from ..core.aggregate import rows_to_json
 from ..core.crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_json
-from ..core.export import header, response_records
+from ..exports.export import header, response_records
 from ..store import StoreError, StoreUnavailable, SurveyNotFound
 from . import unavailable
 from .access import survey_for_researcher
@@ -204,7 +204,7 @@ def regression_view(slug):
 @bp.get("/surveys/<slug>/codebook")
 def codebook_view(slug):
     """The codebook (as ``/surveys/<slug>/codebook.json``): each responses column's meaning, each estimand's p and q."""
-    from ..core.codebook import codebook
+    from ..exports.codebook import codebook
 
     design = survey_for_researcher(slug)
     return jsonify(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"]))
