@@ -23,8 +23,8 @@ from ..core.definition import DefinitionError, parse_definition_toml
 from ..core.design import build_design
 from ..store import SLUG_TAKEN, SlugTaken, StoreError, StoreUnavailable
 from .access import survey_for_researcher
+from .auth import login_required
 from .db import get_store
-from .research import login_required
 from .security import csrf
 
 bp = Blueprint("lifecycle", __name__)

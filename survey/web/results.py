@@ -1,17 +1,16 @@
-"""Researcher pages: sign-in, the survey list, the debiased dashboard, CSV exports and the spreadsheet download."""
+"""The researcher's survey list, debiased dashboard and downloads (CSV, codebook, spreadsheet), on ``research.bp``.
+
+The helpers other views share are public: ``level_argument`` and ``intervals_arguments`` read ?level=,
+?intervals= and ?planned=; ``cached_rows`` and ``keyed_rows`` return the aggregate rows; ``csv_download``
+makes a CSV response.
+"""
 
 from __future__ import annotations
 
-import functools
-import hmac
-import math
 import threading
 from collections import OrderedDict
-from urllib.parse import urlsplit
 
-from flask import (Blueprint, Response, abort, current_app, flash, g, redirect, render_template,
-                   request, session, url_for)
-from werkzeug.security import check_password_hash
+from flask import Response, abort, current_app, g, render_template, request
 
 from ..core import codec
 from ..core.aggregate import aggregate_counts, rows_to_csv
@@ -20,119 +19,15 @@ from ..core.crosstab import default_pair
 from ..core.readout import readouts
 from ..core.releases import early_release_warning, release_sentence, release_view
 from ..exports.export import iter_responses_csv
-from . import known_devices
 from .access import survey_for_researcher
+from .auth import login_required
 from .db import get_store
-from .forms import LoginForm, LogoutForm
-
-bp = Blueprint("research", __name__)
+from .forms import LogoutForm
+from .research import bp
 
 _CACHE_SIZE = 32
 _ROWS_CACHE: OrderedDict = OrderedDict()
 _CACHE_LOCK = threading.Lock()
-
-
-@bp.before_app_request
-def load_user():
-    """Put the signed-in researcher (or None) on g.user; the API (``api.py``) never reads the session."""
-    if request.blueprint == "api":
-        g.user = None
-        return
-    user_id, key = session.get("user_id"), session.get("key")
-    g.user = get_store().get_user_by_id(user_id) if isinstance(user_id, int) else None
-    if user_id is not None and not session_matches(g.user, key):
-        # Signed out elsewhere, the password changed, or the account was removed (its id may be another's now).
-        session.clear()
-        g.user = None
-
-
-def session_matches(user: dict | None, key) -> bool:
-    """Return whether a session's key is the account's current session key (compared in constant time)."""
-    if user is None or not isinstance(key, str) or not key or not user["session_key"]:
-        return False
-    return hmac.compare_digest(key.encode("utf-8"), user["session_key"].encode("utf-8"))
-
-
-def login_required(view):
-    """Redirect to the sign-in page when no researcher is signed in."""
-
-    @functools.wraps(view)
-    def wrapped(**kwargs):
-        if g.user is None:
-            return redirect(url_for("research.login", next=request.full_path.rstrip("?")))
-        return view(**kwargs)
-
-    return wrapped
-
-
-def _safe_next(target: str | None) -> str:
-    if target and target.startswith("/") and not target.startswith("//") and not urlsplit(target).netloc:
-        return target
-    return url_for("research.surveys")
-
-
-def start_session(user: dict, response):
-    """Sign ``user`` in: a new session, and this browser remembered as one of the account's devices."""
-    session.clear()
-    session.permanent = True
-    session["user_id"] = user["id"]
-    session["key"] = user["session_key"]
-    return known_devices.remember(response, user["email"])
-
-
-def check_password(email: str, password: str, *, template: str, **context):
-    """Check a researcher's password under the sign-in throttle; return (account or None, refusal response or None).
-
-    A locked (account, device) gets the page ``template`` with the lock's notice and 429;
-    a wrong password returns (None, None).
-    """
-    throttle = current_app.extensions["ldp_signin_throttle"]
-    address = request.remote_addr or ""
-    known = known_devices.knows(email)
-    lock = throttle.attempt(email, address, known=known)
-    if lock:
-        page = render_template(template, lock=lock, locked_email=email, **context)
-        return None, (page, 429, {"Retry-After": str(math.ceil(lock.seconds))})
-    user = get_store().get_user(email)
-    if user is None:
-        # Refused without a password hash: cheap, so random emails cannot load the server. The
-        # quick answer tells that no such account exists; the throttle's count per address over
-        # every email bounds that probing (docs/explanation/privacy.md).
-        return None, None
-    if check_password_hash(user["password_hash"], password):
-        throttle.succeed(email, address, known=known)
-        return user, None
-    return None, None
-
-
-@bp.route("/login", methods=("GET", "POST"))
-def login():
-    """Sign a researcher in."""
-    form = LoginForm()
-    if form.validate_on_submit():
-        user, refusal = check_password(form.email.data.strip(), form.password.data, template="login.html", form=form)
-        if refusal:
-            return refusal
-        if user:
-            return start_session(user, redirect(_safe_next(request.args.get("next"))))
-        flash("Wrong email or password.", "error")
-    return render_template("login.html", form=form)
-
-
-@bp.post("/logout")
-def logout():
-    """Sign the researcher out."""
-    if LogoutForm().validate_on_submit():
-        if g.user is not None:
-            get_store().end_sessions(g.user["id"])
-        session.clear()
-    return redirect(url_for("research.login"))
-
-
-@bp.get("/")
-def index():
-    """Send researchers to their surveys."""
-    return redirect(url_for("research.surveys"))
 
 
 @bp.get("/surveys")
@@ -143,7 +38,7 @@ def surveys():
                            logout_form=LogoutForm())
 
 
-def _level() -> float:
+def level_argument() -> float:
     raw = request.args.get("level", "0.95")
     try:
         level = float(raw)
@@ -154,7 +49,7 @@ def _level() -> float:
     return level
 
 
-def _intervals() -> tuple[str, int]:
+def intervals_arguments() -> tuple[str, int]:
     """Return ?intervals= ("fixed", the default, or "anytime") and ?planned= (the respondents planned, default 1000)."""
     kind = request.args.get("intervals", FIXED)
     if kind not in KINDS:
@@ -165,7 +60,7 @@ def _intervals() -> tuple[str, int]:
     return kind, int(raw)
 
 
-def _rows(slug: str, level: float, intervals: str = FIXED, planned: int = DEFAULT_PLANNED):
+def cached_rows(slug: str, level: float, intervals: str = FIXED, planned: int = DEFAULT_PLANNED):
     """Return the design and aggregate rows, reusing them while no response has arrived."""
     design, rows, _ = keyed_rows(slug, level, intervals, planned)
     return design, rows
@@ -202,9 +97,9 @@ def keyed_rows(slug: str, level: float, intervals: str = FIXED, planned: int = D
 @login_required
 def results(slug):
     """Show the debiased estimates of every question with their confidence intervals."""
-    level = _level()
-    intervals, planned = _intervals()
-    design, rows = _rows(slug, level, intervals, planned)
+    level = level_argument()
+    intervals, planned = intervals_arguments()
+    design, rows = cached_rows(slug, level, intervals, planned)
     store = get_store()
     texts = {question["id"]: question["text"] for question in design["questions"]}
     plain = readouts(design, rows)
@@ -246,7 +141,7 @@ def endpoint_at(rule: str) -> str | None:
     return next((item.endpoint for item in current_app.url_map.iter_rules() if item.rule == rule), None)
 
 
-def _csv(text, filename: str) -> Response:
+def csv_download(text, filename: str) -> Response:
     """Return a CSV download of ``text`` (a string, or an iterator of chunks streamed as they come)."""
     return Response(text, mimetype="text/csv",
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})
@@ -256,8 +151,8 @@ def _csv(text, filename: str) -> Response:
 @login_required
 def results_csv(slug):
     """Download the aggregates: one row per estimate, debiased, with its interval."""
-    _, rows = _rows(slug, _level(), *_intervals())
-    return _csv(rows_to_csv(rows), f"{slug}-aggregates.csv")
+    _, rows = cached_rows(slug, level_argument(), *intervals_arguments())
+    return csv_download(rows_to_csv(rows), f"{slug}-aggregates.csv")
 
 
 def xlsx_download(slug: str) -> Response:
@@ -265,7 +160,7 @@ def xlsx_download(slug: str) -> Response:
     from ..exports.codebook import codebook
     from ..exports.spreadsheet import MIMETYPE, results_workbook
 
-    design, rows = _rows(slug, _level(), *_intervals())
+    design, rows = cached_rows(slug, level_argument(), *intervals_arguments())
     return Response(results_workbook(rows, codebook(design)), mimetype=MIMETYPE,
                     headers={"Content-Disposition": f'attachment; filename="{slug}-results.xlsx"'})
 
@@ -280,7 +175,7 @@ def results_xlsx(slug):
 def responses_download(design: dict) -> Response:
     """Return responses.csv of a survey's design, streamed from the database in random-id order."""
     slug = design["slug"]
-    return _csv(iter_responses_csv(design, get_store().iter_responses(slug)), f"{slug}-responses.csv")
+    return csv_download(iter_responses_csv(design, get_store().iter_responses(slug)), f"{slug}-responses.csv")
 
 
 @bp.get("/surveys/<slug>/responses.csv")
