@@ -227,3 +227,29 @@ def test_the_circle_finder_finds_a_circle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert _circles(graph) == [["a", "b", "c"]]
     assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+INTERNALS = ROOT / "docs" / "explanation" / "internals.md"
+
+
+def _module_map() -> dict[str, set[str]]:
+    """Return the folders of internals.md's module map and the module names (in backticks) each row gives."""
+    text = INTERNALS.read_text(encoding="utf-8")
+    section = text.split("### Module map", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| `(survey/[^`]*)` \| (.*) \|$", section, re.MULTILINE)
+    return {folder.rstrip("/"): set(re.findall(r"`([A-Za-z_0-9]+)`", modules)) for folder, modules in rows}
+
+
+def test_the_internals_map_names_every_module_and_only_modules():
+    """docs/explanation/internals.md's module map: each folder of survey/ with its modules, none missing, none made up."""
+    actual = {}
+    for path in SURVEY_DIR.rglob("*.py"):
+        if path.stem != "__init__":
+            actual.setdefault(path.parent.relative_to(ROOT).as_posix(), set()).add(path.stem)
+    named = _module_map()
+    assert named, "internals.md has no module map"
+    for folder in sorted(set(actual) | set(named)):
+        modules, listed = actual.get(folder, set()), named.get(folder, set())
+        missing, unknown = modules - listed, listed - modules
+        assert not missing and not unknown, (f"internals.md's module map, {folder}/: add {sorted(missing)}, "
+                                             f"remove {sorted(unknown)}")
