@@ -40,13 +40,13 @@ if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from survey.core.aggregate import aggregate, rows_to_csv, rows_to_json, rows_to_table
-from survey.core.codebook import codebook, response_columns
+from survey.exports.codebook import codebook, response_columns
 from survey.core import codec
 from survey.core.crosstab import CrosstabError, check_pair, crosstab, crosstab_to_csv
 from survey.core.definition import DefinitionError, parse_definition, parse_definition_toml
 from survey.core.design import build_design
 from survey.core.explain import posterior_note, protection_note, sample_note
-from survey.core.export import responses_csv
+from survey.exports.export import responses_csv
 from survey.core.planning import question_previews
 from survey.core.replay import U32Stream, randomize_question_stream
 from survey.core.reports import ReportError, check_report_array, validate_report

@@ -355,16 +355,16 @@ def test_a_lock_survives_a_restart_of_the_server(app, db_path, accounts):
 
 
 def test_an_unknown_email_is_refused_without_a_password_hash(app, accounts, monkeypatch):
-    import survey.web.research as research
+    import survey.web.auth as auth
 
     checked = []
-    real = research.check_password_hash
+    real = auth.check_password_hash
 
     def counting(stored, password):
         checked.append(stored)
         return real(stored, password)
 
-    monkeypatch.setattr(research, "check_password_hash", counting)
+    monkeypatch.setattr(auth, "check_password_hash", counting)
     client = client_from(app, "192.0.2.30")
     response = post_login(client, "nobody@example.org", "any password")
     assert response.status_code == 200 and "Wrong email or password." in response.get_data(as_text=True)

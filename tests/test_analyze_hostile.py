@@ -15,10 +15,10 @@ import pytest
 
 from survey.cli import files as files_module
 from survey.cli import main
-from survey.core.codebook import codebook as product_codebook
+from survey.exports.codebook import codebook as product_codebook
 from survey.core.definition import load_definition
 from survey.core.design import build_design, design_hash
-from survey.core.export import responses_csv
+from survey.exports.export import responses_csv
 from survey.core.reanalysis import binary_codebook
 from survey.core.simulate import complete_truth, simulate_answers
 
@@ -281,7 +281,7 @@ MEMORY = textwrap.dedent("""
     import resource, sys
     from click.testing import CliRunner
     from survey.cli import main
-    import survey.cli.analysis, survey.cli.files, survey.core.codebook_check, survey.core.reanalysis  # imported first
+    import survey.cli.analysis, survey.cli.files, survey.exports.codebook_check, survey.core.reanalysis  # imported first
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result = CliRunner().invoke(main, ["analyze", sys.argv[1], "aggregate", "--codebook", sys.argv[2]])
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

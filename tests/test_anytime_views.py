@@ -144,7 +144,7 @@ def test_the_codebook_rederives_the_anytime_intervals(answered):
 
     from scipy.special import lambertw, logsumexp
 
-    from survey.core.codebook import codebook
+    from survey.exports.codebook import codebook
 
     design, counts = answered
     book = codebook(design)

@@ -132,7 +132,7 @@ def test_endpoints_with_a_token(app, db_path, accounts, smoking_survey):
 
 
 def test_codebook_endpoint(app, db_path, accounts, smoking_survey):
-    from survey.core.codebook import codebook
+    from survey.exports.codebook import codebook
 
     client = app.test_client()
     response = client.get(f"/api/surveys/{SLUG}/codebook", headers=bearer(make_token(db_path, OWNER[0])))

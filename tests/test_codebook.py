@@ -19,7 +19,7 @@ import pytest
 from survey.core.aggregate import CSV_HEADER
 from survey.cli import main
 from survey.core import mechanisms as mech
-from survey.core.codebook import codebook, response_columns, slugify
+from survey.exports.codebook import codebook, response_columns, slugify
 from survey.core.definition import parse_definition
 from survey.core.design import build_design, response_probabilities
 
@@ -322,7 +322,7 @@ def test_column_names_are_unique_slugs_with_fallbacks():
 
 
 def test_responses_csv_has_one_column_per_bit_and_empty_cells_for_unasked(tmp_path):
-    from survey.core.export import responses_csv
+    from survey.exports.export import responses_csv
 
     design = all_kinds_design()
     answers = {"smoker": 1, "colour": 2, "pet": [0, 1, 0, 0, 1, 0, 0, 0], "sports": [1, 0, 0, 1], "age": 0}

@@ -13,7 +13,7 @@ import pytest
 from openpyxl import load_workbook
 
 from survey.core.aggregate import CSV_HEADER
-from survey.core.spreadsheet import MIMETYPE, results_workbook
+from survey.exports.spreadsheet import MIMETYPE, results_workbook
 from survey.store import Store
 
 from conftest import OTHER, OWNER, create_from_toml, domain_answers
@@ -225,7 +225,7 @@ def test_the_workbook_replaces_characters_xlsx_cannot_hold():
     from survey.core.aggregate import aggregate
     from survey.core.definition import parse_definition
     from survey.core.design import build_design
-    from survey.core.codebook import codebook
+    from survey.exports.codebook import codebook
 
     design = build_design(parse_definition({
         "slug": "ctl", "title": "T", "epsilon": 1.0,

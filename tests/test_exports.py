@@ -11,7 +11,7 @@ import pytest
 from survey.core.aggregate import QuestionCounts, aggregate_counts, rows_to_csv
 from survey.core.definition import DefinitionError, parse_definition
 from survey.core.design import build_design
-from survey.core.export import responses_csv
+from survey.exports.export import responses_csv
 
 
 FORMULA_DEFINITION = {

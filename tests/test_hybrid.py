@@ -116,7 +116,7 @@ def test_level_values_scores_and_int64_bound():
     assert all(Fraction(s + g * g, 2 * g * g) == r for s, r in zip(scores, values))
     assert values[g] == Fraction(a * b, g * g) and values[g + 1] == Fraction(a * a + a * b + b * b, g * g)
     question = {"mechanism": "hybrid", "ratio_a": a, "ratio_b": b, "bins": g, "levels": g + 2, "kind": "number", "min": 0, "max": 10}
-    assert codec.level_count(question) == g + 2 and codec.level_values(question) == values
+    assert mech.mechanism_for(question).levels == g + 2 and codec.level_values(question) == values
     assert codec.tally(question, np.array([[g], [g + 1], [0]])).tolist() == [
         scores[g] + scores[g + 1] + scores[0], scores[g] ** 2 + scores[g + 1] ** 2 + scores[0] ** 2]
     assert max(abs(s) for s in scores) ** 2 * 10**8 < 2**63

@@ -125,3 +125,131 @@ def test_cli_is_a_package_of_small_modules():
     too_long = {name: lines for name, lines in sizes.items() if lines > MAX_CLI_MODULE_LINES}
     assert not too_long, (f"CLI modules over {MAX_CLI_MODULE_LINES} lines: {too_long}; split them by topic "
                           "rather than growing one file")
+
+
+# The exports layer (codebook, responses.csv, labels, statistics files, spreadsheet, data package) sits on the
+# core: it may import survey.core, never the store, the web app or the command line; the core never imports it.
+EXPORTS_DIR = ROOT / "survey" / "exports"
+SURVEY_DIR = ROOT / "survey"
+
+
+def _survey_imports(path: Path) -> set[str]:
+    """The ``survey.*`` modules a file imports anywhere in it (deferred imports too), as Python resolves them.
+
+    ``from .pkg import name`` imports the module ``pkg.name`` if there is one, else ``pkg`` (a package's own
+    ``__init__`` that a submodule's import runs first is not counted: every module would then import its package).
+    """
+    package = list(path.relative_to(ROOT).parent.parts)
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join((package[:len(package) - node.level + 1] if node.level else [])
+                            + ([node.module] if node.module else []))
+            found.update(f"{base}.{alias.name}" if _module_path(f"{base}.{alias.name}") else base for alias in node.names)
+    return {name for name in found if name.split(".")[0] == "survey" and _module_path(name)}
+
+
+def _module_path(module: str) -> Path | None:
+    """Return the file of a ``survey.*`` module or package, or None if there is none."""
+    base = ROOT.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_the_exports_layer_imports_only_the_core():
+    for path in sorted(EXPORTS_DIR.rglob("*.py")):
+        above = sorted(name for name in _survey_imports(path) if name.split(".")[1] in ("store", "web", "cli"))
+        assert not above, f"{path.relative_to(ROOT)} imports {', '.join(above)}: exports sit on the core alone"
+        assert "flask" not in {name.split(".")[0] for name in _imported_modules(path)}, path
+
+
+def test_the_core_never_imports_the_exports_layer():
+    for path in sorted(CORE_DIR.rglob("*.py")):
+        bad = sorted(name for name in _survey_imports(path) if name.startswith("survey.exports"))
+        assert not bad, f"{path.relative_to(ROOT)} imports {', '.join(bad)}: the core sits below the exports"
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Map every module of survey/ to the survey modules it imports, at the top or inside a function."""
+    return {_module_name(path): _survey_imports(path) - {_module_name(path)} for path in sorted(SURVEY_DIR.rglob("*.py"))}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Return one circle through each strongly connected group of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while not group or group[-1] != node:
+                group.append(stack.pop())
+                on_stack.discard(group[-1])
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+# Packages whose circles other work removes; delete the entry when it lands (the store split removes
+# Store.__new__'s deferred import of postgres.py, which imports Store).
+KNOWN_CIRCLES_IN = ("survey.store",)
+
+
+def test_no_import_circle_in_survey():
+    """A deferred import is still an import: a circle through one only waits for the first call to bite."""
+    circles = [group for group in _circles(_import_graph())
+               if not any(all(name.startswith(package) for name in group) for package in KNOWN_CIRCLES_IN)]
+    assert not circles, "import circles: " + "; ".join(" <-> ".join(group) for group in circles)
+
+
+def test_the_circle_finder_finds_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _circles(graph) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+INTERNALS = ROOT / "docs" / "explanation" / "internals.md"
+
+
+def _module_map() -> dict[str, set[str]]:
+    """Return the folders of internals.md's module map and the module names (in backticks) each row gives."""
+    text = INTERNALS.read_text(encoding="utf-8")
+    section = text.split("### Module map", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| `(survey/[^`]*)` \| (.*) \|$", section, re.MULTILINE)
+    return {folder.rstrip("/"): set(re.findall(r"`([A-Za-z_0-9]+)`", modules)) for folder, modules in rows}
+
+
+def test_the_internals_map_names_every_module_and_only_modules():
+    """docs/explanation/internals.md's module map: each folder of survey/ with its modules, none missing, none made up."""
+    actual = {}
+    for path in SURVEY_DIR.rglob("*.py"):
+        if path.stem != "__init__":
+            actual.setdefault(path.parent.relative_to(ROOT).as_posix(), set()).add(path.stem)
+    named = _module_map()
+    assert named, "internals.md has no module map"
+    for folder in sorted(set(actual) | set(named)):
+        modules, listed = actual.get(folder, set()), named.get(folder, set())
+        missing, unknown = modules - listed, listed - modules
+        assert not missing and not unknown, (f"internals.md's module map, {folder}/: add {sorted(missing)}, "
+                                             f"remove {sorted(unknown)}")

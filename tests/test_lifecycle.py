@@ -9,9 +9,9 @@ import pytest
 from werkzeug.security import generate_password_hash
 
 from survey.core.definition import parse_definition_toml
+from survey.core.definition_toml import definition_with_slug
 from survey.core.design import build_design
 from survey.store import Store, StoreError, SurveyClosed
-from survey.web.lifecycle import definition_with_slug
 
 from conftest import table_names
 

@@ -62,7 +62,7 @@ from scipy.stats import chi2
 
 from survey.core import codec
 from survey.core.aggregate import aggregate, aggregate_counts
-from survey.core.codebook import codebook, response_columns
+from survey.exports.codebook import codebook, response_columns
 from survey.core.definition import DefinitionError, parse_definition
 from survey.core.design import build_design
 from survey.core.estimators import clopper_pearson

@@ -14,7 +14,7 @@ from openapi_spec_validator import validate
 
 from survey.store import Store
 from survey.web import create_app
-from survey.web.openapi import openapi_document
+from survey.web.api.openapi import openapi_document
 
 from conftest import OTHER, OWNER, PANEL_TOML, create_from_toml, create_smoking_db, start_server
 

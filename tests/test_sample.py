@@ -23,7 +23,7 @@ from werkzeug.security import generate_password_hash
 from survey.core import codec
 from survey.core.aggregate import aggregate_counts
 from survey.cli import main
-from survey.core.codebook import codebook, response_columns
+from survey.exports.codebook import codebook, response_columns
 from survey.core.crosstab import crosstab
 from survey.core.definition import DefinitionError, parse_definition, parse_definition_toml
 from survey.core.design import build_design, design_hash
@@ -384,7 +384,7 @@ def test_exports_leave_questions_not_asked_empty_and_the_codebook_says_so(db_pat
         responses = list(store.iter_responses(SLUG))
     finally:
         store.close()
-    from survey.core.export import responses_csv
+    from survey.exports.export import responses_csv
 
     rows = list(csv.DictReader(io.StringIO(responses_csv(athletes, responses))))
     # A bit-list report (source, a subset selection) fills one column per option.

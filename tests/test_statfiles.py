@@ -16,7 +16,7 @@ from frictionless import Package
 
 from survey.cli import main
 from survey.core.aggregate import CSV_HEADER
-from survey.core.labels import NAME_LIMIT
+from survey.exports.labels import NAME_LIMIT
 from survey.core.mechanisms import mechanism_for
 from survey.store import Store
 

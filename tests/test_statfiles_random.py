@@ -2,7 +2,7 @@
 
 Seeded random definitions (question counts up to MAX_QUESTIONS, options up to MAX_OPTIONS, option
 labels up to 200 characters, ids up to 64, texts up to MAX_TEXT, any Unicode) are written with
-``survey.statfiles`` in both formats and read back with pyreadstat: every variable name within the
+``survey.exports.statfiles`` in both formats and read back with pyreadstat: every variable name within the
 format's limit (and its value-label set's name, which ReadStat makes of the name and a counter),
 unique ignoring case, stable when other questions come and go; every label as written; every cell
 as the CSV's.
@@ -20,10 +20,10 @@ import pytest
 
 from survey.core.definition import MAX_OPTIONS, MAX_QUESTIONS, MAX_TEXT, parse_definition
 from survey.core.design import build_design
-from survey.core.export import response_records
-from survey.core.labels import NAME_LIMIT, SET_NAME_LIMIT, response_variables
+from survey.exports.export import response_records
+from survey.exports.labels import NAME_LIMIT, SET_NAME_LIMIT, response_variables
 from survey.core.simulate import complete_truth, simulate_answers
-from survey.statfiles import responses_file
+from survey.exports.statfiles import responses_file
 
 READERS = {"sav": pyreadstat.read_sav, "dta": pyreadstat.read_dta}
 ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"

@@ -14,7 +14,8 @@ from survey.core import codec
 from survey.core.aggregate import aggregate, aggregate_counts, rows_to_csv
 from survey.core.definition import parse_definition
 from survey.core.design import build_design
-from survey.core.export import iter_responses_csv, responses_csv
+from survey.core.mechanisms import mechanism_for
+from survey.exports.export import iter_responses_csv, responses_csv
 from survey.core.simulate import complete_truth, simulate_answers, simulate_columns
 from survey.store import Store, StoreError
 from survey.store.schema import migrations
@@ -121,7 +122,7 @@ def test_level_numbers_are_tallied_as_sums_of_scores_and_squares_on_every_path(t
     columns = simulate_columns(design, truth, n, np.random.default_rng(seed + 1))
     levels = np.array([answer["income"] for answer in answers])
     assert columns[1][:, 0].tolist() == levels.tolist() and 0 <= levels.min()
-    assert levels.max() < codec.level_count(question) == (question.get("levels") or question["bins"])
+    assert levels.max() < mechanism_for(question).levels == (question.get("levels") or question["bins"])
     scores = np.array(codec.level_scores(question))[levels]
     expected = (n, [int(scores.sum()), int((scores * scores).sum())])
     stores = {name: Store(tmp_path / f"{name}.db") for name in ("one", "batch", "columns")}

@@ -11,7 +11,7 @@ import json
 
 from mkdocs.structure.files import File
 
-from survey.web.openapi import openapi_document
+from survey.web.api.openapi import openapi_document
 
 MARKER = "<!-- openapi -->"
 PAGE = "reference/api.md"

@@ -80,7 +80,7 @@ class _Files:
     """The two files a re-analysis reads: responses.csv (streamed, in bounded memory) and the codebook (checked)."""
 
     def __init__(self, responses: Path, codebook: Path):
-        from ..core.codebook_check import check_codebook
+        from ..exports.codebook_check import check_codebook
         from ..core.reanalysis import ReanalysisError
 
         self.responses, self.codebook_path = responses, codebook
@@ -92,7 +92,7 @@ class _Files:
 
     def run(self, analysis, *args, **kwargs):
         """Call ``analysis(book, header, rows, ...)`` over the responses, turning data errors into messages."""
-        from ..core.codebook_check import DESIGN_ERRORS
+        from ..exports.codebook_check import DESIGN_ERRORS
         from ..core.crosstab import CrosstabError
         from ..core.reanalysis import ReanalysisError
         from ..core.regression import RegressionError

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..core.anytime import DEFAULT_PLANNED, FIXED
-from ..core.codebook import simulated_note
+from ..exports.codebook import simulated_note
 from .common import (
     INTERVALS,
     LEVEL,
@@ -229,8 +229,8 @@ def _export_content(store, design: dict, what: str, fmt: str, level: float, sand
                     intervals: str = FIXED, planned: int = DEFAULT_PLANNED):
     """Return one export's content: text for csv and json, bytes for sav, dta and xlsx."""
     from ..core import aggregate as agg
-    from ..core.codebook import codebook as make_codebook
-    from ..core.export import responses_csv
+    from ..exports.codebook import codebook as make_codebook
+    from ..exports.export import responses_csv
 
     slug = design["slug"]
     if what == "codebook":
@@ -242,15 +242,15 @@ def _export_content(store, design: dict, what: str, fmt: str, level: float, sand
         if fmt == "csv":
             return agg.rows_to_csv(rows)
         if fmt == "xlsx":
-            from ..core.spreadsheet import results_workbook
+            from ..exports.spreadsheet import results_workbook
 
             return results_workbook(rows, make_codebook(design, simulated=simulated, sandbox=sandbox))
-        from ..statfiles import aggregates_file
+        from ..exports.statfiles import aggregates_file
 
         return aggregates_file(design, rows, fmt)
     if fmt == "csv":
         return responses_csv(design, store.iter_responses(slug, sandbox=sandbox), sandbox=sandbox)
-    from ..statfiles import responses_file
+    from ..exports.statfiles import responses_file
 
     return responses_file(design, store.iter_responses(slug, sandbox=sandbox), fmt, sandbox=sandbox)
 
@@ -271,8 +271,8 @@ def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool,
                     planned: int = 1000) -> None:
     """Write the Frictionless Data Package of a survey into ``directory`` (made if missing)."""
     from ..core import aggregate as agg
-    from ..core.codebook import codebook as make_codebook
-    from ..core.datapackage import package_files
+    from ..exports.codebook import codebook as make_codebook
+    from ..exports.datapackage import package_files
 
     store = open_store(db, must_exist=True)
     try:

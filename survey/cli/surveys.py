@@ -294,7 +294,7 @@ def duplicate(db, slug, new_slug):
     Examples:
       ldp-survey duplicate smoking-2026 smoking-2027
     """
-    from ..web.lifecycle import definition_with_slug
+    from ..core.definition_toml import definition_with_slug
 
     store = open_store(db, must_exist=True)
     try:

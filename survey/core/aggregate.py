@@ -250,7 +250,7 @@ def rows_to_csv(rows: Iterable[AggregateRow]) -> str:
     interval) with 6 decimals;
     an empty field for a missing value. Fields are quoted only when needed (csv.QUOTE_MINIMAL);
     text is written exactly as the codebook and the API hold it (``=1+1`` stays ``=1+1``: the
-    spreadsheet download, ``survey.core.spreadsheet``, is the one for spreadsheets).
+    spreadsheet download, ``survey.exports.spreadsheet``, is the one for spreadsheets).
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator=CSV_LINE_TERMINATOR)

@@ -55,11 +55,6 @@ def is_level(question: dict) -> bool:
     return report_shape(question) == LEVEL
 
 
-def level_count(question: dict) -> int:
-    """Return how many output levels a level report has."""
-    return mechanism_for(question).levels
-
-
 def level_scores(question: dict) -> list[int]:
     """Return the integer score tallied for each output level."""
     return mechanism_for(question).level_scores()

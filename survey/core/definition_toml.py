@@ -1,16 +1,19 @@
-"""Write a survey definition as TOML that parse_definition_toml (and `ldp-survey create`) reads back equal.
+"""Write a survey definition as TOML that parse_definition_toml (and `ldp-survey create`) reads back equal; re-slug one.
 
 Strings are TOML basic strings with every control character escaped; floats use
 Python's shortest round-trip repr, which is valid TOML (e.g. 0.1, 1e-05, 1e+20).
-Pure: standard library only.
+``definition_with_slug`` replaces the slug line of a definition's text (duplicating a survey).
+Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import fields
 
-from .definition import DECLINE_LABEL, Question, SurveyDefinition
+from .definition import DECLINE_LABEL, DefinitionError, Question, SurveyDefinition, parse_definition_toml
+from .design import build_design
 
 # Not definition fields: the questions are written as tables, the source is where it was read.
 _NOT_WRITTEN = {"questions", "source"}
@@ -79,3 +82,25 @@ def _question_fields(question: Question):
         if f.name == "options" and question.decline and value and value[-1] == DECLINE_LABEL:
             value = value[:-1]
         yield f.name, value
+
+
+# The top-level `slug = "..."` line of a definition (before any [[questions]] table).
+_SLUG_LINE = re.compile(r"""^([ \t]*slug[ \t]*=[ \t]*)("(?:[^"\\\n]|\\.)*"|'[^'\n]*')""", re.MULTILINE)
+
+
+def definition_with_slug(text: str, new_slug: str) -> tuple[str, dict]:
+    """Return a definition's text with its slug replaced, and the design built from it (its hash covers the slug).
+
+    Raises DefinitionError if the text has no top-level slug line or the new slug is invalid.
+    """
+    first_table = re.search(r"^[ \t]*\[", text, re.MULTILINE)
+    head_end = first_table.start() if first_table else len(text)
+    match = _SLUG_LINE.search(text, 0, head_end)
+    if match is None:
+        raise DefinitionError("the definition has no top-level `slug = \"...\"` line to replace")
+    quoted = '"' + new_slug.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    new_text = text[:match.start(2)] + quoted + text[match.end(2):]
+    design = build_design(parse_definition_toml(new_text, source="the duplicated definition"))
+    if design["slug"] != new_slug:
+        raise DefinitionError(f"the duplicated definition's slug is {design['slug']!r}, not {new_slug!r}")
+    return new_text, design

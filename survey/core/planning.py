@@ -105,15 +105,6 @@ def posterior_bound(epsilon: float) -> float:
     return 1 / (1 + math.exp(-epsilon))
 
 
-def worst_report_variance(question: dict) -> float:
-    """Return the largest variance of one report's unbiased estimate (a share, or a number's mean on [0, 1]).
-
-    λ(1 − λ)/(p − q)² at the worst λ for an indicator; for a level mechanism, whose report is a
-    level rather than a bit, the worst case of its own variance (``Mechanism.worst_variance``).
-    """
-    return mechanism_for(question).worst_variance()
-
-
 def plan_question(question: dict, *, respondents: int, margin: float, share: float = 1.0,
                   level: float = DEFAULT_LEVEL) -> QuestionPlan:
     """Return the plan of one design question when a ``share`` of the respondents answer it."""

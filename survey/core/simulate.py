@@ -309,22 +309,6 @@ def _check_sizes(n, batch):
         raise TruthError(f"the batch size must be an integer >= 1, got {batch!r}")
 
 
-def simulate_batches(design: dict, truth: dict, *, n: int, batch: int, rng: np.random.Generator,
-                     given: dict | None = None) -> Iterator[list[dict]]:
-    """Yield the answers of n simulated respondents in lists of at most ``batch``."""
-    _check_sizes(n, batch)
-    for start in range(0, n, batch):
-        yield simulate_answers(design, truth, min(batch, n - start), rng, given=given)
-
-
-def simulate_column_batches(design: dict, truth: dict, *, n: int, batch: int, rng: np.random.Generator,
-                            given: dict | None = None) -> Iterator[list[np.ndarray]]:
-    """Yield the reports of n simulated respondents as simulate_columns batches of at most ``batch``."""
-    _check_sizes(n, batch)
-    for start in range(0, n, batch):
-        yield simulate_columns(design, truth, min(batch, n - start), rng, given=given)
-
-
 def simulate_report_batches(design: dict, truth: dict, *, n: int, batch: int, rng: np.random.Generator,
                             given: dict | None = None) -> Iterator[tuple[list[np.ndarray], np.ndarray | None]]:
     """Yield the (columns, asked) of n simulated respondents as simulate_reports batches of at most ``batch``."""
@@ -334,5 +318,5 @@ def simulate_report_batches(design: dict, truth: dict, *, n: int, batch: int, rn
 
 
 def batch_count(n: int, batch: int) -> int:
-    """Return how many batches simulate_batches yields."""
+    """Return how many batches simulate_report_batches yields."""
     return -(-n // batch)

@@ -42,9 +42,11 @@ def create_app(test_config: dict | None = None) -> Flask:
     if test_config:
         app.config.update(test_config)
 
-    from . import (account, api, builder, charts, collaborators, crosstab, db, editor, errors, explain_filters,
+    # auth and results add their views to research.bp: imported here, before it is registered.
+    from . import (account, auth, builder, charts, collaborators, crosstab, db, editor, errors, explain_filters,
                    fast_submissions, flood, health, invitations, lifecycle, limits, log_privacy, packages, regression, research,
-                   respond, sandbox, security, static_files, unavailable)
+                   respond, results, sandbox, security, static_files, unavailable)
+    from .api import views as api
     from .throttle import SignInThrottle
 
     fast_submissions.install(app)

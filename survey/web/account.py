@@ -8,9 +8,9 @@ from wtforms import HiddenField, StringField, SubmitField
 from wtforms.validators import DataRequired, Length
 
 from ..store import TOKEN_LABEL_MAX, StoreError, StoreUnavailable
+from .auth import login_required
 from .db import get_store
 from .forms import LogoutForm
-from .research import login_required
 
 bp = Blueprint("account", __name__)
 

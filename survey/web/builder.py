@@ -28,11 +28,11 @@ from ..core.planning import NOMINAL_EPSILON, nominal_warning, power_plan, questi
 from ..core.precision import DEFAULT_WARN_MARGIN, crosstab_precision, power_sentence, precision_warnings
 from ..store import SLUG_TAKEN, SlugTaken, StoreError, StoreUnavailable
 from .access import survey_for_researcher
+from .auth import login_required
 from .builder_forms import KIND_NAMES, BuilderForm, ImportForm, QuestionForm, form_to_mapping, mapping_to_formdata
 from .builder_text import preview_terms, summary
 from .db import get_store
 from .forms import LogoutForm
-from .research import login_required
 
 bp = Blueprint("builder", __name__)
 

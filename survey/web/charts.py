@@ -15,8 +15,9 @@ import threading
 
 from flask import Blueprint, Response, abort, current_app, request, url_for
 
+from .auth import login_required
 from .chart_cache import chart_cache
-from .research import _intervals, _level, keyed_rows, login_required
+from .results import intervals_arguments, keyed_rows, level_argument
 
 bp = Blueprint("charts", __name__)
 
@@ -50,8 +51,8 @@ def _send(key: tuple, draw, fmt: str, filename: str) -> Response:
 @login_required
 def question(slug, question, fmt):
     """Send one question's estimates with their intervals as an SVG or PNG chart; ``?download=1`` attaches it."""
-    level = _level()
-    design, rows, key = keyed_rows(slug, level, *_intervals())
+    level = level_argument()
+    design, rows, key = keyed_rows(slug, level, *intervals_arguments())
     if question not in {q["id"] for q in design["questions"]}:
         abort(404)
     return _send(key + (question, fmt), lambda: _drawing().question_chart(design, question, rows, fmt=fmt), fmt,
@@ -62,8 +63,8 @@ def question(slug, question, fmt):
 @login_required
 def survey(slug):
     """Send every question's chart stacked in one SVG (slow for very large surveys: the dashboard never loads it)."""
-    level = _level()
-    design, rows, key = keyed_rows(slug, level, *_intervals())
+    level = level_argument()
+    design, rows, key = keyed_rows(slug, level, *intervals_arguments())
 
     def draw():
         with _WHOLE_SURVEY:

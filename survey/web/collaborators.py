@@ -16,10 +16,10 @@ from wtforms.validators import DataRequired, EqualTo, Length
 
 from ..store import EMAIL_MAX, MIN_PASSWORD_LENGTH, JoinLinkInvalid, StoreError, StoreUnavailable
 from ..store.joining import JOIN_DAYS
+from .auth import check_password, login_required, start_session
 from .db import get_store
 from .forms import LogoutForm
 from .lifecycle import _submitted
-from .research import check_password, login_required, start_session
 from .security import csrf
 
 bp = Blueprint("collaborators", __name__)

@@ -14,9 +14,10 @@ from flask import Blueprint, Response, render_template, request
 from ..core.crosstab import (CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_csv, default_pair,
                              sampled_pair_note)
 from .access import survey_for_researcher
+from .auth import login_required
 from .db import get_store
 from .forms import LogoutForm
-from .research import _csv, _level, login_required
+from .results import csv_download, level_argument
 
 bp = Blueprint("crosstab", __name__)
 
@@ -105,7 +106,7 @@ def summary(table) -> str | None:
 def page(slug):
     """Show the crosstab of two questions (a default pair when none is named); 400 with a message for a bad pair."""
     design = survey_for_researcher(slug)
-    level = _level()
+    level = level_argument()
     error = table = None
     status = 200
     try:
@@ -126,10 +127,10 @@ def page(slug):
 def csv_download(slug):
     """Download the crosstab rows as CSV (measure,a_option,b_option,estimate,std_error,ci_low,ci_high,ci_level)."""
     design = survey_for_researcher(slug)
-    level = _level()
+    level = level_argument()
     try:
         question_a, question_b = _pair(design)
     except _BadPair as exc:
         return Response(f"Error: {exc}\n", status=400, mimetype="text/plain")
     table = _table(slug, question_a, question_b, level)
-    return _csv(crosstab_to_csv(table), f"{slug}-{question_a['id']}-{question_b['id']}-crosstab.csv")
+    return csv_download(crosstab_to_csv(table), f"{slug}-{question_a['id']}-{question_b['id']}-crosstab.csv")

@@ -8,10 +8,10 @@ from ..core.definition import DefinitionError, parse_definition_toml
 from ..core.design import build_design
 from ..store import SLUG_TAKEN, SlugTaken, StoreError, StoreUnavailable
 from .access import survey_for_researcher
+from .auth import login_required
 from .builder_text import mechanism_title
 from .db import get_store
 from .forms import LogoutForm, NewSurveyForm
-from .research import login_required
 
 bp = Blueprint("editor", __name__)
 

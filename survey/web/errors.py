@@ -8,6 +8,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from ..core.reports import ReportError
 from ..store import SurveyNotFound
+from .api.errors import error_for
 from .sessionless import SUBMISSIONS
 
 
@@ -47,8 +48,6 @@ def init_app(app):
             return _error(413, f"The request body is larger than the limit of {limit} bytes.")
         if request.path.startswith("/api/"):
             # Raised while routing, before the API blueprint is chosen (another method than GET).
-            from .api import error_for
-
             return error_for(exc)
         response = make_response(_error(exc.code or 500, exc.description or exc.name))
         if isinstance(exc, MethodNotAllowed) and exc.valid_methods:

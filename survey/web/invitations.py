@@ -14,9 +14,9 @@ from wtforms.validators import DataRequired, NumberRange
 
 from ..core.invitations import invitation_links, links_csv
 from ..store import StoreError, StoreUnavailable
+from .auth import login_required
 from .db import get_store
 from .lifecycle import _submitted
-from .research import login_required
 from .security import csrf
 
 bp = Blueprint("invitations", __name__)

@@ -12,26 +12,21 @@ researcher learns nothing from a missing token either.
 
 from __future__ import annotations
 
-import re
-
 from flask import Blueprint, abort, flash, g, redirect, url_for
 from flask_wtf import FlaskForm
 from wtforms import EmailField, HiddenField, StringField
 from wtforms.validators import DataRequired, Length
 
-from ..core.definition import DefinitionError, parse_definition_toml
-from ..core.design import build_design
+from ..core.definition import DefinitionError
+from ..core.definition_toml import definition_with_slug
 from ..store import SLUG_TAKEN, SlugTaken, StoreError, StoreUnavailable
 from .access import survey_for_researcher
+from .auth import login_required
 from .db import get_store
-from .research import login_required
 from .security import csrf
 
 bp = Blueprint("lifecycle", __name__)
 csrf.exempt(bp)  # checked in each view, after survey_for_researcher (see the module docstring)
-
-# The top-level `slug = "..."` line of a definition (before any [[questions]] table).
-_SLUG_LINE = re.compile(r"""^([ \t]*slug[ \t]*=[ \t]*)("(?:[^"\\\n]|\\.)*"|'[^'\n]*')""", re.MULTILINE)
 
 
 class LifecycleForm(FlaskForm):
@@ -52,24 +47,6 @@ class ShareForm(FlaskForm):
 
     email = EmailField("Researcher's email", validators=[DataRequired(), Length(max=254)],
                        render_kw={"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"})
-
-
-def definition_with_slug(text: str, new_slug: str) -> tuple[str, dict]:
-    """Return a definition's text with its slug replaced, and the design built from it (its hash covers the slug).
-
-    Raises DefinitionError if the text has no top-level slug line or the new slug is invalid.
-    """
-    first_table = re.search(r"^[ \t]*\[", text, re.MULTILINE)
-    head_end = first_table.start() if first_table else len(text)
-    match = _SLUG_LINE.search(text, 0, head_end)
-    if match is None:
-        raise DefinitionError("the definition has no top-level `slug = \"...\"` line to replace")
-    quoted = '"' + new_slug.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    new_text = text[:match.start(2)] + quoted + text[match.end(2):]
-    design = build_design(parse_definition_toml(new_text, source="the duplicated definition"))
-    if design["slug"] != new_slug:
-        raise DefinitionError(f"the duplicated definition's slug is {design['slug']!r}, not {new_slug!r}")
-    return new_text, design
 
 
 def _submitted(slug: str, form_class: type[FlaskForm]) -> FlaskForm:

@@ -8,12 +8,13 @@ import zipfile
 
 from flask import Blueprint, Response
 
-from ..core.codebook import codebook
-from ..core.datapackage import package_files
-from ..statfiles import MIMETYPES, aggregates_file, responses_file
+from ..exports.codebook import codebook
+from ..exports.datapackage import package_files
+from ..exports.statfiles import MIMETYPES, aggregates_file, responses_file
 from .access import survey_for_researcher
+from .auth import login_required
 from .db import get_store
-from .research import _intervals, _level, _rows, login_required
+from .results import cached_rows, intervals_arguments, level_argument
 
 bp = Blueprint("packages", __name__)
 
@@ -35,7 +36,7 @@ def responses_download(slug, fmt):
 @login_required
 def results_download(slug, fmt):
     """Download the estimates at ?level= (and ?intervals=) as an SPSS or Stata file."""
-    design, rows = _rows(slug, _level(), *_intervals())
+    design, rows = cached_rows(slug, level_argument(), *intervals_arguments())
     return _attachment(aggregates_file(design, rows, fmt), MIMETYPES[fmt], f"{slug}-results.{fmt}")
 
 
@@ -43,7 +44,7 @@ def results_download(slug, fmt):
 @login_required
 def package_zip(slug):
     """Download the Frictionless Data Package: datapackage.json, responses.csv, aggregates.csv, codebook.json."""
-    design, rows = _rows(slug, _level(), *_intervals())
+    design, rows = cached_rows(slug, level_argument(), *intervals_arguments())
     store = get_store()
     book = codebook(design, simulated=store.sandbox_counts(slug)["simulated"])
     files = package_files(design, rows, store.iter_responses(slug), book)

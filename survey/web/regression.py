@@ -15,9 +15,10 @@ from ..core.modelling import fit_words, model_questions
 from ..core.regression import RegressionError
 from ..core.regression_text import regression_to_csv, summary, term_sentence
 from .access import survey_for_researcher
+from .auth import login_required
 from .db import get_store
 from .forms import LogoutForm
-from .research import _csv, _level, login_required
+from .results import csv_download, level_argument
 
 bp = Blueprint("regression", __name__)
 
@@ -57,7 +58,7 @@ def _requested(design: dict) -> tuple[str, list[str], bool]:
 def page(slug):
     """Show the regression form and, for a valid choice, the fitted model; 400 with the reason for a bad one."""
     design = survey_for_researcher(slug)
-    level = _level()
+    level = level_argument()
     outcome, covariates, asked = _requested(design)
     model = error = None
     status = 200
@@ -83,7 +84,7 @@ def csv_download(slug):
     design = survey_for_researcher(slug)
     outcome, covariates, _ = _requested(design)
     try:
-        model = fit(slug, design, outcome, covariates, _level())
+        model = fit(slug, design, outcome, covariates, level_argument())
     except RegressionError as exc:
         abort(400, description=str(exc))
-    return _csv(regression_to_csv(model), f"{slug}-regression-{outcome}.csv")
+    return csv_download(regression_to_csv(model), f"{slug}-regression-{outcome}.csv")

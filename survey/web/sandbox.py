@@ -19,9 +19,9 @@ from ..core.aggregate import aggregate_counts
 from ..core.reports import ReportError, parse_submission, validate_submission
 from ..store import SANDBOX_SOURCES, StoreError, StoreUnavailable
 from .access import survey_for_researcher
+from .auth import login_required
 from .db import get_store
 from .forms import LogoutForm
-from .research import login_required
 from .security import csrf
 
 bp = Blueprint("sandbox", __name__)

@@ -7,7 +7,7 @@ one 0/1 column per bit of a bit-list report (OUE choice, multi), named ``QID__LA
 report (0/1 for rr and duchi, the option index for grr). A question the respondent was not
 asked is an empty cell in each of its columns. An export of the sandbox (test answers and simulated
 respondents, never the real responses) has a ``source`` column after received_day: "test" or
-"simulated". The codebook (``survey.core.codebook``) explains every column. ``response_records``
+"simulated". The codebook (``survey.exports.codebook``) explains every column. ``response_records``
 gives the same rows as JSON-ready dicts (None for an empty cell), for the API's paginated JSON.
 """
 

@@ -1,9 +1,10 @@
 """The OpenAPI 3.1 description of the read-only API under ``/api/``, served at ``/api/openapi.json``.
 
-It is written by hand beside the routes (``api.py``) and checked both ways against the app's
+It is written by hand beside the routes (``views.py``) and checked both ways against the app's
 URL map by the tests, and by a schema-based fuzzer against the running server, so that it
 cannot drift from what the server answers. The parameter rules here (level in [0.5, 1),
-limit 1..10,000, a cursor of 16 hex digits) are the ones ``api.py`` enforces.
+limit 1..10,000, a cursor of 16 hex digits) are the ones ``views.py`` enforces, and it imports
+nothing of them (the views import this module).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 
-from .api import DEFAULT_LIMIT, MAX_LIMIT
-
+# The JSON page of responses: ?limit= from 1 to MAX_LIMIT, DEFAULT_LIMIT when absent.
+DEFAULT_LIMIT = 1000
+MAX_LIMIT = 10000
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 NUMBER_OR_NULL = {"type": ["number", "null"]}
 

@@ -23,10 +23,10 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from .aggregate import CSV_HEADER
+from ..core.aggregate import CSV_HEADER
+from ..core.definition import MAX_OPTIONS, MAX_QUESTIONS
+from ..core.mechanisms import mechanism_for
 from .codebook import response_columns
-from .definition import MAX_OPTIONS, MAX_QUESTIONS
-from .mechanisms import mechanism_for
 
 # Words each package will not take as a variable name (SPSS: IBM SPSS Statistics Command Syntax
 # Reference, "Reserved keywords"; Stata: [U] 11.3 "Naming conventions").

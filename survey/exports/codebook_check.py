@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from ..core.design import design_hash
+from ..core.mechanisms import mechanism_for
+from ..core.reanalysis import BINARY, EXACT, ReanalysisError, name_problem
 from .codebook import response_columns
-from .design import design_hash
-from .mechanisms import mechanism_for
-from .reanalysis import BINARY, EXACT, ReanalysisError, name_problem
 
 BOOK_KEYS = {"survey", "title", "design_hash", "epsilon", "epsilon_spent", "allocation", "files", "method",
              "columns", "estimands", "design"}

@@ -44,12 +44,12 @@ import re
 import unicodedata
 from fractions import Fraction
 
-from .aggregate import estimand_labels
-from .codec import is_bit_vector
-from .mechanisms import BITS, INDEX, mechanism_for
-from .design import release_every
-from .releases import batch_epsilon
-from .shuffling import DEFAULT_DELTA
+from ..core.aggregate import estimand_labels
+from ..core.codec import is_bit_vector
+from ..core.design import release_every
+from ..core.mechanisms import BITS, INDEX, mechanism_for
+from ..core.releases import batch_epsilon
+from ..core.shuffling import DEFAULT_DELTA
 
 INTERVAL_METHOD = "clopper-pearson"
 _FALLBACK_RE = re.compile(r"option_[0-9]+")

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from .aggregate import CSV_HEADER, AggregateRow, rows_to_csv
+from ..core.aggregate import CSV_HEADER, AggregateRow, rows_to_csv
+from ..core.mechanisms import mechanism_for
 from .codebook import codebook
 from .export import responses_csv
 from .labels import AGGREGATE_LABELS
-from .mechanisms import mechanism_for
 
 FILES = {"responses": "responses.csv", "aggregates": "aggregates.csv", "codebook": "codebook.json"}
 _AGGREGATE_TYPES = {"question": "string", "option": "string", "kind": "string", "mechanism": "string",

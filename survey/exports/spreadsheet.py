@@ -25,7 +25,7 @@ from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Font
 
-from .aggregate import CSV_HEADER, AggregateRow
+from ..core.aggregate import CSV_HEADER, AggregateRow
 
 MIMETYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 REPLACEMENT = "\ufffd"

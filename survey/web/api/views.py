@@ -14,25 +14,25 @@ from __future__ import annotations
 import re
 
 from flask import Blueprint, abort, g, jsonify, request, url_for
-from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
+from werkzeug.exceptions import HTTPException
 
-from ..core.aggregate import rows_to_json
-from ..core.crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_json
-from ..core.export import header, response_records
-from ..store import StoreError, StoreUnavailable, SurveyNotFound
-from . import unavailable
-from .access import survey_for_researcher
-from .db import get_store
-from .research import _intervals, _level, _rows, responses_download, survey_release, xlsx_download
-from .security import csrf
-from .sessionless import Sessionless
+from ...core.aggregate import rows_to_json
+from ...core.crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_json
+from ...exports.export import header, response_records
+from ...store import StoreError, StoreUnavailable, SurveyNotFound
+from .. import unavailable
+from ..access import survey_for_researcher
+from ..db import get_store
+from ..results import (cached_rows, intervals_arguments, level_argument, responses_download, survey_release,
+                       xlsx_download)
+from ..security import csrf
+from ..sessionless import Sessionless
+from .errors import error, error_for
+from .openapi import DEFAULT_LIMIT, MAX_LIMIT, openapi_document, query_parameters
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)
 
-REALM = 'Bearer realm="ldp-survey"'
-DEFAULT_LIMIT = 1000
-MAX_LIMIT = 10000
 _CURSOR = re.compile(r"[0-9a-f]{16}")
 _LIMIT = re.compile(r"[0-9]{1,6}")
 _FORMATS = {"text/csv": "csv", "application/json": "json"}
@@ -42,15 +42,6 @@ def init_app(app):
     """Register the API blueprint and keep the session cookie out of it (and out of respondents' submissions)."""
     app.session_interface = Sessionless(app.session_interface)
     app.register_blueprint(bp)
-
-
-def error(status: int, message: str):
-    """Return the JSON error response ``{"error": message}`` with ``status`` (401 says how to authenticate)."""
-    response = jsonify({"error": message})
-    response.status_code = status
-    if status == 401:
-        response.headers["WWW-Authenticate"] = REALM
-    return response
 
 
 def bearer_token() -> str | None:
@@ -81,8 +72,6 @@ def refuse_unknown_parameters():
     """Answer 400 for a query parameter the route does not take, so that a misspelt ``?levle=`` is not ignored."""
     if request.url_rule is None or request.endpoint == "api.unknown":
         return None
-    from .openapi import query_parameters
-
     allowed = query_parameters(request.url_rule.rule)
     unknown = sorted(set(request.args) - set(allowed))
     if unknown:
@@ -94,17 +83,6 @@ def refuse_unknown_parameters():
 @bp.errorhandler(HTTPException)
 def http_error(exc: HTTPException):
     return error_for(exc)
-
-
-def error_for(exc: HTTPException):
-    """Return the API's JSON answer to an HTTP error, raised in a view or while routing (``errors.py``)."""
-    if isinstance(exc, NotFound):
-        return error(404, "not found")
-    if isinstance(exc, MethodNotAllowed):
-        response = error(405, f"the API is read-only: use GET, not {request.method}")
-        response.headers["Allow"] = ", ".join(exc.valid_methods or ["GET", "HEAD", "OPTIONS"])
-        return response
-    return error(exc.code or 500, exc.description or exc.name)
 
 
 @bp.errorhandler(SurveyNotFound)
@@ -131,8 +109,6 @@ def _survey_json(survey: dict) -> dict:
 @bp.get("/openapi.json")
 def openapi():
     """The OpenAPI 3.1 description of this API (no token needed: it reveals no survey)."""
-    from .openapi import openapi_document
-
     return jsonify(openapi_document())
 
 
@@ -147,9 +123,9 @@ def surveys():
 def results(slug):
     """The debiased estimates with intervals at ?level= and ?intervals= (as ``aggregate --format json``), the design hash and n."""
     survey_for_researcher(slug)
-    level = _level()
-    intervals, planned = _intervals()
-    design, rows = _rows(slug, level, intervals, planned)
+    level = level_argument()
+    intervals, planned = intervals_arguments()
+    design, rows = cached_rows(slug, level, intervals, planned)
     return jsonify({"slug": slug, "title": design["title"], "design_hash": design["hash"],
                     "responses": get_store().response_count(slug),
                     "release": survey_release(slug, design).as_dict(), "level": level, "intervals": intervals,
@@ -160,7 +136,7 @@ def results(slug):
 def crosstab_view(slug):
     """The crosstab of questions ?a= and ?b= (as ``crosstab --format json``); 400 for bad or missing questions."""
     design = survey_for_researcher(slug)
-    level = _level()
+    level = level_argument()
     questions = {question["id"]: question for question in design["questions"]}
     a, b = request.args.get("a", "").strip(), request.args.get("b", "").strip()
     try:
@@ -186,12 +162,12 @@ def crosstab_view(slug):
 @bp.get("/surveys/<slug>/regression")
 def regression_view(slug):
     """The logistic regression of ?outcome= on ?covariates=A,B (as ``regress --format json``); 400 with the reason."""
-    from ..core.regression import RegressionError
-    from ..core.regression_text import regression_to_json
-    from .regression import fit
+    from ...core.regression import RegressionError
+    from ...core.regression_text import regression_to_json
+    from ..regression import fit
 
     design = survey_for_researcher(slug)
-    level = _level()
+    level = level_argument()
     outcome = request.args.get("outcome", "").strip()
     covariates = [name.strip() for name in request.args.get("covariates", "").split(",") if name.strip()]
     try:
@@ -204,7 +180,7 @@ def regression_view(slug):
 @bp.get("/surveys/<slug>/codebook")
 def codebook_view(slug):
     """The codebook (as ``/surveys/<slug>/codebook.json``): each responses column's meaning, each estimand's p and q."""
-    from ..core.codebook import codebook
+    from ...exports.codebook import codebook
 
     design = survey_for_researcher(slug)
     return jsonify(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"]))

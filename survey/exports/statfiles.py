@@ -4,7 +4,7 @@ The cells are those of responses.csv and of the aggregates CSV: report columns n
 where the respondent was not asked the question: system-missing in SPSS, ``.`` in Stata),
 ``received_day`` a date, ids and labels strings. Variable labels say what each column holds,
 value labels what each report value means (``Mechanism.value_labels``); names and labels are
-fitted to each package's limits by ``survey.core.labels``. Written with pyreadstat (ReadStat),
+fitted to each package's limits by ``survey.exports.labels``. Written with pyreadstat (ReadStat),
 through a temporary file because ReadStat writes only to a path.
 """
 
@@ -15,9 +15,9 @@ import os
 import tempfile
 from typing import Iterable
 
-from .core.aggregate import AggregateRow, rows_to_json
-from .core.export import response_records
-from .core.labels import Variable, aggregate_variables, file_label, response_variables
+from ..core.aggregate import AggregateRow, rows_to_json
+from .export import response_records
+from .labels import Variable, aggregate_variables, file_label, response_variables
 
 FORMATS = {"sav": "SPSS", "dta": "Stata"}
 MIMETYPES = {"sav": "application/x-spss-sav", "dta": "application/x-stata-dta"}
