@@ -25,15 +25,17 @@ function memoKey(series, questionId) {
   return `${PREFIX}${series}:${questionId}`;
 }
 
-/** Return a string that changes whenever the question's answers or their randomization change. */
+/**
+ * Return a string that changes whenever the question's answers or their randomization change.
+ *
+ * The fields every design may hold (options, the three thresholds, the range; null where absent),
+ * then the parameters its mechanism names (mechanisms/index.js); none for an unknown mechanism.
+ */
 export function fingerprint(question) {
   const { kind, mechanism } = question;
   const parts = [kind, mechanism, question.options ?? null, question.flip_threshold ?? null,
     question.keep_threshold ?? null, question.q_threshold ?? null, question.min ?? null, question.max ?? null];
-  // Appended only when present, so that the fingerprints of the other mechanisms are unchanged.
-  if (question.subset_size !== undefined) parts.push(question.subset_size);
-  if (question.ratio_a !== undefined) parts.push(question.ratio_a, question.ratio_b ?? null);
-  if (question.band !== undefined) parts.push(question.steps, question.band);
+  parts.push(...(findMechanism(kind, mechanism)?.parameters(question) ?? []));
   return JSON.stringify(parts);
 }
 

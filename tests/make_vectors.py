@@ -24,6 +24,16 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from survey.core import mechanisms as mech  # noqa: E402
+from survey.core.mechanisms.common import per_option_epsilon, rr_epsilon, rr_flip_threshold
+from survey.core.mechanisms.grr import grr_epsilon, grr_keep_threshold
+from survey.core.mechanisms.hybrid import (hybrid_branch, hybrid_epsilon, hybrid_ratio, hybrid_scores,
+                                           hybrid_worst_variance)
+from survey.core.mechanisms.multi_sampled import multi_sampled_probabilities
+from survey.core.mechanisms.opm import opm_epsilon, opm_probabilities, opm_ratio, opm_shape, opm_worst_variance
+from survey.core.mechanisms.oue import oue_epsilon, oue_q_threshold, use_oue
+from survey.core.mechanisms.piecewise import (piecewise_epsilon, piecewise_probabilities, piecewise_ratio,
+                                              piecewise_worst_variance)
+from survey.core.mechanisms.subset import best_subset_size, ss_epsilon, ss_keep_threshold, ss_probabilities
 from survey.core.replay import U32Stream, randomize_question_stream  # noqa: E402
 
 VECTORS_PATH = Path(__file__).resolve().parent / "vectors.json"
@@ -40,10 +50,10 @@ def _digits30(value) -> str:
 
 def threshold_row(epsilon, d: int) -> dict:
     """Return every threshold, realised epsilon and (p, q) pair of one (epsilon, d)."""
-    flip = mech.rr_flip_threshold(epsilon=epsilon)
-    keep = mech.grr_keep_threshold(epsilon=epsilon, d=d)
-    q_oue = mech.oue_q_threshold(epsilon=epsilon)
-    rr_eps, grr_eps, oue_eps = mech.rr_epsilon(flip), mech.grr_epsilon(keep, d), mech.oue_epsilon(q_oue)
+    flip = rr_flip_threshold(epsilon=epsilon)
+    keep = grr_keep_threshold(epsilon=epsilon, d=d)
+    q_oue = oue_q_threshold(epsilon=epsilon)
+    rr_eps, grr_eps, oue_eps = rr_epsilon(flip), grr_epsilon(keep, d), oue_epsilon(q_oue)
     grr_p = Fraction(keep, TWO53)
     return {
         "epsilon": epsilon, "d": d,
@@ -53,7 +63,7 @@ def threshold_row(epsilon, d: int) -> dict:
         "grr_p": float(grr_p), "grr_q": float((1 - grr_p) / (d - 1)),
         "oue_q_threshold": q_oue, "oue_epsilon": _digits30(oue_eps), "oue_epsilon_float": float(oue_eps),
         "oue_p": 0.5, "oue_q": float(Fraction(q_oue, TWO53)),
-        "use_oue": mech.use_oue(epsilon=epsilon, d=d),
+        "use_oue": use_oue(epsilon=epsilon, d=d),
         **subset_fields(epsilon, d),
         **multi_fields(epsilon, d),
     }
@@ -63,16 +73,16 @@ def subset_fields(epsilon, d: int) -> dict:
     """Return the subset-selection size, threshold, realised epsilon and (p, q) of one (epsilon, d >= 3)."""
     if d < 3:
         return {"use_ss": False}
-    k, keep, _ = mech.best_subset_size(epsilon=epsilon, d=d)
-    p, q = mech.ss_probabilities(keep, d, k)
-    eps = mech.ss_epsilon(keep, d, k)
+    k, keep, _ = best_subset_size(epsilon=epsilon, d=d)
+    p, q = ss_probabilities(keep, d, k)
+    eps = ss_epsilon(keep, d, k)
     return {"ss_k": k, "ss_keep_threshold": keep, "ss_epsilon": _digits30(eps), "ss_epsilon_float": float(eps),
             "ss_p": float(p), "ss_q": float(q), "use_ss": mech.use_ss(epsilon=epsilon, d=d)}
 
 
 def multi_fields(epsilon, d: int) -> dict:
     """Return the (p, q) of the sampled multi report at full epsilon and whether it beats per-bit RR."""
-    p, q = mech.multi_sampled_probabilities(mech.rr_flip_threshold(epsilon=epsilon), d)
+    p, q = multi_sampled_probabilities(rr_flip_threshold(epsilon=epsilon), d)
     return {"multi_sampled_p": float(p), "multi_sampled_q": float(q),
             "use_multi_sampled": mech.use_multi_sampled(epsilon=epsilon, d=d)}
 
@@ -115,7 +125,7 @@ def _case(name, call, rng, *, prefix=(), args=None, question=None, true=None) ->
 def primitive_cases(rng: random.Random) -> list[dict]:
     """Return cases of u32/u53/bern53/below/bern, including boundaries and forced rejections."""
     top = 2**32 - 1
-    t1 = mech.rr_flip_threshold(epsilon=1)
+    t1 = rr_flip_threshold(epsilon=1)
     cases = [
         _case("u32 passes a word through", "u32", rng, prefix=[123456789], args=[]),
         _case("u53 of zero words is 0", "u53", rng, prefix=[0, 0], args=[]),
@@ -150,27 +160,27 @@ def primitive_cases(rng: random.Random) -> list[dict]:
 
 def question_cases(rng: random.Random) -> list[dict]:
     """Return cases of every mechanism with crafted keep/flip decisions and random draws."""
-    flip1 = mech.rr_flip_threshold(epsilon=1)
-    flip01 = mech.rr_flip_threshold(epsilon=0.1)
-    flip10 = mech.rr_flip_threshold(epsilon=10)
+    flip1 = rr_flip_threshold(epsilon=1)
+    flip01 = rr_flip_threshold(epsilon=0.1)
+    flip10 = rr_flip_threshold(epsilon=10)
     yes_no = _question("smoker", "yes_no", "rr", flip_threshold=flip1)
     five = ["a", "b", "c", "d", "e"]
     grr5 = _question("colour", "choice", "grr", options=five,
-                     keep_threshold=mech.grr_keep_threshold(epsilon=1, d=5))
+                     keep_threshold=grr_keep_threshold(epsilon=1, d=5))
     grr2 = _question("pair", "choice", "grr", options=["x", "y"],
-                     keep_threshold=mech.grr_keep_threshold(epsilon=0.5, d=2))
+                     keep_threshold=grr_keep_threshold(epsilon=0.5, d=2))
     grr3 = _question("three", "choice", "grr", options=["x", "y", "z"],
-                     keep_threshold=mech.grr_keep_threshold(epsilon=2, d=3))
+                     keep_threshold=grr_keep_threshold(epsilon=2, d=3))
     grr4 = _question("four", "choice", "grr", options=["w", "x", "y", "z"],
-                     keep_threshold=mech.grr_keep_threshold(epsilon=0.1, d=4))
+                     keep_threshold=grr_keep_threshold(epsilon=0.1, d=4))
     twenty = [f"option {i}" for i in range(20)]
-    oue20 = _question("many", "choice", "oue", options=twenty, q_threshold=mech.oue_q_threshold(epsilon=1))
-    oue5 = _question("few", "choice", "oue", options=five, q_threshold=mech.oue_q_threshold(epsilon=0.5))
+    oue20 = _question("many", "choice", "oue", options=twenty, q_threshold=oue_q_threshold(epsilon=1))
+    oue5 = _question("few", "choice", "oue", options=five, q_threshold=oue_q_threshold(epsilon=0.5))
     multi3 = _question("ticks", "multi", "rr", options=["p", "q", "r"],
-                       flip_threshold=mech.rr_flip_threshold(epsilon=mech.per_option_epsilon(2, 3)))
+                       flip_threshold=rr_flip_threshold(epsilon=per_option_epsilon(2, 3)))
     multi1 = _question("single", "multi", "rr", options=["only"], flip_threshold=flip1)
     multi8 = _question("eight", "multi", "rr", options=[str(i) for i in range(8)],
-                       flip_threshold=mech.rr_flip_threshold(epsilon=mech.per_option_epsilon(4, 8)))
+                       flip_threshold=rr_flip_threshold(epsilon=per_option_epsilon(4, 8)))
     age = _question("age", "number", "duchi", min=18, max=90, flip_threshold=flip1)
     unit = _question("unit", "number", "duchi", min=0, max=1, flip_threshold=flip01)
     neg = _question("temp", "number", "duchi", min=-40, max=24, flip_threshold=flip10)
@@ -255,13 +265,13 @@ def question_cases(rng: random.Random) -> list[dict]:
 def subset_cases(rng: random.Random) -> list[dict]:
     """Return cases of subset selection (choice/ss) and the sampled multi report (multi/sampled)."""
     ss8 = _question("eight", "choice", "ss", options=[f"o{i}" for i in range(8)], subset_size=3,
-                    keep_threshold=mech.ss_keep_threshold(epsilon=0.5, d=8, k=3))
+                    keep_threshold=ss_keep_threshold(epsilon=0.5, d=8, k=3))
     ss256 = _question("wide", "choice", "ss", options=[f"o{i}" for i in range(256)], subset_size=69,
-                      keep_threshold=mech.ss_keep_threshold(epsilon=1, d=256, k=69))
+                      keep_threshold=ss_keep_threshold(epsilon=1, d=256, k=69))
     ss3 = _question("three", "choice", "ss", options=["x", "y", "z"], subset_size=2,
-                    keep_threshold=mech.ss_keep_threshold(epsilon=1, d=3, k=2))
+                    keep_threshold=ss_keep_threshold(epsilon=1, d=3, k=2))
     sampled5 = _question("ticks5", "multi", "sampled", options=list("abcde"),
-                         flip_threshold=mech.rr_flip_threshold(epsilon=1))
+                         flip_threshold=rr_flip_threshold(epsilon=1))
     keep8 = ss8["keep_threshold"]
     cases = [
         # Kept: Floyd picks 2 of the 7 others: j=5: below(6)=1 -> {1}; j=6: below(7)=1 taken -> {1, 6};
@@ -298,18 +308,18 @@ def subset_cases(rng: random.Random) -> list[dict]:
 
 def piecewise_row(epsilon) -> dict:
     """Return the rational a/b <= e^(eps/2), realised epsilon, (p, q) and worst variance of the piecewise mechanism."""
-    a, b = mech.piecewise_ratio(epsilon=epsilon)
-    realised = mech.piecewise_epsilon(a, b)
-    p, q = mech.piecewise_probabilities(a, b)
+    a, b = piecewise_ratio(epsilon=epsilon)
+    realised = piecewise_epsilon(a, b)
+    p, q = piecewise_probabilities(a, b)
     return {"epsilon": epsilon, "ratio_a": a, "ratio_b": b, "bins": a + b,
             "epsilon_realised": _digits30(realised), "epsilon_float": float(realised),
-            "p": float(p), "q": float(q), "worst_variance": mech.piecewise_worst_variance(a, b)}
+            "p": float(p), "q": float(q), "worst_variance": piecewise_worst_variance(a, b)}
 
 
 def piecewise_cases(rng: random.Random) -> list[dict]:
     """Return cases of the discretised piecewise mechanism: rounding, the high/low branch, skipping the high bins."""
-    a4, b4 = mech.piecewise_ratio(epsilon=4)
-    a1, b1 = mech.piecewise_ratio(epsilon=1)
+    a4, b4 = piecewise_ratio(epsilon=4)
+    a1, b1 = piecewise_ratio(epsilon=1)
     age = _question("age", "number", "piecewise", min=18, max=90, ratio_a=a4, ratio_b=b4, bins=a4 + b4)
     unit = _question("unit", "number", "piecewise", min=0, max=1, ratio_a=a1, ratio_b=b1, bins=a1 + b1)
     wide = _question("income", "number", "piecewise", min=0, max=10**9, ratio_a=a4, ratio_b=b4, bins=a4 + b4)
@@ -348,19 +358,19 @@ def piecewise_cases(rng: random.Random) -> list[dict]:
 
 def hybrid_row(epsilon) -> dict:
     """Return the ratio a/b, realised epsilon, branch and flip probabilities and worst variance of the hybrid mechanism."""
-    a, b = mech.hybrid_ratio(epsilon=epsilon)
-    realised = mech.hybrid_epsilon(a, b)
-    beta, flip = mech.hybrid_branch(a, b)
+    a, b = hybrid_ratio(epsilon=epsilon)
+    realised = hybrid_epsilon(a, b)
+    beta, flip = hybrid_branch(a, b)
     return {"epsilon": epsilon, "ratio_a": a, "ratio_b": b, "bins": a + b, "levels": a + b + 2,
             "epsilon_realised": _digits30(realised), "epsilon_float": float(realised),
             "beta": f"{beta.numerator}/{beta.denominator}", "flip": f"{flip.numerator}/{flip.denominator}",
-            "duchi_scores": mech.hybrid_scores(a, b)[-2:], "worst_variance": mech.hybrid_worst_variance(a, b)}
+            "duchi_scores": hybrid_scores(a, b)[-2:], "worst_variance": hybrid_worst_variance(a, b)}
 
 
 def hybrid_cases(rng: random.Random) -> list[dict]:
     """Return cases of the hybrid mechanism: the branch draw, PM's levels, Duchi's rounding and flip as G + bit."""
-    a, b = mech.hybrid_ratio(epsilon=4)
-    a1, b1 = mech.hybrid_ratio(epsilon=1)
+    a, b = hybrid_ratio(epsilon=4)
+    a1, b1 = hybrid_ratio(epsilon=1)
     fields = {"ratio_a": a, "ratio_b": b, "bins": a + b, "levels": a + b + 2}
     age = _question("age", "number", "hybrid", min=18, max=90, **fields)
     unit = _question("unit", "number", "hybrid", min=0, max=1, ratio_a=a1, ratio_b=b1, bins=a1 + b1,
@@ -396,22 +406,22 @@ def hybrid_cases(rng: random.Random) -> list[dict]:
 
 def opm_row(epsilon) -> dict:
     """Return the ratio A/B <= e^eps, the grid steps m and band w, realised epsilon, (p, q) and worst variance."""
-    a, b = mech.opm_ratio(epsilon=epsilon)
-    m, w = mech.opm_shape(a, b)
-    realised = mech.opm_epsilon(a, b)
-    p, q = mech.opm_probabilities(a, b, m, w)
+    a, b = opm_ratio(epsilon=epsilon)
+    m, w = opm_shape(a, b)
+    realised = opm_epsilon(a, b)
+    p, q = opm_probabilities(a, b, m, w)
     return {"epsilon": epsilon, "ratio_a": a, "ratio_b": b, "steps": m, "band": w, "levels": m + w,
             "epsilon_realised": _digits30(realised), "epsilon_float": float(realised),
             "p": f"{p.numerator}/{p.denominator}", "q": f"{q.numerator}/{q.denominator}",
-            "worst_variance": mech.opm_worst_variance(a, b, m, w)}
+            "worst_variance": opm_worst_variance(a, b, m, w)}
 
 
 def opm_cases(rng: random.Random) -> list[dict]:
     """Return cases of the optimal piecewise mechanism: rounding onto m steps, the band draw, skipping the band."""
-    a, b = mech.opm_ratio(epsilon=8)
-    m, w = mech.opm_shape(a, b)
-    a4, b4 = mech.opm_ratio(epsilon=4)
-    m4, w4 = mech.opm_shape(a4, b4)
+    a, b = opm_ratio(epsilon=8)
+    m, w = opm_shape(a, b)
+    a4, b4 = opm_ratio(epsilon=4)
+    m4, w4 = opm_shape(a4, b4)
     fields = {"ratio_a": a, "ratio_b": b, "steps": m, "band": w, "levels": m + w}
     age = _question("age", "number", "opm", min=18, max=90, **fields)
     small = _question("hours", "number", "opm", min=0, max=10, ratio_a=a4, ratio_b=b4, steps=m4, band=w4,

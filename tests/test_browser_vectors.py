@@ -1,7 +1,7 @@
 """The shipped randomizers in headless Chromium: the browser engine itself agrees with the Python mirror.
 
-The modules are imported from the real server (/static/js/random.js and mechanisms.js, which
-imports the modules of /static/js/mechanisms/) into a page of the app's origin. Every stream case of tests/vectors.json is replayed through
+The modules are imported from the real server (/static/js/random.js and mechanisms/index.js, the
+registry, which imports the modules of /static/js/mechanisms/) into a page of the app's origin. Every stream case of tests/vectors.json is replayed through
 makeRandom(fill) with its listed words, which must give the file's output and consume every
 word; then randomizeRR at the example design's threshold, drawing from crypto.getRandomValues,
 must flip with probability T/2^53. The live_server and browser fixtures are in conftest.py.
@@ -33,7 +33,7 @@ crypto.getRandomValues = (array) => { window.__randomWords += array.length; retu
 REPLAY = """
 async (streams) => {
   const { makeRandom } = await import('/static/js/random.js');
-  const { randomizeQuestion } = await import('/static/js/mechanisms.js');
+  const { randomizeQuestion } = await import('/static/js/mechanisms/index.js');
   const outcomes = {};
   for (const c of streams) {
     let used = 0;
@@ -59,7 +59,7 @@ async (streams) => {
 
 COUNT_REPORTS = """
 async ({ flipThreshold, n }) => {
-  const { randomizeRR } = await import('/static/js/mechanisms.js');
+  const { randomizeRR } = await import('/static/js/mechanisms/warner.js');
   const before = window.__randomWords;
   const ones = [0, 0];
   for (const bit of [0, 1]) {
@@ -92,7 +92,7 @@ def replayed(app_page):
 
 def test_served_modules_are_the_shipped_files(app_page, live_server):
     mechanisms = sorted(f"mechanisms/{path.name}" for path in (ROOT / "client_js" / "mechanisms").glob("*.js"))
-    for name in ("random.js", "mechanisms.js", *mechanisms):
+    for name in ("random.js", *mechanisms):
         response = app_page.request.get(f"{live_server['origin']}/static/js/{name}")
         assert response.status == 200
         assert response.text() == (ROOT / "client_js" / name).read_text(encoding="utf-8")

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from werkzeug.security import check_password_hash
 
-from survey.core import mechanisms as mech
+from survey.core.mechanisms.hybrid import hybrid_variance
+from survey.core.mechanisms.opm import opm_variance
 from survey.core.aggregate import aggregate, rows_to_csv
 from survey.cli import main
 from survey.cli.operations import DEMO_EMAIL
@@ -308,17 +309,17 @@ def expected_standard_error(question: dict, theta: float, n: int) -> float:
     Var = E[t²]·r/(r−1) + (r+3)/(3(r−1)²) − w²/12 − (E t)², r = a/b, w = 2/(a − b) (Wang et al. 2019),
     divided by 4 for the [0, 1] scale (the grid rounding adds under 1/(4a²)). A hybrid or optimal
     piecewise number's is E[Var(x̂ | x)] + Var(x) over the same answers, with its exact variance
-    (mech.hybrid_variance, mech.opm_variance).
+    (hybrid_variance, opm_variance).
     """
     if question["mechanism"] in ("hybrid", "opm"):
         span = question["max"] - question["min"]
         weights = [math.comb(span, k) * theta ** k * (1 - theta) ** (span - k) for k in range(span + 1)]
         if question["mechanism"] == "hybrid":
             def variance(x):
-                return mech.hybrid_variance(question["ratio_a"], question["ratio_b"], x)
+                return hybrid_variance(question["ratio_a"], question["ratio_b"], x)
         else:
             def variance(x):
-                return mech.opm_variance(question["ratio_a"], question["ratio_b"], question["steps"], question["band"],
+                return opm_variance(question["ratio_a"], question["ratio_b"], question["steps"], question["band"],
                                          x)
         inner = sum(w * float(variance(Fraction(k, span))) for k, w in enumerate(weights))
         return math.sqrt((inner + theta * (1 - theta) / span) / n)

@@ -18,7 +18,8 @@ import pytest
 
 from survey.core.aggregate import CSV_HEADER
 from survey.cli import main
-from survey.core import mechanisms as mech
+from survey.core.mechanisms.multi_sampled import multi_sampled_probabilities
+from survey.core.mechanisms.subset import ss_probabilities
 from survey.exports.codebook import codebook, response_columns, slugify
 from survey.core.definition import parse_definition
 from survey.core.design import build_design, response_probabilities
@@ -289,7 +290,7 @@ def test_codebook_columns_and_estimands():
     assert subset["mechanism"] == "ss"
     assert {e["simultaneous_over"] for e in pet} == {8} and {e["p_exact"] for e in pet} == {
         f"{subset['keep_threshold']}/9007199254740992"}
-    p, q = mech.ss_probabilities(subset["keep_threshold"], 8, subset["subset_size"])
+    p, q = ss_probabilities(subset["keep_threshold"], 8, subset["subset_size"])
     assert {Fraction(e["q_exact"]) for e in pet} == {q} and q.denominator % 2**53 == 0
     sports = [e for e in book["estimands"] if e["question"] == "sports"]
     assert [(e["option"], e["column"], e["simultaneous_over"]) for e in sports] == [
@@ -298,7 +299,7 @@ def test_codebook_columns_and_estimands():
     sports_column = next(column for column in book["columns"] if column["name"] == "sports__swim")
     assert design["questions"][3]["mechanism"] == "sampled"
     assert sports_column["meaning"].startswith("1 if the report drew option 'Swim' (each with probability 1/4)")
-    p, q = mech.multi_sampled_probabilities(design["questions"][3]["flip_threshold"], 4)
+    p, q = multi_sampled_probabilities(design["questions"][3]["flip_threshold"], 4)
     assert {(Fraction(e["p_exact"]), Fraction(e["q_exact"])) for e in sports} == {(p, q)}
     age = book["estimands"][-1]
     assert (age["option"], age["column"], age["scale"], age["value"]) == ("", "age", [18, 90], 1)

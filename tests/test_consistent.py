@@ -15,12 +15,9 @@ from survey.core.estimators import (
     relative_noise,
     simplex_intervals,
 )
-from survey.core.mechanisms import (
-    GeneralizedRR,
-    OptimizedUnaryEncoding,
-    grr_keep_threshold,
-    oue_q_threshold,
-)
+from survey.core.mechanisms import GeneralizedRR, OptimizedUnaryEncoding
+from survey.core.mechanisms.grr import grr_keep_threshold
+from survey.core.mechanisms.oue import oue_q_threshold
 
 
 def random_box(rng, d):

@@ -22,7 +22,7 @@ from survey.core.crosstab import (CSV_HEADER, CrosstabError, crosstab, crosstab_
                              crosstab_to_table)
 from survey.core.definition import parse_definition_toml
 from survey.core.design import build_design, response_probabilities
-from survey.core import mechanisms as mech
+from survey.core.mechanisms.piecewise import piecewise_epsilon, piecewise_ratio
 from survey.core.mechanisms import randomize_question
 from survey.store import Store
 
@@ -82,9 +82,9 @@ max = 10
 def as_piecewise(design: dict) -> dict:
     """Return the design with its number question (the second) under the piecewise mechanism, as older designs hold it."""
     question = design["questions"][1]
-    a, b = mech.piecewise_ratio(epsilon=question["epsilon_nominal"])
+    a, b = piecewise_ratio(epsilon=question["epsilon_nominal"])
     piecewise = {key: value for key, value in question.items() if key != "levels"}
-    piecewise.update(mechanism="piecewise", ratio_a=a, ratio_b=b, bins=a + b, epsilon=float(mech.piecewise_epsilon(a, b)))
+    piecewise.update(mechanism="piecewise", ratio_a=a, ratio_b=b, bins=a + b, epsilon=float(piecewise_epsilon(a, b)))
     return {**design, "questions": [design["questions"][0], piecewise]}
 
 

@@ -10,10 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from survey.core import mechanisms as mech
+from survey.core.mechanisms.common import rr_epsilon, rr_flip_threshold
+from survey.core.mechanisms.duchi import duchi_worst_variance
+from survey.core.mechanisms.grr import grr_epsilon
+from survey.core.mechanisms.hybrid import MAX_HYBRID_BINS, hybrid_epsilon, hybrid_ratio, hybrid_worst_variance
+from survey.core.mechanisms.opm import MAX_OPM_RATIO_A, opm_epsilon, opm_ratio, opm_shape, opm_worst_variance
+from survey.core.mechanisms.oue import use_oue
+from survey.core.mechanisms.piecewise import (MAX_PIECEWISE_BINS, piecewise_epsilon, piecewise_ratio,
+                                              piecewise_worst_variance)
 from survey.core.definition import DefinitionError, load_definition, parse_definition, parse_definition_toml
 from survey.core.design import build_design, design_hash
-from survey.core.mechanisms.opm import MAX_OPM_RATIO_A
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -120,7 +126,7 @@ def test_choice_switches_to_oue_exactly_at_d_3e_eps_plus_2():
             data = definition(epsilon=epsilon, questions=[{"id": "c", "kind": "choice", "text": "C",
                                                            "options": options}])
             mechanism = build_design(parse_definition(data))["questions"][0]["mechanism"]
-            assert mech.use_oue(epsilon=epsilon, d=d) is (d >= boundary), (epsilon, d)
+            assert use_oue(epsilon=epsilon, d=d) is (d >= boundary), (epsilon, d)
             # Around the GRR/OUE boundary subset selection has the least variance of the three.
             assert mechanism == "ss", (epsilon, d)
 
@@ -150,9 +156,9 @@ def test_realised_epsilons_never_exceed_the_shares_or_the_budget():
             share = Fraction(data["epsilon"]) * weight / sum(weights)
             assert Fraction(entry["epsilon_nominal"]) <= share
             assert 0 < Fraction(entry["epsilon"]) <= Fraction(entry["epsilon_nominal"])
-            if entry["mechanism"] == "piecewise" and float(share) > 2 * math.log(mech.MAX_PIECEWISE_BINS - 1):
+            if entry["mechanism"] == "piecewise" and float(share) > 2 * math.log(MAX_PIECEWISE_BINS - 1):
                 # e^(eps/2) beyond the largest ratio a/b with a + b <= MAX_PIECEWISE_BINS: eps' = 2 ln 4095 < eps.
-                assert (entry["ratio_a"], entry["ratio_b"]) == (mech.MAX_PIECEWISE_BINS - 1, 1)
+                assert (entry["ratio_a"], entry["ratio_b"]) == (MAX_PIECEWISE_BINS - 1, 1)
                 continue
             if entry["mechanism"] == "opm" and float(share) > math.log(MAX_OPM_RATIO_A):
                 # e^eps beyond the largest ratio A/B with A <= 2^20: eps' = ln 2^20 < eps.
@@ -167,19 +173,19 @@ def test_realised_epsilons_never_exceed_the_shares_or_the_budget():
 
 def _number_variances(epsilon) -> dict:
     """Return the worst-case variance of each number mechanism at a nominal epsilon, with its ratio if any."""
-    threshold = mech.rr_flip_threshold(epsilon=epsilon)
-    a, b = mech.piecewise_ratio(epsilon=epsilon)
-    c, d = mech.hybrid_ratio(epsilon=epsilon)
-    return {"duchi": (mech.duchi_worst_variance(threshold), None),
-            "piecewise": (mech.piecewise_worst_variance(a, b), (a, b)),
-            "hybrid": (mech.hybrid_worst_variance(c, d), (c, d)),
-            "opm": (mech.opm_worst_variance(*opm_parameters(epsilon)), opm_parameters(epsilon))}
+    threshold = rr_flip_threshold(epsilon=epsilon)
+    a, b = piecewise_ratio(epsilon=epsilon)
+    c, d = hybrid_ratio(epsilon=epsilon)
+    return {"duchi": (duchi_worst_variance(threshold), None),
+            "piecewise": (piecewise_worst_variance(a, b), (a, b)),
+            "hybrid": (hybrid_worst_variance(c, d), (c, d)),
+            "opm": (opm_worst_variance(*opm_parameters(epsilon)), opm_parameters(epsilon))}
 
 
 def opm_parameters(epsilon) -> tuple[int, int, int, int]:
     """Return (A, B, m, w) of the optimal piecewise mechanism at a nominal epsilon."""
-    a, b = mech.opm_ratio(epsilon=epsilon)
-    return (a, b, *mech.opm_shape(a, b))
+    a, b = opm_ratio(epsilon=epsilon)
+    return (a, b, *opm_shape(a, b))
 
 
 @pytest.mark.parametrize("epsilon, mechanism", [(0.3, "duchi"), (0.5, "duchi"), (0.7, "hybrid"), (1.0, "hybrid"),
@@ -196,20 +202,20 @@ def test_number_mechanism_is_the_one_of_lowest_worst_case_variance(epsilon, mech
     if mechanism == "opm":
         a, b, m, w = ratio
         assert (entry["ratio_a"], entry["ratio_b"], entry["steps"], entry["band"], entry["levels"]) == (a, b, m, w, m + w)
-        assert entry["epsilon"] == float(mech.opm_epsilon(a, b)) <= epsilon and "flip_threshold" not in entry
+        assert entry["epsilon"] == float(opm_epsilon(a, b)) <= epsilon and "flip_threshold" not in entry
     elif mechanism == "piecewise":
         a, b = ratio
         assert (entry["ratio_a"], entry["ratio_b"], entry["bins"]) == (a, b, a + b)
-        assert entry["epsilon"] == float(mech.piecewise_epsilon(a, b)) <= epsilon
+        assert entry["epsilon"] == float(piecewise_epsilon(a, b)) <= epsilon
         assert "flip_threshold" not in entry
     elif mechanism == "hybrid":
         a, b = ratio
         assert (entry["ratio_a"], entry["ratio_b"], entry["bins"], entry["levels"]) == (a, b, a + b, a + b + 2)
-        assert a + b <= mech.MAX_HYBRID_BINS and "flip_threshold" not in entry
-        assert mech.hybrid_epsilon(a, b) <= Decimal(entry["epsilon_nominal"]) <= Decimal(epsilon)
-        assert entry["epsilon"] == float(mech.hybrid_epsilon(a, b))
+        assert a + b <= MAX_HYBRID_BINS and "flip_threshold" not in entry
+        assert hybrid_epsilon(a, b) <= Decimal(entry["epsilon_nominal"]) <= Decimal(epsilon)
+        assert entry["epsilon"] == float(hybrid_epsilon(a, b))
     else:
-        assert entry["flip_threshold"] == mech.rr_flip_threshold(epsilon=entry["epsilon_nominal"])
+        assert entry["flip_threshold"] == rr_flip_threshold(epsilon=entry["epsilon_nominal"])
         assert "ratio_a" not in entry
 
 
@@ -231,13 +237,13 @@ def test_thresholds_reproduce_the_realised_epsilon():
         {"id": "m", "kind": "multi", "text": "M", "options": ["a", "b"]},
         {"id": "n", "kind": "number", "text": "N", "min": 0, "max": 10}])
     questions = {q["id"]: q for q in build_design(parse_definition(data))["questions"]}
-    assert questions["y"]["epsilon"] == float(mech.rr_epsilon(questions["y"]["flip_threshold"]))
-    assert questions["c"]["epsilon"] == float(mech.grr_epsilon(questions["c"]["keep_threshold"], 3))
+    assert questions["y"]["epsilon"] == float(rr_epsilon(questions["y"]["flip_threshold"]))
+    assert questions["c"]["epsilon"] == float(grr_epsilon(questions["c"]["keep_threshold"], 3))
     # Two options at 0.75: a sampled option gains under 5% over both bits at 0.375, so per-bit RR.
     assert questions["m"]["mechanism"] == "rr"
-    assert questions["m"]["epsilon"] == pytest.approx(2 * float(mech.rr_epsilon(questions["m"]["flip_threshold"])))
+    assert questions["m"]["epsilon"] == pytest.approx(2 * float(rr_epsilon(questions["m"]["flip_threshold"])))
     assert questions["n"]["mechanism"] == "hybrid"
-    assert questions["n"]["epsilon"] == float(mech.hybrid_epsilon(questions["n"]["ratio_a"], questions["n"]["ratio_b"]))
+    assert questions["n"]["epsilon"] == float(hybrid_epsilon(questions["n"]["ratio_a"], questions["n"]["ratio_b"]))
 
 
 def test_design_hash_covers_every_parameter():
@@ -277,9 +283,9 @@ def test_a_forced_mechanism_is_designed_at_the_questions_share(epsilon, mechanis
     assert entry["mechanism"] == mechanism and entry["chosen_by"] == "definition"
     assert entry["epsilon"] <= entry["epsilon_nominal"] == epsilon
     if mechanism == "duchi":
-        assert entry["flip_threshold"] == mech.rr_flip_threshold(epsilon=Decimal(epsilon))
+        assert entry["flip_threshold"] == rr_flip_threshold(epsilon=Decimal(epsilon))
     else:
-        ratio = (mech.hybrid_ratio if mechanism == "hybrid" else mech.piecewise_ratio)(epsilon=Decimal(epsilon))
+        ratio = (hybrid_ratio if mechanism == "hybrid" else piecewise_ratio)(epsilon=Decimal(epsilon))
         assert (entry["ratio_a"], entry["ratio_b"]) == ratio
 
 

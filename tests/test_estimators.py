@@ -19,9 +19,15 @@ import pytest
 from scipy import stats
 from scipy.stats import binomtest
 
-from survey.core import mechanisms as mech
-from survey.core.estimators import (Estimate, clopper_pearson, debias_binary, debias_duchi_mean, debias_grr,
-                               debias_indicators, debias_oue, debias_piecewise_mean, debias_rr, project_simplex)
+from survey.core.mechanisms.common import TWO53, per_option_epsilon, randomize_rr, rr_flip_threshold
+from survey.core.mechanisms.duchi import debias_duchi_mean, randomize_duchi
+from survey.core.mechanisms.grr import debias_grr, grr_keep_threshold, randomize_grr
+from survey.core.mechanisms.multi_bits import randomize_multi
+from survey.core.mechanisms.oue import debias_oue, oue_q_threshold, randomize_oue, use_oue
+from survey.core.mechanisms.piecewise import (debias_piecewise_mean, piecewise_epsilon, piecewise_probabilities,
+                                              piecewise_ratio, piecewise_worst_variance, randomize_piecewise)
+from survey.core.estimators import Estimate, clopper_pearson, debias_binary, debias_indicators, project_simplex
+from survey.core.mechanisms.warner import debias_rr
 
 REPETITIONS = 1000
 MIN_COVERAGE = 0.93
@@ -29,8 +35,8 @@ TOLERANCE_SE = 4.0
 
 
 def rr_flip(epsilon) -> tuple[int, float]:
-    threshold = mech.rr_flip_threshold(epsilon=epsilon)
-    return threshold, threshold / mech.TWO53
+    threshold = rr_flip_threshold(epsilon=epsilon)
+    return threshold, threshold / TWO53
 
 
 def assert_mean_unbiased(estimates, truth, variance, label=""):
@@ -289,7 +295,7 @@ def test_rr_is_unbiased_and_covers(epsilon, n, theta):
     rng = np.random.default_rng([1, n, int(epsilon * 10), int(theta * 10)])
     threshold, flip = rr_flip(epsilon)
     truth = (rng.random((REPETITIONS, n)) < theta).astype(np.int64)
-    ones = mech.randomize_rr(truth, flip_threshold=threshold, rng=rng).sum(axis=1)
+    ones = randomize_rr(truth, flip_threshold=threshold, rng=rng).sum(axis=1)
     estimates = [debias_rr(int(k), n, flip=flip, level=0.95) for k in ones]
     report_prob = flip + theta * (1 - 2 * flip)
     variance = report_prob * (1 - report_prob) / (n * (1 - 2 * flip) ** 2)
@@ -301,7 +307,7 @@ def test_wald_fails_where_clopper_pearson_holds():
     """At epsilon = 4, n = 30, theta = 0, Wald covers about 42% (Brown, Cai & DasGupta 2001); CP keeps 95%."""
     rng = np.random.default_rng(42)
     threshold, flip = rr_flip(4.0)
-    ones = mech.randomize_rr(np.zeros((REPETITIONS, 30), dtype=np.int64), flip_threshold=threshold,
+    ones = randomize_rr(np.zeros((REPETITIONS, 30), dtype=np.int64), flip_threshold=threshold,
                              rng=rng).sum(axis=1)
     estimates = [debias_rr(int(k), 30, flip=flip, level=0.95) for k in ones]
     # Wald with the plug-in standard error, which is a false 0 whenever every report is 0.
@@ -335,13 +341,13 @@ def assert_categorical(counts, n, shares, p, q, estimator, label):
 ])
 def test_grr_is_unbiased_and_covers_simultaneously(epsilon, n, shares):
     d = len(shares)
-    assert not mech.use_oue(epsilon=epsilon, d=d)
+    assert not use_oue(epsilon=epsilon, d=d)
     rng = np.random.default_rng([2, n, d, int(epsilon * 10)])
-    threshold = mech.grr_keep_threshold(epsilon=epsilon, d=d)
-    p = threshold / mech.TWO53
+    threshold = grr_keep_threshold(epsilon=epsilon, d=d)
+    p = threshold / TWO53
     q = (1 - p) / (d - 1)
     truth = rng.choice(d, size=(REPETITIONS, n), p=shares)
-    reports = mech.randomize_grr(truth, d=d, keep_threshold=threshold, rng=rng)
+    reports = randomize_grr(truth, d=d, keep_threshold=threshold, rng=rng)
     counts = np.stack([(reports == option).sum(axis=1) for option in range(d)], axis=1)
     assert_categorical(counts, n, shares, p, q, lambda row: debias_grr(row, n, p=p, q=q, level=0.95),
                        f"grr eps={epsilon} n={n}")
@@ -356,10 +362,10 @@ def test_grr_is_unbiased_and_covers_simultaneously(epsilon, n, shares):
 def test_oue_is_unbiased_and_covers_simultaneously(epsilon, n, shares, repetitions):
     d = len(shares)
     rng = np.random.default_rng([3, n, d, int(epsilon * 10)])
-    threshold = mech.oue_q_threshold(epsilon=epsilon)
-    q = threshold / mech.TWO53
+    threshold = oue_q_threshold(epsilon=epsilon)
+    q = threshold / TWO53
     truth = rng.choice(d, size=repetitions * n, p=shares)
-    reports = mech.randomize_oue(truth, d=d, q_threshold=threshold, rng=rng).reshape(repetitions, n, d)
+    reports = randomize_oue(truth, d=d, q_threshold=threshold, rng=rng).reshape(repetitions, n, d)
     counts = reports.sum(axis=1)
     assert_categorical(counts, n, shares, 0.5, q, lambda row: debias_oue(row, n, q=q, level=0.95),
                        f"oue eps={epsilon} n={n} d={d}")
@@ -376,9 +382,9 @@ def test_oue_is_unbiased_and_covers_simultaneously(epsilon, n, shares, repetitio
 def test_multi_per_bit_is_unbiased_and_covers(epsilon, n, shares):
     d = len(shares)
     rng = np.random.default_rng([4, n, d, int(epsilon * 10)])
-    threshold, flip = rr_flip(mech.per_option_epsilon(epsilon, d))
+    threshold, flip = rr_flip(per_option_epsilon(epsilon, d))
     truth = (rng.random((REPETITIONS, n, d)) < np.array(shares)).astype(np.int64)
-    counts = mech.randomize_multi(truth, flip_threshold=threshold, rng=rng).sum(axis=1)
+    counts = randomize_multi(truth, flip_threshold=threshold, rng=rng).sum(axis=1)
     estimates = [debias_indicators([int(c) for c in row], n, p=1 - flip, q=flip, level=0.95) for row in counts]
     for option, share in enumerate(shares):
         report_prob = flip + share * (1 - 2 * flip)
@@ -402,7 +408,7 @@ def test_duchi_mean_is_unbiased_and_covers(epsilon, n, values):
     rng = np.random.default_rng([5, n, int(epsilon * 10), len(values)])
     threshold, flip = rr_flip(epsilon)
     truth = rng.choice(np.array(values), size=(REPETITIONS, n))
-    ones = mech.randomize_duchi(truth, lo=lo, hi=hi, flip_threshold=threshold, rng=rng).sum(axis=1)
+    ones = randomize_duchi(truth, lo=lo, hi=hi, flip_threshold=threshold, rng=rng).sum(axis=1)
     estimates = [debias_duchi_mean(int(k), n, flip=flip, lo=lo, hi=hi, level=0.95) for k in ones]
     true_mean = float(np.mean(values))
     theta = (true_mean - lo) / (hi - lo)
@@ -434,8 +440,8 @@ def piecewise_levels(x, *, lo, hi, a, b) -> list[Fraction]:
 @pytest.mark.parametrize("epsilon, lo, hi", [(0.5, 0, 7), (2.0, 18, 90), (4.0, -3, 3), (8.0, 0, 1000)])
 def test_piecewise_level_mean_is_exactly_linear_and_epsilon_exact(epsilon, lo, hi):
     """E[(k + 1/2)/G | x] = q + (p - q)(x - lo)/(hi - lo) exactly, and every level's ratio is at most (a/b)^2."""
-    a, b = mech.piecewise_ratio(epsilon=epsilon)
-    p, q = mech.piecewise_probabilities(a, b)
+    a, b = piecewise_ratio(epsilon=epsilon)
+    p, q = piecewise_probabilities(a, b)
     values = sorted({lo, lo + 1, (lo + hi) // 2, hi - 1, hi})
     rows = {x: piecewise_levels(x, lo=lo, hi=hi, a=a, b=b) for x in values}
     for x, probabilities in rows.items():
@@ -444,24 +450,24 @@ def test_piecewise_level_mean_is_exactly_linear_and_epsilon_exact(epsilon, lo, h
         assert mean == q + (p - q) * Fraction(x - lo, hi - lo)
     ratios = [rows[x][k] / rows[y][k] for x in values for y in values for k in range(a + b)]
     assert max(ratios) == Fraction(a, b) ** 2
-    assert mech.piecewise_epsilon(a, b) <= Decimal(epsilon)
+    assert piecewise_epsilon(a, b) <= Decimal(epsilon)
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 1.3, 2.0, 4.0, 8.0])
 def test_piecewise_worst_variance_bounds_the_exact_variance(epsilon):
     lo, hi = 0, 50
-    a, b = mech.piecewise_ratio(epsilon=epsilon)
-    p, q = mech.piecewise_probabilities(a, b)
+    a, b = piecewise_ratio(epsilon=epsilon)
+    p, q = piecewise_probabilities(a, b)
     exact = []
     for x in range(lo, hi + 1):
         probabilities = piecewise_levels(x, lo=lo, hi=hi, a=a, b=b)
         r = [Fraction(2 * k + 1, 2 * (a + b)) for k in range(a + b)]
         mean = sum(prob * value for prob, value in zip(probabilities, r))
         exact.append(float(sum(prob * (value - mean) ** 2 for prob, value in zip(probabilities, r)) / (p - q) ** 2))
-    bound = mech.piecewise_worst_variance(a, b)
+    bound = piecewise_worst_variance(a, b)
     assert max(exact) <= bound <= max(exact) * (1 + 1e-3), (max(exact), bound)
     # The continuous PM of Wang et al. (2019) at t = 1, on the [0, 1] scale, less the binning's w^2/48.
-    r = math.exp(float(mech.piecewise_epsilon(a, b)) / 2)
+    r = math.exp(float(piecewise_epsilon(a, b)) / 2)
     assert bound == pytest.approx((1 / (r - 1) + (r + 3) / (3 * (r - 1) ** 2)) / 4, rel=2e-3)
 
 
@@ -477,10 +483,10 @@ def test_piecewise_worst_variance_bounds_the_exact_variance(epsilon):
 def test_piecewise_mean_is_unbiased_and_covers(epsilon, n, values):
     """Tested on the mechanism directly: at eps = 0.5 the design would pick Duchi's."""
     lo, hi = 18, 90
-    a, b = mech.piecewise_ratio(epsilon=epsilon)
+    a, b = piecewise_ratio(epsilon=epsilon)
     rng = np.random.default_rng([11, n, int(epsilon * 10), len(values)])
     truth = rng.choice(np.array(values), size=(REPETITIONS, n))
-    levels = mech.randomize_piecewise(truth, lo=lo, hi=hi, ratio_a=a, ratio_b=b, rng=rng)
+    levels = randomize_piecewise(truth, lo=lo, hi=hi, ratio_a=a, ratio_b=b, rng=rng)
     estimates = [debias_piecewise_mean(int(row.sum()), int((row * row).sum()), n, ratio_a=a, ratio_b=b,
                                        lo=lo, hi=hi, level=0.95) for row in levels]
     true_mean = float(np.mean(values))

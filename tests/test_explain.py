@@ -7,7 +7,10 @@ from fractions import Fraction
 
 import pytest
 
-from survey.core import mechanisms as mech
+from survey.core.mechanisms.common import per_option_epsilon, rr_epsilon, rr_flip_threshold
+from survey.core.mechanisms.grr import grr_keep_threshold
+from survey.core.mechanisms.oue import oue_q_threshold
+from survey.core.mechanisms.piecewise import piecewise_epsilon, piecewise_ratio
 from survey.core.definition import parse_definition_toml
 from survey.core.design import build_design
 from survey.core.explain import format_epsilon, percent, protection_note
@@ -84,9 +87,9 @@ def test_format_epsilon(epsilon, text):
 
 
 def test_yes_no_note_matches_the_flip_threshold():
-    threshold = mech.rr_flip_threshold(epsilon=0.5714285714285714)
+    threshold = rr_flip_threshold(epsilon=0.5714285714285714)
     question = {"id": "q", "kind": "yes_no", "mechanism": "rr", "flip_threshold": threshold,
-                "epsilon": float(mech.rr_epsilon(threshold))}
+                "epsilon": float(rr_epsilon(threshold))}
     assert protection_note(question) == \
         "Your answer is kept with probability 64% and flipped otherwise (ε′ = 0.58)."
 
@@ -101,7 +104,7 @@ def test_grr_note_names_the_other_options(design):
 
 
 def test_grr_note_with_two_options():
-    threshold = mech.grr_keep_threshold(epsilon=1, d=2)
+    threshold = grr_keep_threshold(epsilon=1, d=2)
     question = {"id": "q", "kind": "choice", "mechanism": "grr", "options": ["a", "b"],
                 "keep_threshold": threshold, "epsilon": 1.0}
     assert "replaced by the other option (ε′ = 1)" in protection_note(question)
@@ -109,7 +112,7 @@ def test_grr_note_with_two_options():
 
 def test_oue_note_describes_the_marks():
     question = {"id": "country", "kind": "choice", "mechanism": "oue", "options": [f"c{i}" for i in range(40)],
-                "q_threshold": mech.oue_q_threshold(epsilon=1), "epsilon": 1.0}
+                "q_threshold": oue_q_threshold(epsilon=1), "epsilon": 1.0}
     q = percent(Fraction(question["q_threshold"], TWO53))
     note = protection_note(question)
     assert "40 separate marks" in note and "50%" in note and f"with probability {q} " in note
@@ -134,9 +137,9 @@ def test_sampled_multi_note_says_one_option_is_sent(design):
 
 
 def test_multi_note_gives_per_option_and_total_epsilon():
-    epsilon = mech.per_option_epsilon(6, 3)
+    epsilon = per_option_epsilon(6, 3)
     question = {"id": "sports", "kind": "multi", "mechanism": "rr", "options": ["a", "b", "c"],
-                "flip_threshold": mech.rr_flip_threshold(epsilon=epsilon), "epsilon": 6.0,
+                "flip_threshold": rr_flip_threshold(epsilon=epsilon), "epsilon": 6.0,
                 "epsilon_per_option": float(epsilon)}
     keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
     note = protection_note(question)
@@ -146,9 +149,9 @@ def test_multi_note_gives_per_option_and_total_epsilon():
 
 
 def test_number_note_names_the_range():
-    threshold = mech.rr_flip_threshold(epsilon=0.5)
+    threshold = rr_flip_threshold(epsilon=0.5)
     question = {"id": "age", "kind": "number", "mechanism": "duchi", "min": 18, "max": 90,
-                "flip_threshold": threshold, "epsilon": float(mech.rr_epsilon(threshold))}
+                "flip_threshold": threshold, "epsilon": float(rr_epsilon(threshold))}
     keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
     note = protection_note(question)
     assert note.startswith("Your number is first rounded at random to the low or high end of 18–90")
@@ -156,9 +159,9 @@ def test_number_note_names_the_range():
 
 
 def test_piecewise_number_note_gives_the_band_probability():
-    a, b = mech.piecewise_ratio(epsilon=4)
+    a, b = piecewise_ratio(epsilon=4)
     question = {"id": "income", "kind": "number", "mechanism": "piecewise", "min": 0, "max": 250,
-                "ratio_a": a, "ratio_b": b, "bins": a + b, "epsilon": float(mech.piecewise_epsilon(a, b))}
+                "ratio_a": a, "ratio_b": b, "bins": a + b, "epsilon": float(piecewise_epsilon(a, b))}
     note = protection_note(question)
     assert note == (f"Your number is replaced by one of {a + b} points spread over a range a little wider than "
                     f"0–250: with probability {percent(Fraction(a, a + b))} a point in a narrow band around "
@@ -173,7 +176,7 @@ def test_every_note_has_no_false_certainty(design):
 
 
 def test_huge_epsilon_keeps_honest_percentages():
-    threshold = mech.rr_flip_threshold(epsilon=30)
+    threshold = rr_flip_threshold(epsilon=30)
     question = {"id": "q", "kind": "yes_no", "mechanism": "rr", "flip_threshold": threshold, "epsilon": 30.0}
     note = protection_note(question)
     assert "100%" not in note and "99.99999999999" in note

@@ -16,6 +16,9 @@ import numpy as np
 import pytest
 
 from survey.core import mechanisms as mech
+from survey.core.mechanisms.common import TWO53, uniform_variance, worst_case_variance
+from survey.core.mechanisms.oue import use_oue
+from survey.core.mechanisms.subset import ss_epsilon, ss_probabilities
 from survey.core.aggregate import QuestionCounts, question_rows
 from survey.core.definition import parse_definition
 from survey.core.design import build_design, response_probabilities
@@ -38,11 +41,11 @@ def exact_report_distribution(question: dict, answer) -> dict[tuple, Fraction]:
     mechanism = question["mechanism"]
     if mechanism == "ss":
         k = question["subset_size"]
-        p = Fraction(question["keep_threshold"], mech.TWO53)
+        p = Fraction(question["keep_threshold"], TWO53)
         inside, outside = p / math.comb(d - 1, k - 1), (1 - p) / math.comb(d - 1, k)
         return {tuple(int(i in s) for i in range(d)): inside if answer in s else outside
                 for s in map(set, itertools.combinations(range(d), k))}
-    flip = Fraction(question["flip_threshold"], mech.TWO53)
+    flip = Fraction(question["flip_threshold"], TWO53)
     out: dict[tuple, Fraction] = {}
     if mechanism == "sampled":
         for j in range(d):
@@ -75,8 +78,8 @@ def test_subset_selection_is_chosen_where_its_variance_is_lowest():
     assert (question["mechanism"], question["subset_size"]) == ("ss", 3)
     variances = mech.choice_variances(epsilon=0.5, d=8)
     assert min(variances["grr"], variances["oue"]) / variances["ss"] == pytest.approx(1.33, abs=0.01)
-    assert mech.ss_epsilon(question["keep_threshold"], 8, 3) <= 0.5
-    assert question["epsilon"] == float(mech.ss_epsilon(question["keep_threshold"], 8, 3))
+    assert ss_epsilon(question["keep_threshold"], 8, 3) <= 0.5
+    assert question["epsilon"] == float(ss_epsilon(question["keep_threshold"], 8, 3))
     for d, epsilon, k, ratio in ((8, 1, 2, 1.24), (32, 2, 4, 1.16), (128, 4, 2, 1.18)):  # Wang et al. 2016; Ye & Barg 2018
         assert (design_of("choice", d, epsilon)["subset_size"], ) == (k, )
         variances = mech.choice_variances(epsilon=epsilon, d=d)
@@ -87,13 +90,13 @@ def test_the_design_takes_the_least_variance_only_for_a_real_gain():
     for d, epsilon in itertools.product((3, 4, 5, 8, 20, 64, 256), (0.3, 1.0, 3.0)):
         question = design_of("choice", d, epsilon)
         variances = mech.choice_variances(epsilon=epsilon, d=d)
-        classic = "oue" if mech.use_oue(epsilon=epsilon, d=d) else "grr"
+        classic = "oue" if use_oue(epsilon=epsilon, d=d) else "grr"
         if variances["ss"] <= 0.95 * min(variances["grr"], variances["oue"]):
             assert question["mechanism"] == "ss", (d, epsilon)
         else:
             assert question["mechanism"] == classic, (d, epsilon)
         p, q = response_probabilities(question)
-        chosen = mech.uniform_variance(p, q, d)
+        chosen = uniform_variance(p, q, d)
         assert chosen <= min(variances.values()) / 0.95 + 1e-9, (d, epsilon)
 
 
@@ -105,7 +108,7 @@ def test_multi_picks_the_encoding_of_least_worst_case_variance():
         question = design_of("multi", d, epsilon)
         variances = mech.multi_worst_variances(epsilon=epsilon, d=d)
         p, q = response_probabilities(question)
-        assert mech.worst_case_variance(p, q) == pytest.approx(variances[question["mechanism"]])
+        assert worst_case_variance(p, q) == pytest.approx(variances[question["mechanism"]])
         assert variances[question["mechanism"]] <= min(variances.values()) / 0.95
 
 
@@ -130,7 +133,7 @@ def test_multi_epsilon_counts_every_bit_a_change_of_answer_can_change(d, epsilon
 
 def test_subset_probabilities_match_the_enumeration():
     question = design_of("choice", 6, 0.5)
-    p, q = mech.ss_probabilities(question["keep_threshold"], 6, question["subset_size"])
+    p, q = ss_probabilities(question["keep_threshold"], 6, question["subset_size"])
     table = exact_report_distribution(question, 2)
     assert sum(table.values()) == 1
     assert sum(prob for report, prob in table.items() if report[2]) == p

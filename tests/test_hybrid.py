@@ -16,11 +16,15 @@ import numpy as np
 import pytest
 
 from survey.core import codec
-from survey.core import mechanisms as mech
+from survey.core.mechanisms.common import rr_flip_threshold
+from survey.core.mechanisms.duchi import duchi_worst_variance
+from survey.core.mechanisms.hybrid import (MAX_HYBRID_BINS, debias_hybrid_mean, hybrid_epsilon, hybrid_level_values,
+                                           hybrid_ratio, hybrid_scores, hybrid_variance, hybrid_worst,
+                                           hybrid_worst_variance, randomize_hybrid)
+from survey.core.mechanisms.piecewise import piecewise_ratio, piecewise_worst_variance
 from survey.core.aggregate import aggregate
 from survey.core.definition import parse_definition
 from survey.core.design import build_design, response_probabilities
-from survey.core.estimators import debias_hybrid_mean
 from survey.store import Store
 
 
@@ -44,7 +48,7 @@ def exact_distribution(value: int, lo: int, hi: int, a: int, b: int) -> list[Fra
 
 def enumerated_variance(value, lo, hi, a, b) -> tuple[Fraction, Fraction]:
     """Return (E[x̂], Var(x̂)) of one report's estimate (R - q)/(p - q), by enumeration."""
-    values = mech.hybrid_level_values(a, b)
+    values = hybrid_level_values(a, b)
     probabilities = exact_distribution(value, lo, hi, a, b)
     g = a + b
     p, q = Fraction(a, g), Fraction(b, g)
@@ -55,22 +59,22 @@ def enumerated_variance(value, lo, hi, a, b) -> tuple[Fraction, Fraction]:
 
 @pytest.mark.parametrize("epsilon", [1, 2, 4])
 def test_exact_variance_matches_enumeration_and_the_estimate_is_unbiased(epsilon):
-    a, b = mech.hybrid_ratio(epsilon=epsilon)
+    a, b = hybrid_ratio(epsilon=epsilon)
     assert sum(exact_distribution(40, 18, 90, a, b)) == 1
     for value, lo, hi in [(18, 18, 90), (40, 18, 90), (61, 18, 90), (90, 18, 90), (0, 0, 1), (1, 0, 1),
                           (123, 0, 1000), (7, 0, 3 * a)]:
         mean, variance = enumerated_variance(value, lo, hi, a, b)
         assert mean == Fraction(value - lo, hi - lo), "E[x̂] = x exactly in both branches"
-        assert variance == mech.hybrid_variance(a, b, Fraction(value - lo, hi - lo))
+        assert variance == hybrid_variance(a, b, Fraction(value - lo, hi - lo))
 
 
 @pytest.mark.parametrize("epsilon", [1, 1.29, 4])
 def test_worst_case_variance_is_the_maximum_over_every_answer(epsilon):
-    a, b = mech.hybrid_ratio(epsilon=epsilon)
-    x, worst = mech.hybrid_worst(a, b)
-    assert worst == mech.hybrid_variance(a, b, x) and float(worst) == mech.hybrid_worst_variance(a, b)
+    a, b = hybrid_ratio(epsilon=epsilon)
+    x, worst = hybrid_worst(a, b)
+    assert worst == hybrid_variance(a, b, x) and float(worst) == hybrid_worst_variance(a, b)
     span = 4 * a
-    dense = [mech.hybrid_variance(a, b, Fraction(v, span)) for v in range(span + 1)]
+    dense = [hybrid_variance(a, b, Fraction(v, span)) for v in range(span + 1)]
     assert max(dense) <= worst and float(max(dense)) > 0.999 * float(worst)
     # Its answer, when it is an integer of a range, is attained by the enumeration.
     hi = x.denominator
@@ -84,10 +88,10 @@ MATH = {1: (1.07, 1.17), 1.29: (0.643, 0.774), 2: (0.261, 0.307), 3: (0.108, 0.1
 
 @pytest.mark.parametrize("epsilon", sorted(MATH))
 def test_the_discretised_hybrid_beats_duchi_and_piecewise_as_designed(epsilon):
-    a, b = mech.hybrid_ratio(epsilon=epsilon)
-    hybrid = mech.hybrid_worst_variance(a, b)
-    duchi = mech.duchi_worst_variance(mech.rr_flip_threshold(epsilon=epsilon))
-    piecewise = mech.piecewise_worst_variance(*mech.piecewise_ratio(epsilon=epsilon))
+    a, b = hybrid_ratio(epsilon=epsilon)
+    hybrid = hybrid_worst_variance(a, b)
+    duchi = duchi_worst_variance(rr_flip_threshold(epsilon=epsilon))
+    piecewise = piecewise_worst_variance(*piecewise_ratio(epsilon=epsilon))
     expected, better = MATH[epsilon]
     assert hybrid == pytest.approx(expected, rel=0.01) and min(duchi, piecewise) == pytest.approx(better, rel=0.01)
     assert hybrid < 0.92 * min(duchi, piecewise)
@@ -99,19 +103,19 @@ def test_the_discretised_hybrid_beats_duchi_and_piecewise_as_designed(epsilon):
 @pytest.mark.parametrize("epsilon", [0.7, 1, 2, 3.3, 4, 8, 10])
 def test_realised_epsilon_is_the_largest_level_ratio_and_never_above_epsilon(epsilon):
     """Between any two answers every level's probability ratio is at most (a/b)² = e^eps' <= e^eps, and min/max attain it."""
-    a, b = mech.hybrid_ratio(epsilon=epsilon)
-    assert mech.hybrid_epsilon(a, b) <= Decimal(epsilon)
+    a, b = hybrid_ratio(epsilon=epsilon)
+    assert hybrid_epsilon(a, b) <= Decimal(epsilon)
     assert Fraction(a, b) ** 2 <= Fraction(Context(prec=60).exp(Decimal(epsilon)))
     distributions = [exact_distribution(v, 0, 10, a, b) for v in range(11)]
     largest = max(p / q for first in distributions for second in distributions for p, q in zip(first, second))
     assert largest == Fraction(a, b) ** 2
-    assert 2 * math.log(a / b) == pytest.approx(float(mech.hybrid_epsilon(a, b)), abs=1e-12)
+    assert 2 * math.log(a / b) == pytest.approx(float(hybrid_epsilon(a, b)), abs=1e-12)
 
 
 def test_level_values_scores_and_int64_bound():
     a, b = 133, 18
     g = a + b
-    values, scores = mech.hybrid_level_values(a, b), mech.hybrid_scores(a, b)
+    values, scores = hybrid_level_values(a, b), hybrid_scores(a, b)
     assert len(values) == len(scores) == g + 2
     assert all(Fraction(s + g * g, 2 * g * g) == r for s, r in zip(scores, values))
     assert values[g] == Fraction(a * b, g * g) and values[g + 1] == Fraction(a * a + a * b + b * b, g * g)
@@ -127,11 +131,11 @@ def test_level_values_scores_and_int64_bound():
 
 
 def _simulate(epsilon, truth_p, repetitions, n, seed, lo=0, hi=100):
-    a, b = mech.hybrid_ratio(epsilon=epsilon)
+    a, b = hybrid_ratio(epsilon=epsilon)
     rng = np.random.default_rng(seed)
     answers = lo + rng.binomial(hi - lo, truth_p, size=(repetitions, n))
-    levels = mech.randomize_hybrid(answers, lo=lo, hi=hi, ratio_a=a, ratio_b=b, rng=rng)
-    scores = np.array(mech.hybrid_scores(a, b), dtype=np.int64)[levels]
+    levels = randomize_hybrid(answers, lo=lo, hi=hi, ratio_a=a, ratio_b=b, rng=rng)
+    scores = np.array(hybrid_scores(a, b), dtype=np.int64)[levels]
     estimates = [debias_hybrid_mean(int(row.sum()), int((row * row).sum()), n, ratio_a=a, ratio_b=b, lo=lo, hi=hi,
                                     level=0.95) for row in scores]
     return estimates, lo + (hi - lo) * truth_p
@@ -157,7 +161,7 @@ def test_numpy_randomizer_fits_the_exact_distribution():
     a, b = 5, 2
     rng = np.random.default_rng(11)
     for value in (18, 40, 90):
-        levels = mech.randomize_hybrid(np.full(200_000, value), lo=18, hi=90, ratio_a=a, ratio_b=b, rng=rng)
+        levels = randomize_hybrid(np.full(200_000, value), lo=18, hi=90, ratio_a=a, ratio_b=b, rng=rng)
         expected = np.array([float(p) for p in exact_distribution(value, 18, 90, a, b)]) * levels.size
         counts = np.bincount(levels, minlength=a + b + 2)
         keep = expected > 0
@@ -215,6 +219,6 @@ def test_design_entry_and_response_probabilities():
     design = build_design(parse_definition(HYBRID_SURVEY))
     question = design["questions"][1]
     a, b = question["ratio_a"], question["ratio_b"]
-    assert (question["bins"], question["levels"]) == (a + b, a + b + 2) and a + b <= mech.MAX_HYBRID_BINS
+    assert (question["bins"], question["levels"]) == (a + b, a + b + 2) and a + b <= MAX_HYBRID_BINS
     assert response_probabilities(question) == (a / (a + b), b / (a + b))
-    assert question["epsilon"] == float(mech.hybrid_epsilon(a, b)) <= question["epsilon_nominal"] <= 1.5
+    assert question["epsilon"] == float(hybrid_epsilon(a, b)) <= question["epsilon_nominal"] <= 1.5

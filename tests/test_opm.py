@@ -18,13 +18,16 @@ import pytest
 from scipy.stats import chi2
 
 from survey.core import codec
-from survey.core import mechanisms as mech
+from survey.core.mechanisms.common import rr_flip_threshold
+from survey.core.mechanisms.duchi import duchi_worst_variance
+from survey.core.mechanisms.hybrid import hybrid_ratio, hybrid_worst_variance
+from survey.core.mechanisms.opm import (debias_level_mean, opm_epsilon, opm_probabilities, opm_ratio, opm_shape,
+                                        opm_variance, opm_worst, opm_worst_variance, randomize_opm)
+from survey.core.mechanisms.piecewise import piecewise_ratio, piecewise_worst_variance
 from survey.core.aggregate import aggregate, aggregate_counts
 from survey.core.definition import parse_definition
 from survey.core.design import build_design
-from survey.core.estimators import debias_level_mean
 from survey.core.mechanisms import OptimalPiecewise, choose
-from survey.core.mechanisms.opm import opm_worst
 from survey.store import Store
 
 EPSILONS = (0.5, 1, 1.29, 2, 3, 4, 8)
@@ -45,18 +48,18 @@ def exact_distribution(value: int, lo: int, hi: int, a: int, b: int, m: int, w: 
 
 def parameters(epsilon) -> tuple[int, int, int, int]:
     """Return (A, B, m, w) the design gives at a share of ``epsilon``."""
-    a, b = mech.opm_ratio(epsilon=epsilon)
-    return (a, b, *mech.opm_shape(a, b))
+    a, b = opm_ratio(epsilon=epsilon)
+    return (a, b, *opm_shape(a, b))
 
 
 def worst_variances(epsilon) -> dict[str, float]:
     """Return the worst-case n·Var over single answers of one report's estimate of x in [0, 1], per mechanism."""
-    a, b = mech.piecewise_ratio(epsilon=epsilon)
-    ha, hb = mech.hybrid_ratio(epsilon=epsilon)
-    return {"duchi": mech.duchi_worst_variance(mech.rr_flip_threshold(epsilon=epsilon)),
-            "piecewise": mech.piecewise_worst_variance(a, b),
-            "hybrid": mech.hybrid_worst_variance(ha, hb),
-            "opm": mech.opm_worst_variance(*parameters(epsilon))}
+    a, b = piecewise_ratio(epsilon=epsilon)
+    ha, hb = hybrid_ratio(epsilon=epsilon)
+    return {"duchi": duchi_worst_variance(rr_flip_threshold(epsilon=epsilon)),
+            "piecewise": piecewise_worst_variance(a, b),
+            "hybrid": hybrid_worst_variance(ha, hb),
+            "opm": opm_worst_variance(*parameters(epsilon))}
 
 
 # The worst-case n·Var on [0, 1] (× range² for a number's mean), computed by worst_variances and kept here
@@ -103,7 +106,7 @@ def test_the_band_share_falls_with_epsilon_and_is_wider_than_wang_et_al():
 def test_exact_variance_and_mean_line_match_enumeration(epsilon):
     """E[R] = q + (p − q)x and Var((R − q)/(p − q)) = opm_variance for every answer of 0..40, from the enumeration."""
     a, b, m, w = parameters(epsilon)
-    p, q = mech.opm_probabilities(a, b, m, w)
+    p, q = opm_probabilities(a, b, m, w)
     assert p + q == 1
     g = m + w
     values = [Fraction(2 * k + 1, 2 * g) for k in range(g)]
@@ -115,7 +118,7 @@ def test_exact_variance_and_mean_line_match_enumeration(epsilon):
         mean = sum(pr * v for pr, v in zip(probabilities, values))
         assert mean == q + (p - q) * x
         variance = sum(pr * v * v for pr, v in zip(probabilities, values)) - mean * mean
-        assert variance / (p - q) ** 2 == mech.opm_variance(a, b, m, w, x)
+        assert variance / (p - q) ** 2 == opm_variance(a, b, m, w, x)
 
 
 @pytest.mark.parametrize("epsilon", [2, 3, 4, 8, 10])
@@ -124,7 +127,7 @@ def test_worst_case_variance_is_the_maximum_over_a_dense_grid(epsilon):
     a, b, m, w = parameters(epsilon)
     worst_x, worst = opm_worst(a, b, m, w)
     grid = [Fraction(i, 20000) for i in range(20001)] + [worst_x]
-    dense = max(mech.opm_variance(a, b, m, w, x) for x in grid)
+    dense = max(opm_variance(a, b, m, w, x) for x in grid)
     assert dense == worst
 
 
@@ -137,8 +140,8 @@ def test_realised_epsilon_is_the_largest_level_ratio_and_never_above_the_budget(
     ratio = max(first[k] / second[k] for first in rows for second in rows for k in range(m + w))
     assert ratio == Fraction(a, b)
     realised = DIGITS.ln(DIGITS.divide(Decimal(a), Decimal(b)))
-    assert abs(realised - mech.opm_epsilon(a, b)) < Decimal(10) ** -40
-    assert mech.opm_epsilon(a, b) <= Decimal(repr(epsilon))
+    assert abs(realised - opm_epsilon(a, b)) < Decimal(10) ** -40
+    assert opm_epsilon(a, b) <= Decimal(repr(epsilon))
     assert w * a + m * b <= 2**32 and m + w <= 512
 
 
@@ -147,7 +150,7 @@ def test_numpy_randomizer_fits_the_exact_distribution():
     a, b, m, w = parameters(4)
     rng = np.random.default_rng(12)
     for value in (18, 40, 61, 90):
-        levels = mech.randomize_opm(np.full(200_000, value), lo=18, hi=90, ratio_a=a, ratio_b=b, steps=m, band=w,
+        levels = randomize_opm(np.full(200_000, value), lo=18, hi=90, ratio_a=a, ratio_b=b, steps=m, band=w,
                                     rng=rng)
         expected = np.array([float(p) for p in exact_distribution(value, 18, 90, a, b, m, w)]) * levels.size
         counts = np.bincount(levels, minlength=m + w)
@@ -157,15 +160,15 @@ def test_numpy_randomizer_fits_the_exact_distribution():
 
 def _simulate(epsilon, truth_p, repetitions, n, seed, lo=0, hi=100):
     a, b, m, w = parameters(epsilon)
-    p = mech.opm_probabilities(a, b, m, w)[0]
+    p = opm_probabilities(a, b, m, w)[0]
     rng = np.random.default_rng(seed)
     answers = lo + rng.binomial(hi - lo, truth_p, size=(repetitions, n))
-    levels = mech.randomize_opm(answers, lo=lo, hi=hi, ratio_a=a, ratio_b=b, steps=m, band=w, rng=rng)
+    levels = randomize_opm(answers, lo=lo, hi=hi, ratio_a=a, ratio_b=b, steps=m, band=w, rng=rng)
     estimates = [debias_level_mean(int(row.sum()), int((row * row).sum()), n, levels=m + w, p=p, lo=lo, hi=hi,
                                    level=0.95) for row in levels]
     weights = [math.comb(hi - lo, k) * truth_p ** k * (1 - truth_p) ** (hi - lo - k) for k in range(hi - lo + 1)]
     # The exact n·Var of the mean's estimate for this population of answers: E[V(x)] + Var(x), × range².
-    population = sum(weight * mech.opm_variance(a, b, m, w, Fraction(k, hi - lo)) for k, weight in enumerate(weights))
+    population = sum(weight * opm_variance(a, b, m, w, Fraction(k, hi - lo)) for k, weight in enumerate(weights))
     spread = truth_p * (1 - truth_p) / (hi - lo)
     exact_se = (hi - lo) * math.sqrt((float(population) + spread) / n)
     return estimates, lo + (hi - lo) * truth_p, exact_se
@@ -207,7 +210,7 @@ def test_design_entry_and_tally_trigger_on_a_real_database(tmp_path):
     assert question["mechanism"] == "opm"
     a, b, m, w = (question[key] for key in ("ratio_a", "ratio_b", "steps", "band"))
     assert (a, b, m, w) == parameters(4.0) and question["levels"] == m + w
-    assert question["epsilon"] == float(mech.opm_epsilon(a, b)) <= question["epsilon_nominal"] == 4.0
+    assert question["epsilon"] == float(opm_epsilon(a, b)) <= question["epsilon_nominal"] == 4.0
     levels = list(range(question["levels"])) + [0, m + w - 1, 3]
     path = tmp_path / "op.sqlite"
     store = Store(path)

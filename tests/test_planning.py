@@ -12,8 +12,11 @@ from survey.cli import main
 from survey.core.definition import parse_definition
 from survey.core.design import build_design, response_probabilities
 from survey.core import mechanisms as mech
-from survey.core.estimators import debias_hybrid_mean, debias_piecewise_mean, debias_rr
-from survey.core.mechanisms import TWO53, piecewise_worst_variance, randomize_piecewise, randomize_rr, rr_flip_threshold
+from survey.core.mechanisms.hybrid import debias_hybrid_mean, hybrid_scores, hybrid_worst_variance, randomize_hybrid
+from survey.core.mechanisms.piecewise import (debias_piecewise_mean, piecewise_epsilon, piecewise_ratio,
+                                              piecewise_worst_variance, randomize_piecewise)
+from survey.core.mechanisms.warner import debias_rr
+from survey.core.mechanisms.common import TWO53, randomize_rr, rr_flip_threshold
 from survey.core.planning import (half_width, level_half_width, level_reports_needed, plan, plan_allocation,
                                   plan_question, posterior_bound, reports_needed)
 
@@ -69,9 +72,9 @@ def test_the_planned_margin_of_a_level_number_is_its_realised_half_width(mechani
     question = build_design(defn)["questions"][0]
     assert question["mechanism"] == "hybrid"
     if mechanism == "piecewise":
-        a, b = mech.piecewise_ratio(epsilon=epsilon)
+        a, b = piecewise_ratio(epsilon=epsilon)
         question = {**question, "mechanism": "piecewise", "ratio_a": a, "ratio_b": b, "bins": a + b,
-                    "epsilon": float(mech.piecewise_epsilon(a, b))}
+                    "epsilon": float(piecewise_epsilon(a, b))}
         del question["levels"]
         planned = plan_question(question, respondents=2000, margin=0.02)
     else:
@@ -82,8 +85,8 @@ def test_the_planned_margin_of_a_level_number_is_its_realised_half_width(mechani
     rng = np.random.default_rng(8)
     answers = rng.choice(np.array([0, 250]), size=(400, 2000))
     if mechanism == "hybrid":
-        scores = np.array(mech.hybrid_scores(a, b), dtype=np.int64)[
-            mech.randomize_hybrid(answers, lo=0, hi=250, ratio_a=a, ratio_b=b, rng=rng)]
+        scores = np.array(hybrid_scores(a, b), dtype=np.int64)[
+            randomize_hybrid(answers, lo=0, hi=250, ratio_a=a, ratio_b=b, rng=rng)]
         estimates = [debias_hybrid_mean(int(row.sum()), int((row * row).sum()), 2000, ratio_a=a, ratio_b=b, lo=0,
                                         hi=250, level=0.95, variance=randomizer.report_variance_range())
                          for row in scores]
@@ -103,7 +106,7 @@ def test_the_planned_margin_of_a_level_number_is_its_realised_half_width(mechani
     needed = level_reports_needed(randomizer, 0.02)
     assert planned.respondents == needed
     assert level_half_width(randomizer, needed) <= 0.02 < level_half_width(randomizer, needed - 1)
-    single = mech.hybrid_worst_variance(a, b) if mechanism == "hybrid" else piecewise_worst_variance(a, b)
+    single = hybrid_worst_variance(a, b) if mechanism == "hybrid" else piecewise_worst_variance(a, b)
     assert randomizer.answer_worst_variance() == single
     duchi = half_width(*rr(float(epsilon)), 2000)
     assert (duchi ** 2 / (1.959963984540054 ** 2 * single / 2000)) == pytest.approx(duchi_ratio, rel=0.01)

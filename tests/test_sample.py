@@ -27,7 +27,7 @@ from survey.exports.codebook import codebook, response_columns
 from survey.core.crosstab import crosstab
 from survey.core.definition import DefinitionError, parse_definition, parse_definition_toml
 from survey.core.design import build_design, design_hash
-from survey.core.mechanisms import rr_epsilon
+from survey.core.mechanisms.common import rr_epsilon
 from survey.core.planning import plan_allocation
 from survey.core.simulate import complete_truth, parse_given, parse_truth, simulate_answers, simulate_reports
 from survey.store import Store

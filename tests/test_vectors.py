@@ -16,6 +16,14 @@ from pathlib import Path
 import pytest
 
 from survey.core import mechanisms as mech
+from survey.core.mechanisms.common import rr_epsilon, rr_flip_threshold
+from survey.core.mechanisms.grr import grr_epsilon, grr_keep_threshold
+from survey.core.mechanisms.hybrid import (MAX_HYBRID_BINS, hybrid_epsilon, hybrid_ratio, hybrid_scores,
+                                           hybrid_worst_variance)
+from survey.core.mechanisms.opm import opm_epsilon, opm_probabilities, opm_ratio, opm_shape, opm_worst_variance
+from survey.core.mechanisms.oue import oue_epsilon, oue_q_threshold, use_oue
+from survey.core.mechanisms.piecewise import MAX_PIECEWISE_BINS, piecewise_epsilon, piecewise_ratio
+from survey.core.mechanisms.subset import best_subset_size, ss_epsilon
 from survey.core.design import response_probabilities
 from survey.core.replay import StreamExhausted, U32Stream, randomize_question_stream
 from survey.core.reports import validate_report
@@ -59,15 +67,15 @@ def test_vectors_cover_the_grid_and_enough_streams():
 @pytest.mark.parametrize("row", THRESHOLDS, ids=_row_id)
 def test_python_thresholds_reproduce_the_vectors_exactly(row):
     eps, d = row["epsilon"], row["d"]
-    assert mech.rr_flip_threshold(epsilon=eps) == row["rr_flip_threshold"]
-    assert mech.grr_keep_threshold(epsilon=eps, d=d) == row["grr_keep_threshold"]
-    assert mech.oue_q_threshold(epsilon=eps) == row["oue_q_threshold"]
-    assert mech.use_oue(epsilon=eps, d=d) is row["use_oue"]
-    assert float(mech.rr_epsilon(row["rr_flip_threshold"])) == row["rr_epsilon_float"]
-    assert float(mech.grr_epsilon(row["grr_keep_threshold"], d)) == row["grr_epsilon_float"]
-    assert row["rr_epsilon"] == str(DIGITS30.plus(mech.rr_epsilon(row["rr_flip_threshold"])))
-    assert row["grr_epsilon"] == str(DIGITS30.plus(mech.grr_epsilon(row["grr_keep_threshold"], d)))
-    assert row["oue_epsilon"] == str(DIGITS30.plus(mech.oue_epsilon(row["oue_q_threshold"])))
+    assert rr_flip_threshold(epsilon=eps) == row["rr_flip_threshold"]
+    assert grr_keep_threshold(epsilon=eps, d=d) == row["grr_keep_threshold"]
+    assert oue_q_threshold(epsilon=eps) == row["oue_q_threshold"]
+    assert use_oue(epsilon=eps, d=d) is row["use_oue"]
+    assert float(rr_epsilon(row["rr_flip_threshold"])) == row["rr_epsilon_float"]
+    assert float(grr_epsilon(row["grr_keep_threshold"], d)) == row["grr_epsilon_float"]
+    assert row["rr_epsilon"] == str(DIGITS30.plus(rr_epsilon(row["rr_flip_threshold"])))
+    assert row["grr_epsilon"] == str(DIGITS30.plus(grr_epsilon(row["grr_keep_threshold"], d)))
+    assert row["oue_epsilon"] == str(DIGITS30.plus(oue_epsilon(row["oue_q_threshold"])))
 
 
 @pytest.mark.parametrize("row", THRESHOLDS, ids=_row_id)
@@ -87,89 +95,89 @@ def test_probabilities_follow_from_the_integer_thresholds(row):
 def test_realised_epsilon_never_exceeds_nominal(row):
     eps = Decimal(row["epsilon"])
     d = row["d"]
-    assert mech.rr_epsilon(row["rr_flip_threshold"]) <= eps
-    assert mech.grr_epsilon(row["grr_keep_threshold"], d) <= eps
-    assert mech.oue_epsilon(row["oue_q_threshold"]) <= eps
+    assert rr_epsilon(row["rr_flip_threshold"]) <= eps
+    assert grr_epsilon(row["grr_keep_threshold"], d) <= eps
+    assert oue_epsilon(row["oue_q_threshold"]) <= eps
     # The thresholds are the tightest safe ones: one step towards less noise breaks the bound.
-    assert mech.rr_epsilon(row["rr_flip_threshold"] - 1) > eps
-    assert mech.grr_epsilon(row["grr_keep_threshold"] + 1, d) > eps
+    assert rr_epsilon(row["rr_flip_threshold"] - 1) > eps
+    assert grr_epsilon(row["grr_keep_threshold"] + 1, d) > eps
 
 
 @pytest.mark.parametrize("row", VECTORS["piecewise"], ids=lambda row: f"eps={row['epsilon']}")
 def test_piecewise_ratio_is_the_closest_safe_rational(row):
     a, b = row["ratio_a"], row["ratio_b"]
-    assert mech.piecewise_ratio(epsilon=row["epsilon"]) == (a, b) and row["bins"] == a + b
-    realised = mech.piecewise_epsilon(a, b)
+    assert piecewise_ratio(epsilon=row["epsilon"]) == (a, b) and row["bins"] == a + b
+    realised = piecewise_epsilon(a, b)
     assert realised <= Decimal(row["epsilon"]) and float(realised) == row["epsilon_float"]
     assert row["epsilon_realised"] == str(DIGITS30.plus(realised))
     assert (row["p"], row["q"]) == (float(Fraction(a, a + b)), float(Fraction(b, a + b)))
     # Exactly: (a/b)^2 <= e^eps, and no ratio with at most 4096 levels lies between a/b and e^(eps/2).
     root = Context(prec=60).exp(Decimal(row["epsilon"]) / 2)
     assert Decimal(a) / Decimal(b) <= root
-    best = max(Fraction(min(int(root * c), mech.MAX_PIECEWISE_BINS - c), c)
-               for c in range(1, mech.MAX_PIECEWISE_BINS // 2 + 1))
+    best = max(Fraction(min(int(root * c), MAX_PIECEWISE_BINS - c), c)
+               for c in range(1, MAX_PIECEWISE_BINS // 2 + 1))
     assert Fraction(a, b) == best
 
 
 @pytest.mark.parametrize("row", VECTORS["hybrid"], ids=lambda row: f"eps={row['epsilon']}")
 def test_hybrid_ratio_is_the_closest_safe_rational_within_512_levels(row):
     a, b = row["ratio_a"], row["ratio_b"]
-    assert mech.hybrid_ratio(epsilon=row["epsilon"]) == (a, b) and (row["bins"], row["levels"]) == (a + b, a + b + 2)
-    assert a + b <= mech.MAX_HYBRID_BINS == 512
-    realised = mech.hybrid_epsilon(a, b)
+    assert hybrid_ratio(epsilon=row["epsilon"]) == (a, b) and (row["bins"], row["levels"]) == (a + b, a + b + 2)
+    assert a + b <= MAX_HYBRID_BINS == 512
+    realised = hybrid_epsilon(a, b)
     assert realised <= Decimal(row["epsilon"]) and float(realised) == row["epsilon_float"]
     assert row["epsilon_realised"] == str(DIGITS30.plus(realised))
     root = Context(prec=60).exp(Decimal(row["epsilon"]) / 2)
-    best = max(Fraction(min(int(root * c), mech.MAX_HYBRID_BINS - c), c) for c in range(1, mech.MAX_HYBRID_BINS // 2 + 1))
+    best = max(Fraction(min(int(root * c), MAX_HYBRID_BINS - c), c) for c in range(1, MAX_HYBRID_BINS // 2 + 1))
     assert Fraction(a, b) == best
     # beta = 1 - e^(-eps'/2) and Duchi's keep/flip = (a/b)² = e^eps', both exactly (Wang et al. 2019).
     beta, flip = Fraction(row["beta"]), Fraction(row["flip"])
     assert beta == 1 - Fraction(b, a) and (1 - flip) / flip == Fraction(a, b) ** 2
     assert row["duchi_scores"] == [-(a * a + b * b), a * a + b * b]
-    assert row["worst_variance"] == mech.hybrid_worst_variance(a, b)
+    assert row["worst_variance"] == hybrid_worst_variance(a, b)
 
 
 @pytest.mark.parametrize("row", VECTORS["opm"], ids=lambda row: f"eps={row['epsilon']}")
 def test_opm_ratio_is_the_closest_safe_rational_and_its_shape_the_design_s(row):
     a, b, m, w = row["ratio_a"], row["ratio_b"], row["steps"], row["band"]
-    assert mech.opm_ratio(epsilon=row["epsilon"]) == (a, b) and mech.opm_shape(a, b) == (m, w)
+    assert opm_ratio(epsilon=row["epsilon"]) == (a, b) and opm_shape(a, b) == (m, w)
     assert row["levels"] == m + w <= 512 and w * a + m * b <= 2**32
-    realised = mech.opm_epsilon(a, b)
+    realised = opm_epsilon(a, b)
     assert realised <= Decimal(row["epsilon"]) and float(realised) == row["epsilon_float"]
     assert row["epsilon_realised"] == str(DIGITS30.plus(realised))
     # Exactly: A/B <= e^eps, and no ratio with B <= 4096 and A <= 2^20 lies between A/B and e^eps.
     power = Context(prec=60).exp(Decimal(row["epsilon"]))
     assert Decimal(a) / Decimal(b) <= power
     assert Fraction(a, b) == max(Fraction(min(int(power * c), 2**20), c) for c in range(1, 4097))
-    assert (Fraction(row["p"]), Fraction(row["q"])) == mech.opm_probabilities(a, b, m, w)
-    assert row["worst_variance"] == mech.opm_worst_variance(a, b, m, w)
+    assert (Fraction(row["p"]), Fraction(row["q"])) == opm_probabilities(a, b, m, w)
+    assert row["worst_variance"] == opm_worst_variance(a, b, m, w)
 
 
 def test_hybrid_scores_fit_int64_for_a_hundred_million_reports():
     """|s| < G² for every level, so Σs² over 10^8 reports at the largest G stays below 2^63."""
     worst = 0
-    for bins in (mech.MAX_HYBRID_BINS,):
+    for bins in (MAX_HYBRID_BINS,):
         for b in range(1, bins // 2):
-            scores = mech.hybrid_scores(bins - b, b)
+            scores = hybrid_scores(bins - b, b)
             worst = max(worst, max(abs(score) for score in scores))
             assert max(abs(score) for score in scores) < bins * bins
     assert worst ** 2 * 10 ** 8 < 2 ** 63
-    assert (mech.MAX_HYBRID_BINS ** 2) ** 2 * 2 ** 27 <= 2 ** 63
+    assert (MAX_HYBRID_BINS ** 2) ** 2 * 2 ** 27 <= 2 ** 63
 
 
 @pytest.mark.parametrize("row", [row for row in THRESHOLDS if row["d"] >= 3], ids=_row_id)
 def test_subset_selection_vectors_follow_from_the_integer_threshold(row):
     eps, d = row["epsilon"], row["d"]
     k, keep = row["ss_k"], row["ss_keep_threshold"]
-    assert mech.best_subset_size(epsilon=eps, d=d)[:2] == (k, keep)
+    assert best_subset_size(epsilon=eps, d=d)[:2] == (k, keep)
     assert mech.use_ss(epsilon=eps, d=d) is row["use_ss"]
-    assert mech.ss_epsilon(keep, d, k) <= Decimal(eps) < mech.ss_epsilon(keep + 1, d, k)
-    assert row["ss_epsilon"] == str(DIGITS30.plus(mech.ss_epsilon(keep, d, k)))
+    assert ss_epsilon(keep, d, k) <= Decimal(eps) < ss_epsilon(keep + 1, d, k)
+    assert row["ss_epsilon"] == str(DIGITS30.plus(ss_epsilon(keep, d, k)))
     p = Fraction(keep, TWO53)
     question = {"kind": "choice", "mechanism": "ss", "keep_threshold": keep, "subset_size": k, "options": list(range(d))}
     assert response_probabilities(question) == (row["ss_p"], row["ss_q"]) == \
         (float(p), float((p * (k - 1) + (1 - p) * k) / (d - 1)))
-    flip = Fraction(mech.rr_flip_threshold(epsilon=eps), TWO53)
+    flip = Fraction(rr_flip_threshold(epsilon=eps), TWO53)
     assert (row["multi_sampled_p"], row["multi_sampled_q"]) == (float((1 - flip) / d), float(flip / d))
 
 
@@ -179,10 +187,10 @@ def test_naive_float_thresholds_would_overspend_epsilon():
     Garfinkel & Leclerc 2020: e.g. at eps = 10 the naive flip threshold realises 10.00000000000097.
     """
     unsafe_rr = [eps for eps in {row["epsilon"] for row in THRESHOLDS}
-                 if mech.rr_epsilon(math.floor(TWO53 / (1 + math.exp(eps)))) > Decimal(eps)]
+                 if rr_epsilon(math.floor(TWO53 / (1 + math.exp(eps)))) > Decimal(eps)]
     assert 10 in unsafe_rr
     unsafe_grr = [(row["epsilon"], row["d"]) for row in THRESHOLDS
-                  if mech.grr_epsilon(math.floor(TWO53 * math.exp(row["epsilon"])
+                  if grr_epsilon(math.floor(TWO53 * math.exp(row["epsilon"])
                                                  / (math.exp(row["epsilon"]) + row["d"] - 1)), row["d"])
                   > Decimal(row["epsilon"])]
     assert unsafe_grr, "a naive float GRR threshold would be safe everywhere on the grid"
@@ -266,4 +274,4 @@ def test_unknown_mechanism_is_rejected():
 ])
 def test_piecewise_ratio_names_the_bad_value(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        mech.piecewise_ratio(**kwargs)
+        piecewise_ratio(**kwargs)

@@ -1,6 +1,6 @@
 // Larger empirical epsilon audit of the shipped frequency oracles (docs/explanation/privacy.md, audits), run by hand:
 //   node bench/audit/frequency.mjs [--delta 0.1]
-// Each audit draws, from the real crypto.getRandomValues source through client_js/mechanisms.js,
+// Each audit draws, from the real crypto.getRandomValues source through client_js/mechanisms/,
 // enough reports per input to catch an excess of --delta in epsilon with power 0.99 (family-wise
 // alpha 1e-6 per audit), and prints the largest Clopper–Pearson lower bound on epsilon beside the
 // published ε′ and the point estimate ε̂. The suite (tests/js/frequency.test.mjs) runs smaller

@@ -1,5 +1,5 @@
 // Audit of the number mechanisms the browser ships, at a larger size than the suite
-// (tests/js/audit.test.mjs): the shipped client_js/mechanisms.js with Node's WebCrypto.
+// (tests/js/audit.test.mjs): the shipped client_js/mechanisms/ with Node's WebCrypto.
 //
 //   node bench/audit/numbers.mjs [--delta 0.05] [--fit-draws 500000]
 //
@@ -13,9 +13,10 @@
 
 import { parseArgs } from 'node:util';
 
-import {
-  randomizeDuchi, randomizeHybrid, randomizeOpm, randomizePiecewise,
-} from '../../client_js/mechanisms.js';
+import { randomizeDuchi } from '../../client_js/mechanisms/duchi.js';
+import { randomizePiecewise } from '../../client_js/mechanisms/piecewise.js';
+import { randomizeHybrid } from '../../client_js/mechanisms/hybrid.js';
+import { randomizeOpm } from '../../client_js/mechanisms/opm.js';
 import { auditEpsilon, comparisonCount, describe, drawsToDetect } from '../../tests/js/epsilon-audit.mjs';
 import { readVectors, TWO_53 } from '../../tests/js/helpers.mjs';
 import {

@@ -26,6 +26,7 @@ export function randomizeDuchi(value, { min, max, flipThreshold } = {}, rnd = cr
 export default Object.freeze({
   kind: 'number',
   name: 'duchi',
+  parameters: () => [],
   randomize: (question, answer, rnd = cryptoRandom) => randomizeDuchi(answer,
     { min: question.min, max: question.max, flipThreshold: question.flip_threshold }, rnd),
   isReport: (question, report) => isBit(report),

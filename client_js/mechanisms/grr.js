@@ -29,6 +29,7 @@ const isReport = (question, report) => isIntegerIn(report, 0, question.options.l
 export default Object.freeze({
   kind: 'choice',
   name: 'grr',
+  parameters: () => [],
   randomize,
   isReport,
   ...optionMemo(randomize, isReport),

@@ -71,6 +71,7 @@ function describe(question, report) {
 export default Object.freeze({
   kind: 'number',
   name: 'hybrid',
+  parameters: (question) => [question.ratio_a, question.ratio_b ?? null],
   randomize: (question, answer, rnd = cryptoRandom) => randomizeHybrid(answer,
     { min: question.min, max: question.max, ratioA: question.ratio_a, ratioB: question.ratio_b }, rnd),
   isReport: (question, report) => isIntegerIn(report, 0, bins(question) + 1),

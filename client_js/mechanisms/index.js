@@ -1,17 +1,26 @@
 /**
  * The registry of the ten local randomizers the browser ships, one module each in this folder.
  *
+ * Each turns one true answer into the noisy report sent. Every probability is an integer
+ * threshold over 2^53 published in the survey design; the randomizers only compare uniform
+ * integers against it (see random.js). The draw order is part of the contract:
+ * survey/core/replay.py mirrors it word for word.
+ *
  * A design question (design.json) names its mechanism by the pair (kind, mechanism); every
  * module default-exports the same frozen shape:
  *   kind, name                          the pair it answers to;
+ *   parameters(question)                the design values its reports depend on beyond the options, thresholds
+ *                                       and range every series fingerprint lists (series.js), in a fixed order;
  *   randomize(question, answer, rnd)    the report of a true answer, drawn from rnd (random.js);
  *   isReport(question, report)          whether a report is in the mechanism's output domain;
  *   makeMemo(question, rnd)             a series memo: a report for every possible answer (series.js);
  *   memoFits(question, memo)            whether a memo object read back from storage has that shape;
  *   memoReport(question, memo, answer)  the memoized report of an answer;
  *   describe(question, report)          the plain words of a report ("We will send: …").
+ * Each module also exports its randomizer by name (randomizeOpm, …) for the tests and the benchmarks.
  */
 
+import { cryptoRandom } from './common.js';
 import warner from './warner.js';
 import grr from './grr.js';
 import oue from './oue.js';
@@ -45,4 +54,14 @@ export function mechanismOf(question) {
       + `expected ${known.slice(0, -1).join(', ')} or ${known[known.length - 1]}`);
   }
   return found;
+}
+
+/**
+ * Return the report of one design.json question for its true answer, in the wire format.
+ *
+ * trueValue: 0/1 for yes_no, the option index for choice, an array of d 0/1 bits for
+ * multi, an integer in min..max for number.
+ */
+export function randomizeQuestion(question, trueValue, rnd = cryptoRandom) {
+  return mechanismOf(question).randomize(question, trueValue, rnd);
 }

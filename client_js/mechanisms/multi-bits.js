@@ -28,6 +28,7 @@ function describe(question, report) {
 export default Object.freeze({
   kind: 'multi',
   name: 'rr',
+  parameters: () => [],
   randomize: (question, answer, rnd = cryptoRandom) => {
     checkAnswerBits(question, answer);
     return randomizeMulti(answer, { flipThreshold: question.flip_threshold }, rnd);

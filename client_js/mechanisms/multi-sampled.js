@@ -41,6 +41,7 @@ function describe(question, report) {
 export default Object.freeze({
   kind: 'multi',
   name: 'sampled',
+  parameters: () => [],
   randomize: (question, answer, rnd = cryptoRandom) => {
     checkAnswerBits(question, answer);
     return randomizeMultiSampled(answer, { flipThreshold: question.flip_threshold }, rnd);

@@ -66,6 +66,7 @@ function makeMemo(question, rnd = cryptoRandom) {
 export default Object.freeze({
   kind: 'number',
   name: 'opm',
+  parameters: (question) => [question.ratio_a, question.ratio_b ?? null, question.steps, question.band],
   randomize: (question, answer, rnd = cryptoRandom) => randomizeOpm(answer,
     { min: question.min, max: question.max, ...shapeOf(question) }, rnd),
   isReport,

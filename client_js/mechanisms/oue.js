@@ -32,6 +32,7 @@ const isReport = (question, report) => isBitArray(report, question.options.lengt
 export default Object.freeze({
   kind: 'choice',
   name: 'oue',
+  parameters: () => [],
   randomize,
   isReport,
   ...optionMemo(randomize, isReport),

@@ -60,6 +60,7 @@ const isReport = (question, report) => isIntegerIn(report, 0, bins(question) - 1
 export default Object.freeze({
   kind: 'number',
   name: 'piecewise',
+  parameters: (question) => [question.ratio_a, question.ratio_b ?? null],
   randomize: (question, answer, rnd = cryptoRandom) => randomizePiecewise(answer,
     { min: question.min, max: question.max, ratioA: question.ratio_a, ratioB: question.ratio_b }, rnd),
   isReport,

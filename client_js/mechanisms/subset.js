@@ -40,6 +40,7 @@ const isReport = (question, report) => isBitArray(report, question.options.lengt
 export default Object.freeze({
   kind: 'choice',
   name: 'ss',
+  parameters: (question) => [question.subset_size],
   randomize,
   isReport,
   ...optionMemo(randomize, isReport),

@@ -18,6 +18,7 @@ export function randomizeRR(bit, { flipThreshold } = {}, rnd = cryptoRandom) {
 export default Object.freeze({
   kind: 'yes_no',
   name: 'rr',
+  parameters: () => [],
   randomize: (question, answer, rnd = cryptoRandom) => randomizeRR(answer, { flipThreshold: question.flip_threshold }, rnd),
   isReport: (question, report) => isBit(report),
   makeMemo: (question, rnd = cryptoRandom) => ({ reports: flippedPair(question.flip_threshold, rnd) }),

@@ -1,7 +1,8 @@
 """Parse and validate survey definitions (docs/reference/surveys.md).
 
 A definition is a TOML file, or the same fields as a mapping. Validation errors name
-the file, the question and the field. This module uses the standard library only.
+the file, the question and the field. Apart from the mechanism registry, which lists the
+mechanisms a number question may ask for, this module uses the standard library only.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .mechanisms.registry import offered
+
 KINDS = ("yes_no", "choice", "multi", "number")
-# How a number question is randomized: "auto" picks the least worst-case variance (survey/core/mechanisms/registry.py).
-NUMBER_MECHANISMS = ("auto", "hybrid", "piecewise", "duchi", "opm")
+# How a number question is randomized: "auto" picks the least worst-case variance (survey/core/mechanisms/registry.py),
+# or one the registry offers.
+NUMBER_MECHANISMS = ("auto", *offered("number"))
 ALLOCATIONS = ("split", "sample")
 # "open": anyone with the link may answer; "invite": only holders of a single-use invitation.
 ACCESS = ("open", "invite")

@@ -12,7 +12,8 @@ import math
 from decimal import Context, Decimal
 from fractions import Fraction
 
-from .mechanisms import THRESHOLD_BITS, choose, for_kind, mechanism_for
+from .mechanisms import choose, for_kind, mechanism_for
+from .mechanisms.common import THRESHOLD_BITS
 from .definition import DefinitionError, SurveyDefinition
 from .shuffling import default_release_every
 

@@ -9,7 +9,10 @@ coverage carries over for every n, θ and epsilon, unlike Wald's (Brown, Cai & D
 2001). Estimates themselves stay unclipped so that they remain unbiased and poolable. A
 number mechanism that reports a level (piecewise, hybrid, optimal piecewise) has no count
 of 1s: its interval is survey.core.bounded_mean's on the mean of the bounded level value R,
-which holds at every n for every population, mapped and clipped alike.
+which holds at every n for every population, mapped and clipped alike. This module is that
+shared machinery (``debias_binary``, ``debias_indicators``, ``level_mean`` and their checks);
+each mechanism's own debias function (``debias_rr``, ``debias_grr``, ``debias_piecewise_mean``, …)
+lives beside it, in its module of survey.core.mechanisms.
 
 Conventions: ``None`` marks a value that cannot be computed (no reports; a standard error
 from fewer than two reports); nothing here returns nan. This module uses numpy and scipy
@@ -57,8 +60,8 @@ def clopper_pearson(successes, n, *, level) -> tuple[float, float]:
     is 0 when X = 0 and the upper end 1 when X = n (so n = 0 gives (0, 1)).
     """
     alpha = 1.0 - _check_level(level)
-    n = _check_count(n, "n")
-    successes = _check_count(successes, "successes", upper=n)
+    n = check_count(n, "n")
+    successes = check_count(successes, "successes", upper=n)
     return _clopper_pearson(successes, n, alpha)
 
 
@@ -77,10 +80,10 @@ def debias_binary(ones, n, *, p_one_if_true, p_one_if_false, level, alpha_diviso
     coverage is unaffected) is moved inside keeping its width, so it is never a single point.
     """
     alpha = 1.0 - _check_level(level)
-    n = _check_count(n, "n")
-    ones = _check_count(ones, "ones", upper=n)
-    p = _check_probability(p_one_if_true, "p_one_if_true")
-    q = _check_probability(p_one_if_false, "p_one_if_false")
+    n = check_count(n, "n")
+    ones = check_count(ones, "ones", upper=n)
+    p = check_probability(p_one_if_true, "p_one_if_true")
+    q = check_probability(p_one_if_false, "p_one_if_false")
     if p == q:
         raise ValueError("p_one_if_true and p_one_if_false must differ for the reports to carry information, "
                          f"got p_one_if_true={p_one_if_true!r}, p_one_if_false={p_one_if_false!r}")
@@ -90,7 +93,7 @@ def debias_binary(ones, n, *, p_one_if_true, p_one_if_false, level, alpha_diviso
         return Estimate(estimate=None, std_error=None, ci_low=0.0, ci_high=1.0, n=0, noisy_share=None)
     spread = p - q
     share = ones / n
-    feasible = _clip(share, min(p, q), max(p, q))
+    feasible = clip(share, min(p, q), max(p, q))
     std_error = math.sqrt(feasible * (1.0 - feasible) / ((n - 1) * spread * spread)) if n > 1 else None
     share_low, share_high = _clopper_pearson(ones, n, alpha / int(alpha_divisor))
     low, high = _inside(*sorted(((share_low - q) / spread, (share_high - q) / spread)))
@@ -104,54 +107,6 @@ def debias_binary(ones, n, *, p_one_if_true, p_one_if_false, level, alpha_diviso
     )
 
 
-def debias_rr(ones, n, *, flip, level) -> Estimate:
-    """Estimate the share of yes from Warner (1965) randomized response: (ā − f)/(1 − 2f).
-
-    ``flip`` is the probability f in [0, 1/2) that a report is flipped.
-    """
-    flip = _check_flip(flip)
-    return debias_binary(ones, n, p_one_if_true=1.0 - flip, p_one_if_false=flip, level=level)
-
-
-def debias_grr(counts: Sequence[int], n, *, p, q, level) -> list[Estimate]:
-    """Estimate each option's share from generalized randomized response (Wang et al. 2017).
-
-    ``counts[v]`` is how many of the n reports name option v (they sum to n); p is the
-    probability of keeping the true option and q = (1 − p)/(d − 1) that of reporting one
-    given other option. f̂_v = (C_v/n − q)/(p − q). Intervals are simultaneous by
-    Bonferroni: each option's Clopper-Pearson interval is at level 1 − α/d.
-    """
-    n = _check_count(n, "n")
-    counts = _check_counts(counts, n, least=2)
-    if sum(counts) != n:
-        raise ValueError(f"GRR counts must sum to the number of reports n = {n}, got {sum(counts)}")
-    p = _check_probability(p, "p")
-    q = _check_probability(q, "q")
-    d = len(counts)
-    if not (p > q and math.isclose(p + (d - 1) * q, 1.0, rel_tol=0.0, abs_tol=1e-9)):
-        raise ValueError(f"GRR probabilities must satisfy p > q and p + (d-1)q = 1 for d = {d}, "
-                         f"got p={p!r}, q={q!r}")
-    return [debias_binary(count, n, p_one_if_true=p, p_one_if_false=q, level=level, alpha_divisor=d)
-            for count in counts]
-
-
-def debias_oue(counts: Sequence[int], n, *, q, level) -> list[Estimate]:
-    """Estimate each option's share from optimized unary encoding (Wang et al. 2017).
-
-    ``counts[v]`` is how many of the n reports have bit v set; the true bit is 1 with
-    probability 1/2, every other bit with probability q in (0, 1/2), so
-    f̂_v = (C_v/n − q)/(1/2 − q). Intervals are simultaneous by Bonferroni (level 1 − α/d).
-    """
-    n = _check_count(n, "n")
-    counts = _check_counts(counts, n, least=2)
-    q = _check_probability(q, "q")
-    if not q < 0.5:
-        raise ValueError(f"q must be a probability below 1/2 for OUE, got {q!r}")
-    return [debias_binary(count, n, p_one_if_true=0.5, p_one_if_false=q, level=level,
-                          alpha_divisor=len(counts))
-            for count in counts]
-
-
 def debias_indicators(counts: Sequence[int], n, *, p, q, level) -> list[Estimate]:
     """Estimate each option's share from counts of its indicator, with intervals simultaneous over the options.
 
@@ -161,114 +116,18 @@ def debias_indicators(counts: Sequence[int], n, *, p, q, level) -> list[Estimate
     Clopper-Pearson interval is at level 1 − α/d, so all d hold together with probability
     at least ``level``.
     """
-    n = _check_count(n, "n")
-    counts = _check_counts(counts, n, least=1)
+    n = check_count(n, "n")
+    counts = check_counts(counts, n, least=1)
     return [debias_binary(count, n, p_one_if_true=p, p_one_if_false=q, level=level, alpha_divisor=len(counts))
             for count in counts]
 
 
-def debias_duchi_mean(ones, n, *, flip, lo, hi, level) -> Estimate:
-    """Estimate the mean of numbers in [lo, hi] from Duchi et al. (2013) reports.
-
-    Each number x was rounded to a bit b ~ Bernoulli((x − lo)/(hi − lo)) and b sent through
-    Warner RR, so the binary estimator gives the mean θ on [0, 1]; the result is
-    lo + θ̂(hi − lo), with std_error times (hi − lo) and the interval mapped alike and
-    clipped to [lo, hi] (the whole range when n = 0).
-    """
-    lo = _check_real(lo, "lo")
-    hi = _check_real(hi, "hi")
-    if not lo < hi:
-        raise ValueError(f"hi must be greater than lo = {lo!r}, got {hi!r}")
-    unit = debias_rr(ones, n, flip=flip, level=level)
-    width = hi - lo
-    return Estimate(
-        estimate=None if unit.estimate is None else lo + unit.estimate * width,
-        std_error=None if unit.std_error is None else unit.std_error * width,
-        ci_low=_clip(lo + unit.ci_low * width, lo, hi),
-        ci_high=_clip(lo + unit.ci_high * width, lo, hi),
-        n=unit.n,
-        noisy_share=unit.noisy_share,
-    )
-
-
-def _check_ratio(ratio_a, ratio_b):
-    for name, value in (("ratio_a", ratio_a), ("ratio_b", ratio_b)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    if not ratio_a > ratio_b:
-        raise ValueError(f"ratio_a must exceed ratio_b = {ratio_b!r}, got {ratio_a!r}")
-
-
-def debias_piecewise_mean(level_sum, level_squares, n, *, ratio_a, ratio_b, lo, hi, level, variance=None) -> Estimate:
-    """Estimate the mean of numbers in [lo, hi] from discretised piecewise-mechanism reports (Wang et al. 2019).
-
-    Each report is an output level k in 0..G-1, G = a + b; R = (k + 1/2)/G has mean
-    q + (p − q)x for the answer x scaled to [0, 1], p = a/G, q = b/G. From Σk
-    (``level_sum``) and Σk² (``level_squares``): x̂ = (R̄ − q)/(p − q), unbiased and
-    unclipped. The interval is survey.core.bounded_mean's on the mean of R, which lies in
-    [1/(2G), 1 − 1/(2G)] (valid at every n for every population: Waudby-Smith & Ramdas 2024),
-    mapped through (R − q)/(p − q), clipped to [0, 1] and then by lo + x(hi − lo); n = 0 gives
-    the whole range. ``variance``, the (least, most) variance of one report's R known from the
-    mechanism (``LevelMechanism.report_variance_range``), places the interval's bets and floors
-    the standard error: std_error = s_R/(√n (p − q)) with s_R² the unbiased sample variance of
-    R, raised to the least variance one report can have (positive for every level mechanism),
-    so identical reports never give 0; None when n < 2. ``noisy_share`` is R̄.
-    """
-    n = _check_count(n, "n")
-    _check_ratio(ratio_a, ratio_b)
-    levels = int(ratio_a) + int(ratio_b)
-    level_sum = _check_count(level_sum, "level_sum", upper=n * (levels - 1))
-    level_squares = _check_count(level_squares, "level_squares", upper=n * (levels - 1) ** 2)
-    return _level_mean(level_sum, level_squares, n, offset=0.5, divisor=levels, scores=(0, levels - 1),
-                       ratio_a=ratio_a, ratio_b=ratio_b, lo=lo, hi=hi, level=level, name="level", variance=variance)
-
-
-def debias_hybrid_mean(score_sum, score_squares, n, *, ratio_a, ratio_b, lo, hi, level, variance=None) -> Estimate:
-    """Estimate the mean of numbers in [lo, hi] from hybrid-mechanism reports (Wang et al. 2019).
-
-    Each report is a level L in 0..G+1 (G = a + b): PM's levels, then Duchi's 0 and 1. Its
-    integer score s (mechanisms.hybrid_scores, within ±G(G − 1)) gives R = (s + G²)/(2G²), whose
-    mean is q + (p − q)x in either branch (p = a/G, q = b/G). From Σs (``score_sum``) and Σs²
-    (``score_squares``) the estimate, std_error and interval follow exactly as for
-    debias_piecewise_mean.
-    """
-    n = _check_count(n, "n")
-    _check_ratio(ratio_a, ratio_b)
-    levels = int(ratio_a) + int(ratio_b)
-    square = levels * levels
-    if isinstance(score_sum, bool) or not isinstance(score_sum, numbers.Integral) or abs(score_sum) > n * square:
-        raise ValueError(f"score_sum must be an integer with |score_sum| <= n·G² = {n * square}, got {score_sum!r}")
-    score_squares = _check_count(score_squares, "score_squares", upper=n * square * square)
-    reach = levels * (levels - 1)
-    return _level_mean(int(score_sum), score_squares, n, offset=square, divisor=2 * square, scores=(-reach, reach),
-                       ratio_a=ratio_a, ratio_b=ratio_b, lo=lo, hi=hi, level=level, name="score", variance=variance)
-
-
-def debias_level_mean(level_sum, level_squares, n, *, levels, p, lo, hi, level, variance=None) -> Estimate:
-    """Estimate the mean of numbers in [lo, hi] from reports of levels k in 0..levels-1 with R = (k + 1/2)/levels.
-
-    For a level mechanism whose R has mean q + (p − q)x with q = 1 − p (``p`` an exact Fraction
-    above 1/2), such as the optimal piecewise mechanism: from Σk and Σk², exactly as
-    debias_piecewise_mean.
-    """
-    n = _check_count(n, "n")
-    levels = _check_count(levels, "levels")
-    p = Fraction(p)
-    if not Fraction(1, 2) < p <= 1 or levels < 2:
-        raise ValueError(f"p must be a fraction in (1/2, 1] and levels >= 2, got p = {p}, levels = {levels}")
-    level_sum = _check_count(level_sum, "level_sum", upper=n * (levels - 1))
-    level_squares = _check_count(level_squares, "level_squares", upper=n * (levels - 1) ** 2)
-    return _level_mean(level_sum, level_squares, n, offset=0.5, divisor=levels, scores=(0, levels - 1),
-                       ratio_a=p.numerator, ratio_b=p.denominator - p.numerator, lo=lo, hi=hi, level=level,
-                       name="level", variance=variance)
-
-
-def _level_mean(total, squares, n, *, offset, divisor, scores, ratio_a, ratio_b, lo, hi, level, name,
-                variance) -> Estimate:
+def level_mean(total, squares, n, *, offset, divisor, scores, ratio_a, ratio_b, lo, hi, level, name,
+               variance) -> Estimate:
     """Return the estimate of a level mechanism's mean from Σs and Σs², R = (s + offset)/divisor, s within ``scores``."""
     _check_level(level)
-    lo = _check_real(lo, "lo")
-    hi = _check_real(hi, "hi")
+    lo = check_real(lo, "lo")
+    hi = check_real(hi, "hi")
     if not lo < hi:
         raise ValueError(f"hi must be greater than lo = {lo!r}, got {hi!r}")
     if total ** 2 > n * squares:
@@ -314,7 +173,7 @@ def _inside(low: float, high: float) -> tuple[float, float]:
         return 1.0 - width, 1.0
     if high <= 0.0:
         return 0.0, width
-    return _clip(low, 0.0, 1.0), _clip(high, 0.0, 1.0)
+    return clip(low, 0.0, 1.0), clip(high, 0.0, 1.0)
 
 
 def _report_variance(variance) -> tuple[float, float]:
@@ -401,8 +260,8 @@ def consistent_view(counts, n, *, p, q, multinomial, lows, highs) -> ConsistentV
     simplex, the point is projected onto the simplex within the bounds that can all hold (the
     upper ones when Σ lo > 1, the lower ones when Σ hi < 1).
     """
-    n = _check_count(n, "n")
-    counts = _check_counts(counts, n, least=2)
+    n = check_count(n, "n")
+    counts = check_counts(counts, n, least=2)
     p, q = _check_pq(p, q)
     if n == 0:
         raise ValueError("the consistent view needs at least one report, got n = 0")
@@ -486,8 +345,8 @@ def indicator_mle(counts, n, *, p, q, multinomial) -> np.ndarray:
     are concave: by the KKT conditions every positive fᵥ has the same slope μ, so fᵥ(μ) has a
     closed form and μ is found by bisection (Kairouz et al. 2016 for GRR).
     """
-    n = _check_count(n, "n")
-    counts = np.asarray(_check_counts(counts, n, least=2), dtype=float)
+    n = check_count(n, "n")
+    counts = np.asarray(check_counts(counts, n, least=2), dtype=float)
     p, q = _check_pq(p, q)
     if n == 0:
         raise ValueError("the maximum-likelihood shares need at least one report, got n = 0")
@@ -551,8 +410,8 @@ def iterative_bayesian_update(counts, n, *, p, q, multinomial, iterations=10_000
     near its limit within ``iterations``) it goes on as before, to the target, the tolerance or
     ``iterations``.
     """
-    n = _check_count(n, "n")
-    checked = _check_counts(counts, n, least=2)
+    n = check_count(n, "n")
+    checked = check_counts(counts, n, least=2)
     counts = np.asarray(checked, dtype=float)
     p, q = _check_pq(p, q)
     if n == 0 or counts.sum() == 0:
@@ -620,7 +479,7 @@ def _finite_vector(values, name: str) -> np.ndarray:
 
 
 def _check_pq(p, q) -> tuple[float, float]:
-    p, q = _check_probability(p, "p"), _check_probability(q, "q")
+    p, q = check_probability(p, "p"), check_probability(q, "q")
     if not p > q:
         raise ValueError(f"p must exceed q for the reports to carry information, got p={p!r}, q={q!r}")
     return p, q
@@ -632,7 +491,8 @@ def _clopper_pearson(successes: int, n: int, alpha: float) -> tuple[float, float
     return low, high
 
 
-def _clip(value: float, low: float, high: float) -> float:
+def clip(value: float, low: float, high: float) -> float:
+    """Return value clipped to [low, high], as a float."""
     return float(min(max(value, low), high))
 
 
@@ -642,7 +502,8 @@ def _check_level(level) -> float:
     return float(level)
 
 
-def _check_count(value, name: str, *, upper: int | None = None) -> int:
+def check_count(value, name: str, *, upper: int | None = None) -> int:
+    """Return value as an int if it is an integer in 0..upper (no bool), else raise ValueError naming it."""
     domain = "an integer >= 0" if upper is None else f"an integer from 0 to {upper}"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be {domain}, got {value!r}")
@@ -652,26 +513,30 @@ def _check_count(value, name: str, *, upper: int | None = None) -> int:
     return value
 
 
-def _check_counts(counts, n: int, *, least: int) -> list[int]:
+def check_counts(counts, n: int, *, least: int) -> list[int]:
+    """Return counts as a list of ints, at least ``least`` of them, each in 0..n; else raise ValueError."""
     if isinstance(counts, (str, bytes)) or not hasattr(counts, "__len__") or len(counts) < least:
         raise ValueError(f"counts must be a sequence of at least {least} integers from 0 to n = {n}, "
                          f"got {counts!r}")
-    return [_check_count(count, f"counts[{index}]", upper=n) for index, count in enumerate(counts)]
+    return [check_count(count, f"counts[{index}]", upper=n) for index, count in enumerate(counts)]
 
 
-def _check_probability(value, name: str) -> float:
+def check_probability(value, name: str) -> float:
+    """Return value as a float if it is a finite number in [0, 1], else raise ValueError naming it."""
     if not _is_real(value) or not 0.0 <= value <= 1.0:
         raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
     return float(value)
 
 
-def _check_flip(flip) -> float:
+def check_flip(flip) -> float:
+    """Return a flip probability as a float if it is in [0, 1/2), else raise ValueError."""
     if not _is_real(flip) or not 0.0 <= flip < 0.5:
         raise ValueError(f"flip must be a probability in [0, 1/2), got {flip!r}")
     return float(flip)
 
 
-def _check_real(value, name: str) -> float:
+def check_real(value, name: str) -> float:
+    """Return value as a float if it is a finite real number (no bool), else raise ValueError naming it."""
     if not _is_real(value):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     return float(value)

@@ -33,7 +33,8 @@ from .anytime import half_width as anytime_width
 from .design import MIN_QUESTION_EPSILON, allocate_split, design_question, response_probabilities
 from . import crosstab_bounds as bounds
 from .bounded_mean import mean_interval
-from .mechanisms import LevelMechanism, mechanism_for, worst_case_spread
+from .mechanisms import LevelMechanism, mechanism_for
+from .mechanisms.common import worst_case_spread
 from .words import format_epsilon, percent_up
 
 DEFAULT_MARGIN = 0.05

@@ -9,9 +9,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { makeRandom } from '../../client_js/random.js';
-import {
-  hybridDuchiBit, randomizeDuchi, randomizeGRR, randomizeHybrid, randomizeOpm, randomizePiecewise, randomizeRR,
-} from '../../client_js/mechanisms.js';
+import { randomizeRR } from '../../client_js/mechanisms/warner.js';
+import { randomizeGRR } from '../../client_js/mechanisms/grr.js';
+import { randomizeDuchi } from '../../client_js/mechanisms/duchi.js';
+import { randomizePiecewise } from '../../client_js/mechanisms/piecewise.js';
+import { hybridDuchiBit, randomizeHybrid } from '../../client_js/mechanisms/hybrid.js';
+import { randomizeOpm } from '../../client_js/mechanisms/opm.js';
 import {
   auditEpsilon, comparisonCount, DELTA, describe, drawsToDetect, POWER,
 } from './epsilon-audit.mjs';

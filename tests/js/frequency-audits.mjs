@@ -5,9 +5,10 @@
 // tests/js/frequency.test.mjs, tests/js/mechanism-conformance.test.mjs and bench/audit/frequency.mjs
 // (docs/explanation/privacy.md, audits).
 
-import {
-  randomizeMulti, randomizeMultiSampled, randomizeOUE, randomizeSubset,
-} from '../../client_js/mechanisms.js';
+import { randomizeOUE } from '../../client_js/mechanisms/oue.js';
+import { randomizeSubset } from '../../client_js/mechanisms/subset.js';
+import { randomizeMulti } from '../../client_js/mechanisms/multi-bits.js';
+import { randomizeMultiSampled } from '../../client_js/mechanisms/multi-sampled.js';
 
 import { comparisonCount, drawsToDetect } from './epsilon-audit.mjs';
 

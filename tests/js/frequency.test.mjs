@@ -1,4 +1,4 @@
-// Subset selection and the multi-select encodings as shipped in client_js/mechanisms.js:
+// Subset selection and the multi-select encodings as shipped in client_js/mechanisms/:
 // argument checks, output frequencies against the integer parameters (Pearson chi-square at
 // alpha = 1e-4, seeded words), and the empirical epsilon audit with the real crypto source
 // (docs/explanation/privacy.md, audits): no lower bound above the published ε′, and ε̂ within its sampling error of it.
@@ -7,7 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { makeRandom } from '../../client_js/random.js';
-import { randomizeMultiSampled, randomizeQuestion, randomizeSubset } from '../../client_js/mechanisms.js';
+import { randomizeQuestion } from '../../client_js/mechanisms/index.js';
+import { randomizeSubset } from '../../client_js/mechanisms/subset.js';
+import { randomizeMultiSampled } from '../../client_js/mechanisms/multi-sampled.js';
 import { foldText, optionMatches } from '../../client_js/option-filter.js';
 import { auditEpsilon, DELTA, describe } from './epsilon-audit.mjs';
 import {

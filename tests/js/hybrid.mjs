@@ -1,7 +1,7 @@
 // The exact output distribution of the hybrid mechanism from its integer parameters (Wang et
 // al. 2019, with e^(eps/2) = a/b): the piecewise branch w.p. (a-b)/a, else Duchi's bit, kept
 // w.p. a²/(a²+b²), as level G + bit (G = a+b). For the goodness-of-fit and epsilon audits of
-// client_js/mechanisms.js randomizeHybrid (tests/js/audit.test.mjs, bench/audit/).
+// client_js/mechanisms/hybrid.js randomizeHybrid (tests/js/audit.test.mjs, bench/audit/).
 
 import { chiSquare, chiSquareCritical } from './helpers.mjs';
 import { extremeGroups, groupProbabilities, piecewiseLevelProbabilities } from './piecewise.mjs';

@@ -27,7 +27,7 @@ const rel = (file) => path.relative(REPO, file);
 const BANNED = ['random', 'exp', 'log'].map((fn) => `Math.${fn}`);
 
 test('client_js holds the random source, the mechanisms and their registry, the form and the stylesheet', () => {
-  for (const name of ['random.js', 'mechanisms.js', 'mechanisms/index.js', 'mechanisms/common.js', 'respond.js',
+  for (const name of ['random.js', 'mechanisms/index.js', 'mechanisms/common.js', 'respond.js',
     'respond-send.js', 'style.css']) {
     assert.ok(existsSync(path.join(CLIENT, name)), `client_js/${name} is missing`);
   }

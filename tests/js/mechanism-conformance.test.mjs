@@ -30,7 +30,7 @@ import { opmExtremeGroups, opmLevelProbabilities } from './opm.mjs';
 
 const VECTORS = readVectors();
 const row = (epsilon, d) => VECTORS.thresholds.find((r) => r.epsilon === epsilon && r.d === d);
-const SHAPE = ['randomize', 'isReport', 'makeMemo', 'memoFits', 'memoReport', 'describe'];
+const SHAPE = ['parameters', 'randomize', 'isReport', 'makeMemo', 'memoFits', 'memoReport', 'describe'];
 const FOLDER = path.join(REPO, 'client_js', 'mechanisms');
 const SHARED = new Set(['common.js', 'index.js']);
 
@@ -277,6 +277,9 @@ for (const mechanism of MECHANISMS) {
     assert.ok(typeof mechanism.kind === 'string' && typeof mechanism.name === 'string');
     for (const method of SHAPE) assert.equal(typeof mechanism[method], 'function', `${key} lacks ${method}`);
     assert.equal(mechanismOf(fixtureOf(mechanism).question), mechanism);
+    const parameters = mechanism.parameters(fixtureOf(mechanism).question);
+    assert.ok(Array.isArray(parameters) && parameters.every((value) => value !== undefined),
+      `${key}: parameters(question) gives an array of the design's values, got ${JSON.stringify(parameters)}`);
   });
 
   test(`${key}: replays the Python mirror's vectors word for word`, () => {

@@ -1,14 +1,18 @@
-// Output frequencies of every randomizer in client_js/mechanisms.js against its integer
+// Output frequencies of every randomizer in client_js/mechanisms/ against its integer
 // thresholds: Pearson chi-square at alpha = 1e-4 per test, seeded word source.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { makeRandom } from '../../client_js/random.js';
-import {
-  randomizeDuchi, randomizeGRR, randomizeHybrid, randomizeMulti, randomizeOUE, randomizePiecewise, randomizeQuestion,
-  randomizeRR,
-} from '../../client_js/mechanisms.js';
+import { randomizeQuestion } from '../../client_js/mechanisms/index.js';
+import { randomizeRR } from '../../client_js/mechanisms/warner.js';
+import { randomizeGRR } from '../../client_js/mechanisms/grr.js';
+import { randomizeOUE } from '../../client_js/mechanisms/oue.js';
+import { randomizeMulti } from '../../client_js/mechanisms/multi-bits.js';
+import { randomizeDuchi } from '../../client_js/mechanisms/duchi.js';
+import { randomizePiecewise } from '../../client_js/mechanisms/piecewise.js';
+import { randomizeHybrid } from '../../client_js/mechanisms/hybrid.js';
 import { chiSquare, chiSquareCritical, readVectors, seededFill, TWO_53 } from './helpers.mjs';
 
 const ROWS = readVectors().thresholds;

@@ -1,6 +1,6 @@
 // The exact output distribution of the optimal piecewise mechanism from its integer parameters
 // (Zheng, Mishra & Hu 2025; e^eps = A/B, m grid steps, a band of w levels), for the goodness-of-fit
-// and epsilon audits of client_js/mechanisms.js randomizeOpm (tests/js/audit.test.mjs, bench/audit/).
+// and epsilon audits of client_js/mechanisms/opm.js randomizeOpm (tests/js/audit.test.mjs, bench/audit/).
 
 import { chiSquare, chiSquareCritical } from './helpers.mjs';
 

@@ -1,6 +1,6 @@
 // The exact output distribution of the discretised piecewise mechanism from its integer
 // parameters (Wang et al. 2019, with e^(eps/2) = a/b), for the goodness-of-fit and epsilon
-// audits of client_js/mechanisms.js randomizePiecewise (tests/js/audit.test.mjs, bench/audit/).
+// audits of client_js/mechanisms/piecewise.js randomizePiecewise (tests/js/audit.test.mjs, bench/audit/).
 
 import { chiSquare, chiSquareCritical } from './helpers.mjs';
 

@@ -2,6 +2,7 @@
 // with each mechanism's own probabilities (Pearson chi-square at alpha = 1e-4, seeded), kept
 // and reused while the question's design is unchanged.
 
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -12,6 +13,10 @@ import {
 import { chiSquare, chiSquareCritical, seededFill, TWO_53 } from './helpers.mjs';
 import { piecewiseLevelProbabilities } from './piecewise.mjs';
 import { hybridLevelProbabilities } from './hybrid.mjs';
+
+// Fingerprints recorded before series.js asked the registry for them, for designs of every mechanism (budgets,
+// option counts, ranges): a kept memo stays valid only while its fingerprint is unchanged.
+const RECORDED = JSON.parse(readFileSync(new URL('./fingerprints.json', import.meta.url), 'utf8'));
 
 const N = 40000;
 const F = 0.25;
@@ -200,4 +205,12 @@ test('a kept memo is reused for the same design, replaced for another, forgotten
   assert.equal(loadMemo(storage, 'waves', YES_NO, rnd).status, 'new');
   assert.equal(forgetSeries(storage, 'waves'), 2);
   assert.equal(storage.length, 1, 'another series is kept');
+});
+
+test('the fingerprint of every recorded design is the one recorded', () => {
+  const mechanisms = new Set(RECORDED.map(({ question }) => `${question.kind}/${question.mechanism}`));
+  assert.equal(mechanisms.size, 10, `recorded designs cover ${[...mechanisms].join(', ')}`);
+  for (const { question, fingerprint: recorded } of RECORDED) {
+    assert.equal(fingerprint(question), recorded, `question ${question.id} (${question.kind}/${question.mechanism})`);
+  }
 });

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { makeRandom } from '../../client_js/random.js';
-import { randomizeQuestion } from '../../client_js/mechanisms.js';
+import { randomizeQuestion } from '../../client_js/mechanisms/index.js';
 import { listFill, readVectors, TWO_53 } from './helpers.mjs';
 
 const VECTORS = readVectors();

@@ -44,7 +44,8 @@ class Mechanism(ABC):
     of d bits) or LEVEL (an output level tallied by its integer score). ``gain_needed`` is the
     share of variance a newer mechanism must save over every classic one of its kind before
     the design prefers it (0 for a classic). ``title`` names it in words; ``label`` is the
-    short name a menu offers where a definition may choose it.
+    short name a menu offers where a definition may choose it, at place ``menu`` (None: only
+    the design chooses it).
     """
 
     kind: ClassVar[str]
@@ -53,6 +54,7 @@ class Mechanism(ABC):
     report: ClassVar[str]
     gain_needed: ClassVar[float] = 0.0
     label: ClassVar[str] = ""
+    menu: ClassVar[int | None] = None
 
     @property
     def list_title(self) -> str:

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..estimators import Estimate, debias_duchi_mean
+from ..estimators import Estimate, check_real, clip
 from ..words import percent
 from .common import (
     TWO53,
@@ -20,7 +20,7 @@ from .common import (
     threshold_fraction,
 )
 from .base import Mechanism
-from .warner import WarnerRR
+from .warner import WarnerRR, debias_rr
 
 
 def duchi_worst_variance(flip_threshold: int) -> float:
@@ -45,6 +45,7 @@ class Duchi(WarnerRR):
     name = "duchi"
     title = "Duchi rounding + randomized response"
     label = "Duchi"
+    menu = 3
 
     def selection_variance(self) -> float:
         return duchi_worst_variance(self.flip_threshold)
@@ -87,3 +88,27 @@ class Duchi(WarnerRR):
     def kept_sentence(self, keep: str) -> str:
         return ("The answer is rounded at random to the smallest or the largest value, which is reported as "
                 f"itself with probability {keep}.")
+
+
+def debias_duchi_mean(ones, n, *, flip, lo, hi, level) -> Estimate:
+    """Estimate the mean of numbers in [lo, hi] from Duchi et al. (2013) reports.
+
+    Each number x was rounded to a bit b ~ Bernoulli((x − lo)/(hi − lo)) and b sent through
+    Warner RR, so the binary estimator gives the mean θ on [0, 1]; the result is
+    lo + θ̂(hi − lo), with std_error times (hi − lo) and the interval mapped alike and
+    clipped to [lo, hi] (the whole range when n = 0).
+    """
+    lo = check_real(lo, "lo")
+    hi = check_real(hi, "hi")
+    if not lo < hi:
+        raise ValueError(f"hi must be greater than lo = {lo!r}, got {hi!r}")
+    unit = debias_rr(ones, n, flip=flip, level=level)
+    width = hi - lo
+    return Estimate(
+        estimate=None if unit.estimate is None else lo + unit.estimate * width,
+        std_error=None if unit.std_error is None else unit.std_error * width,
+        ci_low=clip(lo + unit.ci_low * width, lo, hi),
+        ci_high=clip(lo + unit.ci_high * width, lo, hi),
+        n=unit.n,
+        noisy_share=unit.noisy_share,
+    )

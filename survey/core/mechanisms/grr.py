@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
 from fractions import Fraction
+from typing import Sequence
 
 import numpy as np
 
-from ..estimators import Estimate, debias_grr
+from ..estimators import Estimate, check_count, check_counts, check_probability, debias_binary
 from ..words import percent
 from .base import INDEX, OptionMechanism
 from .common import (
@@ -150,3 +152,25 @@ class GeneralizedRR(OptionMechanism):
 
     def kept_sentence(self, keep: str) -> str:
         return f"A true answer is reported as itself with probability {keep}."
+
+
+def debias_grr(counts: Sequence[int], n, *, p, q, level) -> list[Estimate]:
+    """Estimate each option's share from generalized randomized response (Wang et al. 2017).
+
+    ``counts[v]`` is how many of the n reports name option v (they sum to n); p is the
+    probability of keeping the true option and q = (1 − p)/(d − 1) that of reporting one
+    given other option. f̂_v = (C_v/n − q)/(p − q). Intervals are simultaneous by
+    Bonferroni: each option's Clopper-Pearson interval is at level 1 − α/d.
+    """
+    n = check_count(n, "n")
+    counts = check_counts(counts, n, least=2)
+    if sum(counts) != n:
+        raise ValueError(f"GRR counts must sum to the number of reports n = {n}, got {sum(counts)}")
+    p = check_probability(p, "p")
+    q = check_probability(q, "q")
+    d = len(counts)
+    if not (p > q and math.isclose(p + (d - 1) * q, 1.0, rel_tol=0.0, abs_tol=1e-9)):
+        raise ValueError(f"GRR probabilities must satisfy p > q and p + (d-1)q = 1 for d = {d}, "
+                         f"got p={p!r}, q={q!r}")
+    return [debias_binary(count, n, p_one_if_true=p, p_one_if_false=q, level=level, alpha_divisor=d)
+            for count in counts]

@@ -6,18 +6,20 @@ are rational, and the two branches have disjoint outputs: the mixture is ε′-L
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
 
-from ..estimators import Estimate, debias_hybrid_mean
+from ..estimators import Estimate, check_count, level_mean
 from ..words import percent
 from .common import default_rng, round_at_random
 from .mixture import mixture_variance, mixture_worst
 from .piecewise import (
     RatioLevelMechanism,
+    check_ratio,
     check_level_input,
     piecewise_epsilon,
     piecewise_points,
@@ -119,6 +121,7 @@ class Hybrid(RatioLevelMechanism):
     name = "hybrid"
     title = "hybrid of the piecewise and Duchi mechanisms"
     label = "Hybrid"
+    menu = 1
     max_bins = MAX_HYBRID_BINS
 
     @classmethod
@@ -212,3 +215,24 @@ class Hybrid(RatioLevelMechanism):
                 f"around the true answer with probability {a / (a + b):.1%}; otherwise the answer is rounded at "
                 "random to the smallest or the largest value, which is reported as itself with probability "
                 f"{a * a / (a * a + b * b):.1%}.")
+
+
+def debias_hybrid_mean(score_sum, score_squares, n, *, ratio_a, ratio_b, lo, hi, level, variance=None) -> Estimate:
+    """Estimate the mean of numbers in [lo, hi] from hybrid-mechanism reports (Wang et al. 2019).
+
+    Each report is a level L in 0..G+1 (G = a + b): PM's levels, then Duchi's 0 and 1. Its
+    integer score s (mechanisms.hybrid_scores, within ±G(G − 1)) gives R = (s + G²)/(2G²), whose
+    mean is q + (p − q)x in either branch (p = a/G, q = b/G). From Σs (``score_sum``) and Σs²
+    (``score_squares``) the estimate, std_error and interval follow exactly as for
+    debias_piecewise_mean.
+    """
+    n = check_count(n, "n")
+    check_ratio(ratio_a, ratio_b)
+    levels = int(ratio_a) + int(ratio_b)
+    square = levels * levels
+    if isinstance(score_sum, bool) or not isinstance(score_sum, numbers.Integral) or abs(score_sum) > n * square:
+        raise ValueError(f"score_sum must be an integer with |score_sum| <= n·G² = {n * square}, got {score_sum!r}")
+    score_squares = check_count(score_squares, "score_squares", upper=n * square * square)
+    reach = levels * (levels - 1)
+    return level_mean(int(score_sum), score_squares, n, offset=square, divisor=2 * square, scores=(-reach, reach),
+                      ratio_a=ratio_a, ratio_b=ratio_b, lo=lo, hi=hi, level=level, name="score", variance=variance)

@@ -51,7 +51,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..estimators import Estimate, debias_level_mean
+from ..estimators import Estimate, check_count, level_mean
 from ..words import percent
 from .base import LevelMechanism
 from .common import CTX, as_decimal, check_integer, check_range, default_rng
@@ -205,6 +205,7 @@ class OptimalPiecewise(LevelMechanism):
     name = "opm"
     title = "optimal piecewise mechanism"
     label = "Optimal piecewise"
+    menu = 4
 
     @classmethod
     def build(cls, question, share: Decimal) -> tuple[dict, Decimal]:
@@ -320,3 +321,22 @@ class OptimalPiecewise(LevelMechanism):
         m, w, a, b = self.steps, self.band, self.ratio_a, self.ratio_b
         return (f"The report is one of {m + w} levels; with probability {w * a / (w * a + m * b):.1%} it lies in "
                 f"the band of {w} levels around the true answer, else anywhere outside it.")
+
+
+def debias_level_mean(level_sum, level_squares, n, *, levels, p, lo, hi, level, variance=None) -> Estimate:
+    """Estimate the mean of numbers in [lo, hi] from reports of levels k in 0..levels-1 with R = (k + 1/2)/levels.
+
+    For a level mechanism whose R has mean q + (p − q)x with q = 1 − p (``p`` an exact Fraction
+    above 1/2), such as the optimal piecewise mechanism: from Σk and Σk², exactly as
+    debias_piecewise_mean.
+    """
+    n = check_count(n, "n")
+    levels = check_count(levels, "levels")
+    p = Fraction(p)
+    if not Fraction(1, 2) < p <= 1 or levels < 2:
+        raise ValueError(f"p must be a fraction in (1/2, 1] and levels >= 2, got p = {p}, levels = {levels}")
+    level_sum = check_count(level_sum, "level_sum", upper=n * (levels - 1))
+    level_squares = check_count(level_squares, "level_squares", upper=n * (levels - 1) ** 2)
+    return level_mean(level_sum, level_squares, n, offset=0.5, divisor=levels, scores=(0, levels - 1),
+                      ratio_a=p.numerator, ratio_b=p.denominator - p.numerator, lo=lo, hi=hi, level=level,
+                      name="level", variance=variance)

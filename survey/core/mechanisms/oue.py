@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import Sequence
 
 import numpy as np
 
-from ..estimators import Estimate, debias_oue
+from ..estimators import Estimate, check_count, check_counts, check_probability, debias_binary
 from ..words import percent
 from .base import BitVectorMechanism, bits_meanings
 from .common import (
@@ -119,3 +120,20 @@ class OptimizedUnaryEncoding(BitVectorMechanism):
 
     def kept_sentence(self, keep: str) -> str:
         return f"The chosen option's bit is reported as 1 with probability {keep}."
+
+
+def debias_oue(counts: Sequence[int], n, *, q, level) -> list[Estimate]:
+    """Estimate each option's share from optimized unary encoding (Wang et al. 2017).
+
+    ``counts[v]`` is how many of the n reports have bit v set; the true bit is 1 with
+    probability 1/2, every other bit with probability q in (0, 1/2), so
+    f̂_v = (C_v/n − q)/(1/2 − q). Intervals are simultaneous by Bonferroni (level 1 − α/d).
+    """
+    n = check_count(n, "n")
+    counts = check_counts(counts, n, least=2)
+    q = check_probability(q, "q")
+    if not q < 0.5:
+        raise ValueError(f"q must be a probability below 1/2 for OUE, got {q!r}")
+    return [debias_binary(count, n, p_one_if_true=0.5, p_one_if_false=q, level=level,
+                          alpha_divisor=len(counts))
+            for count in counts]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -11,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..estimators import Estimate, debias_piecewise_mean
+from ..estimators import Estimate, check_count, level_mean
 from ..words import percent
 from .base import LevelMechanism
 from .common import CTX, as_decimal, check_integer, check_range, default_rng
@@ -174,6 +175,7 @@ class Piecewise(RatioLevelMechanism):
     name = "piecewise"
     title = "piecewise mechanism"
     label = "Piecewise"
+    menu = 2
     max_bins = MAX_PIECEWISE_BINS
 
     @classmethod
@@ -243,3 +245,36 @@ class Piecewise(RatioLevelMechanism):
     def kept_sentence(self, keep: str) -> str:
         return (f"The report is one of {self.bins} levels; with probability {keep} it lies in the narrow band "
                 "around the true answer, else anywhere outside it.")
+
+
+def check_ratio(ratio_a, ratio_b):
+    """Raise ValueError unless the ratio a:b of a level mechanism has integers a > b >= 1."""
+    for name, value in (("ratio_a", ratio_a), ("ratio_b", ratio_b)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    if not ratio_a > ratio_b:
+        raise ValueError(f"ratio_a must exceed ratio_b = {ratio_b!r}, got {ratio_a!r}")
+
+
+def debias_piecewise_mean(level_sum, level_squares, n, *, ratio_a, ratio_b, lo, hi, level, variance=None) -> Estimate:
+    """Estimate the mean of numbers in [lo, hi] from discretised piecewise-mechanism reports (Wang et al. 2019).
+
+    Each report is an output level k in 0..G-1, G = a + b; R = (k + 1/2)/G has mean
+    q + (p − q)x for the answer x scaled to [0, 1], p = a/G, q = b/G. From Σk
+    (``level_sum``) and Σk² (``level_squares``): x̂ = (R̄ − q)/(p − q), unbiased and
+    unclipped. The interval is survey.core.bounded_mean's on the mean of R, which lies in
+    [1/(2G), 1 − 1/(2G)] (valid at every n for every population: Waudby-Smith & Ramdas 2024),
+    mapped through (R − q)/(p − q), clipped to [0, 1] and then by lo + x(hi − lo); n = 0 gives
+    the whole range. ``variance``, the (least, most) variance of one report's R known from the
+    mechanism (``LevelMechanism.report_variance_range``), places the interval's bets and floors
+    the standard error: std_error = s_R/(√n (p − q)) with s_R² the unbiased sample variance of
+    R, raised to the least variance one report can have (positive for every level mechanism),
+    so identical reports never give 0; None when n < 2. ``noisy_share`` is R̄.
+    """
+    n = check_count(n, "n")
+    check_ratio(ratio_a, ratio_b)
+    levels = int(ratio_a) + int(ratio_b)
+    level_sum = check_count(level_sum, "level_sum", upper=n * (levels - 1))
+    level_squares = check_count(level_squares, "level_squares", upper=n * (levels - 1) ** 2)
+    return level_mean(level_sum, level_squares, n, offset=0.5, divisor=levels, scores=(0, levels - 1),
+                      ratio_a=ratio_a, ratio_b=ratio_b, lo=lo, hi=hi, level=level, name="level", variance=variance)

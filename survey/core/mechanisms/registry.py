@@ -8,9 +8,11 @@ the order the conformance suite and the docs list them in.
 from __future__ import annotations
 
 from decimal import Decimal
+from types import SimpleNamespace
 from typing import Mapping
 
 from .base import Mechanism
+from .common import as_decimal
 from .duchi import Duchi
 from .grr import GeneralizedRR
 from .hybrid import Hybrid
@@ -35,6 +37,12 @@ _BY_KEY = {(mechanism.kind, mechanism.name): mechanism for mechanism in MECHANIS
 def for_kind(kind: str) -> tuple[type[Mechanism], ...]:
     """Return the mechanisms of one question kind, in registry order."""
     return tuple(mechanism for mechanism in MECHANISMS if mechanism.kind == kind)
+
+
+def offered(kind: str) -> tuple[str, ...]:
+    """Return the names of the mechanisms of a kind a definition may ask for, in the order its menu lists them."""
+    return tuple(mechanism.name for mechanism in sorted((mechanism for mechanism in for_kind(kind)
+                                                         if mechanism.menu is not None), key=lambda m: m.menu))
 
 
 def mechanism_class(kind, name) -> type[Mechanism]:
@@ -112,3 +120,55 @@ def choose(question, share: Decimal, *, forced: str | None = None) -> tuple[type
             best = min(newer, key=lambda candidate: candidate[1].selection_variance())
     mechanism, _, fields, realised = best
     return mechanism, fields, realised
+
+
+def randomize_question(question: dict, true_values, rng=None):
+    """Randomize true answers of one design question as the browser does; return reports in the wire format's shape.
+
+    ``true_values`` holds 0/1 for yes_no, option indices for choice, 0/1 rows of d bits
+    for multi, and integers in min..max for number.
+    """
+    return mechanism_for(question).randomize(true_values, rng)
+
+
+def choice_variances(*, epsilon, d: int) -> dict[str, float]:
+    """Return n·Var of one option's estimate at f = 1/d of every choice mechanism possible at epsilon, by name."""
+    return _variances("choice", epsilon, d, "selection_variance")
+
+
+def multi_worst_variances(*, epsilon, d: int) -> dict[str, float]:
+    """Return the worst-case n·Var of one option's estimate of every multi-select mechanism at epsilon, by name."""
+    return _variances("multi", epsilon, d, "selection_variance")
+
+
+def _question(kind: str, d: int) -> SimpleNamespace:
+    """Return a stand-in definition question of ``kind`` with d options, for the variance comparisons."""
+    return SimpleNamespace(kind=kind, options=[str(i) for i in range(d)], min=None, max=None)
+
+
+def _variances(kind: str, epsilon, d: int, measure: str) -> dict[str, float]:
+    share = as_decimal(epsilon)
+    question = _question(kind, d)
+    out = {}
+    for mechanism in for_kind(kind):
+        try:
+            fields, _ = mechanism.build(question, share)
+        except ValueError:
+            continue
+        entry = {"kind": kind, "options": question.options, "epsilon_nominal": float(share), **fields}
+        out[mechanism.name] = getattr(mechanism.from_entry(entry), measure)()
+    return out
+
+
+def use_ss(*, epsilon, d: int) -> bool:
+    """Return whether subset selection's variance at f = 1/d is at least 5% below both GRR's and OUE's."""
+    return _chosen("choice", epsilon, d) is SubsetSelection
+
+
+def use_multi_sampled(*, epsilon, d: int) -> bool:
+    """Return whether one sampled option at full eps has at least 5% less worst-case variance than every bit at eps/d."""
+    return _chosen("multi", epsilon, d) is SampledOption
+
+
+def _chosen(kind: str, epsilon, d: int):
+    return choose(_question(kind, d), as_decimal(epsilon))[0]

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..estimators import Estimate, debias_rr
+from ..estimators import Estimate, check_flip, debias_binary
 from ..words import percent
 from .base import BIT, Mechanism
 from .common import TWO53, randomize_rr, replay_rr, rr_epsilon, rr_flip_threshold
@@ -79,3 +79,12 @@ class WarnerRR(Mechanism):
 
     def kept_sentence(self, keep: str) -> str:
         return f"A true answer is reported as itself with probability {keep}."
+
+
+def debias_rr(ones, n, *, flip, level) -> Estimate:
+    """Estimate the share of yes from Warner (1965) randomized response: (ā − f)/(1 − 2f).
+
+    ``flip`` is the probability f in [0, 1/2) that a report is flipped.
+    """
+    flip = check_flip(flip)
+    return debias_binary(ones, n, p_one_if_true=1.0 - flip, p_one_if_false=flip, level=level)
