@@ -2,8 +2,8 @@
 
 Writes, in a temporary directory, the smoking survey's responses.csv of N respondents (default
 1,000,000; lung disease going with smoking, drawn in process as `simulate` draws them and written
-by the product's own export, `survey.core.export.iter_responses_csv`, CRLF lines) and its codebook
-(`survey.core.codebook.codebook`). Then, --runs times each, as subprocesses (wall time and the
+by the product's own export, `survey.exports.export.iter_responses_csv`, CRLF lines) and its codebook
+(`survey.exports.codebook.codebook`). Then, --runs times each, as subprocesses (wall time and the
 child's peak RSS from wait4):
 
   reference    python -c "import pandas; pandas.read_csv(FILE)"   (pandas' C engine, default types)
@@ -43,8 +43,8 @@ BATCH = 100_000
 
 def write_files(directory: Path, n: int, seed: int) -> tuple[Path, Path, float]:
     """Write responses.csv of n respondents and its codebook; return their paths and the seconds taken."""
-    from survey.core.codebook import codebook
-    from survey.core.export import iter_responses_csv
+    from survey.exports.codebook import codebook
+    from survey.exports.export import iter_responses_csv
     from survey.core.simulate import complete_truth, parse_given, simulate_answers
 
     start = time.perf_counter()

@@ -13,12 +13,12 @@ import pytest
 from survey.cli import files as files_module
 from survey.core import aggregate as agg
 from survey.core import crosstab as xt
-from survey.core.codebook import codebook
+from survey.exports.codebook import codebook
 from survey.core.codec import decode_report, encode_column
 from survey.core.csvcells import integers, split_cells
 from survey.core.definition import parse_definition_toml
 from survey.core.design import build_design
-from survey.core.export import responses_csv
+from survey.exports.export import responses_csv
 from survey.core.modelling import fit_reports, model_questions
 from survey.core.reanalysis import ReanalysisError, aggregate_files, answers_from_rows, crosstab_files, \
     regression_files
