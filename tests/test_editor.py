@@ -12,6 +12,7 @@ from werkzeug.security import generate_password_hash
 
 from survey.core.definition import parse_definition_toml
 from survey.core.design import build_design
+from survey.core.words import format_epsilon
 from survey.store import Store
 from survey.web.forms import DEFINITION_TEMPLATE
 
@@ -114,10 +115,10 @@ def test_preview_shows_mechanisms_and_epsilons_and_stores_nothing(researcher, db
     assert rows == [(q["id"], q["kind"], q["mechanism"]) for q in design["questions"]]
     assert "<code>ss</code> <span class=\"muted\">(subset selection)</span>" in page, "every mechanism is named"
     assert "()" not in page
-    for question in design["questions"]:
-        assert "%.6g" % question["epsilon"] in page
-        assert "%.6g" % question["epsilon_nominal"] in page
-    assert "%.6g" % design["epsilon_spent"] in page and "budget ε = 2" in page
+    for question in design["questions"]:  # privacy figures are rounded up (survey.core.words)
+        assert format_epsilon(question["epsilon"], 6) in page
+        assert format_epsilon(question["epsilon_nominal"], 6) in page
+    assert format_epsilon(design["epsilon_spent"], 6) in page and "budget ε = 2" in page
     assert "kept with probability" in page
     assert textarea_text(response) == definition, "the textarea keeps the previewed text"
     assert surveys(db_path) == []

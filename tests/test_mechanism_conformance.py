@@ -628,6 +628,13 @@ def check_unbiased_and_covers(case, *, n: int = 1000, repetitions: int = REPETIT
     return float(distance.max()), float(covered)
 
 
+def moved_inside(low: float, high: float) -> tuple[float, float]:
+    """Clip [low, high] to [0, 1]; one wholly beyond an end moves inside keeping its width (the codebook's rule)."""
+    width = min(high - low, 1.0)
+    low, high = (1.0 - width if low >= 1 else low), (width if high <= 0 else high)
+    return min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0)
+
+
 def check_codebook_rederives(case, *, n: int = 3000):
     rng = np.random.default_rng([47, *map(ord, case.cls.name)])
     entry, mechanism = case.entry, case.mechanism
@@ -660,7 +667,7 @@ def check_codebook_rederives(case, *, n: int = 3000):
             range_low, range_high = (float(Fraction(value)) for value in estimand["report_range"])
             r_low, r_high = mean_interval(values.sum(), (values * values).sum(), n, low=range_low, high=range_high,
                                           level=row.ci_level, variance=(least, most))
-            low, high = min(max((r_low - q) / spread, 0), 1), min(max((r_high - q) / spread, 0), 1)
+            low, high = moved_inside((r_low - q) / spread, (r_high - q) / spread)
         else:
             assert estimand["interval"] == "clopper-pearson"
             ones = int(np.count_nonzero(cells == estimand["value"]))
@@ -671,8 +678,7 @@ def check_codebook_rederives(case, *, n: int = 3000):
             alpha = (1 - row.ci_level) / estimand["simultaneous_over"]
             share_low = 0.0 if ones == 0 else float(beta_dist.ppf(alpha / 2, ones, n - ones + 1))
             share_high = 1.0 if ones == n else float(beta_dist.ppf(1 - alpha / 2, ones + 1, n - ones))
-            low = min(max((share_low - q) / spread, 0), 1)
-            high = min(max((share_high - q) / spread, 0), 1)
+            low, high = moved_inside(*sorted(((share_low - q) / spread, (share_high - q) / spread)))
         for name, value in (("n", n), ("noisy_share", share), ("estimate", lo + width * unit),
                             ("std_error", width * se), ("ci_low", lo + width * low), ("ci_high", lo + width * high)):
             assert getattr(row, name) == pytest.approx(value, rel=1e-9, abs=1e-9), (estimand["option"], name)

@@ -17,7 +17,7 @@ from .access import survey_for_researcher
 from .auth import login_required
 from .db import get_store
 from .forms import LogoutForm
-from .results import csv_download, level_argument
+from .results import csv_response, level_argument
 
 bp = Blueprint("crosstab", __name__)
 
@@ -133,4 +133,4 @@ def csv_download(slug):
     except _BadPair as exc:
         return Response(f"Error: {exc}\n", status=400, mimetype="text/plain")
     table = _table(slug, question_a, question_b, level)
-    return csv_download(crosstab_to_csv(table), f"{slug}-{question_a['id']}-{question_b['id']}-crosstab.csv")
+    return csv_response(crosstab_to_csv(table), f"{slug}-{question_a['id']}-{question_b['id']}-crosstab.csv")

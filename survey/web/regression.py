@@ -18,7 +18,7 @@ from .access import survey_for_researcher
 from .auth import login_required
 from .db import get_store
 from .forms import LogoutForm
-from .results import csv_download, level_argument
+from .results import csv_response, level_argument
 
 bp = Blueprint("regression", __name__)
 
@@ -87,4 +87,4 @@ def csv_download(slug):
         model = fit(slug, design, outcome, covariates, level_argument())
     except RegressionError as exc:
         abort(400, description=str(exc))
-    return csv_download(regression_to_csv(model), f"{slug}-regression-{outcome}.csv")
+    return csv_response(regression_to_csv(model), f"{slug}-regression-{outcome}.csv")

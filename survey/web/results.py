@@ -1,7 +1,7 @@
 """The researcher's survey list, debiased dashboard and downloads (CSV, codebook, spreadsheet), on ``research.bp``.
 
 The helpers other views share are public: ``level_argument`` and ``intervals_arguments`` read ?level=,
-?intervals= and ?planned=; ``cached_rows`` and ``keyed_rows`` return the aggregate rows; ``csv_download``
+?intervals= and ?planned=; ``cached_rows`` and ``keyed_rows`` return the aggregate rows; ``csv_response``
 makes a CSV response.
 """
 
@@ -141,7 +141,7 @@ def endpoint_at(rule: str) -> str | None:
     return next((item.endpoint for item in current_app.url_map.iter_rules() if item.rule == rule), None)
 
 
-def csv_download(text, filename: str) -> Response:
+def csv_response(text, filename: str) -> Response:
     """Return a CSV download of ``text`` (a string, or an iterator of chunks streamed as they come)."""
     return Response(text, mimetype="text/csv",
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})
@@ -152,7 +152,7 @@ def csv_download(text, filename: str) -> Response:
 def results_csv(slug):
     """Download the aggregates: one row per estimate, debiased, with its interval."""
     _, rows = cached_rows(slug, level_argument(), *intervals_arguments())
-    return csv_download(rows_to_csv(rows), f"{slug}-aggregates.csv")
+    return csv_response(rows_to_csv(rows), f"{slug}-aggregates.csv")
 
 
 def xlsx_download(slug: str) -> Response:
@@ -175,7 +175,7 @@ def results_xlsx(slug):
 def responses_download(design: dict) -> Response:
     """Return responses.csv of a survey's design, streamed from the database in random-id order."""
     slug = design["slug"]
-    return csv_download(iter_responses_csv(design, get_store().iter_responses(slug)), f"{slug}-responses.csv")
+    return csv_response(iter_responses_csv(design, get_store().iter_responses(slug)), f"{slug}-responses.csv")
 
 
 @bp.get("/surveys/<slug>/responses.csv")
