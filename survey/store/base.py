@@ -1,97 +1,36 @@
-"""Store surveys, noisy reports and researcher accounts in SQLite (WAL); the only package that speaks SQL.
+"""The face of the store: ``Store(location)`` and the SQL both backends share (``sqlite``, ``postgres``).
 
 Only noisy reports are stored, with the day they arrived: never an IP address, a user
 agent or an exact time (docs/explanation/privacy.md). Reports are integers in one table per
 survey keyed by a random id (``schema``), and per-indicator tallies are kept current in
 the same transaction as every insert, so a survey's aggregates cost a few rows whatever
-its size. A Store holds one connection: use one per thread (the web app keeps one per
-worker thread). This package does not import Flask.
+its size. The statements here are written with ``?`` placeholders and portable clauses;
+each backend gives its connection, transactions and the writes it makes its own way.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
-import hmac
 import json
 import os
-import re
-import secrets
-import sqlite3
 import threading
-import time
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
-import sqlite_utils
 
 from ..core import codec
 from ..core.design import release_every
-from . import admission, flood, joining, schema, signin
-from .faults import classify, classify_at
+from . import admission
+from .accounts import Accounts
+from .errors import SlugTaken, StoreError, SurveyClosed, SurveyNotFound
+from .ids import new_ids, today
 from .location import is_postgres_url
-from .admission import AdmissionError, InvitationUnknown, InvitationUsed, SubmissionConflict  # noqa: F401
 from .schema import (REPORTS, RESPONSES, SANDBOX_SOURCES, Batch, batch_from_answers, batch_from_columns,
-                     column_names, insert_one_sql, migrations, report_columns, row_from_answer,
-                     sandbox_table_name, table_name)
+                     column_names, report_columns, sandbox_table_name, table_name)
 
 BUSY_TIMEOUT_MS = 10_000
 # How long a statement waits for another connection's lock before the store is unavailable.
 LOCK_TIMEOUT_ENV = "LDP_SURVEY_LOCK_TIMEOUT_MS"
-LOCK_FIRST_PAUSE = 20e-6
-LOCK_MAX_PAUSE = 2e-3
-# WAL with synchronous=NORMAL: a commit is in the WAL (the operating system's hands) before
-# the response is acknowledged, so a killed server loses nothing (tests/test_durability.py);
-# FULL also survives a power cut, at one fsync per commit (bench/README.md).
-SYNCHRONOUS_LEVELS = ("NORMAL", "FULL")
-SYNCHRONOUS_ENV = "LDP_SURVEY_SYNCHRONOUS"
 ID_ATTEMPTS = 3
-# Page cache per connection (KiB): random-key inserts touch pages all over a large table.
-CACHE_KIB = 65536
-# How long a use of an invitation or a release waits to empty the WAL (``_forget_order``).
-FORGET_WAIT = 2.0
-
-
-class StoreError(Exception):
-    """A storage request cannot be honoured (unknown survey, frozen design, duplicate)."""
-
-
-class SurveyNotFound(StoreError):
-    """No survey has this slug."""
-
-
-class SlugTaken(StoreError):
-    """Another survey has this slug (the web app answers only SLUG_TAKEN: it says nothing of whose survey it is)."""
-
-
-# What the web app says of any taken slug, the researcher's own or another's (docs/explanation/privacy.md).
-SLUG_TAKEN = "This address is not available; choose another slug."
-
-
-class NotOwner(StoreError):
-    """Only the survey's owner may do this (its collaborators may not)."""
-
-
-class JoinLinkInvalid(StoreError):
-    """The join link is unknown, used, revoked or expired (one answer for all four)."""
-
-
-class SurveyClosed(StoreError):
-    """The survey takes no responses: it is closed, or still a draft (nothing was stored)."""
-
-
-class StoreUnavailable(StoreError):
-    """The database cannot take the request now (disk full, read-only, locked, unreachable); nothing was stored.
-
-    ``cause`` names the fault in a few words for the operator's log ("disk full", …). The
-    web app answers 503 with Retry-After; the request can be sent again unchanged.
-    """
-
-    def __init__(self, message: str, *, cause: str):
-        super().__init__(message)
-        self.cause = cause
 
 
 # The lifecycle's transitions: the action, the statuses it applies to, the status it leads to.
@@ -107,30 +46,6 @@ def survey_lock(slug: str) -> str:
     return "survey:" + slug
 
 
-def today() -> str:
-    """Return the current UTC day as YYYY-MM-DD, the only time recorded with a response."""
-    return dt.datetime.now(dt.timezone.utc).date().isoformat()
-
-
-def new_ids(n: int) -> list[str]:
-    """Return n random 64-bit response ids as 16 hex digits (their order says nothing of arrival)."""
-    raw = secrets.token_bytes(8 * n)
-    return [raw[i:i + 8].hex() for i in range(0, 8 * n, 8)]
-
-
-def create_private_file(path: str):
-    """Create an empty file readable only by its owner, unless it exists (or is SQLite's ":memory:").
-
-    SQLite gives the -wal and -shm files it makes beside a database the database's permissions.
-    """
-    if path == ":memory:" or path.startswith("file:"):
-        return
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except FileExistsError:
-        pass
-
-
 def lock_timeout_ms() -> int:
     """Return how long to wait for a lock, in milliseconds: $LDP_SURVEY_LOCK_TIMEOUT_MS, else BUSY_TIMEOUT_MS."""
     text = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
@@ -141,152 +56,36 @@ def lock_timeout_ms() -> int:
     return int(text)
 
 
-def unavailable(exc: BaseException, path: str | None = None) -> StoreUnavailable | None:
-    """Return the StoreUnavailable a database fault means (``faults``), or None for any other error.
-
-    ``path``, the database file, lets its filesystem name a fault SQLite leaves vague.
-    """
-    cause = classify(exc) if path in (None, ":memory:") else classify_at(exc, path)
-    if cause is None:
-        return None
-    error = StoreUnavailable(f"the database cannot take requests now ({cause}): {exc}", cause=cause)
-    error.__cause__ = exc
-    return error
-
-
-def synchronous_level(level: str | None = None) -> str:
-    """Return the SQLite synchronous level: ``level``, else $LDP_SURVEY_SYNCHRONOUS, else NORMAL."""
-    chosen = (level or os.environ.get(SYNCHRONOUS_ENV) or "NORMAL").strip().upper()
-    if chosen not in SYNCHRONOUS_LEVELS:
-        raise StoreError(f"{SYNCHRONOUS_ENV} must be one of {', '.join(SYNCHRONOUS_LEVELS)}, got {chosen!r}")
-    return chosen
-
-
 _DESIGNS: dict[str, dict] = {}
 _RECENT: dict[tuple[str, str], dict] = {}
 _DESIGNS_LOCK = threading.Lock()
 
 
-class Store:
-    """Open the database at ``path``: one connection, its PRAGMAs, and (unless ``migrate=False``) migrations.
+# The store class of each kind of location, "sqlite" and "postgresql": each backend's class
+# names itself when it is defined (``Store.__init_subclass__``), so this module imports neither.
+BACKENDS: dict[str, type] = {}
 
-    Open with ``migrate=True`` once per process at start-up; connections opened later for
-    worker threads pass ``migrate=False`` and only set their PRAGMAs.
+
+class Store(Accounts):
+    """A survey database: ``Store(location)`` opens PostgreSQL's store for a ``postgresql://`` URL, else SQLite's.
+
+    Both backends (``sqlite.SqliteStore``, ``postgres.PostgresStore``) run the methods here with
+    the same SQL; each gives its connection (``conn``, ``_execute``), its transactions
+    (``_write``, ``_snapshot``), its locks (``_serialize``, ``_hold_open``), its schema functions
+    (``_schema``) and its own way of storing one response.
     """
 
-    # The functions that lay out and write a survey's tables (PostgreSQL's store has its own).
-    _schema = schema
-    # The SQL expression of a survey's released responses in list_surveys (``s`` is the surveys row).
-    _responses_sql = "s.responses"
+    def __init_subclass__(cls, *, backend: str | None = None, **kwargs):
+        """Record a backend's class under the kind of location it opens (``BACKENDS``)."""
+        super().__init_subclass__(**kwargs)
+        if backend is not None:
+            BACKENDS[backend] = cls
 
     def __new__(cls, path=None, *args, **kwargs):
         """Open a PostgreSQL store for a ``postgresql://`` URL, SQLite's for anything else (a file path)."""
-        if cls is Store and is_postgres_url(path):
-            from .postgres import PostgresStore
-
-            return super().__new__(PostgresStore)
+        if cls is Store:
+            cls = BACKENDS["postgresql" if is_postgres_url(path) else "sqlite"]
         return super().__new__(cls)
-
-    def __init__(self, path: str | Path, *, migrate: bool = True, synchronous: str | None = None):
-        synchronous = synchronous_level(synchronous)
-        self.lock_timeout_ms = lock_timeout_ms()
-        self.path = str(path)
-        create_private_file(self.path)
-        try:
-            self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
-        except sqlite3.DatabaseError as exc:
-            raise unavailable(exc, self.path) or exc
-        try:
-            self.conn.execute(f"PRAGMA busy_timeout = {self.lock_timeout_ms}")
-            self.conn.execute("PRAGMA foreign_keys = ON")
-            if self.path != ":memory:":
-                self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute(f"PRAGMA synchronous = {synchronous}")
-            self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-            # Deleted rows (a used invitation's unused row, released held responses) are zeroed
-            # in the file, not left in free space (docs/explanation/privacy.md).
-            self.conn.execute("PRAGMA secure_delete = ON")
-            self.db = sqlite_utils.Database(self.conn)
-            if migrate:
-                migrations.apply(self.db)
-            self.conn.execute("PRAGMA busy_timeout = 0")
-        except BaseException as exc:
-            self.conn.close()
-            raise unavailable(exc, self.path) or exc
-
-    def close(self):
-        """Close the connection."""
-        self.conn.close()
-
-    def _begin_immediate(self):
-        """Take the write lock, polling every few microseconds while another connection holds it.
-
-        SQLite's own busy handler sleeps a whole millisecond at its first retry, many times
-        longer than a write holds the lock; this waits at most WRITE_LOCK_WAIT seconds.
-        """
-        self._execute("BEGIN IMMEDIATE")
-
-    def _execute(self, sql: str, parameters=()) -> sqlite3.Cursor:
-        """Execute one statement, polling every few microseconds while another connection holds a lock it needs.
-
-        The connection's busy_timeout is 0 once it is open: SQLite's own busy handler
-        sleeps a whole millisecond at its first retry, many times longer than a write holds
-        the lock. This waits at most ``lock_timeout_ms`` in all. A database fault raises
-        StoreUnavailable.
-        """
-        pause, deadline = LOCK_FIRST_PAUSE, None
-        while True:
-            try:
-                return self.conn.execute(sql, parameters)
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise unavailable(exc, self.path) or exc
-                now = time.monotonic()
-                deadline = deadline or now + self.lock_timeout_ms / 1000
-                if now > deadline:
-                    raise unavailable(exc, self.path) or exc
-            time.sleep(pause)
-            pause = min(pause * 2, LOCK_MAX_PAUSE)
-
-    @contextmanager
-    def _snapshot(self):
-        """Run the block's reads in one read transaction: one consistent state while others write."""
-        self._execute("BEGIN")
-        try:
-            yield
-        finally:
-            self.conn.execute("COMMIT")
-
-    def _serialize(self, conn, key: str):
-        """Make the rest of this write transaction wait for any other holding ``key`` (SQLite's writes already do)."""
-
-    def _hold_open(self, conn, slug: str):
-        """Keep the survey's status from changing until this write ends; inserts share it (SQLite's write lock does)."""
-
-    @contextmanager
-    def _write(self):
-        """Run the block in one write transaction, taken at once (BEGIN IMMEDIATE) so it never deadlocks.
-
-        A database fault in the block or at COMMIT rolls back and raises StoreUnavailable:
-        nothing of the block is stored.
-        """
-        self._begin_immediate()
-        try:
-            yield self.conn
-            self.conn.execute("COMMIT")
-        except BaseException as exc:
-            self._rollback()
-            raise unavailable(exc, self.path) or exc
-
-    def _rollback(self):
-        """Roll back the open transaction, if SQLite has not already done so (it does after some faults)."""
-        if not self.conn.in_transaction:
-            return
-        try:
-            self.conn.execute("ROLLBACK")
-        except sqlite3.OperationalError:
-            if self.conn.in_transaction:
-                raise
 
     # Surveys
 
@@ -460,227 +259,7 @@ class Store:
         return [dict(zip(("slug", "title", "created_day", "design_hash", "responses", "owner", "status"), row))
                 for row in self._execute(sql + " ORDER BY s.slug", parameters).fetchall()]
 
-    def can_access(self, slug: str, user_id: int) -> bool:
-        """Return whether the researcher owns the survey or collaborates on it (False if there is no such survey)."""
-        row = self._execute("SELECT 1 FROM surveys s WHERE s.slug = ? AND (s.owner_id = ? OR EXISTS "
-                            "(SELECT 1 FROM collaborators c WHERE c.survey = s.slug AND c.user_id = ?))",
-                            [slug, user_id, user_id]).fetchone()
-        return row is not None
-
-    def share(self, slug: str, email: str) -> str:
-        """Give a researcher access to a survey; return "owner" or "collaborator", the role they now have.
-
-        A survey without an owner (from an older database) gets this researcher as its owner.
-        """
-        with self._write() as conn:
-            survey = conn.execute("SELECT owner_id FROM surveys WHERE slug = ?", [slug]).fetchone()
-            if survey is None:
-                raise SurveyNotFound(f"no survey with slug {slug!r}")
-            account = self.get_user(email)
-            if account is None:
-                raise StoreError(f"no researcher account {email!r}; create it with `ldp-survey user add`")
-            if survey[0] is None:
-                conn.execute("UPDATE surveys SET owner_id = ? WHERE slug = ?", [account["id"], slug])
-                return "owner"
-            if survey[0] == account["id"]:
-                return "owner"
-            conn.execute("INSERT INTO collaborators (survey, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                         [slug, account["id"]])
-            return "collaborator"
-
-    def is_owner(self, slug: str, user_id: int) -> bool:
-        """Return whether the researcher owns the survey (False for a collaborator or no such survey)."""
-        return self._execute("SELECT 1 FROM surveys WHERE slug = ? AND owner_id = ?",
-                             [slug, user_id]).fetchone() is not None
-
-    def invite_collaborator(self, slug: str, owner_id: int, email: str) -> tuple[str, dict]:
-        """Make a single-use join link for ``email`` to collaborate on a survey; return its token (shown once) and record.
-
-        Only the survey's owner may (NotOwner otherwise); an email that already sees the
-        survey is refused; a new link for an email replaces its earlier one.
-        """
-        email = email.strip()
-        if not EMAIL_RE.match(email) or len(email) > EMAIL_MAX:
-            raise StoreError(f"{email!r} does not look like an email address (name@example.org)")
-        with self._write() as conn:
-            survey = conn.execute("SELECT owner_id FROM surveys WHERE slug = ?", [slug]).fetchone()
-            if survey is None:
-                raise SurveyNotFound(f"no survey with slug {slug!r}")
-            if survey[0] != owner_id:
-                raise NotOwner("only the survey's owner can invite collaborators")
-            account = self.get_user(email)
-            if account is not None and self.can_access(slug, account["id"]):
-                raise StoreError(f"{account['email']} already sees this survey")
-            return joining.add(conn, slug, email, owner_id, today())
-
-    def collaborator_invitations(self, slug: str) -> list[dict]:
-        """Return the survey's join links that still work (id, email, last day; never a token), by email."""
-        return joining.pending(self.conn, slug, today())
-
-    def revoke_collaborator_invitation(self, slug: str, invitation_id: int) -> dict:
-        """Delete one of the survey's join links; return its record. Raises StoreError if it has no such link."""
-        with self._write() as conn:
-            record = joining.revoke(conn, slug, invitation_id)
-        if record is None:
-            raise StoreError("this survey has no such join link; it may have been used or revoked already")
-        return record
-
-    def join_invitation(self, token: str) -> dict | None:
-        """Return a working join link's record with its survey's title and owner's email, or None."""
-        record = joining.find(self.conn, token, today())
-        if record is None:
-            return None
-        title, owner = self._execute("SELECT s.title, u.email FROM surveys s LEFT JOIN users u ON u.id = s.owner_id "
-                                     "WHERE s.slug = ?", [record["survey"]]).fetchone()
-        return {**record, "title": title, "owner": owner}
-
-    def accept_invitation(self, token: str, *, user_id: int | None = None,
-                          password_hash: str | None = None) -> dict:
-        """Use a join link: make its invitee a collaborator and delete the link, in one transaction; return the account.
-
-        With ``password_hash`` the invitee's account is created (StoreError if it exists);
-        with ``user_id`` it is that existing account, which must have the invited email.
-        Raises JoinLinkInvalid when the link no longer works.
-        """
-        with self._write() as conn:
-            record = joining.find(conn, token, today())
-            if record is None:
-                raise JoinLinkInvalid("this join link does not work")
-            account = self.get_user(record["email"])
-            if password_hash is not None:
-                if account is not None:
-                    raise StoreError(f"an account {account['email']} already exists; sign in with its password")
-                _insert_user(conn, record["email"], password_hash)
-                account = self.get_user(record["email"])
-            elif account is None or account["id"] != user_id:
-                raise StoreError(f"this join link is for {record['email']}")
-            conn.execute("INSERT INTO collaborators (survey, user_id) SELECT slug, ? FROM surveys "
-                         "WHERE slug = ? AND coalesce(owner_id, -1) != ? ON CONFLICT DO NOTHING",
-                         [account["id"], record["survey"], account["id"]])
-            if not joining.use(conn, record["id"]):
-                raise JoinLinkInvalid("this join link does not work")
-        return {**account, "survey": record["survey"]}
-
-    def collaborators(self, slug: str) -> list[str]:
-        """Return the emails of a survey's collaborators (not its owner), sorted."""
-        return [row[0] for row in self._execute(
-            "SELECT u.email FROM collaborators c JOIN users u ON u.id = c.user_id WHERE c.survey = ? "
-            "ORDER BY lower(u.email)", [slug]).fetchall()]
-
     # Responses
-
-    def add_response(self, slug: str, design_hash: str, answers: dict, *, day: str | None = None) -> str:
-        """Store one validated response and return its random id.
-
-        One INSERT statement, atomic on its own: the tally trigger counts it, and it stores
-        nothing unless ``design_hash`` is still the survey's design. The hot path of the server.
-        """
-        design = self._design_with_hash(slug, design_hash)
-        for attempt in range(ID_ATTEMPTS):
-            row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
-            try:
-                stored = self._stored(self._execute, insert_one_sql(design), (*row, slug, design_hash))
-            except sqlite3.IntegrityError:
-                # Two random 64-bit ids collided: draw a new one (nothing was stored).
-                if attempt == ID_ATTEMPTS - 1:
-                    raise
-                continue
-            if not stored:
-                self._refuse_insert(self.conn, slug, design_hash)
-            self._after_store(slug, design, invited=False)
-            return row[0]
-        raise AssertionError("unreachable")
-
-    def add_submission(self, slug: str, design_hash: str, answers: dict, *, submission: str | None = None,
-                       invite: str | None = None, day: str | None = None) -> bool:
-        """Store one validated response admitted by a submission id and/or an invitation; return False for a repeat.
-
-        In one transaction: a submission id already stored with the same answers stores
-        nothing and returns False (a safe retry); with other answers it raises
-        SubmissionConflict. An unknown or used invitation raises InvitationUnknown or
-        InvitationUsed. Otherwise the response is inserted, the invitation marked used and
-        the submission id recorded together, or none of them (``admission``).
-        """
-        design = self._design_with_hash(slug, design_hash)
-        # Everything but the statements is computed before the write lock is taken, so the
-        # lock is held as briefly as a transaction of three or four statements allows.
-        claim = None
-        if submission is not None:
-            claim = admission.submission_hash(slug, submission), admission.answers_check(submission, answers)
-        insert = insert_one_sql(design)
-        for attempt in range(ID_ATTEMPTS):
-            row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
-            try:
-                if claim is not None and invite is None:
-                    # The browser's submission: one statement (admission.submit), as add_response is.
-                    stored = admission.submit(self.conn, self._execute, slug, design, row, *claim)
-                    if stored is None:
-                        self._refuse_insert(self.conn, slug, design_hash)
-                    if stored:
-                        self._after_store(slug, design, invited=False)
-                    return stored
-                with self._write() as conn:
-                    if claim is not None and not admission.claim_submission(conn, slug, *claim):
-                        return False
-                    admission.check_invitation(conn, slug, invite)
-                    if not self._stored(conn.execute, insert, (*row, slug, design_hash)):
-                        self._refuse_insert(conn, slug, design_hash)
-                    admission.use_invitation(conn, slug, invite)
-                self._after_store(slug, design, invited=invite is not None)
-                return True
-            except sqlite3.IntegrityError:
-                # Two random 64-bit ids collided: draw a new one (the transaction was rolled back).
-                if attempt == ID_ATTEMPTS - 1:
-                    raise
-        raise AssertionError("unreachable")
-
-    def _after_store(self, slug: str, design: dict, *, invited: bool):
-        """Empty the WAL after a response that used an invitation or completed a release (``_forget_order``)."""
-        if invited or (release_every(design) > 1 and not self._execute(
-                "SELECT pending FROM surveys WHERE slug = ?", [slug]).fetchone()[0]):
-            self._forget_order()
-
-    def _forget_order(self) -> bool:
-        """Copy the WAL into the database file and truncate it to nothing; return whether it was emptied.
-
-        The WAL holds every page written since it was last emptied, in the order written: the
-        page that lost a used invitation's unused row beside the page that gained its response,
-        and held responses in their order of arrival. Emptied after each use of an invitation
-        and each release, it never holds more than one of either (docs/explanation/privacy.md).
-        A reader or writer in the way is waited for, up to FORGET_WAIT seconds.
-        """
-        if self.path == ":memory:":
-            return True
-        pause, deadline = LOCK_FIRST_PAUSE, time.monotonic() + FORGET_WAIT
-        while True:
-            try:
-                busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-            except sqlite3.OperationalError:
-                busy = 1
-            if not busy or time.monotonic() > deadline:
-                return not busy
-            time.sleep(pause)
-            pause = min(pause * 2, LOCK_MAX_PAUSE)
-
-    @staticmethod
-    def _stored(execute, insert: str, params) -> int:
-        """Run a guarded INSERT; return its rowcount, 0 when the design's table is gone (replaced since it was read)."""
-        try:
-            return execute(insert, params).rowcount
-        except sqlite3.OperationalError as exc:
-            if "no such table" not in str(exc):
-                raise
-            return 0
-
-    @staticmethod
-    def _refuse_insert(conn: sqlite3.Connection, slug: str, design_hash: str):
-        """Raise why an INSERT guarded by the survey's status and design stored nothing."""
-        status = conn.execute("SELECT status FROM surveys WHERE slug = ?", [slug]).fetchone()
-        if status is None:
-            raise SurveyNotFound(f"no survey with slug {slug!r}")
-        if status[0] != "open":
-            raise SurveyClosed(_closed_message(slug, status[0]))
-        raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
 
     def create_invitations(self, slug: str, count: int) -> list[str]:
         """Make ``count`` single-use invitations of an invitation-only survey; return the tokens (shown once).
@@ -807,14 +386,9 @@ class Store:
         if current is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
         if must_be_open and current[1] != "open":
-            raise SurveyClosed(_closed_message(slug, current[1]))
+            raise SurveyClosed(closed_message(slug, current[1]))
         if current[0] != design_hash:
             raise StoreError(f"design {design_hash!r} is not the current design of {slug!r}")
-
-    @staticmethod
-    def _id_collision() -> type[Exception]:
-        """Return the error an INSERT raises when two random ids collide (the transaction is rolled back)."""
-        return sqlite3.IntegrityError
 
     def release_state(self, slug: str) -> dict:
         """Return a survey's release step and counts: {"every", "released", "held", "smallest_release"}.
@@ -827,24 +401,6 @@ class Store:
         row = self._execute("SELECT responses, pending, smallest_release FROM surveys WHERE slug = ?",
                             [slug]).fetchone()
         return {"every": release_every(design), "released": row[0], "held": row[1], "smallest_release": row[2]}
-
-    def release_held(self, slug: str) -> int:
-        """Release a survey's held responses now, fewer than its step; return how many (0 when none were held).
-
-        Their respondents are then hidden among fewer than the step's B reports: the size of
-        the smallest such release is kept (``release_state``) so that the pages can say so.
-        """
-        design = self.get_design(slug)
-        if release_every(design) == 1:
-            return 0
-        with self._write() as conn:
-            moved = self._schema.release_pending(conn, slug, design, today())
-            if moved:
-                conn.execute("UPDATE surveys SET smallest_release = CASE WHEN smallest_release IS NULL OR "
-                             "smallest_release > ? THEN ? ELSE smallest_release END WHERE slug = ?",
-                             [moved, moved, slug])
-        self._forget_order()
-        return moved
 
     def received_count(self, slug: str) -> int:
         """Return how many responses a survey has stored: released, and held for the next release."""
@@ -980,271 +536,6 @@ class Store:
         for response in self.iter_responses(slug):
             yield response["answers"]
 
-    # Operations
-
-    def backup(self, destination: str | Path, *, progress=None):
-        """Copy the database to a new file with SQLite's online backup API (safe while serving).
-
-        The copy is made in one step, so it is a consistent snapshot even while other
-        processes write; it is created readable only by its owner. Refuses to overwrite.
-        """
-        destination = Path(destination)
-        try:
-            descriptor = os.open(destination, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            raise StoreError(f"{destination} already exists; choose a new file name") from None
-        except OSError as exc:
-            raise StoreError(f"cannot create {destination}: {exc.strerror or exc}") from exc
-        os.close(descriptor)
-        try:
-            target = sqlite3.connect(destination)
-            try:
-                self.conn.backup(target, pages=-1, progress=progress)
-                target.execute("PRAGMA journal_mode = DELETE")
-            finally:
-                target.close()
-        except BaseException:
-            destination.unlink(missing_ok=True)
-            raise
-
-    def integrity_check(self) -> str:
-        """Return SQLite's ``PRAGMA integrity_check`` verdict ("ok" when sound)."""
-        return "\n".join(row[0] for row in self.conn.execute("PRAGMA integrity_check"))
-
-    # Users
-
-    def add_user(self, email: str, password_hash: str, *, replace: bool = False):
-        """Create a researcher account, or set its password when ``replace`` is true (ending its sessions)."""
-        with self._write():
-            existing = self.get_user(email)
-            if existing and not replace:
-                raise StoreError(f"a user with email {email!r} already exists")
-            if existing:
-                self._execute("UPDATE users SET password_hash = ?, session_key = ? WHERE id = ?",
-                              [password_hash, new_account_key(), existing["id"]])
-            else:
-                _insert_user(self.conn, email, password_hash)
-
-    def set_password(self, email: str, password_hash: str):
-        """Set an account's password; every earlier session of the account ends."""
-        with self._write() as conn:
-            if not conn.execute("UPDATE users SET password_hash = ?, session_key = ? WHERE lower(email) = lower(?)",
-                                [password_hash, new_account_key(), email]).rowcount:
-                raise StoreError(f"no researcher account {email!r}")
-            signin.unlock(conn, signin.account_key(email))
-
-    def end_sessions(self, user_id: int):
-        """End every session of an account (sign-out ends them all, on every device): a new session key."""
-        with self._write() as conn:
-            conn.execute("UPDATE users SET session_key = ? WHERE id = ?", [new_account_key(), user_id])
-
-    def remove_user(self, email: str):
-        """Delete an account, its API tokens and its sessions; its surveys keep their data but lose their owner.
-
-        Surveys it owned are visible to no one until shared. A later account may get the same
-        id on SQLite, but never the same session or token key, so nothing of this one works for it.
-        """
-        with self._write() as conn:
-            account = self.get_user(email)
-            if account is None:
-                raise StoreError(f"no researcher account {email!r}")
-            conn.execute("DELETE FROM collaborators WHERE user_id = ?", [account["id"]])
-            conn.execute("DELETE FROM api_tokens WHERE user_id = ?", [account["id"]])
-            conn.execute("UPDATE surveys SET owner_id = NULL WHERE owner_id = ?", [account["id"]])
-            conn.execute("DELETE FROM users WHERE id = ?", [account["id"]])
-            signin.unlock(conn, signin.account_key(email))
-
-    def list_users(self) -> list[dict]:
-        """Return every account's email, creation day and number of surveys it owns, by email."""
-        return [dict(zip(("email", "created_day", "surveys"), row)) for row in self._execute(
-            "SELECT u.email, u.created_day, (SELECT count(*) FROM surveys s WHERE s.owner_id = u.id) "
-            "FROM users u ORDER BY lower(u.email)").fetchall()]
-
-    def get_user(self, email: str) -> dict | None:
-        """Return the account with this email (case-insensitive), or None."""
-        row = self._execute(f"SELECT {_USER_COLUMNS} FROM users WHERE lower(email) = lower(?)", [email]).fetchone()
-        return dict(zip(_USER_FIELDS, row)) if row else None
-
-    def get_user_by_id(self, user_id: int) -> dict | None:
-        """Return the account with this id, or None."""
-        row = self._execute(f"SELECT {_USER_COLUMNS} FROM users WHERE id = ?", [user_id]).fetchone()
-        return dict(zip(_USER_FIELDS, row)) if row else None
-
-    # Sign-in failures (``signin``)
-
-    def sign_in_reserve(self, limits, now: float) -> tuple[float, tuple[str, str] | None]:
-        """Count one sign-in attempt unless a count of ``limits`` is full (``signin.reserve``), in one write.
-
-        The counts are locked in the order given (an account's before a client's), so
-        concurrent attempts on PostgreSQL are counted one by one and never deadlock.
-        """
-        with self._write() as conn:
-            for account, client, _, _ in limits:
-                self._serialize(conn, f"sign-in:{account}:{client}" if account == signin.ANY_ACCOUNT
-                                else "sign-in:" + account)
-            return signin.reserve(conn, limits, now)
-
-    def sign_in_forget(self, account: str, client: str, shared):
-        """Forget one client's failures on an account after it signed in (``signin.forget``)."""
-        with self._write() as conn:
-            signin.forget(conn, account, client, shared)
-
-    def unlock_account(self, email: str) -> int:
-        """Clear every sign-in lock and failure count of an account; return how many counts were cleared."""
-        with self._write() as conn:
-            if self.get_user(email) is None:
-                raise StoreError(f"no researcher account {email!r}")
-            return signin.unlock(conn, signin.account_key(email))
-
-    # API tokens
-
-    def create_token(self, email: str, label: str | None = None) -> tuple[dict, str]:
-        """Make a new API token for a researcher; return its record and the token itself (shown once).
-
-        Only the token's SHA-256 hash is stored, with its owner, label (unique per account;
-        ``token-N`` when none is given) and creation day. Raises StoreError for an unknown
-        account or a label the account already uses.
-        """
-        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        label = (label or "").strip()
-        if len(label) > TOKEN_LABEL_MAX:
-            raise StoreError(f"a token label has at most {TOKEN_LABEL_MAX} characters, got {len(label)}")
-        with self._write() as conn:
-            account = self.get_user(email)
-            if account is None:
-                raise StoreError(f"no researcher account {email!r}")
-            used = {row[0] for row in conn.execute("SELECT label FROM api_tokens WHERE user_id = ?",
-                                                   [account["id"]])}
-            if label and label in used:
-                raise StoreError(f"{account['email']} already has a token labelled {label!r}")
-            if not label:
-                label = next(f"token-{n}" for n in range(1, len(used) + 2) if f"token-{n}" not in used)
-            day = today()
-            token_id = conn.execute("INSERT INTO api_tokens (user_id, token_key, token_hash, label, created_day) "
-                                    "VALUES (?, ?, ?, ?, ?) RETURNING id",
-                                    [account["id"], account["token_key"], token_hash(token), label,
-                                     day]).fetchone()[0]
-        return {"id": token_id, "label": label, "created_day": day, "email": account["email"]}, token
-
-    def list_tokens(self, user_id: int) -> list[dict]:
-        """Return a researcher's tokens (id, label, creation day; never the token), oldest first."""
-        return [dict(zip(("id", "label", "created_day"), row)) for row in self._execute(
-            "SELECT id, label, created_day FROM api_tokens WHERE user_id = ? ORDER BY id", [user_id]).fetchall()]
-
-    def revoke_token(self, user_id: int, which: str | int) -> dict:
-        """Delete one of a researcher's tokens, named by label or by id; return its record.
-
-        A label is tried first, then a number as an id. Raises StoreError if the account
-        has no such token.
-        """
-        with self._write() as conn:
-            row = conn.execute("SELECT id, label, created_day FROM api_tokens WHERE user_id = ? AND label = ?",
-                               [user_id, str(which)]).fetchone()
-            if row is None and str(which).isdigit():
-                row = conn.execute("SELECT id, label, created_day FROM api_tokens WHERE user_id = ? AND id = ?",
-                                   [user_id, int(which)]).fetchone()
-            if row is None:
-                raise StoreError(f"no API token {str(which)!r} of this account")
-            conn.execute("DELETE FROM api_tokens WHERE id = ?", [row[0]])
-        return dict(zip(("id", "label", "created_day"), row))
-
-    def user_for_token(self, token: str) -> dict | None:
-        """Return the account an API token belongs to, or None for an unknown (or revoked) token.
-
-        The token is looked up by its SHA-256 hash, never compared as text: the time the
-        lookup takes says nothing about how much of a guess was right. A token is bound to
-        its account's id and token key, so it never works for another account given that id.
-        """
-        if not token.startswith(TOKEN_PREFIX) or len(token) > TOKEN_MAX_LENGTH:
-            return None
-        wanted = token_hash(token)
-        row = self._execute("SELECT user_id, token_hash, token_key FROM api_tokens WHERE token_hash = ?",
-                            [wanted]).fetchone()
-        if row is None or not hmac.compare_digest(row[1], wanted):
-            return None
-        user = self.get_user_by_id(row[0])
-        if user is None or not row[2] or not hmac.compare_digest(row[2], user["token_key"]):
-            return None
-        return user
-
-    # Settings
-
-    def get_setting(self, key: str, default: str | None = None) -> str | None:
-        """Return a stored setting, or ``default``."""
-        row = self._execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
-        return row[0] if row else default
-
-    def set_setting(self, key: str, value: str):
-        """Store a setting."""
-        with self._write() as conn:
-            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
-                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, value])
-
-    # State shared by every server (``flood``, the signing key)
-
-    def flood_take(self, client: str, window: int, previous_client: str, limit: int,
-                   previous_weight: float) -> tuple[bool, int, int]:
-        """Count one submission of a client unless it goes over the limit (``flood.take``), in one write."""
-        with self._write() as conn:
-            return flood.take(conn, client, window, previous_client, limit, previous_weight)
-
-    def flood_sweep(self, window: int) -> int:
-        """Delete the flood counts that no longer weigh in ``window`` (``flood.sweep``); return how many."""
-        with self._write() as conn:
-            return flood.sweep(conn, window)
-
-    def shared_setting(self, key: str, candidate: str) -> str:
-        """Return a stored setting, storing ``candidate`` first if there is none (never overwriting one).
-
-        Every server that starts at once offers its own candidate; all read back the one
-        stored first.
-        """
-        with self._write() as conn:
-            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
-                         [key, candidate])
-            return conn.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()[0]
-
-    # Readiness
-
-    def ready(self) -> None:
-        """Prove the store can take a write now: count one check in the one-row ``readiness`` table, committed.
-
-        Raises StoreUnavailable (with its ``cause``) when it cannot: the disk is full, the
-        database is read-only or locked longer than the lock timeout, or unreachable.
-        """
-        with self._write() as conn:
-            conn.execute("INSERT INTO readiness (id, checks) VALUES (1, 1) "
-                         "ON CONFLICT (id) DO UPDATE SET checks = readiness.checks + 1")
-
-
-
-TOKEN_PREFIX = "ldps_"
-EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
-EMAIL_MAX = 254
-MIN_PASSWORD_LENGTH = 8
-TOKEN_LABEL_MAX = 64
-TOKEN_MAX_LENGTH = 128
-
-
-def token_hash(token: str) -> str:
-    """Return the SHA-256 hex digest of an API token, the only form in which it is stored."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-_USER_FIELDS = ("id", "email", "password_hash", "session_key", "token_key")
-_USER_COLUMNS = ", ".join(_USER_FIELDS)
-
-
-def new_account_key() -> str:
-    """Return a new random key of an account (256 bits as 64 hex digits): its session key or its token key."""
-    return secrets.token_hex(32)
-
-
-def _insert_user(conn, email: str, password_hash: str):
-    """Insert a new account with its own random session and token keys, in the caller's transaction."""
-    conn.execute("INSERT INTO users (email, password_hash, created_day, session_key, token_key) "
-                 "VALUES (?, ?, ?, ?, ?)", [email, password_hash, today(), new_account_key(), new_account_key()])
-
 
 def _table(design: dict, sandbox: bool) -> str:
     """Return the name of the table of a design's reports, or of its sandbox."""
@@ -1260,7 +551,8 @@ def _status_phrase(status: str) -> str:
     return "a draft" if status == "draft" else status
 
 
-def _closed_message(slug: str, status: str) -> str:
+def closed_message(slug: str, status: str) -> str:
+    """Return why a survey that is not open stored nothing (a draft, or closed)."""
     if status == "draft":
         return f"survey {slug!r} is a draft and takes no responses until it is published"
     return f"survey {slug!r} is closed and takes no more responses"

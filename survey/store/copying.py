@@ -17,7 +17,9 @@ from pathlib import Path
 
 from ..core.aggregate import aggregate_counts, rows_to_csv
 from ..core.design import release_every
-from . import Store, StoreError, schema
+from . import schema
+from .base import Store
+from .errors import StoreError
 from .location import display_location, is_postgres_url
 
 PAGE = 50_000
