@@ -24,8 +24,8 @@ from .accounts import Accounts
 from .errors import SlugTaken, StoreError, SurveyClosed, SurveyNotFound
 from .ids import new_ids, today
 from .location import is_postgres_url
-from .schema import (REPORTS, RESPONSES, SANDBOX_SOURCES, Batch, batch_from_answers, batch_from_columns,
-                     column_names, report_columns, sandbox_table_name, table_name)
+from .batches import Batch, batch_from_answers, batch_from_columns
+from .schema import REPORTS, RESPONSES, SANDBOX_SOURCES, column_names, report_columns, sandbox_table_name, table_name
 
 BUSY_TIMEOUT_MS = 10_000
 # How long a statement waits for another connection's lock before the store is unavailable.

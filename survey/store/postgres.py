@@ -37,7 +37,8 @@ from .faults import UNREACHABLE
 from .ids import new_ids, today
 from .location import display_location
 from ..core import codec
-from .schema import REPORTS, row_from_answer, table_name
+from .batches import row_from_answer
+from .schema import REPORTS, table_name
 
 POOL_SIZE_ENV = "LDP_SURVEY_PG_POOL"
 DEFAULT_POOL_SIZE = 10

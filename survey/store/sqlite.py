@@ -21,7 +21,8 @@ from . import admission, schema
 from .base import ID_ATTEMPTS, Store, closed_message, lock_timeout_ms
 from .errors import StoreError, SurveyClosed, SurveyNotFound, unavailable
 from .ids import new_ids, today
-from .schema import insert_one_sql, migrations, row_from_answer
+from .batches import row_from_answer
+from .schema import insert_one_sql, migrations
 
 LOCK_FIRST_PAUSE = 20e-6
 LOCK_MAX_PAUSE = 2e-3
