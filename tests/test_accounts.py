@@ -256,7 +256,7 @@ def test_a_signed_in_invitee_accepts_with_one_button(app, accounts):
 
 
 def test_join_links_expire_and_can_be_revoked(app, db_path, accounts, monkeypatch):
-    import survey.store
+    import survey.store.accounts
 
     owner = owner_page(app)
     first = make_link(owner, NEWCOMER[0])
@@ -273,9 +273,9 @@ def test_join_links_expire_and_can_be_revoked(app, db_path, accounts, monkeypatc
     assert client_from(app, "192.0.2.70").get(second).status_code == 404, "a new link replaces the old one"
     real_today = survey.store.today()
     later = (dt.date.fromisoformat(real_today) + dt.timedelta(days=7)).isoformat()
-    monkeypatch.setattr(survey.store, "today", lambda: later)
+    monkeypatch.setattr(survey.store.accounts, "today", lambda: later)
     assert client_from(app, "192.0.2.70").get(replaced_by).status_code == 200, "it works on its last day"
-    monkeypatch.setattr(survey.store, "today", lambda: (dt.date.fromisoformat(later) + dt.timedelta(days=1)).isoformat())
+    monkeypatch.setattr(survey.store.accounts, "today", lambda: (dt.date.fromisoformat(later) + dt.timedelta(days=1)).isoformat())
     expired = client_from(app, "192.0.2.70").get(replaced_by)
     assert expired.status_code == 404 and GENERIC in expired.get_data(as_text=True)
 

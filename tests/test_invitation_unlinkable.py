@@ -25,6 +25,7 @@ from survey.core.design import build_design
 from survey.store import Store
 from survey.store.admission import invite_hash
 from survey.store.schema import pending_table_name
+from survey.store.sqlite import SqliteStore
 
 INVITED = 20
 ANSWERED = 12
@@ -216,7 +217,7 @@ def test_sqlite_deleted_unused_rows_are_zeroed_in_the_file(tmp_path):
 
 def test_the_wal_reader_links_every_response_when_the_wal_is_kept(tmp_path, monkeypatch):
     """Not vacuous: without emptying the WAL, the same reader links every response to its invitation."""
-    monkeypatch.setattr(Store, "_forget_order", lambda self: True)
+    monkeypatch.setattr(SqliteStore, "_forget_order", lambda self: True)
     shutil.rmtree(tmp_path, ignore_errors=True)
     tmp_path.mkdir()
     wals, links, truth = read_wal_while_answering(tmp_path, 1, seed=7)

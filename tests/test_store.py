@@ -375,3 +375,17 @@ def test_responses_per_day_are_kept_at_insert_by_every_path(db_path, mixed_desig
         store.close()
     assert per_day == sorted(counted.items())
     assert per_day == [("2026-11-20", 10), ("2026-11-21", 40), ("2026-11-22", 10), ("2026-11-23", 25)]
+
+
+def test_store_opens_the_backend_its_location_names(tmp_path):
+    """``Store(location)`` is SQLite's store for a file path and PostgreSQL's for a ``postgresql://`` URL."""
+    from survey.store import PostgresStore, SqliteStore
+
+    store = Store(tmp_path / "picked.db")
+    try:
+        assert type(store) is SqliteStore and isinstance(store, Store)
+    finally:
+        store.close()
+    assert type(Store.__new__(Store, "postgresql://user@localhost/db")) is PostgresStore
+    assert type(SqliteStore.__new__(SqliteStore, "postgresql://user@localhost/db")) is SqliteStore, \
+        "a backend's own class opens itself"

@@ -17,7 +17,10 @@ from pathlib import Path
 
 from ..core.aggregate import aggregate_counts, rows_to_csv
 from ..core.design import release_every
-from . import Store, StoreError, schema
+from . import schema
+from .batches import batch_from_rows
+from .base import Store
+from .errors import StoreError
 from .location import display_location, is_postgres_url
 
 PAGE = 50_000
@@ -120,7 +123,7 @@ def _copy(source: Store, target: Store, progress):
 def _copy_reports(source: Store, target: Store, conn, slug: str, design: dict, progress):
     columns = ["id", "received_day", *schema.column_names(design)]
     for rows in _pages(source, schema.table_name(design), columns):
-        target._schema.insert_reports(conn, slug, design, schema.batch_from_rows(design, rows))
+        target._schema.insert_reports(conn, slug, design, batch_from_rows(design, rows))
         if progress:
             progress(len(rows))
     if release_every(design) > 1:

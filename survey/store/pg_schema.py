@@ -29,7 +29,8 @@ from typing import Sequence
 from ..core import codec
 from ..core.design import release_every
 from . import schema
-from .schema import (REPORTS, Batch, batch_from_rows, column_names, pending_table_name, table_name)
+from .batches import Batch, batch_from_rows
+from .schema import REPORTS, column_names, pending_table_name, table_name
 
 SHARDS = 32
 # Rows of ``tallies`` that count responses, not reports of a question: released, and held.

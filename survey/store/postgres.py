@@ -30,12 +30,15 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..core.design import release_every
-from . import (ID_ATTEMPTS, Store, StoreError, StoreUnavailable, SurveyNotFound, admission, lock_timeout_ms, new_ids,
-               pg_schema, survey_lock, today, unavailable)
+from . import admission, pg_schema
+from .base import ID_ATTEMPTS, Store, lock_timeout_ms, survey_lock
+from .errors import StoreError, StoreUnavailable, SurveyNotFound, unavailable
 from .faults import UNREACHABLE
+from .ids import new_ids, today
 from .location import display_location
 from ..core import codec
-from .schema import REPORTS, row_from_answer, table_name
+from .batches import row_from_answer
+from .schema import REPORTS, table_name
 
 POOL_SIZE_ENV = "LDP_SURVEY_PG_POOL"
 DEFAULT_POOL_SIZE = 10
@@ -215,7 +218,7 @@ def close_pools(url: str | None = None):
         pool.close()
 
 
-class PostgresStore(Store):
+class PostgresStore(Store, backend="postgresql"):
     """The store in a PostgreSQL database: ``Store(url)`` with a ``postgresql://`` URL returns one."""
 
     _schema = pg_schema
