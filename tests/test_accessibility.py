@@ -102,7 +102,7 @@ def test_researcher_pages(browser, live_server, axe, researcher, width):
     page.fill("#questions-1-text", "A number?")
     page.fill("#questions-1-min", "0")
     page.fill("#questions-1-max", "9")
-    page.locator("#questions-1-preview").get_by_text("Respondents for").wait_for()
+    page.locator("#questions-1-preview").locator("dt", has_text="Respondents for").wait_for()
     assert violations(axe, page) == [], "/surveys/build with the live preview"
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), ("/surveys/build", width)
     assert errors == [], "no console error: no CSP violation, no failed load"

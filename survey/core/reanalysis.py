@@ -23,20 +23,16 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from .aggregate import AggregateRow, aggregate_counts
-from .codec import decode_report, is_bit_vector, word_count
+from .answer_rows import ReanalysisError, answers_from_rows, check_header, integer_cell  # noqa: F401 (re-exported)
+from .codec import decode_report, word_count
 from .crosstab import Crosstab, check_allocation, check_pair, crosstab
 from .estimators import debias_binary
 from .modelling import fit_reports, model_questions
 from .planning import prevalence_power
 from .regression import Regression, RegressionError, Variable, logistic_regression
-from .reports import ReportError, validate_report
 
 BINARY = "binary"
 EXACT = "exact"
-
-
-class ReanalysisError(ValueError):
-    """The files cannot be read together: the message names the row, the column and what is wrong."""
 
 
 def realised_epsilon(p: Fraction, q: Fraction) -> float:
@@ -142,51 +138,6 @@ def design_of(book: dict) -> dict | None:
     return book.get("design")
 
 
-_WHOLE = re.compile(r"-?[0-9]{1,18}")  # ASCII digits only: int() would also take " 1", "1_0" and other scripts' digits
-
-
-def _integer(cell: str, row: int, column: str) -> int:
-    if not _WHOLE.fullmatch(cell):
-        shown = repr(cell) if len(cell) <= 40 else f"{cell[:37]!r}..."
-        raise ReanalysisError(f"row {row}, column {column!r}: {shown} is not a whole number of at most 18 digits")
-    return int(cell)
-
-
-def check_header(book: dict, header: list[str]) -> None:
-    """Refuse a header that lacks a column the codebook describes."""
-    missing = [column["name"] for column in book["columns"] if column["name"] not in header]
-    if missing:
-        raise ReanalysisError(f"the responses have no column {missing[0]!r} that the codebook describes; "
-                              f"are they from another survey?")
-
-
-def answers_from_rows(book: dict, design: dict, header: list[str], rows: Iterable[list[str]], *,
-                      first: int = 2) -> Iterator[dict]:
-    """Yield each row of responses.csv as the wire-format answers the browser sent, each report checked
-    (the first of them row number ``first``: the header is row 1)."""
-    check_header(book, header)
-    position = {name: index for index, name in enumerate(header)}
-    groups = []
-    for question in design["questions"]:
-        names = [column["name"] for column in book["columns"] if column["question"] == question["id"]]
-        groups.append((question, names, [position[name] for name in names]))
-    for number, row in enumerate(rows, start=first):
-        answers = {}
-        for question, names, places in groups:
-            cells = [row[place] if place < len(row) else "" for place in places]
-            if all(cell == "" for cell in cells):
-                continue
-            if any(cell == "" for cell in cells):
-                raise ReanalysisError(f"row {number}: question {question['id']!r} has some of its columns empty")
-            values = [_integer(cell, number, name) for cell, name in zip(cells, names)]
-            report = values if is_bit_vector(question) else values[0]
-            try:
-                answers[question["id"]] = validate_report(question, report)
-            except ReportError as exc:
-                raise ReanalysisError(f"row {number}: {exc.message}") from None
-        yield answers
-
-
 def aggregate_files(book: dict, header: list[str], rows: Iterable[list[str]], *, level: float) -> list[AggregateRow]:
     """Return the aggregates of the responses, as the dashboard computes them (or by Warner's estimator)."""
     design = design_of(book)
@@ -204,7 +155,7 @@ def aggregate_files(book: dict, header: list[str], rows: Iterable[list[str]], *,
             cell = row[place] if place < len(row) else ""
             if cell == "":
                 continue
-            value = _integer(cell, number, estimand["column"])
+            value = integer_cell(cell, number, estimand["column"])
             if value not in (0, 1):
                 raise ReanalysisError(f"row {number}, column {estimand['column']!r}: a report must be 0 or 1, "
                                       f"got {value}")

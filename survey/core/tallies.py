@@ -20,7 +20,7 @@ from . import codec
 from .aggregate import QuestionCounts
 from .csvcells import Cells, integers, split_cells
 from .mechanisms import BITS, mechanism_for
-from .reanalysis import answers_from_rows, check_header
+from .answer_rows import answers_from_rows, check_header
 
 BATCH = 8192  # answers turned into one batch on the row-by-row path
 
