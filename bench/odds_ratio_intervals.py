@@ -22,7 +22,7 @@ from survey.core import crosstab_bounds as bounds
 from survey.core.crosstab import odds_ratio_bounds
 from survey.core.definition import parse_definition
 from survey.core.design import build_design, response_probabilities
-from survey.core.planning import odds_ratio_cells, odds_ratio_power
+from survey.core.crosstab_planning import odds_ratio_cells, odds_ratio_power
 
 POPULATION = {"share_a": 0.3, "share_b_without_a": 0.2, "odds_ratio": 2.5}
 DEFINITION = {"slug": "or", "title": "OR", "epsilon": 4, "questions": [

@@ -259,3 +259,14 @@ def test_the_internals_map_names_every_module_and_only_modules():
         missing, unknown = modules - listed, listed - modules
         assert not missing and not unknown, (f"internals.md's module map, {folder}/: add {sorted(missing)}, "
                                              f"remove {sorted(unknown)}")
+
+
+MAX_PRODUCT_MODULE_LINES = 600
+
+
+def test_no_product_module_is_over_600_lines():
+    """A module that grows past this is split by topic (as the store and the planning were)."""
+    sizes = {str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+             for path in (ROOT / "survey").rglob("*.py")}
+    too_long = {name: lines for name, lines in sizes.items() if lines > MAX_PRODUCT_MODULE_LINES}
+    assert not too_long, f"modules over {MAX_PRODUCT_MODULE_LINES} lines: {too_long}"

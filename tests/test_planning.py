@@ -201,8 +201,8 @@ def test_respondents_for_an_odds_ratio_give_the_planned_power_of_the_crosstabs_i
     from survey.core import codec
     from survey.core.crosstab import crosstab
     from survey.core.mechanisms import randomize_question
-    from survey.core.planning import (log_odds_ratio_variance, odds_ratio_cells, odds_ratio_power,
-                                      respondents_for_odds_ratio)
+    from survey.core.crosstab_planning import (log_odds_ratio_variance, odds_ratio_cells, odds_ratio_power,
+                                               respondents_for_odds_ratio)
 
     defn = parse_definition({"slug": "or", "title": "OR", "epsilon": 4, "questions": [
         {"id": "a", "kind": "yes_no", "text": "A?"}, {"id": "b", "kind": "yes_no", "text": "B?"}]})
@@ -247,7 +247,7 @@ def test_respondents_for_an_odds_ratio_give_the_planned_power_of_the_crosstabs_i
 
 def test_plan_command_odds_ratio(cli_runner, smoking_toml):
     from survey.core.definition import load_definition
-    from survey.core.planning import odds_ratio_power, respondents_for_odds_ratio
+    from survey.core.crosstab_planning import odds_ratio_power, respondents_for_odds_ratio
 
     args = ["plan", str(smoking_toml), "--odds-ratio", "smoker", "lung_disease", "3", "--shares", "0.22", "0.06"]
     result = cli_runner.invoke(main, [*args, "--format", "json"])

@@ -14,7 +14,8 @@ import pytest
 from survey.cli import main
 from survey.core.definition import parse_definition, parse_definition_toml
 from survey.core.design import build_design
-from survey.core.planning import conditional_share_variance, plan, plan_question
+from survey.core.crosstab_planning import conditional_share_variance
+from survey.core.planning import plan, plan_question
 from survey.core.precision import (about, crosstab_precision, imprecise_questions,
                                    precision_warnings, remedies, too_imprecise)
 from test_builder import fields, owner, page, press  # noqa: F401 (owner is a fixture)

@@ -336,7 +336,7 @@ def _plan_odds_ratio(defn, odds, shares, level, respondents: int) -> dict:
     """Return what detecting an odds ratio between two yes/no questions needs, and its power at ``respondents``,
     under split allocation."""
     from ..core.design import allocate_split, design_question
-    from ..core.planning import odds_ratio_power, respondents_for_odds_ratio
+    from ..core.crosstab_planning import odds_ratio_power, respondents_for_odds_ratio
 
     a, b, text = odds
     try:

@@ -5,8 +5,8 @@ The rule — a question's expected worst-case 95% margin at the planned responde
 the range for a number) above ``warn_margin`` — and its sentence live here alone, for
 `ldp-survey create`, `ldp-survey plan` and the survey builder. The crosstab preview of a pair
 says what planning can honestly say about it: for two yes/no questions the respondents an odds
-ratio needs (planning.respondents_for_odds_ratio, as `plan --odds-ratio`), for other pairs of
-options the margin of a conditional share (planning.worst_conditional_share_variance), and for a
+ratio needs (crosstab_planning.respondents_for_odds_ratio, as `plan --odds-ratio`), for other pairs of
+options the margin of a conditional share (crosstab_planning.worst_conditional_share_variance), and for a
 number's mean within an option that it is not planned. Pure: no I/O.
 """
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from .crosstab import CrosstabError, check_allocation, check_pair
 from .definition import MAX_EPSILON, SurveyDefinition
 from .design import design_question
-from .planning import (DEFAULT_LEVEL, allocation_budgets, pair_share, plan_question, respondents_for_odds_ratio,
-                       worst_conditional_share_variance, z_value)
+from .crosstab_planning import pair_share, respondents_for_odds_ratio, worst_conditional_share_variance
+from .planning import DEFAULT_LEVEL, allocation_budgets, plan_question, z_value
 
 DEFAULT_WARN_MARGIN = 0.10
 DEFAULT_ODDS_RATIO = 2.0
@@ -150,7 +150,7 @@ def crosstab_precision(defn: SurveyDefinition, a: str, b: str, *, respondents: i
     """Return the crosstab precision of questions ``a`` and ``b`` in words: {"lines": [...], "warning": str | None}.
 
     Under the definition's own allocation (under sample only the share of respondents who
-    answer both, planning.pair_share, counts). A pair the crosstab refuses gets its reason.
+    answer both, crosstab_planning.pair_share, counts). A pair the crosstab refuses gets its reason.
     """
     entries = {entry["id"]: entry for entry in design_entries(defn, design)}
     question_a, question_b = entries[a], entries[b]
