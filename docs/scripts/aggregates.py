@@ -117,11 +117,11 @@ def lower_end(total, squares, n, threshold, least, most):
 
 
 def mean_interval(values, low, high, level, variance):
-    """The interval for the mean of values in [low, high] valid at every n (a test by betting, survey.core.bounded_mean).
+    """The interval for the mean of values in [low, high], valid at every n (survey.core.bounded_mean).
 
-    The values are rescaled to u in [0, 1]; the lower end is the test on u, the upper end the same
-    test on 1 - u, each at alpha/2. `variance`, the (least, most) variance of one value known before
-    the data, only places the bets.
+    A test by betting: the values are rescaled to u in [0, 1]; the lower end is the test on u, the
+    upper end the same test on 1 - u, each at alpha/2. `variance`, the (least, most) variance of one
+    value known before the data, only places the bets.
     """
     n, width = len(values), high - low
     units = (values - low) / width
