@@ -203,3 +203,61 @@ def test_the_r_script_recomputes_every_estimate(exports, slug):
                              str(survey["codebook.json"]), LEVEL], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert check_recomputed(result.stdout, survey) >= 8 * len(survey["rows"]) - 4
+
+
+EXTREME_N = 40
+
+
+@pytest.fixture(scope="module")
+def extreme(exports, tmp_path_factory):
+    """The every-mechanism survey's codebook with EXTREME_N equal responses: each scalar report its column's largest.
+
+    At ε′ < 1 per weight so many equal reports put intervals wholly beyond an end of the feasible range
+    (the moved-inside rule) and the level numbers' betting intervals near their range's edge; the
+    expected numbers are `ldp-survey analyze`'s, from the same two files.
+    """
+    survey = exports["every-mechanism"]
+    with survey["responses.csv"].open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        fields, rows = reader.fieldnames, list(reader)
+    book = json.loads(survey["codebook.json"].read_text(encoding="utf-8"))
+    # A scalar column's largest value; a bit vector (several columns) is the first response's, kept whole so
+    # that a subset-selection report keeps its k ones.
+    questions = [column["question"] for column in book["columns"]]
+    top = {column["name"]: rows[0][column["name"]] if questions.count(column["question"]) > 1
+           else str(max(int(row[column["name"]]) for row in rows)) for column in book["columns"]}
+    path = tmp_path_factory.mktemp("extreme") / "responses.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({**row, **top} for row in rows[:EXTREME_N])
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(main, ["analyze", str(path), "aggregate", "--codebook", str(survey["codebook.json"]),
+                                       "--format", "json", "--level", LEVEL])
+    assert result.exit_code == 0, (result.output, result.exception)
+    return {**survey, "responses.csv": path, "rows": json.loads(result.stdout)}
+
+
+def test_the_extreme_reports_put_an_interval_wholly_beyond_an_end(extreme):
+    from scipy.stats import beta
+
+    book = json.loads(extreme["codebook.json"].read_text(encoding="utf-8"))
+    smoker = next(estimand for estimand in book["estimands"] if estimand["question"] == "smoker")
+    # Every report is 1: Clopper-Pearson's lower end (alpha/2)^(1/n), mapped, lies above 1.
+    share_low = beta.ppf((1 - float(LEVEL)) / 2, EXTREME_N, 1)
+    assert (share_low - smoker["q"]) / (smoker["p"] - smoker["q"]) > 1
+    row = next(row for row in extreme["rows"] if row["question"] == "smoker")
+    assert row["ci_high"] == 1.0 and 0.0 < row["ci_low"] < 1.0  # moved inside, not the point [1, 1]
+
+
+@pytest.mark.parametrize("command", ["python", "R"])
+def test_the_scripts_recompute_extreme_reports(extreme, command):
+    if command == "python":
+        arguments = [sys.executable, "-I", str(SCRIPTS / "aggregates.py")]
+    else:
+        arguments = [shutil.which("Rscript") or "Rscript", "--vanilla", str(SCRIPTS / "aggregates.R")]
+    result = subprocess.run([*arguments, str(extreme["responses.csv"]), str(extreme["codebook.json"]), LEVEL],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert check_recomputed(result.stdout, extreme) >= 8 * len(extreme["rows"]) - 4

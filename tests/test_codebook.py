@@ -82,6 +82,15 @@ assert list(responses[0]) == book.get("leading_columns", ["response_id", "receiv
 def clip(value, low, high):
     return min(max(value, low), high)
 
+def inside(low, high):
+    """The method: clipped to [0, 1], but one wholly beyond an end moved inside keeping its width."""
+    width = min(high - low, 1.0)
+    if low >= 1:
+        return 1 - width, 1.0
+    if high <= 0:
+        return 0.0, width
+    return clip(low, 0, 1), clip(high, 0, 1)
+
 def lower_end(total, squares, n, threshold, least, most):
     """The betting lower bound on the mean of n values in [0, 1] (the codebook's bounded-mean interval)."""
     smallest = math.sqrt(2 * threshold / (n * most))
@@ -135,10 +144,10 @@ for estimand, row in zip(book["estimands"], aggregates):
         unit_least, unit_most = least / width ** 2, min(most / width ** 2, 0.25)
         ci_r_low = r_low + width * lower_end(total, squares, n, threshold, unit_least, unit_most)
         ci_r_high = r_high - width * lower_end(n - total, n - 2 * total + squares, n, threshold, unit_least, unit_most)
+        unit_low, unit_high = inside((ci_r_low - q) / spread, (ci_r_high - q) / spread)
         for name, value in (("n", n), ("noisy_share", mean), ("estimate", lo + (hi - lo) * unit),
                             ("std_error", (hi - lo) * se_unit),
-                            ("ci_low", lo + (hi - lo) * clip((ci_r_low - q) / spread, 0, 1)),
-                            ("ci_high", lo + (hi - lo) * clip((ci_r_high - q) / spread, 0, 1))):
+                            ("ci_low", lo + (hi - lo) * unit_low), ("ci_high", lo + (hi - lo) * unit_high)):
             assert abs(float(row[name]) - value) <= 1e-6, (estimand["question"], name, row[name], value)
             checked += 1
         continue
@@ -156,8 +165,8 @@ for estimand, row in zip(book["estimands"], aggregates):
     alpha = (1 - float(row["ci_level"])) / estimand["simultaneous_over"]
     share_low = 0.0 if ones == 0 else beta.ppf(alpha / 2, ones, n - ones + 1)
     share_high = 1.0 if ones == n else beta.ppf(1 - alpha / 2, ones + 1, n - ones)
-    ci_low = lo + width * clip((share_low - q) / spread, 0, 1)
-    ci_high = lo + width * clip((share_high - q) / spread, 0, 1)
+    unit_low, unit_high = inside(*sorted(((share_low - q) / spread, (share_high - q) / spread)))
+    ci_low, ci_high = lo + width * unit_low, lo + width * unit_high
     for name, value in (("n", n), ("noisy_share", share), ("estimate", estimate), ("std_error", std_error),
                         ("ci_low", ci_low), ("ci_high", ci_high)):
         assert abs(float(row[name]) - value) <= 1e-6, (estimand["question"], estimand["option"], name, row[name], value)

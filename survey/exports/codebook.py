@@ -23,7 +23,8 @@ with ā the share of reports holding ``value`` among the n non-empty cells of ``
   false 0 when every report is equal), times (max − min) for a number;
 - ci_low, ci_high = the Clopper & Pearson (1934) interval on the count of 1s at level
   1 − (1 − ci_level)/simultaneous_over, mapped through the same maps and clipped to
-  [0, 1] (or [min, max]).
+  [0, 1] (or [min, max]); one wholly beyond an end is moved inside keeping its width (capped
+  at the whole range), so it is never a single point.
 
 With ``ci_kind`` "anytime" the interval is instead the confidence sequence of
 ``survey.core.anytime``, from the estimand's ``debiased_range`` [a, b] (the least and greatest
@@ -232,7 +233,10 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                    "equal to value: estimate = (a - q)/(p - q); std_error = sqrt(b(1 - b)/(n - 1))/|p - q| with b = a "
                    "clipped to [min(p, q), max(p, q)] (never a false 0 when every report is equal); "
                    "the interval is Clopper-Pearson on the count of 1s at level "
-                   "1 - (1 - ci_level)/simultaneous_over, mapped through the same map and clipped to [0, 1]. "
+                   "1 - (1 - ci_level)/simultaneous_over, mapped through the same map (its ends swapped when "
+                   "p < q) to x1 <= x2 and clipped to [0, 1], except that one wholly beyond an end (x1 >= 1 or "
+                   "x2 <= 0) is moved inside keeping its width c = min(x2 - x1, 1): [1 - c, 1] or [0, c], never "
+                   "a point (it misses every feasible share already, so coverage is unchanged). "
                    "A number (scale = [min, max]) maps estimate and interval by min + (max - min)x and "
                    "multiplies std_error by max - min. Estimates are unbiased and left unclipped. "
                    "An estimand whose value is null is not one indicator; its estimator field says how "
