@@ -17,7 +17,7 @@ import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SLUG = "smoking-2026"
 STREAMS = json.loads((ROOT / "tests" / "vectors.json").read_text(encoding="utf-8"))["streams"]
 TWO_53 = 2**53

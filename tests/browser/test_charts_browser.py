@@ -20,7 +20,7 @@ from conftest import RENDERED_TEXT_SIZES_JS, signed_in_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EMAIL, PASSWORD = "charts@example.org", "charts in chromium"
 SLUG = "plain-text-labels"
 TEX = "$\\undefinedcommand$"

@@ -20,7 +20,7 @@ from survey.store import Store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SLUG = "smoking-2026"
 OPTIONS = [f"habit {i}" for i in range(16)]
 # Two questions at epsilon 2 each; the multi question's 16 options are reported by one option

@@ -178,7 +178,7 @@ def test_create_stores_definition_and_prints_design(run, db_path, smoking_toml):
 def test_create_makes_a_sample_survey_and_prints_its_allocation_and_the_recommendation(run, db_path, smoking_toml):
     from survey.core.planning import plan
 
-    athletes = Path(__file__).resolve().parent.parent / "examples" / "athletes.toml"
+    athletes = Path(__file__).resolve().parents[2] / "examples" / "athletes.toml"
     result = run("create", athletes)
     assert result.exit_code == 0, result.output
     assert "Each respondent answers 2 of the 6 questions" in result.stdout

@@ -14,7 +14,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 HIDDEN = ["fcntl", "termios", "resource", "grp", "pwd"]
 
 SCRIPT = textwrap.dedent("""

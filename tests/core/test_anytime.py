@@ -245,7 +245,7 @@ def test_the_planner_reports_the_width_of_each_kind_at_the_planned_n():
     from survey.core.mechanisms import mechanism_for
     from survey.core.planning import plan_question, question_previews
 
-    defn = parse_definition_toml((Path(__file__).resolve().parent.parent / "examples" / "smoking.toml")
+    defn = parse_definition_toml((Path(__file__).resolve().parents[2] / "examples" / "smoking.toml")
                                  .read_text(encoding="utf-8"))
     design = build_design(defn)
     respondents = 1500

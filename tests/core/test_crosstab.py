@@ -424,7 +424,7 @@ def _cli(db, *args):
 @pytest.fixture
 def smoking_db(tmp_path):
     db = tmp_path / "cli.db"
-    toml = __import__("pathlib").Path(__file__).resolve().parent.parent / "examples" / "smoking.toml"
+    toml = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples" / "smoking.toml"
     assert _cli(db, "create", toml).exit_code == 0
     assert _cli(db, "simulate", "smoking-2026", "--n", 2000, "--seed", 5).exit_code == 0
     return db

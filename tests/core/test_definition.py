@@ -15,7 +15,7 @@ from survey.core.definition import DefinitionError, load_definition, parse_defin
 from survey.core.design import build_design, design_hash
 from survey.core.mechanisms.opm import MAX_OPM_RATIO_A
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def definition(**overrides):

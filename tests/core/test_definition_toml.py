@@ -12,7 +12,7 @@ from survey.core.definition import DECLINE_LABEL, MAX_OPTIONS, DefinitionError, 
 from survey.core.definition_check import FieldError, definition_errors, design_errors
 from survey.core.definition_toml import dump_definition, toml_float, toml_string
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TRICKY = ['"', "\\", "\n", "\r", "\t", "\b", "\f", "\x00", "\x1f", "\x7f", "'", "'''", '"""', "#", "=", "[", "]",
           "é", "漢字", "😀", "\u2028", "\ufeff", " ", "a", "Z", "0", "$\\frac{1}{2}$", "=SUM(A1)"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CORE_DIR = ROOT / "survey" / "core"
 # Every module of the core; the mechanisms package imports each of its modules, so it stands for them.
 CORE = sorted(f"survey.core.{path.stem}" for path in CORE_DIR.glob("*.py") if path.stem != "__init__")

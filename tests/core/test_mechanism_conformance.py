@@ -77,7 +77,7 @@ from survey.core.simulate import draw_true_values
 from survey.core.words import format_epsilon, percent
 
 TWO53 = 2**53
-VECTORS = json.loads((Path(__file__).resolve().parent / "vectors.json").read_text(encoding="utf-8"))
+VECTORS = json.loads((Path(__file__).resolve().parents[1] / "vectors.json").read_text(encoding="utf-8"))
 DIGITS = Context(prec=60)
 
 TOLERANCE_SE = 4.5

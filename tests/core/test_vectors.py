@@ -20,7 +20,7 @@ from survey.core.design import response_probabilities
 from survey.core.replay import StreamExhausted, U32Stream, randomize_question_stream
 from survey.core.reports import validate_report
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 VECTORS = json.loads((TESTS / "vectors.json").read_text(encoding="utf-8"))
 THRESHOLDS = VECTORS["thresholds"]
 STREAMS = VECTORS["streams"]

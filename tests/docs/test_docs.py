@@ -15,7 +15,7 @@ import pytest
 
 from survey.cli import main as cli_main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
 

@@ -28,7 +28,7 @@ GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
 TEX = "$\\undefinedcommand$"
 HOSTILE = '<script>alert(1)</script> & "q"'
 RTL = "שלום עולם"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHART_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 

@@ -16,7 +16,7 @@ from survey.store import Store
 from survey.web.forms import DEFINITION_TEMPLATE
 
 SLUG = "smoking-2026"
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOKEN_RE = re.compile(r'name="csrf_token" type="hidden" value="([^"]+)"')
 
 

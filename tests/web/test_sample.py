@@ -34,7 +34,7 @@ from survey.store import Store
 
 from conftest import domain_report, released_at_once, stored_count
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ATHLETES = EXAMPLES / "athletes.toml"
 SLUG = "athletes-2026"
 Z_TOLERANCE = 4.5

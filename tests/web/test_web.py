@@ -17,7 +17,7 @@ from survey.core.aggregate import CSV_HEADER
 from survey.store import Store
 from conftest import OWNER, stored_count, table_columns, table_names
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SLUG = "smoking-2026"
 GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
 
