@@ -32,18 +32,14 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
-# Test modules run on both backends: every test that uses ``db_path`` runs once on a SQLite file and
-# once on a new database of the suite's own PostgreSQL cluster (``postgres_cluster``), unless it is
-# marked ``sqlite_only`` (it reads the SQLite file itself).
-BOTH_BACKENDS = {"test_store", "test_web", "test_ownership", "test_durability", "test_unlinkable", "test_flood",
-                 "test_admission", "test_releases", "test_lifecycle", "test_accounts", "test_sandbox",
-                 "test_server", "test_postgres", "test_faults", "test_shared_state", "test_fast_submissions"}
-
-
 def pytest_generate_tests(metafunc):
-    """Run the tests of BOTH_BACKENDS that use a database on SQLite and on PostgreSQL."""
-    module = metafunc.module.__name__.rpartition(".")[2]
-    if ("db_path" in metafunc.fixturenames and module in BOTH_BACKENDS
+    """Run each test marked ``both_backends`` that uses a database on SQLite and on PostgreSQL.
+
+    Every such test that uses ``db_path`` runs once on a SQLite file and once on a new database of
+    the suite's own PostgreSQL cluster (``postgres_cluster``), unless it is marked ``sqlite_only``
+    (it reads the SQLite file itself). A module opts in with ``pytestmark = pytest.mark.both_backends``.
+    """
+    if ("db_path" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends") is not None
             and metafunc.definition.get_closest_marker("sqlite_only") is None):
         metafunc.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
 

@@ -32,6 +32,8 @@ from conftest import (REPO, create_from_toml, domain_answers, free_port, smoking
 from survey.store import Store, StoreError, StoreUnavailable
 from survey.store.faults import classify
 
+pytestmark = pytest.mark.both_backends
+
 SLUG = "smoking-2026"
 EMAIL, PASSWORD = "fault@example.org", "fault password"
 SENTENCE = re.compile(r"cannot store answers right now.*kept on this page.*sent again automatically.*nothing was stored",

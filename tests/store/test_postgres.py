@@ -23,7 +23,7 @@ from survey.store.copying import survey_fingerprint
 
 from conftest import smoking_text
 
-pytestmark = pytest.mark.postgresql
+pytestmark = [pytest.mark.postgresql, pytest.mark.both_backends]
 
 
 def design_of(text: str) -> dict:

@@ -28,6 +28,8 @@ from survey.web.secret import SECRET_ENV, SETTING, SecretKeyError, is_url, key_p
 
 from conftest import OWNER, domain_answers, free_port, start_server, table_names
 
+pytestmark = pytest.mark.both_backends
+
 SLUG = "smoking-2026"
 LIMIT = 6
 ADDRESS = "203.0.113.77"

@@ -19,6 +19,8 @@ from survey.core.simulate import complete_truth, simulate_answers, simulate_colu
 from survey.store import Store, StoreError
 from survey.store.schema import migrations
 
+pytestmark = pytest.mark.both_backends
+
 WIDE = [f"option {i}" for i in range(256)]
 
 

@@ -23,6 +23,8 @@ from survey.store import Store
 from survey.store.admission import invite_hash, submission_hash
 from survey.store.schema import pending_table_name
 
+pytestmark = pytest.mark.both_backends
+
 TOML = PANEL_TOML + """
 [[questions]]
 id = "team"

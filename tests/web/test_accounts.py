@@ -17,6 +17,8 @@ from survey.store import Store
 
 from conftest import OTHER, OWNER, REPO, create_from_toml, start_server
 
+pytestmark = pytest.mark.both_backends
+
 SLUG = "smoking-2026"
 ATTACKER = "203.0.113.9"
 HOME = "198.51.100.20"

@@ -19,6 +19,8 @@ from survey.web.flood import SubmissionLimiter
 
 from conftest import PANEL_TOML, create_from_toml, domain_answers, smoking_design, stored_count
 
+pytestmark = pytest.mark.both_backends
+
 SLUG = "smoking-2026"
 # Reports in each question's output domain (cigarettes is a subset selection: a list of bits).
 GOOD = domain_answers(smoking_design(), smoker=1, lung_disease=0, cigarettes=2, age=1)

@@ -12,6 +12,8 @@ from survey.web.fast_submissions import FastSubmissions
 
 from conftest import create_smoking_db, domain_answers, smoking_design, stored_count
 
+pytestmark = pytest.mark.both_backends
+
 SLUG = "smoking-2026"
 ANSWERS = domain_answers(smoking_design(), smoker=1, lung_disease=0, cigarettes=2, age=1)
 

@@ -17,7 +17,7 @@ from survey.store import Store
 
 from conftest import create_smoking_db, domain_answers, smoking_design, start_server
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
 SLUG = "smoking-2026"
 LIMIT = 10

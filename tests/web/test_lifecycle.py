@@ -15,6 +15,8 @@ from survey.web.lifecycle import definition_with_slug
 
 from conftest import table_names
 
+pytestmark = pytest.mark.both_backends
+
 SLUG = "smoking-2026"
 GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
 TOKEN_RE = re.compile(r'name="csrf_token" type="hidden" value="([^"]+)"')

@@ -14,6 +14,8 @@ from survey.store import Store, StoreError
 
 from conftest import OTHER, OWNER
 
+pytestmark = pytest.mark.both_backends
+
 SLUG = "smoking-2026"
 
 

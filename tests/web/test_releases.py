@@ -26,6 +26,8 @@ from survey.core.shuffling import central_epsilon, default_release_every
 from survey.core.words import format_epsilon
 from survey.store import Store, StoreError
 
+pytestmark = pytest.mark.both_backends
+
 SLUG = "batches"
 TOML = """slug = "batches"
 title = "Released in batches"

@@ -20,6 +20,8 @@ from survey.store import Store
 from conftest import OWNER, PANEL_TOML, create_from_toml, domain_answers, table_names
 from test_ownership import signed_in
 
+pytestmark = pytest.mark.both_backends
+
 SLUG = "smoking-2026"
 
 

@@ -17,6 +17,8 @@ from survey.core.aggregate import CSV_HEADER
 from survey.store import Store
 from conftest import OWNER, stored_count, table_columns, table_names
 
+pytestmark = pytest.mark.both_backends
+
 REPO = Path(__file__).resolve().parents[2]
 SLUG = "smoking-2026"
 GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
