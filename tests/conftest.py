@@ -44,12 +44,23 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """Mark every test that runs on PostgreSQL ``postgresql`` (``-m postgresql`` selects them)."""
+    """Mark the PostgreSQL runs ``postgresql``; keep ``serial`` tests and each browser module on one xdist worker.
+
+    Under ``-n`` (pytest-xdist, ``--dist loadgroup``) the tests marked ``serial`` (time-sensitive
+    ones: load, floods, slow clients, killed servers, held locks) run one after another on one
+    worker, and the tests of a module sharing a module-scoped live server or Chromium run on one
+    worker, so each module starts them once.
+    """
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("backend") == "postgresql":
             item.add_marker(pytest.mark.postgresql)
+        if item.get_closest_marker("serial") is not None:
+            item.add_marker(pytest.mark.xdist_group("serial"))
+        elif {"live_server", "browser"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from survey.store import Store
 
 from conftest import REPO, create_smoking_db, start_server
 
-pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends, pytest.mark.serial]
 
 SLUG = "smoking-2026"
 CLIENTS = 6

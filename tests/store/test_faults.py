@@ -32,7 +32,7 @@ from conftest import (REPO, create_from_toml, domain_answers, free_port, smoking
 from survey.store import Store, StoreError, StoreUnavailable
 from survey.store.faults import classify
 
-pytestmark = pytest.mark.both_backends
+pytestmark = [pytest.mark.both_backends, pytest.mark.serial]
 
 SLUG = "smoking-2026"
 EMAIL, PASSWORD = "fault@example.org", "fault password"

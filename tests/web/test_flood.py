@@ -17,7 +17,7 @@ from survey.store import Store
 
 from conftest import create_smoking_db, domain_answers, smoking_design, start_server
 
-pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends, pytest.mark.serial]
 
 SLUG = "smoking-2026"
 LIMIT = 10

@@ -14,7 +14,7 @@ import pytest
 from survey.core.simulate import complete_truth, simulate_answers
 from survey.store import Store
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 SLUG = "smoking-2026"
 CLIENTS = 8

@@ -25,7 +25,7 @@ from survey.cli.operations import DEMO_EMAIL
 from survey.core.simulate import complete_truth, simulate_answers
 from survey.store import Store
 
-pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends, pytest.mark.serial]
 
 SLUG = "smoking-2026"
 HUGE = 200 * 1024 * 1024  # 200 MiB, declared and never sent

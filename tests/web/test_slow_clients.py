@@ -20,7 +20,7 @@ from test_server import SLUG, post_head, valid_body
 
 from survey.web.buffering import READ_DEADLINE
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 TRICKLERS = 32
 SUBMISSIONS = 20
