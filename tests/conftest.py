@@ -30,6 +30,13 @@ REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("LDP_SURVEY_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+# Survey definitions (or their [[questions]] blocks) that several test modules share.
+DEFINITIONS = Path(__file__).resolve().parent / "definitions"
+
+
+def definition(name: str) -> str:
+    """Return the text of tests/definitions/``name``.toml."""
+    return (DEFINITIONS / f"{name}.toml").read_text(encoding="utf-8")
 
 
 def pytest_generate_tests(metafunc):
@@ -346,18 +353,7 @@ def domain_answers(design: dict, **picks: int) -> dict:
 
 
 # An invitation-only survey of one question (tests of invitations and admission).
-PANEL_TOML = """
-slug = "panel"
-release_every = 1
-title = "Staff panel"
-epsilon = 2
-access = "invite"
-
-[[questions]]
-id = "remote"
-kind = "yes_no"
-text = "Do you work remotely?"
-"""
+PANEL_TOML = definition("panel")
 
 
 def smoking_design() -> dict:

@@ -26,6 +26,8 @@ from survey.core import mechanisms as mech
 from survey.core.mechanisms import randomize_question
 from survey.store import Store
 
+from conftest import definition
+
 REPETITIONS = 150
 # The intervals hold at 95% at every n (tests/test_crosstab_coverage.py checks them at small n); here
 # 150 repetitions allow 0.95 − 2.33 Monte Carlo standard errors.
@@ -38,16 +40,7 @@ def make_design(questions: str, epsilon: float) -> dict:
     return build_design(parse_definition_toml(text, source="test.toml"))
 
 
-YES_NO_2 = """
-[[questions]]
-id = "smoker"
-kind = "yes_no"
-text = "Do you smoke?"
-[[questions]]
-id = "lung"
-kind = "yes_no"
-text = "Lung disease?"
-"""
+YES_NO_2 = "\n" + definition("smoker_lung")
 
 
 def choice_yes_no(d: int) -> str:

@@ -17,6 +17,7 @@ from survey.core.design import build_design
 from survey.core.planning import conditional_share_variance, plan, plan_question
 from survey.core.precision import (about, crosstab_precision, imprecise_questions,
                                    precision_warnings, remedies, too_imprecise)
+from conftest import definition
 from test_builder import fields, owner, page, press  # noqa: F401 (owner is a fixture)
 from test_crosstab import YES_NO_2, choice_yes_no, draw_pairs, make_design, simulate, values
 
@@ -45,18 +46,7 @@ min = 18
 max = 90
 """
 
-PRECISE_TOML = """slug = "precise"
-title = "Precise"
-epsilon = 4.0
-[[questions]]
-id = "smoker"
-kind = "yes_no"
-text = "Do you smoke?"
-[[questions]]
-id = "lung"
-kind = "yes_no"
-text = "Lung disease?"
-"""
+PRECISE_TOML = 'slug = "precise"\ntitle = "Precise"\nepsilon = 4.0\n' + definition("smoker_lung")
 
 
 def definition(text: str):

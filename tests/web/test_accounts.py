@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 from survey.store import Store
 
-from conftest import OTHER, OWNER, REPO, create_from_toml, start_server
+from conftest import OTHER, OWNER, REPO, create_from_toml, definition, start_server
 
 pytestmark = pytest.mark.both_backends
 
@@ -23,16 +23,7 @@ SLUG = "smoking-2026"
 ATTACKER = "203.0.113.9"
 HOME = "198.51.100.20"
 NEWCOMER = ("new@example.org", "a fresh password")
-SECOND_TOML = """
-slug = "second"
-title = "Second survey"
-epsilon = 1
-
-[[questions]]
-id = "q"
-kind = "yes_no"
-text = "Yes or no?"
-"""
+SECOND_TOML = '\nslug = "second"\ntitle = "Second survey"\nepsilon = 1\n\n' + definition("one_yes_no")
 
 
 def client_from(app, address: str):

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import create_smoking_db, REPO, start_server, stored_count
+from conftest import create_smoking_db, definition, REPO, start_server, stored_count
 from survey.cli.operations import DEMO_EMAIL
 from survey.core.simulate import complete_truth, simulate_answers
 from survey.store import Store
@@ -273,16 +273,7 @@ def test_serve_help_shows_the_options_and_examples(cli_runner):
         assert needle in result.stdout, needle
 
 
-OTHER_SURVEY_TOML = """
-slug = "my-study"
-title = "A real study"
-epsilon = 1.0
-
-[[questions]]
-id = "q"
-kind = "yes_no"
-text = "Yes or no?"
-"""
+OTHER_SURVEY_TOML = '\nslug = "my-study"\ntitle = "A real study"\nepsilon = 1.0\n\n' + definition("one_yes_no")
 
 
 def test_demo_refuses_a_database_with_other_surveys_unless_forced(cli_runner, tmp_path):
