@@ -1,7 +1,7 @@
 """Shared fixtures (flaskr style): a temporary database, the app, its client, a CLI runner, the example survey.
 
 The browser tests also share a live server (`ldp-survey serve`, gunicorn, on 127.0.0.1) and headless Chromium;
-`start_server` starts one more (tests/test_server.py).
+`start_server` starts one more (tests/web/test_server.py).
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def cli_runner() -> CliRunner:
 def released_at_once(text: str) -> str:
     """Return a definition with ``release_every = 1`` after its slug line: every response counts at once.
 
-    Most tests count each response as it arrives; tests/test_releases.py tests batches.
+    Most tests count each response as it arrives; tests/web/test_releases.py tests batches.
     """
     if re.search(r"^release_every\s*=", text, re.M):
         return text

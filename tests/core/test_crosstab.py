@@ -29,7 +29,7 @@ from survey.store import Store
 from conftest import definition
 
 REPETITIONS = 150
-# The intervals hold at 95% at every n (tests/test_crosstab_coverage.py checks them at small n); here
+# The intervals hold at 95% at every n (tests/core/test_crosstab_coverage.py checks them at small n); here
 # 150 repetitions allow 0.95 − 2.33 Monte Carlo standard errors.
 MIN_COVERAGE = 0.95 - 2.33 * math.sqrt(0.95 * 0.05 / REPETITIONS)
 TOLERANCE_SE = 4.0

@@ -1,7 +1,7 @@
 """Choice and multi-select frequency oracles: subset selection, the sampled multi report, the
 design's choice among encodings, exact privacy of each, and simultaneous intervals.
 
-Statistical tests follow tests/test_estimators.py: the mean of R estimates within 4 exact
+Statistical tests follow tests/core/test_estimators.py: the mean of R estimates within 4 exact
 standard errors (from λ(1−λ)/(n(p−q)²)), joint coverage of the options' intervals ≥ 93% over
 ≥ 400 seeded repetitions (Wang et al. 2016; Ye & Barg 2018).
 """

@@ -30,7 +30,7 @@ same functions to show that the checks catch what they are meant to catch.
    −1, bools, floats, wrong lengths, and every bit vector the mechanism can never send (its own rule).
 7. ``check_planner_half_width``: at the planner's worst-case truth the planned half-width is within
    5% of the mean half-width of the product's intervals over 400 simulated surveys (and within 10%
-   of z·SD of the estimates), as tests/test_planning.py and tests/test_planning_preview.py do.
+   of z·SD of the estimates), as tests/core/test_planning.py and tests/core/test_planning_preview.py do.
 8. ``check_debiased_range``: one report's own debiased value (the estimate from that report alone) lies in
    ``debiased_range`` for every report drawn (every level of a level mechanism), and reports reach both of its ends:
    the range on which the anytime-valid intervals' Hoeffding bound rests (survey.core.anytime).

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow
 
 TUTORIAL = REPO / "docs" / "tutorial" / "first-survey.md"
 EMAIL, PASSWORD = "you@example.org", "tutorial password"
-# Setting up Python and the checkout; tests/test_install.py installs the package the same way.
+# Setting up Python and the checkout; tests/cli/test_install.py installs the package the same way.
 SETUP = {"python3 --version", "python3 -m venv .venv", ".venv/bin/pip install .", ". .venv/bin/activate"}
 
 

@@ -190,7 +190,7 @@ def small_disk(tmp_path):
     """Return a folder on a new 4 MiB tmpfs, unmounted at the end; fail (never skip) when it cannot be mounted."""
     if os.geteuid() != 0:
         pytest.fail("mounting a tmpfs needs root: run the tests as root, or under "
-                    "`unshare --user --map-root-user --mount python -m pytest tests/test_faults.py`")
+                    "`unshare --user --map-root-user --mount python -m pytest tests/store/test_faults.py`")
     folder = tmp_path / "disk"
     folder.mkdir()
     run("mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(folder))

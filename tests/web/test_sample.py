@@ -3,7 +3,7 @@
 The design, the server's refusal of any other set of questions (storing nothing), per-question n in
 the store, estimates and their coverage from seeded simulations (tolerances from the variance), the
 crosstab of respondents who answered both questions (and the plain refusal when m = 1), the exports
-and the respondent page. The browser half is in tests/test_browser_sample.py.
+and the respondent page. The browser half is in tests/browser/test_browser_sample.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The sandbox: test answers and simulated respondents live apart from a survey's real responses.
 
 Store, migration, CLI (simulate, --alongside-real, --clear, --sandbox reads) and the test-mode
-endpoint without a browser (tests/test_testmode_browser.py drives the real page).
+endpoint without a browser (tests/browser/test_testmode_browser.py drives the real page).
 """
 
 from __future__ import annotations
