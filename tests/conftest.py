@@ -1,7 +1,7 @@
 """Shared fixtures (flaskr style): a temporary database, the app, its client, a CLI runner, the example survey.
 
 The browser tests also share a live server (`ldp-survey serve`, gunicorn, on 127.0.0.1) and headless Chromium;
-`start_server` starts one more (tests/test_server.py).
+`start_server` starts one more (tests/web/test_server.py).
 """
 
 from __future__ import annotations
@@ -30,30 +30,44 @@ REPO = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("LDP_SURVEY_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+# Survey definitions (or their [[questions]] blocks) that several test modules share.
+DEFINITIONS = Path(__file__).resolve().parent / "definitions"
 
 
-# Test modules run on both backends: every test that uses ``db_path`` runs once on a SQLite file and
-# once on a new database of the suite's own PostgreSQL cluster (``postgres_cluster``), unless it is
-# marked ``sqlite_only`` (it reads the SQLite file itself).
-BOTH_BACKENDS = {"test_store", "test_web", "test_ownership", "test_durability", "test_unlinkable", "test_flood",
-                 "test_admission", "test_releases", "test_lifecycle", "test_accounts", "test_sandbox",
-                 "test_server", "test_postgres", "test_faults", "test_shared_state", "test_fast_submissions"}
+def definition(name: str) -> str:
+    """Return the text of tests/definitions/``name``.toml."""
+    return (DEFINITIONS / f"{name}.toml").read_text(encoding="utf-8")
 
 
 def pytest_generate_tests(metafunc):
-    """Run the tests of BOTH_BACKENDS that use a database on SQLite and on PostgreSQL."""
-    module = metafunc.module.__name__.rpartition(".")[2]
-    if ("db_path" in metafunc.fixturenames and module in BOTH_BACKENDS
+    """Run each test marked ``both_backends`` that uses a database on SQLite and on PostgreSQL.
+
+    Every such test that uses ``db_path`` runs once on a SQLite file and once on a new database of
+    the suite's own PostgreSQL cluster (``postgres_cluster``), unless it is marked ``sqlite_only``
+    (it reads the SQLite file itself). A module opts in with ``pytestmark = pytest.mark.both_backends``.
+    """
+    if ("db_path" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_backends") is not None
             and metafunc.definition.get_closest_marker("sqlite_only") is None):
         metafunc.parametrize("backend", ["sqlite", "postgresql"], indirect=True)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """Mark every test that runs on PostgreSQL ``postgresql`` (``-m postgresql`` selects them)."""
+    """Mark the PostgreSQL runs ``postgresql``; keep ``serial`` tests and each browser module on one xdist worker.
+
+    Under ``-n`` (pytest-xdist, ``--dist loadgroup``) the tests marked ``serial`` (time-sensitive
+    ones: load, floods, slow clients, killed servers, held locks) run one after another on one
+    worker, and the tests of a module sharing a module-scoped live server or Chromium run on one
+    worker, so each module starts them once.
+    """
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("backend") == "postgresql":
             item.add_marker(pytest.mark.postgresql)
+        if item.get_closest_marker("serial") is not None:
+            item.add_marker(pytest.mark.xdist_group("serial"))
+        elif {"live_server", "browser"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 @pytest.fixture
@@ -140,7 +154,7 @@ def cli_runner() -> CliRunner:
 def released_at_once(text: str) -> str:
     """Return a definition with ``release_every = 1`` after its slug line: every response counts at once.
 
-    Most tests count each response as it arrives; tests/test_releases.py tests batches.
+    Most tests count each response as it arrives; tests/web/test_releases.py tests batches.
     """
     if re.search(r"^release_every\s*=", text, re.M):
         return text
@@ -339,18 +353,7 @@ def domain_answers(design: dict, **picks: int) -> dict:
 
 
 # An invitation-only survey of one question (tests of invitations and admission).
-PANEL_TOML = """
-slug = "panel"
-release_every = 1
-title = "Staff panel"
-epsilon = 2
-access = "invite"
-
-[[questions]]
-id = "remote"
-kind = "yes_no"
-text = "Do you work remotely?"
-"""
+PANEL_TOML = definition("panel")
 
 
 def smoking_design() -> dict:

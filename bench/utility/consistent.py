@@ -161,7 +161,7 @@ def table(points: list[dict], header: str) -> str:
                "update stopped by its iteration cap as the 10⁵-iteration column is). Tightening by the sum left the "
                "mean widths unchanged at these points: with 8 or more options at n = 100,000, the other options' "
                "intervals leave every option more room than its own interval; it narrows an interval where an option "
-               "holds most of the shares or the options are few (tests/test_consistent.py).")]
+               "holds most of the shares or the options are few (tests/core/test_consistent.py).")]
     return "\n".join(lines)
 
 
