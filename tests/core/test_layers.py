@@ -223,7 +223,7 @@ def _module_path(module: str) -> Path | None:
     return None
 
 
-def _module_name(path: Path) -> str:
+def _dotted_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -243,7 +243,7 @@ def test_the_core_never_imports_the_exports_layer():
 
 def _import_graph() -> dict[str, set[str]]:
     """Map every module of survey/ to the survey modules it imports, at the top or inside a function."""
-    return {_module_name(path): _survey_imports(path) - {_module_name(path)} for path in sorted(SURVEY_DIR.rglob("*.py"))}
+    return {_dotted_name(path): _survey_imports(path) - {_dotted_name(path)} for path in sorted(SURVEY_DIR.rglob("*.py"))}
 
 
 def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
