@@ -51,6 +51,7 @@ def test_the_planned_margin_is_the_realised_clopper_pearson_half_width():
     assert np.mean(widths) == pytest.approx(half_width(p, q, n), rel=0.02)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism, duchi_ratio", [("hybrid", 4.91), ("piecewise", 4.46)])
 def test_the_planned_margin_of_a_level_number_is_its_realised_half_width(mechanism, duchi_ratio):
     """Half the answers at min, half at max (the planner's worst population): 400 simulated intervals match the plan.
@@ -187,6 +188,7 @@ def test_create_prints_the_precision_and_warns_when_protection_is_nominal(cli_ru
     assert "'b'" not in result.stderr
 
 
+@pytest.mark.slow
 def test_respondents_for_an_odds_ratio_give_the_planned_spread_and_power():
     """At the planned n, 400 simulated crosstabs show log-OR spread as predicted and ~80% power."""
     from survey.core import codec
