@@ -25,7 +25,6 @@ def test_every_slow_name_is_a_node_test_file():
     assert SLOW <= {path.name for path in JS_TESTS.glob("*.test.mjs")}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", _node_test_files())
 def test_node_test_file_passes(name):
     node = shutil.which("node")
