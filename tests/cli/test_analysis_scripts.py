@@ -153,6 +153,7 @@ def exports(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_the_surveys_use_every_mechanism(exports):
     used = {(column["kind"], column["mechanism"])
             for survey in exports.values()
@@ -185,6 +186,7 @@ def check_recomputed(output: str, survey: dict) -> int:
     return checked
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("slug", ["every-mechanism", "sampled"])
 def test_the_pandas_script_recomputes_every_estimate(exports, slug):
     survey = exports[slug]

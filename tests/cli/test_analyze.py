@@ -80,6 +80,7 @@ def analyze(files, slug: str, *args) -> subprocess.CompletedProcess:
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "LDP_SURVEY_DB": "/nonexistent/x.db"})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["csv", "json", "table"])
 @pytest.mark.parametrize("slug", ["smoking-2026", "every-mechanism"])
 def test_aggregate_from_the_files_is_the_dashboards_to_printed_precision(files, slug, fmt):
@@ -88,6 +89,7 @@ def test_aggregate_from_the_files_is_the_dashboards_to_printed_precision(files, 
     assert_same_output(result.stdout, files["run"]("aggregate", slug, "--sandbox", "--format", fmt, "--level", "0.9"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("a, b", [("smoker", "lung_disease"), ("cigarettes", "lung_disease"), ("smoker", "age")])
 def test_crosstab_from_the_files_is_the_dashboards_to_printed_precision(files, a, b):
     for fmt in ("csv", "json"):
@@ -108,6 +110,7 @@ def test_regression_from_the_files_is_the_databases_to_printed_precision_and_cov
     assert fit["n"] == 6000 and fit["lr_df"] == 1 and 0 <= fit["lr_p_value"] <= 1
 
 
+@pytest.mark.slow
 def test_the_files_must_agree_and_errors_name_the_row_and_column(files, tmp_path):
     directory = files["dir"]
     lines = (directory / "smoking-2026.csv").read_text(encoding="utf-8").splitlines()

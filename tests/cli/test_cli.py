@@ -154,6 +154,7 @@ def test_version(cli_runner):
     assert ok(cli_runner.invoke(main, ["--version"])).stdout.startswith("ldp-survey, version 0.")
 
 
+@pytest.mark.slow
 def test_python_dash_m_survey_runs_the_cli():
     result = subprocess.run([sys.executable, "-m", "survey", "--help"], capture_output=True, text=True,
                             timeout=60)

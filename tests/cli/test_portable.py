@@ -14,6 +14,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 HIDDEN = ["fcntl", "termios", "resource", "grp", "pwd"]
 
@@ -56,6 +58,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_the_package_imports_and_runs_without_fcntl(tmp_path):
     script = SCRIPT.format(hidden=HIDDEN)
     result = subprocess.run([sys.executable, "-c", script, str(tmp_path), str(REPO / "examples" / "smoking.toml")],

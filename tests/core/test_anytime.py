@@ -121,6 +121,7 @@ def test_yes_no_watched_after_every_response():
     _report("yes/no (Warner, ε = 1)", anytime, fixed)
 
 
+@pytest.mark.slow
 def test_choice_watched_after_every_response_simultaneously():
     """GRR over 4 options at ε = 2: every option's interval holds at every look at once (Bonferroni over 4)."""
     options = ("a", "b", "c", "d")

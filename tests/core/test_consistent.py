@@ -98,6 +98,7 @@ def test_project_box_simplex_is_the_closest_feasible_point():
             assert np.sum((values - point) ** 2) <= np.sum((values - candidate) ** 2) + 1e-9
 
 
+@pytest.mark.slow
 def test_grr_mle_is_the_limit_of_the_iterative_bayesian_update():
     rng = np.random.default_rng(11)
     for _ in range(20):

@@ -123,6 +123,7 @@ def coverage(tables, measure, a_option, b_option, truth):
 # Statistical tests
 
 
+@pytest.mark.slow
 def test_yes_no_by_yes_no_cells_conditionals_and_odds_ratio():
     rng = np.random.default_rng(20261122)
     design = make_design(YES_NO_2, 2.0)
@@ -141,6 +142,7 @@ def test_yes_no_by_yes_no_cells_conditionals_and_odds_ratio():
     assert all(t.n == n for t in tables)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [3, 12])  # generalized RR, then subset selection
 def test_choice_by_yes_no(d):
     rng = np.random.default_rng(d)
@@ -159,6 +161,7 @@ def test_choice_by_yes_no(d):
         assert coverage(tables, "b_given_a", f"o{i}", "yes", disease[i]) >= MIN_COVERAGE
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon, mechanism", [(2.0, "hybrid"), (8.0, "opm"), (3.0, "piecewise"), (1.0, "duchi")])
 def test_number_within_yes_no(epsilon, mechanism):
     rng = np.random.default_rng(7)

@@ -144,6 +144,7 @@ def random_definition(rng) -> dict:
     return definition(epsilon=float(rng.uniform(0.05, 20)), questions=questions)
 
 
+@pytest.mark.slow
 def test_realised_epsilons_never_exceed_the_shares_or_the_budget():
     rng = np.random.default_rng(7)
     for _ in range(400):

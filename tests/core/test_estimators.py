@@ -453,6 +453,7 @@ def test_piecewise_level_mean_is_exactly_linear_and_epsilon_exact(epsilon, lo, h
     assert piecewise_epsilon(a, b) <= Decimal(epsilon)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", [0.5, 1.3, 2.0, 4.0, 8.0])
 def test_piecewise_worst_variance_bounds_the_exact_variance(epsilon):
     lo, hi = 0, 50
@@ -471,6 +472,7 @@ def test_piecewise_worst_variance_bounds_the_exact_variance(epsilon):
     assert bound == pytest.approx((1 / (r - 1) + (r + 3) / (3 * (r - 1) ** 2)) / 4, rel=2e-3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon, n, values", [
     (0.5, 30, (18,)),
     (0.5, 30, (90,)),

@@ -30,6 +30,7 @@ def test_every_output_of_an_example_is_unchanged(name):
     assert not changed_outputs(record, EXAMPLES[name], whole=True), f"{name}: outputs changed"
 
 
+@pytest.mark.slow
 def test_every_output_of_300_random_definitions_is_unchanged():
     assert len(RANDOM) == RANDOM_COUNT
     rng = random.Random(RANDOM_SEED)

@@ -994,6 +994,7 @@ def test_empirical_epsilon_lower_bound_stays_within_epsilon(cls):
     assert bound > 0.2 * case.entry["epsilon"], bound
 
 
+@pytest.mark.slow
 @by_mechanism
 def test_estimates_are_unbiased_and_intervals_cover_through_aggregate(cls):
     check_unbiased_and_covers(make_case(cls))
@@ -1009,6 +1010,7 @@ def test_domain_accepts_every_draw_and_refuses_the_rest(cls):
     check_domain(make_case(cls))
 
 
+@pytest.mark.slow
 @by_mechanism
 def test_planner_half_width_matches_simulation_at_the_worst_case(cls):
     check_planner_half_width(make_case(cls))

@@ -121,6 +121,7 @@ def test_exact_variance_and_mean_line_match_enumeration(epsilon):
         assert variance / (p - q) ** 2 == opm_variance(a, b, m, w, x)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", [2, 3, 4, 8, 10])
 def test_worst_case_variance_is_the_maximum_over_a_dense_grid(epsilon):
     """The exact worst case bounds the variance at 20,000 points of [0, 1] and is attained among them."""
@@ -174,6 +175,7 @@ def _simulate(epsilon, truth_p, repetitions, n, seed, lo=0, hi=100):
     return estimates, lo + (hi - lo) * truth_p, exact_se
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon, truth_p", [(2, 0.3), (4, 0.8), (4, 0.02), (8, 0.37)])
 def test_simulated_means_are_unbiased_and_intervals_cover(epsilon, truth_p):
     """600 seeded surveys of 2000: mean within 4.5 SE of the truth, intervals cover >= 93%, SEs match the exact one."""

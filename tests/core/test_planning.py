@@ -54,6 +54,7 @@ def test_the_planned_margin_is_the_realised_clopper_pearson_half_width():
     assert np.mean(widths) == pytest.approx(half_width(p, q, n), rel=0.02)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism, duchi_ratio", [("hybrid", 4.91), ("piecewise", 4.46)])
 def test_the_planned_margin_of_a_level_number_is_its_realised_half_width(mechanism, duchi_ratio):
     """Half the answers at min, half at max (the planner's worst population): 400 simulated intervals match the plan.

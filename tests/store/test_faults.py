@@ -348,6 +348,7 @@ def test_a_full_disk_is_answered_503_and_nothing_acknowledged_is_lost(small_disk
     assert_recovered(ledger, db_path)
 
 
+@pytest.mark.slow
 def test_a_held_lock_is_answered_503_after_the_lock_timeout(tmp_path, serve):
     db_path = tmp_path / "survey.db"
     create_survey(db_path)
@@ -419,6 +420,7 @@ def test_a_programming_error_stays_a_500(app, client, smoking_survey):
     assert response.status_code == 500 and "Retry-After" not in response.headers
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_the_respondent_page_sends_the_same_reports_again_after_a_503(tmp_path, serve, browser):
     """A 503 is a lost send that retries itself after Retry-After: the very same body, stored once."""
@@ -501,6 +503,7 @@ def test_a_read_only_postgresql_is_answered_503(postgres_cluster, pg_url, serve)
     assert_recovered(ledger, pg_url)
 
 
+@pytest.mark.slow
 @pytest.mark.postgresql
 def test_a_held_postgresql_lock_is_answered_503_after_the_lock_timeout(pg_url, serve):
     """A table every submission writes, locked by another session (a long maintenance command): 503 after

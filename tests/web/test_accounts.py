@@ -92,6 +92,7 @@ def test_the_lock_message_says_when_it_ends_and_how_to_unlock(app, accounts):
     assert post_login(client, OWNER[0], OWNER[1]).status_code == 302, "the lock ends when it said"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["user", "unlock", OWNER[0]], ["user", "passwd", OWNER[0]]])
 def test_the_cli_clears_a_lock_held_by_the_running_app(app, db_path, accounts, command):
     client = lock_out(app)
@@ -105,6 +106,7 @@ def test_the_cli_clears_a_lock_held_by_the_running_app(app, db_path, accounts, c
     assert post_login(client, OWNER[0], password).status_code == 302
 
 
+@pytest.mark.slow
 def test_unlock_of_an_account_that_is_not_locked_or_does_not_exist(db_path, accounts):
     quiet = run_cli(db_path, "user", "unlock", OTHER[0])
     assert quiet.returncode == 0 and "was not locked" in quiet.stdout

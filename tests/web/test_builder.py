@@ -531,6 +531,7 @@ def test_the_builder_offers_every_definition_field(owner):
         assert 'id="questions-__index__-decline"' in template, "the JS path adds the box too"
 
 
+@pytest.mark.slow
 def test_access_series_and_decline_through_the_buttons(owner, db_path):
     response = build_every_kind(owner)
     assert fields(response)["access"] == "open" and fields(response)["series"] == ""
@@ -765,6 +766,7 @@ def test_change_a_questions_kind_without_javascript(owner, db_path):
         assert without_token(fields(press(owner, response, action))) == without_token(fields(response)), action
 
 
+@pytest.mark.slow
 def test_a_number_questions_mechanism_without_javascript(owner, db_path):
     response = build_every_kind(owner)
     assert fields(response)["questions-3-mechanism"] == "auto"

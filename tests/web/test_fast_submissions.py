@@ -49,6 +49,7 @@ def answer(response) -> tuple[int, bytes, list[tuple[str, str]]]:
     return response.status_code, response.get_data(), sorted(response.headers.items())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hsts", [False, True])
 def test_a_stored_submission_gets_the_apps_own_201_without_the_app(db_path, hsts):
     create_smoking_db(db_path)
@@ -68,6 +69,7 @@ def test_a_stored_submission_gets_the_apps_own_201_without_the_app(db_path, hsts
     assert stored_count(db_path, SLUG) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("request_args", [
     {"data": b'{"design": 1}', "content_type": "text/plain"},
     {"json": {"answers": {}}, "headers": {"Sec-Fetch-Site": "cross-site"}},
@@ -89,6 +91,7 @@ def test_what_will_not_be_stored_is_answered_by_the_app(db_path, request_args):
     assert stored_count(db_path, SLUG) == 0
 
 
+@pytest.mark.slow
 def test_a_refusal_by_the_store_is_answered_by_the_app_and_counted_once_by_the_flood_limit(db_path):
     create_smoking_db(db_path)
     store = Store(db_path)
@@ -107,6 +110,7 @@ def test_a_refusal_by_the_store_is_answered_by_the_app_and_counted_once_by_the_f
     assert stored_count(db_path, SLUG) == 0
 
 
+@pytest.mark.slow
 def test_a_store_fault_on_the_fast_path_is_a_503_and_the_store_is_tried_once(db_path, monkeypatch):
     create_smoking_db(db_path)
     app = make_app(db_path)
@@ -127,6 +131,7 @@ def test_a_store_fault_on_the_fast_path_is_a_503_and_the_store_is_tried_once(db_
     assert len(tries) == 1 and handed.calls == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["fast", "app"])
 def test_an_open_survey_refuses_an_invite_key_even_when_null(db_path, path):
     create_smoking_db(db_path)

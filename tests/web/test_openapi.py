@@ -18,6 +18,8 @@ from survey.web.api.openapi import openapi_document
 
 from conftest import OTHER, OWNER, PANEL_TOML, create_from_toml, create_smoking_db, start_server
 
+pytestmark = pytest.mark.serial
+
 SLUG = "smoking-2026"
 CONTEXT_DEPENDENT = ("/crosstab", "/responses", "/regression")
 SEEN: dict[str, set[int]] = defaultdict(set)  # statuses the fuzzer got, per path
