@@ -64,10 +64,30 @@ def pytest_collection_modifyitems(items):
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("backend") == "postgresql":
             item.add_marker(pytest.mark.postgresql)
+        group = None
         if item.get_closest_marker("serial") is not None:
-            item.add_marker(pytest.mark.xdist_group("serial"))
+            group = "serial"
         elif {"live_server", "browser"} & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+            group = item.module.__name__
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            _give_unique_node_id(item, group)
+
+
+def _give_unique_node_id(item, group: str | None):
+    """Give the item the node id pytest-xdist schedules by: unique, with "@group" for --dist loadgroup.
+
+    schemathesis names each operation's item "test[GET /path]" but gives them all one node id, so
+    pytest-xdist ran only the first; and xdist's own "@group" suffix sets an attribute that this pytest
+    no longer reads (``_nodeid``; the id is ``_id``), so its groups were ignored. Both are set here.
+    """
+    name = item.name if type(item).__name__ == "SchemathesisFunction" else item.nodeid.rsplit("::", 1)[-1]
+    if group is None and name == item.nodeid.rsplit("::", 1)[-1]:
+        return
+    if "@" in name:
+        return
+    item._id = item.parent.id.child(name if group is None else f"{name}@{group}")
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from survey.core import codec
+from survey.core import mechanisms as mech
 from survey.core.mechanisms.common import rr_flip_threshold
 from survey.core.mechanisms.duchi import duchi_worst_variance
 from survey.core.mechanisms.hybrid import (MAX_HYBRID_BINS, debias_hybrid_mean, hybrid_epsilon, hybrid_level_values,

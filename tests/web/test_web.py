@@ -447,9 +447,9 @@ def level_design(mechanism: str) -> dict:
     The definition asks for the hybrid (or the optimal piecewise) mechanism at this share; a piecewise
     design is what surveys created before the hybrid hold, frozen, and must keep working.
     """
-    from survey.core import mechanisms as mech
     from survey.core.definition import parse_definition
     from survey.core.design import build_design, design_hash
+    from survey.core.mechanisms import piecewise as mech
 
     forced = "opm" if mechanism == "opm" else "hybrid"
     income = {**LEVEL_SURVEY["questions"][1], "mechanism": forced}
@@ -480,10 +480,10 @@ def level_client(db_path, request):
 
 
 def _level_scores(question: dict) -> list[int]:
-    from survey.core import mechanisms as mech
+    from survey.core.mechanisms.hybrid import hybrid_scores
 
     if question["mechanism"] == "hybrid":
-        return mech.hybrid_scores(question["ratio_a"], question["ratio_b"])
+        return hybrid_scores(question["ratio_a"], question["ratio_b"])
     return list(range(question.get("bins") or question["levels"]))
 
 
