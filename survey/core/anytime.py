@@ -53,7 +53,7 @@ import numbers
 import numpy as np
 from scipy.special import lambertw, logsumexp
 
-from .estimators import Estimate
+from .estimators import Estimate, inside
 
 FIXED, ANYTIME = "fixed", "anytime"
 KINDS = (FIXED, ANYTIME)
@@ -165,15 +165,3 @@ def anytime_estimate(estimate: Estimate, *, debiased: tuple[float, float], feasi
                     n=estimate.n, noisy_share=estimate.noisy_share)
 
 
-def inside(ci_low: float, ci_high: float, low: float, high: float) -> tuple[float, float]:
-    """Return [ci_low, ci_high] clipped to [low, high]; one wholly beyond an end is moved inside keeping its width.
-
-    Such an interval already misses every feasible value, so moving it changes no coverage; it is
-    never shown as a single point, which would look certain.
-    """
-    width = min(ci_high - ci_low, high - low)
-    if ci_low >= high:
-        return float(high - width), float(high)
-    if ci_high <= low:
-        return float(low), float(low + width)
-    return float(min(max(ci_low, low), high)), float(min(max(ci_high, low), high))

@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
@@ -96,7 +95,7 @@ def debias_binary(ones, n, *, p_one_if_true, p_one_if_false, level, alpha_diviso
     feasible = clip(share, min(p, q), max(p, q))
     std_error = math.sqrt(feasible * (1.0 - feasible) / ((n - 1) * spread * spread)) if n > 1 else None
     share_low, share_high = _clopper_pearson(ones, n, alpha / int(alpha_divisor))
-    low, high = _inside(*sorted(((share_low - q) / spread, (share_high - q) / spread)))
+    low, high = inside(*sorted(((share_low - q) / spread, (share_high - q) / spread)))
     return Estimate(
         estimate=(share - q) / spread,
         std_error=std_error,
@@ -150,7 +149,7 @@ def level_mean(total, squares, n, *, offset, divisor, scores, ratio_a, ratio_b, 
         # Exact integer arithmetic for n Σs² − (Σs)², then the sample variance of R, floored at one report's least.
         sample = (n * squares - total ** 2) / (n * (n - 1) * divisor * divisor)
         std_error = math.sqrt(max(sample, least) / n) / spread * width
-    unit_low, unit_high = _inside(((score_low + offset) / divisor - q) / spread,
+    unit_low, unit_high = inside(((score_low + offset) / divisor - q) / spread,
                                   ((score_high + offset) / divisor - q) / spread)
     return Estimate(
         estimate=lo + unit * width,
@@ -162,18 +161,19 @@ def level_mean(total, squares, n, *, offset, divisor, scores, ratio_a, ratio_b, 
     )
 
 
-def _inside(low: float, high: float) -> tuple[float, float]:
-    """Return [low, high] clipped to [0, 1]; one wholly beyond an end is moved inside, keeping its width (never a point).
+def inside(low: float, high: float, lo: float = 0.0, hi: float = 1.0) -> tuple[float, float]:
+    """Return [low, high] clipped to [lo, hi]; one wholly beyond an end is moved inside, keeping its width (never a point).
 
-    Such an interval already misses every feasible mean (an event of probability at most α), so
+    Such an interval already misses every feasible value (an event of probability at most α), so
     moving it changes no coverage guarantee; it only keeps the report honest about its precision.
+    Fixed-n and anytime intervals share it.
     """
-    width = min(high - low, 1.0)
-    if low >= 1.0:
-        return 1.0 - width, 1.0
-    if high <= 0.0:
-        return 0.0, width
-    return clip(low, 0.0, 1.0), clip(high, 0.0, 1.0)
+    width = min(high - low, hi - lo)
+    if low >= hi:
+        return float(hi - width), float(hi)
+    if high <= lo:
+        return float(lo), float(lo + width)
+    return float(clip(low, lo, hi)), float(clip(high, lo, hi))
 
 
 def _report_variance(variance) -> tuple[float, float]:
