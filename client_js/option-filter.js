@@ -7,6 +7,8 @@
  * line says how many are shown.
  */
 
+import { _ } from './messages.js';
+
 export const MIN_OPTIONS_FOR_FILTER = 10;
 
 /** Return text lowercased without accents, for matching "cafe" to "Café". */
@@ -20,9 +22,9 @@ export function optionMatches(label, query) {
 }
 
 function statusText(shown, total) {
-  if (shown === total) return `All ${total} options shown.`;
-  if (shown === 0) return `No option matches; all ${total} are still there when you clear the filter.`;
-  return `${shown} of ${total} options shown.`;
+  if (shown === total) return _('All %(total)s options shown.', { total });
+  if (shown === 0) return _('No option matches; all %(total)s are still there when you clear the filter.', { total });
+  return _('%(shown)s of %(total)s options shown.', { shown, total });
 }
 
 /** Add a filter box above the options of one fieldset if it has at least `minOptions`; return the box or null. */
@@ -36,7 +38,7 @@ export function addOptionFilter(fieldset, minOptions = MIN_OPTIONS_FOR_FILTER) {
   wrapper.className = 'option-filter';
   const label = document.createElement('label');
   label.htmlFor = id;
-  label.textContent = 'Find an option';
+  label.textContent = _('Find an option');
   const input = document.createElement('input');
   input.type = 'search';
   input.id = id;

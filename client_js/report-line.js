@@ -12,9 +12,12 @@
  */
 
 import { findMechanism } from './mechanisms/index.js';
+import { _ } from './messages.js';
 
 /** The words of a multi-select answer with no box ticked. */
 export const NONE_TICKED = 'none ticked';
+/** The words of a multi-select answer with no box ticked, in the page's language. */
+const noneTickedWords = () => _('none ticked');
 
 /** Return the plain words of a report: what the researcher will see for this question. */
 export function describeReport(question, report) {
@@ -33,21 +36,29 @@ export function isNoneTicked(question, value) {
  * after a send that may have arrived, and the report of the earlier answer is kept.
  */
 export function reportLine(question, report, { noneTicked = false, earlier = false } = {}) {
-  let made = '';
-  if (earlier) made = ', the report kept from your earlier answer';
-  else if (noneTicked) made = ` for your answer “${NONE_TICKED}”`;
-  return `We will send (after randomizing)${made}: ${describeReport(question, report)} — this may not be your answer.`;
+  const words = describeReport(question, report);
+  if (earlier) {
+    return _('We will send (after randomizing), the report kept from your earlier answer: %(report)s — this may '
+      + 'not be your answer.', { report: words });
+  }
+  if (noneTicked) {
+    return _('We will send (after randomizing) for your answer “%(none)s”: %(report)s — this may not be your '
+      + 'answer.', { none: noneTickedWords(), report: words });
+  }
+  return _('We will send (after randomizing): %(report)s — this may not be your answer.', { report: words });
 }
 
 /** Return the line of a shown question with no usable answer yet: sending waits for one, so nothing is sent. */
 export function waitingLine(question) {
-  const wanted = question.kind === 'number'
-    ? `enter a whole number from ${question.min} to ${question.max}` : 'choose an answer';
-  return `No report yet, and nothing is sent until there is one: ${wanted} and the randomized report that `
-    + 'will be sent shows here first.';
+  if (question.kind === 'number') {
+    return _('No report yet, and nothing is sent until there is one: enter a whole number from %(min)s to %(max)s '
+      + 'and the randomized report that will be sent shows here first.', { min: question.min, max: question.max });
+  }
+  return _('No report yet, and nothing is sent until there is one: choose an answer and the randomized report '
+    + 'that will be sent shows here first.');
 }
 
 /** Return the line of a question not asked of this respondent (sample allocation). */
 export function notAskedLine() {
-  return 'Not asked of you: nothing is sent for this question.';
+  return _('Not asked of you: nothing is sent for this question.');
 }

@@ -4,6 +4,8 @@
  * a field invalid, and makes radios and "Prefer not to say" behave.
  */
 
+import { _ } from './messages.js';
+
 const ARROW_STEPS = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
 
 /** Make the unnamed radios of one group mutually exclusive, with one tab stop and arrow keys. */
@@ -39,7 +41,7 @@ export function setUpRadioGroup(group) {
 export function readAnswer(question, fieldset) {
   if (question.kind === 'yes_no' || question.kind === 'choice') {
     const checked = fieldset.querySelector('input[type="radio"]:checked');
-    if (!checked) return { message: 'Please choose an answer.' };
+    if (!checked) return { message: _('Please choose an answer.') };
     return { value: Number(checked.value) };
   }
   if (question.kind === 'multi') {
@@ -48,18 +50,23 @@ export function readAnswer(question, fieldset) {
   }
   if (question.kind === 'number') {
     const input = fieldset.querySelector('input[type="number"]');
-    const range = `from ${question.min} to ${question.max}`;
+    const range = { min: question.min, max: question.max };
     const raw = input.value.trim();
-    if (input.validity.badInput) return { message: `Please enter a number using digits only, ${range}.` };
-    if (raw === '') return { message: `Please enter a whole number ${range}.` };
-    if (!/^[+-]?\d+$/.test(raw)) return { message: `Please enter a whole number without decimals, ${range}.` };
+    if (input.validity.badInput) {
+      return { message: _('Please enter a number using digits only, from %(min)s to %(max)s.', range) };
+    }
+    if (raw === '') return { message: _('Please enter a whole number from %(min)s to %(max)s.', range) };
+    if (!/^[+-]?\d+$/.test(raw)) {
+      return { message: _('Please enter a whole number without decimals, from %(min)s to %(max)s.', range) };
+    }
     const value = Number(raw);
     if (!Number.isSafeInteger(value) || value < question.min || value > question.max) {
-      return { message: `Please enter a whole number ${range}; ${raw} is outside that range.` };
+      return { message: _('Please enter a whole number from %(min)s to %(max)s; %(raw)s is outside that range.',
+        { ...range, raw }) };
     }
     return { value };
   }
-  return { message: `This question has an unknown kind ${String(question.kind)}.` };
+  return { message: _('This question has an unknown kind %(kind)s.', { kind: String(question.kind) }) };
 }
 
 /** Return the answer inputs of a fieldset (not the option filter's search box). */

@@ -10,6 +10,7 @@
 
 import { describeReport, isNoneTicked, notAskedLine, reportLine, waitingLine } from './report-line.js';
 import { clearInvalid, markInvalid, readAnswer } from './respond-fields.js';
+import { _ } from './messages.js';
 
 /**
  * Return ε′ as a short number for the page: rounded UP to two significant digits (never below
@@ -85,10 +86,10 @@ export class ReportState {
   offerNewReport(question, value, key) {
     const box = this.changed(question);
     const entry = this.reports.get(question.id);
-    box.querySelector('.report-changed-text').textContent = 'You changed this answer after a send that may have '
-      + `reached the server. The report already made (${describeReport(question, entry.report)}) is kept, so that `
-      + 'your privacy loss does not grow. A new report for your new answer would spend this question\'s '
-      + `privacy loss again (ε′ = ${shortEpsilon(question.epsilon)} more).`;
+    box.querySelector('.report-changed-text').textContent = _('You changed this answer after a send that may have '
+      + 'reached the server. The report already made (%(report)s) is kept, so that your privacy loss does not '
+      + 'grow. A new report for your new answer would spend this question\'s privacy loss again (ε′ = %(epsilon)s '
+      + 'more).', { report: describeReport(question, entry.report), epsilon: shortEpsilon(question.epsilon) });
     box.hidden = false;
     box.pending = { value, key };
   }
@@ -103,9 +104,11 @@ export class ReportState {
     const report = this.makeReport(question, value);
     this.reports.set(question.id, { key, report, noneTicked: isNoneTicked(question, value), spent });
     box.pending = undefined;
-    box.querySelector('.report-changed-text').textContent = 'A new report was made for your new answer. If the '
-      + `earlier send reached the server, this question has now cost ε′ = ${shortEpsilon(spent * question.epsilon)} `
-      + `(${spent} reports at ${shortEpsilon(question.epsilon)} each) instead of ${shortEpsilon(question.epsilon)}.`;
+    box.querySelector('.report-changed-text').textContent = _('A new report was made for your new answer. If the '
+      + 'earlier send reached the server, this question has now cost ε′ = %(total)s (%(count)s reports at %(each)s '
+      + 'each) instead of %(each)s.', {
+      total: shortEpsilon(spent * question.epsilon), count: spent, each: shortEpsilon(question.epsilon),
+    });
     box.querySelector('button').hidden = true;
     this.showLine(question);
   }
@@ -166,7 +169,8 @@ export class ReportState {
       const { report } = this.reports.get(question.id);
       const line = this.lineOf(question);
       if (line.hidden || line.dataset.sends !== 'report' || line.dataset.report !== JSON.stringify(report)) {
-        throw new Error(`the report shown for “${question.text}” is not the one that would be sent`);
+        throw new Error(_('the report shown for “%(question)s” is not the one that would be sent',
+          { question: question.text }));
       }
       answers[question.id] = report;
     }

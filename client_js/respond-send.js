@@ -18,12 +18,13 @@
 import { u32 } from './random.js';
 import { LOST_MESSAGE, outcome } from './refusals.js';
 import { storage } from './respond-device.js';
+import { _ } from './messages.js';
 
 // How long after the press of send the request leaves, whatever the randomization took:
 // its running time can depend on the report, a timing channel (Haeberlen, Pierce & Narayan 2011).
 const SEND_DELAY_MS = 400;
-const EARLIER_MESSAGE = 'Your answers had already arrived from an earlier send and were counted once; this '
-  + 'send was not stored again. Your true answers never left this device.';
+const EARLIER_MESSAGE = () => _('Your answers had already arrived from an earlier send and were counted once; '
+  + 'this send was not stored again. Your true answers never left this device.');
 // The wait before sending again after a 503 without a usable Retry-After, and the bounds of any wait (s).
 const RETRY_DEFAULT_S = 10;
 const RETRY_MIN_S = 1;
@@ -144,7 +145,7 @@ async function transmit(action, testing, questions, body) {
       body,
     });
   } catch {
-    return { outcome: 'lost', message: LOST_MESSAGE, final: false };
+    return { outcome: 'lost', message: LOST_MESSAGE(), final: false };
   }
   const { field, error } = response.status === 201 ? { field: null, error: null } : await errorBody(response);
   const sent = { ...outcome(response.status, field, questions), field };
@@ -183,7 +184,8 @@ export function formSender(form, questions) {
 
 /** Return a lost send's message; after a 503, say when the page will send again by itself. */
 function lostMessage(sent) {
-  return sent.retryAfter === undefined ? sent.message : `${sent.message} Sending again in ${sent.retryAfter} seconds.`;
+  if (sent.retryAfter === undefined) return sent.message;
+  return `${sent.message} ${_('Sending again in %(seconds)s seconds.', { seconds: sent.retryAfter })}`;
 }
 
 /**
@@ -194,7 +196,7 @@ function lostMessage(sent) {
 export function settle(slug, sent, steps) {
   if (sent.outcome !== 'lost') forgetPending(slug);
   if (sent.outcome === 'stored') steps.finish();
-  else if (sent.outcome === 'earlier') steps.finish(EARLIER_MESSAGE);
+  else if (sent.outcome === 'earlier') steps.finish(EARLIER_MESSAGE());
   else if (sent.outcome === 'lost') steps.lost(lostMessage(sent), sent.retryAfter);
   else if (sent.final) steps.refuse(sent.message);
   else steps.refused(sent.message, sent.field);

@@ -33,6 +33,7 @@ import { keepNothing, rememberAnswered, storage, wasAnswered } from './respond-d
 import { clearAnswers, clearInvalid, markInvalid, setUpDecline, setUpRadioGroup, showOnly } from './respond-fields.js';
 import { ReportState } from './respond-reports.js';
 import { forgetPending, formSender, keptPending, newSubmissionId, settle } from './respond-send.js';
+import { _ } from './messages.js';
 
 // Below this width the privacy explanation starts folded, so the questions are near the top.
 const NARROW_SCREEN = '(max-width: 40rem)';
@@ -65,17 +66,21 @@ function seriesMemos(design) {
     }
   }
   const parts = [];
-  if (counts.reused) parts.push(`${counts.reused} question(s) reuse the reports this device kept from an earlier wave`);
-  if (counts.new) parts.push(`${counts.new} question(s) have new reports, kept for later waves`);
+  if (counts.reused) {
+    parts.push(_('Questions that reuse the reports this device kept from an earlier wave: %(count)s.',
+      { count: counts.reused }));
+  }
+  if (counts.new) parts.push(_('Questions with new reports, kept for later waves: %(count)s.', { count: counts.new }));
   if (counts.changed) {
-    parts.push(`${counts.changed} question(s) changed since an earlier wave (another randomization), so they were `
-      + 'randomized again: their answers cost their ε′ again');
+    parts.push(_('Questions changed since an earlier wave (another randomization), so randomized again, their '
+      + 'answers costing their ε′ again: %(count)s.', { count: counts.changed }));
   }
   if (counts.fresh) {
-    parts.push(`${counts.fresh} question(s) cannot be kept on this device and are randomized afresh in every wave, `
-      + `each answer costing its ε′ again: ${fresh.map((text) => `“${text}”`).join(', ')}`);
+    parts.push(_('Questions that cannot be kept on this device and are randomized afresh in every wave, each answer '
+      + 'costing its ε′ again: %(count)s (%(questions)s).',
+    { count: counts.fresh, questions: fresh.map((text) => `“${text}”`).join(', ') }));
   }
-  return { memos, status: `${parts.join('; ')}.` };
+  return { memos, status: parts.join(' ') };
 }
 
 /** Load a series' memos and wire its forget button; return {memos}, emptied when the respondent forgets. */
@@ -90,8 +95,8 @@ function setUpSeries(design) {
     const store = storage();
     const removed = store ? forgetSeries(store, design.series) : 0;
     series.memos = new Map();
-    status.textContent = `Forgotten: this device no longer keeps reports of this series (${removed} removed); `
-      + 'the reports of this page will not be kept.';
+    status.textContent = _('Forgotten: this device no longer keeps reports of this series (%(removed)s removed); '
+      + 'the reports of this page will not be kept.', { removed });
   });
   return series;
 }
@@ -118,7 +123,9 @@ function pageOf(form, design) {
   };
   page.sender = formSender(form, page.questions);
   for (const question of design.questions) {
-    if (!page.fieldsets.has(question.id)) throw new Error(`the page has no field for question ${question.id}`);
+    if (!page.fieldsets.has(question.id)) {
+      throw new Error(_('the page has no field for question %(id)s', { id: question.id }));
+    }
   }
   return page;
 }
@@ -130,7 +137,7 @@ function showError(page, message) {
 function setSending(page, value) {
   page.sending = value;
   page.button.disabled = value;
-  page.button.textContent = value ? 'Sending…' : page.buttonLabel;
+  page.button.textContent = value ? _('Sending…') : page.buttonLabel;
   page.form.setAttribute('aria-busy', value ? 'true' : 'false');
 }
 
@@ -194,8 +201,8 @@ function offerPending(page, body) {
       },
       refused: (message) => {
         page.form.hidden = false;
-        showError(page, `The earlier send was not accepted and nothing of it was stored: ${message} `
-          + 'You can answer below.');
+        showError(page, _('The earlier send was not accepted and nothing of it was stored: %(message)s You can '
+          + 'answer below.', { message }));
       },
     });
   });
@@ -205,15 +212,19 @@ function offerPending(page, body) {
 function checkedBody(page) {
   const { bad, fresh } = page.reports.validate();
   if (bad.length > 0) {
-    const count = bad.length === 1 ? 'One question needs' : `${bad.length} questions need`;
-    showError(page, `${count} your attention before sending; see the message under each.`);
+    showError(page, bad.length === 1
+      ? _('One question needs your attention before sending; see the message under it.')
+      : _('Questions that need your attention before sending: %(count)s; see the message under each.',
+        { count: bad.length }));
     bad[0].focus();
     return null;
   }
   if (fresh.length > 0) {
     // Never the case when each answer was read as it was given; then nothing is sent unseen.
-    const count = fresh.length === 1 ? 'One question has a report' : `${fresh.length} questions have reports`;
-    showError(page, `Nothing was sent: ${count} made only now. Check what is shown under each, then send again.`);
+    showError(page, fresh.length === 1
+      ? _('Nothing was sent: one question has a report made only now. Check what is shown under it, then send again.')
+      : _('Nothing was sent: questions with a report made only now: %(count)s. Check what is shown under each, then '
+        + 'send again.', { count: fresh.length }));
     fresh[0].focus();
     return null;
   }
@@ -221,7 +232,7 @@ function checkedBody(page) {
   try {
     return page.reports.body(page.design.hash, page.submission, page.form.dataset.invite);
   } catch (error) {
-    showError(page, `Nothing was sent: ${error.message}.`);
+    showError(page, _('Nothing was sent: %(reason)s.', { reason: error.message }));
     return null;
   }
 }
@@ -322,7 +333,7 @@ function start() {
     if (form.dataset.test === 'yes') keepNothing();
     setUpSurvey(form, design);
   } catch (error) {
-    if (errorRegion) errorRegion.textContent = `This survey cannot be answered: ${error.message}`;
+    if (errorRegion) errorRegion.textContent = _('This survey cannot be answered: %(reason)s', { reason: error.message });
   }
 }
 

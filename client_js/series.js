@@ -30,10 +30,12 @@ function memoKey(series, questionId) {
  *
  * The fields every design may hold (options, the three thresholds, the range; null where absent),
  * then the parameters its mechanism names (mechanisms/index.js); none for an unknown mechanism.
+ * The options are those of the survey's first language (source_options on a page in another), so
+ * that the language a wave is read in never changes the fingerprint.
  */
 export function fingerprint(question) {
   const { kind, mechanism } = question;
-  const parts = [kind, mechanism, question.options ?? null, question.flip_threshold ?? null,
+  const parts = [kind, mechanism, question.source_options ?? question.options ?? null, question.flip_threshold ?? null,
     question.keep_threshold ?? null, question.q_threshold ?? null, question.min ?? null, question.max ?? null];
   parts.push(...(findMechanism(kind, mechanism)?.parameters(question) ?? []));
   return JSON.stringify(parts);

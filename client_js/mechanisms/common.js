@@ -8,6 +8,7 @@
  */
 
 import { u32, u53, bern53, below, bern } from '../random.js';
+import { _ } from '../messages.js';
 
 export const TWO_53 = 9007199254740992;
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -163,5 +164,6 @@ export function markedOptions(question, bits) {
 /** Return option names quoted and joined for a sentence: “A”, “B” and “C”. */
 export function quoteList(names) {
   const quoted = names.map((name) => `“${name}”`);
-  return quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1]}`;
+  if (quoted.length < 2) return quoted.join('');
+  return _('%(first)s and %(last)s', { first: quoted.slice(0, -1).join(', '), last: quoted[quoted.length - 1] });
 }

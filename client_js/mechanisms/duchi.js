@@ -10,6 +10,7 @@
 import {
   checkRange, checkThreshold, cryptoRandom, cutFits, flip, flippedPair, isBit, isBitArray, roundsHigh,
 } from './common.js';
+import { _ } from '../messages.js';
 
 /**
  * Return a 0/1 report of an integer in min..max: round it at random, then apply RR.
@@ -36,5 +37,6 @@ export default Object.freeze({
   }),
   memoFits: (question, memo) => cutFits(question, memo.cut) && isBitArray(memo.reports, 2),
   memoReport: (question, memo, answer) => memo.reports[roundsHigh(answer, question, memo.cut) ? 1 : 0],
-  describe: (question, report) => (report === 1 ? `the high end (${question.max})` : `the low end (${question.min})`),
+  describe: (question, report) => (report === 1 ? _('the high end (%(value)s)', { value: question.max })
+    : _('the low end (%(value)s)', { value: question.min })),
 });

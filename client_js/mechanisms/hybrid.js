@@ -13,6 +13,7 @@ import {
   checkBit, checkRange, checkRatio, cryptoRandom, cutFits, everyFits, isIntegerIn, MAX_HYBRID_LEVELS, roundsHigh,
 } from './common.js';
 import piecewise, { gridLevels, gridMemoReport, randomizePiecewise } from './piecewise.js';
+import { _ } from '../messages.js';
 
 /**
  * Return the output level in 0..G+1 (G = a+b) of an integer in min..max: the hybrid mechanism.
@@ -63,8 +64,12 @@ function memoReport(question, memo, answer) {
 
 /** Return the words of a report: an end of the range for Duchi's two levels, else the piecewise level's. */
 function describe(question, report) {
-  if (report === question.bins) return `the low end (${question.min}), after rounding and a random flip`;
-  if (report === question.bins + 1) return `the high end (${question.max}), after rounding and a random flip`;
+  if (report === question.bins) {
+    return _('the low end (%(value)s), after rounding and a random flip', { value: question.min });
+  }
+  if (report === question.bins + 1) {
+    return _('the high end (%(value)s), after rounding and a random flip', { value: question.max });
+  }
   return piecewise.describe(question, report);
 }
 

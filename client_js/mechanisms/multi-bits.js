@@ -9,6 +9,7 @@ import {
   checkAnswerBits, checkBits, checkThreshold, cryptoRandom, everyFits, flip, flippedPair, isBitArray, markedOptions,
   quoteList,
 } from './common.js';
+import { _ } from '../messages.js';
 
 /** Return every 0/1 option bit passed through randomized response, in order. */
 export function randomizeMulti(bits, { flipThreshold } = {}, rnd = cryptoRandom) {
@@ -20,9 +21,9 @@ export function randomizeMulti(bits, { flipThreshold } = {}, rnd = cryptoRandom)
 /** Return the words of a report: which options it marks as ticked, each tick randomized on its own. */
 function describe(question, report) {
   const ticked = markedOptions(question, report);
-  if (ticked.length === 0) return 'a report with no option ticked';
-  if (ticked.length === question.options.length) return 'a report with every option ticked';
-  return `a report with ${quoteList(ticked)} ticked and every other option not ticked`;
+  if (ticked.length === 0) return _('a report with no option ticked');
+  if (ticked.length === question.options.length) return _('a report with every option ticked');
+  return _('a report with %(options)s ticked and every other option not ticked', { options: quoteList(ticked) });
 }
 
 export default Object.freeze({

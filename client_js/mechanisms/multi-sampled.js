@@ -11,6 +11,7 @@ import {
   checkAnswerBits, checkBits, checkThreshold, cryptoRandom, flip, flippedPair, isBitArray, isIntegerIn, markedOptions,
   quoteList,
 } from './common.js';
+import { _ } from '../messages.js';
 
 /**
  * Return d bits, all 0 but for one option j = below(d) whose bit is sent through RR at the full epsilon.
@@ -31,11 +32,11 @@ export function randomizeMultiSampled(bits, { flipThreshold } = {}, rnd = crypto
 function describe(question, report) {
   const [ticked] = markedOptions(question, report);
   if (ticked === undefined) {
-    return 'a report with no option ticked (one option was drawn at random and its randomized answer came out '
-      + 'not ticked; which option was drawn is not sent)';
+    return _('a report with no option ticked (one option was drawn at random and its randomized answer came out '
+      + 'not ticked; which option was drawn is not sent)');
   }
-  return `a report that ${quoteList([ticked])} is ticked (the one option drawn at random; `
-    + 'the report says nothing about the others)';
+  return _('a report that %(option)s is ticked (the one option drawn at random; the report says nothing about '
+    + 'the others)', { option: quoteList([ticked]) });
 }
 
 export default Object.freeze({

@@ -11,6 +11,7 @@
 import {
   checkInteger, checkRange, cryptoRandom, cutFits, everyFits, gridPoint, isIntegerIn,
 } from './common.js';
+import { _ } from '../messages.js';
 
 export const MAX_OPM_LEVELS = 512;
 export const MAX_OPM_RATIO_A = 2 ** 20;
@@ -75,6 +76,6 @@ export default Object.freeze({
     && everyFits(memo.levels, question.steps + 1, (level) => isReport(question, level)),
   memoReport: (question, memo, answer) => memo.levels[gridPoint(answer,
     { min: question.min, max: question.max, ratioA: question.steps }, memo.cut)],
-  describe: (question, report) => `noisy level ${report} of 0–${levels(question) - 1} `
-    + `(low levels lean to ${question.min}, high to ${question.max})`,
+  describe: (question, report) => _('noisy level %(level)s of 0 to %(top)s (low levels lean to %(min)s, high to %(max)s)',
+    { level: report, top: levels(question) - 1, min: question.min, max: question.max }),
 });

@@ -8,6 +8,7 @@ import {
   checkInteger, checkThreshold, cryptoRandom, flip, isBitArray, MAX_OPTIONS, markedOptions, optionCount, optionMemo,
   quoteList,
 } from './common.js';
+import { _ } from '../messages.js';
 
 /**
  * Return d bits: bit `index` is 1 w.p. 1/2, every other bit 1 w.p. qThreshold/2^53.
@@ -38,6 +39,7 @@ export default Object.freeze({
   ...optionMemo(randomize, isReport),
   describe: (question, report) => {
     const marked = markedOptions(question, report);
-    return marked.length ? `a report marking ${quoteList(marked)}` : 'a report marking no option';
+    return marked.length ? _('a report marking %(options)s', { options: quoteList(marked) })
+      : _('a report marking no option');
   },
 });

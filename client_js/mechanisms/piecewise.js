@@ -10,6 +10,7 @@
 import {
   checkInteger, checkRange, checkRatio, cryptoRandom, cutFits, everyFits, gridPoint, isIntegerIn, MAX_LEVELS,
 } from './common.js';
+import { _ } from '../messages.js';
 
 /**
  * Return the output level in 0..a+b-1 of an integer in min..max: the discretised piecewise mechanism.
@@ -68,6 +69,6 @@ export default Object.freeze({
   memoFits: (question, memo) => cutFits(question, memo.cut)
     && everyFits(memo.levels, question.ratio_a + 1, (level) => isReport(question, level)),
   memoReport: gridMemoReport,
-  describe: (question, report) => `noisy level ${report} of 0–${question.bins - 1} `
-    + `(low levels lean to ${question.min}, high to ${question.max})`,
+  describe: (question, report) => _('noisy level %(level)s of 0 to %(top)s (low levels lean to %(min)s, high to %(max)s)',
+    { level: report, top: question.bins - 1, min: question.min, max: question.max }),
 });

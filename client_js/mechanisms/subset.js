@@ -8,6 +8,7 @@ import {
   checkInteger, checkThreshold, cryptoRandom, floydSubset, isBitArray, MAX_OPTIONS, markedOptions, optionCount, optionMemo,
   quoteList,
 } from './common.js';
+import { _ } from '../messages.js';
 
 /**
  * Return d bits marking a random k-subset: it holds `index` w.p. keepThreshold/2^53, and
@@ -44,6 +45,6 @@ export default Object.freeze({
   randomize,
   isReport,
   ...optionMemo(randomize, isReport),
-  describe: (question, report) => `the set of options ${quoteList(markedOptions(question, report))}, drawn at `
-    + 'random to hold your answer more often than any other',
+  describe: (question, report) => _('the set of options %(options)s, drawn at random to hold your answer more often '
+    + 'than any other', { options: quoteList(markedOptions(question, report)) }),
 });

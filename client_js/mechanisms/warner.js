@@ -7,6 +7,7 @@
 import {
   checkBit, checkThreshold, cryptoRandom, flip, flippedPair, isBit, isBitArray,
 } from './common.js';
+import { _ } from '../messages.js';
 
 /** Return bit XOR Bernoulli(flipThreshold/2^53): Warner (1965) randomized response. */
 export function randomizeRR(bit, { flipThreshold } = {}, rnd = cryptoRandom) {
@@ -24,5 +25,5 @@ export default Object.freeze({
   makeMemo: (question, rnd = cryptoRandom) => ({ reports: flippedPair(question.flip_threshold, rnd) }),
   memoFits: (question, memo) => isBitArray(memo.reports, 2),
   memoReport: (question, memo, answer) => memo.reports[answer],
-  describe: (question, report) => (report === 1 ? 'Yes' : 'No'),
+  describe: (question, report) => (report === 1 ? _('Yes') : _('No')),
 });

@@ -36,15 +36,22 @@ MAX_NUMBER_RANGE = 10**9
 MAX_TEXT = 2000
 
 SURVEY_FIELDS = {"slug", "title", "description", "epsilon", "allocation", "sample", "questions", "access",
-                 "series", "release_every"}
+                 "series", "release_every", "languages", "translations"}
+# Language tags (BCP 47, e.g. "en", "fr", "pt-BR", "ar"): the first of `languages` is that of the texts themselves.
+LANGUAGE_RE = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
+MAX_LANGUAGES = 20
+# The survey's own text fields a translation may give (any text field shown to respondents: add it here).
+# A question's translation gives its text and, for a choice or multi question, its options.
+SURVEY_TEXT_FIELDS = ("title", "description", "thank_you")
+QUESTION_TEXT_FIELDS = ("text", "options")
 # Results are released every release_every responses (1: after each response); absent, the
 # planner's default for the survey's epsilon (survey.core.shuffling.default_release_every).
 MAX_RELEASE_EVERY = 1_000_000
 QUESTION_FIELDS = {
-    "yes_no": {"id", "kind", "text", "weight"},
-    "choice": {"id", "kind", "text", "weight", "options", "decline"},
-    "multi": {"id", "kind", "text", "weight", "options", "decline"},
-    "number": {"id", "kind", "text", "weight", "min", "max", "mechanism"},
+    "yes_no": {"id", "kind", "text", "weight", "translations"},
+    "choice": {"id", "kind", "text", "weight", "options", "decline", "translations"},
+    "multi": {"id", "kind", "text", "weight", "options", "decline", "translations"},
+    "number": {"id", "kind", "text", "weight", "min", "max", "mechanism", "translations"},
 }
 
 
@@ -76,6 +83,8 @@ class Question:
     max: int | None = None
     decline: bool = False
     mechanism: str = "auto"
+    # {language: {"text": ..., "options": [...]}}: the question's texts in the survey's other languages.
+    translations: dict | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True)
@@ -90,6 +99,10 @@ class SurveyDefinition:
     access: str = "open"
     series: str | None = None
     release_every: int | None = None
+    # The languages of the texts, the first being that of the fields themselves; None: one language.
+    languages: tuple[str, ...] | None = None
+    # {language: {field: text}}: the survey's own texts (SURVEY_TEXT_FIELDS) in its other languages.
+    translations: dict | None = field(default=None, hash=False)
     source: str = field(default="<definition>", compare=False)
 
 
@@ -151,8 +164,9 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
 
     questions = []
     seen = set()
+    languages = _languages(data.get("languages"), sfail)
     for index, qdata in enumerate(questions_data, start=1):
-        question = _parse_question(qdata, index, fail)
+        question = _parse_question(qdata, index, fail, languages)
         if question.id in seen:
             fail("duplicate question id", question=question.id, field_name="id")
         seen.add(question.id)
@@ -180,12 +194,71 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
         fail(f"must be a whole number of responses from 1 (release after every response) to "
              f"{MAX_RELEASE_EVERY:,}, got {release_every!r}", field_name="release_every")
 
+    known = {name for name in SURVEY_TEXT_FIELDS if isinstance(data.get(name), str)}
+    translations = _translations(data.get("translations"), languages, known, sfail, "translations")
     return SurveyDefinition(slug=slug, title=title, description=description, epsilon=epsilon,
                             allocation=allocation, sample=sample, questions=tuple(questions), access=access,
-                            series=series, release_every=release_every, source=source)
+                            series=series, release_every=release_every, languages=languages,
+                            translations=translations, source=source)
 
 
-def _parse_question(qdata, index, fail):
+def _languages(value, fail):
+    """Return the validated tuple of language tags, or None when the field is absent."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_LANGUAGES:
+        fail(f"must be a list of 1 to {MAX_LANGUAGES} language tags such as [\"en\", \"fr\", \"ar\"], "
+             f"got {value!r}", "languages")
+    for tag in value:
+        if not isinstance(tag, str) or not LANGUAGE_RE.fullmatch(tag):
+            fail(f"every language must be a tag such as \"en\", \"fr\" or \"pt-BR\", got {tag!r}", "languages")
+    if len(set(value)) != len(value):
+        fail("languages must be distinct", "languages")
+    return tuple(value)
+
+
+def _translations(value, languages, known, fail, name, options=None):
+    """Return {language: {field: text}} of a translations table, checked against the languages and fields.
+
+    ``known``: the text fields that may be translated; ``options``: the untranslated option labels
+    (a translation gives as many). Missing translations are not errors (``languages.translation_warnings``).
+    """
+    if value is None:
+        return None
+    others = languages[1:] if languages else ()
+    if not isinstance(value, Mapping):
+        fail("must be a table of languages, each a table of translated texts", name)
+    result = {}
+    for language, texts in value.items():
+        if language not in others:
+            where = (f"one of the other languages ({', '.join(others)})" if others
+                     else "listed in `languages` after the first (the language of the texts themselves)")
+            fail(f"translation into {language!r}: the language must be {where}", name)
+        if not isinstance(texts, Mapping):
+            fail(f"translation into {language!r} must be a table of texts", name)
+        unknown = sorted(set(texts) - known)
+        if unknown:
+            fail(f"translation into {language!r} has {unknown[0]!r}; it may give {', '.join(sorted(known))}", name)
+        result[language] = {field_name: _translated(texts[field_name], options, fail, name, language, field_name)
+                            for field_name in sorted(texts)}
+    return result or None
+
+
+def _translated(value, options, fail, name, language, field_name):
+    """Return one translated text (a string, or for options a tuple as long as the untranslated one)."""
+    if field_name != "options":
+        return _text(value, lambda message, _name: fail(f"{language}.{field_name} {message}", name), field_name,
+                     required=False)
+    if (not isinstance(value, list) or len(value) != len(options)
+            or not all(isinstance(o, str) and o.strip() and len(o) <= 200 for o in value)):
+        fail(f"{language}.options must list {len(options)} non-empty labels of at most 200 characters, one per "
+             f"option in the same order, got {value!r}", name)
+    if len(set(value)) != len(value):
+        fail(f"{language}.options: option labels must be distinct", name)
+    return tuple(option.strip() for option in value)
+
+
+def _parse_question(qdata, index, fail, languages=None):
     label = f"#{index}"
     if not isinstance(qdata, Mapping):
         fail("each question must be a table", question=label)
@@ -245,8 +318,12 @@ def _parse_question(qdata, index, fail):
     mechanism = qdata.get("mechanism", "auto")
     if mechanism not in NUMBER_MECHANISMS:
         qfail(f"must be one of {', '.join(NUMBER_MECHANISMS)}, got {mechanism!r}", "mechanism")
+    own = tuple(o for o in options if not (decline and o == DECLINE_LABEL)) if options else None
+    translations = _translations(qdata.get("translations"), languages,
+                                 {"text", "options"} if options else {"text"}, qfail, "translations", own)
     return Question(id=qid, kind=kind, text=text, weight=weight, options=options, min=lo, max=hi,
-                    decline=bool(kind in ("choice", "multi") and qdata.get("decline", False)), mechanism=mechanism)
+                    decline=bool(kind in ("choice", "multi") and qdata.get("decline", False)), mechanism=mechanism,
+                    translations=translations)
 
 
 def _text(value, fail, name, *, required):

@@ -42,7 +42,7 @@ def toml_float(value: float) -> str:
 
 
 def toml_value(value) -> str:
-    """Return a string, bool, int, float or list/tuple of them as a TOML value."""
+    """Return a string, bool, int, float, list/tuple or dict of them as a TOML value."""
     if isinstance(value, str):
         return toml_string(value)
     if isinstance(value, bool):
@@ -53,6 +53,9 @@ def toml_value(value) -> str:
         return toml_float(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        # An inline table (translations): keys quoted, so any language tag or field name is a valid key.
+        return "{" + ", ".join(f"{toml_string(str(key))} = {toml_value(item)}" for key, item in value.items()) + "}"
     raise TypeError(f"no TOML form for {type(value).__name__} {value!r}")
 
 

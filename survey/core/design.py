@@ -109,6 +109,11 @@ def build_design(defn: SurveyDefinition) -> dict:
         design["series"] = defn.series
     design["release_every"] = (defn.release_every if defn.release_every is not None
                                else default_release_every(defn.epsilon))
+    if defn.languages is not None:
+        # Texts only: every language shares this one design, its hash and its reports (survey.core.languages).
+        design["languages"] = list(defn.languages)
+        if defn.translations:
+            design["translations"] = _plain_texts(defn.translations)
     design["hash"] = design_hash(design)
     return design
 
@@ -132,6 +137,8 @@ def _design_question(question, share: Decimal) -> tuple[dict, Decimal]:
             entry["decline"] = True
     if question.min is not None:
         entry.update(min=question.min, max=question.max)
+    if question.translations:
+        entry["translations"] = _plain_texts(question.translations)
     forced = None if question.mechanism == "auto" else question.mechanism
     try:
         _, fields, realised = choose(question, share, forced=forced)
@@ -144,6 +151,12 @@ def _design_question(question, share: Decimal) -> tuple[dict, Decimal]:
         raise AssertionError(f"realised epsilon {realised} above nominal {share} for {question.id}")
     entry["epsilon"] = float(realised)
     return entry, realised
+
+
+def _plain_texts(translations: dict) -> dict:
+    """Return translations as JSON values: {language: {field: text or list of option labels}}."""
+    return {language: {name: list(text) if isinstance(text, tuple) else text for name, text in texts.items()}
+            for language, texts in translations.items()}
 
 
 def design_hash(design: dict) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .mechanisms import mechanism_for
 from .planning import posterior_bound
+from .wording import tr
 from .words import format_epsilon, percent, percent_up
 
 __all__ = ["format_epsilon", "percent", "posterior_note", "protection_note", "sample_note"]
@@ -32,19 +33,25 @@ def sample_note(design: dict) -> str | None:
         return None
     each = format_epsilon(max(question["epsilon"] for question in design["questions"]))
     budget = format_epsilon(design["epsilon"])
-    shown = "1 question" if m == 1 else f"{m} questions"
-    return (f"Each person answers {m} of the {k} questions, chosen at random on your device, so you see only "
-            f"{shown} below. Nothing at all is sent about the questions you are not shown. Your privacy loss "
-            f"stays at most ε = {budget} in total, shared by fewer answers (ε′ = {each} each), so each answer "
-            f"tells the researchers more on average and the survey needs fewer people for the same accuracy. "
-            f"Which questions you were given says nothing about your answers.")
+    values = {"m": m, "k": k, "budget": budget, "each": each}
+    if m == 1:
+        return tr("Each person answers 1 of the %(k)s questions, chosen at random on your device, so you see only "
+                  "1 question below. Nothing at all is sent about the questions you are not shown. Your privacy loss "
+                  "stays at most ε = %(budget)s in total, shared by fewer answers (ε′ = %(each)s each), so each "
+                  "answer tells the researchers more on average and the survey needs fewer people for the same "
+                  "accuracy. Which questions you were given says nothing about your answers.", **values)
+    return tr("Each person answers %(m)s of the %(k)s questions, chosen at random on your device, so you see only "
+              "%(m)s questions below. Nothing at all is sent about the questions you are not shown. Your privacy "
+              "loss stays at most ε = %(budget)s in total, shared by fewer answers (ε′ = %(each)s each), so each "
+              "answer tells the researchers more on average and the survey needs fewer people for the same "
+              "accuracy. Which questions you were given says nothing about your answers.", **values)
 
 
 def posterior_note(design: dict) -> str:
     """Return the respondent's plain sentence on what everything they send can reveal (``planning.posterior_bound``)."""
     spent = design["epsilon_spent"]
     sure = percent_up(posterior_bound(spent))
-    return (f"The protection, in plain words: someone who thought it 50/50 whether any answer of yours is "
-            f"one thing or another can be at most {sure} sure after seeing everything this page sends "
-            f"(privacy loss ε′ = {format_epsilon(spent)}; smaller is safer). Sending the survey a second "
-            f"time would weaken this, so this device sends it once.")
+    return tr("The protection, in plain words: someone who thought it 50/50 whether any answer of yours is one "
+              "thing or another can be at most %(sure)s sure after seeing everything this page sends (privacy loss "
+              "ε′ = %(epsilon)s; smaller is safer). Sending the survey a second time would weaken this, so this "
+              "device sends it once.", sure=sure, epsilon=format_epsilon(spent))

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from .design import release_every
 from .planning import posterior_bound
 from .shuffling import DEFAULT_DELTA, central_epsilon
+from .wording import N_, number, tr
 from .words import format_epsilon, percent_up, round_up
 
 
@@ -77,7 +78,7 @@ def format_delta(delta: float) -> str:
 
 def delta_words(delta: float) -> str:
     """Return δ as a chance in words: 1e-6 → "one in a million" (else as ``format_delta``)."""
-    named = {1e-6: "one in a million", 1e-7: "one in ten million", 1e-8: "one in a hundred million"}
+    named = {1e-6: N_("one in a million"), 1e-7: N_("one in ten million"), 1e-8: N_("one in a hundred million")}
     return named.get(delta, format_delta(delta))
 
 
@@ -124,14 +125,14 @@ def release_note(design: dict) -> str:
     """Return the respondent's plain sentence on who sees what (the respondent page)."""
     view = release_view(design, released=0, held=0)
     if view.every == 1:
-        return ("Results are updated as each set of answers arrives, so the protection above is also what "
-                "anyone who reads the results gets.")
+        return tr("Results are updated as each set of answers arrives, so the protection above is also what anyone "
+                  "who reads the results gets.")
     sure = percent_up(posterior_bound(view.central_epsilon))
-    return (f"Researchers and readers see only totals over at least {view.every:,} people, never your reports "
-            f"one by one: from those totals, someone who thought it 50/50 could be at most {sure} sure of "
-            f"any answer of yours (central ε = {format_epsilon(view.central_epsilon)}, except with a chance of "
-            f"{delta_words(view.delta)}). Whoever runs the server sees each report as it arrives and is bound "
-            f"by the protection above.")
+    return tr("Researchers and readers see only totals over at least %(every)s people, never your reports one by "
+              "one: from those totals, someone who thought it 50/50 could be at most %(sure)s sure of any answer of "
+              "yours (central ε = %(epsilon)s, except with a chance of %(delta)s). Whoever runs the server sees "
+              "each report as it arrives and is bound by the protection above.", every=number(view.every),
+              sure=sure, epsilon=format_epsilon(view.central_epsilon), delta=tr(delta_words(view.delta)))
 
 
 def early_release_warning(view: ReleaseView) -> str:

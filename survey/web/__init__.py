@@ -44,7 +44,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     # auth and results add their views to research.bp: imported here, before it is registered.
     from . import (account, auth, builder, charts, collaborators, crosstab, db, editor, errors, explain_filters,
-                   fast_submissions, flood, health, invitations, lifecycle, limits, log_privacy, packages, regression, research,
+                   fast_submissions, flood, health, i18n, invitations, lifecycle, limits, log_privacy, packages, regression, research,
                    respond, results, sandbox, security, static_files, unavailable)
     from .api import views as api
     from .throttle import SignInThrottle
@@ -62,6 +62,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     security.init_app(app)
     # No join link, invitation or API token in any log line (the app's, or the development server's).
     log_privacy.install(app.logger, logging.getLogger("werkzeug"))
+    i18n.init_app(app)
     errors.init_app(app)
     unavailable.init_app(app)
     explain_filters.init_app(app)

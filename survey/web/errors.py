@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import flask_babel
 from flask import jsonify, make_response, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from ..core.reports import ReportError
+from ..core.wording import N_
 from ..store import SurveyNotFound
 from .api.errors import error_for
 from .sessionless import SUBMISSIONS
+
+
+NO_SURVEY = N_("There is no survey at this address.")
 
 
 def wants_json() -> bool:
@@ -22,7 +27,8 @@ def wants_json() -> bool:
 def _error(status: int, message: str, field=None):
     if wants_json():
         return jsonify({"error": message, "field": field}), status
-    return render_template("error.html", status=status, message=message), status
+    # In the page's language where the catalogs have the sentence (a respondent's error pages, survey.web.i18n).
+    return render_template("error.html", status=status, message=flask_babel.gettext(message)), status
 
 
 def init_app(app):
@@ -34,7 +40,7 @@ def init_app(app):
 
     @app.errorhandler(SurveyNotFound)
     def survey_not_found(exc):
-        return _error(404, "There is no survey at this address.")
+        return _error(404, NO_SURVEY)
 
     @app.errorhandler(CSRFError)
     def csrf_error(exc):

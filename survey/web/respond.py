@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, jsonify, render_template, request
+from flask import Blueprint, Response, abort, jsonify, request
 
 from ..core.reports import INVITE_RE, ReportError, admission_fields, parse_submission, validate_submission
+from ..core.wording import N_
 from ..store import AdmissionError, StoreError, StoreUnavailable, SurveyClosed
 from . import flood
 from .db import get_store
+from .i18n import render_respondent_page
 from .security import csrf
 
 bp = Blueprint("respond", __name__)
+NO_SURVEY = N_("There is no survey at this address.")
 # The body of every 201, made once: the hot path of the server.
 STORED_BODY = b'{"stored": true}\n'
 # Sec-Fetch-Site values of a request the survey's own page made (or one typed by hand / sent by a script).
@@ -32,8 +35,7 @@ def page(slug):
     status = _visible_status(store, slug)
     invite = request.args.get("invite", "") if design.get("access") == "invite" else ""
     blocked = "closed" if status == "closed" else _invitation_problem(store, design, invite)
-    response = render_template("respond.html", design=design, blocked=blocked,
-                               invite="" if blocked else invite)
+    response = render_respondent_page(design, blocked=blocked, invite="" if blocked else invite)
     return response, 200, {"Cache-Control": "no-store"}
 
 
@@ -66,7 +68,7 @@ def _visible_status(store, slug: str) -> str:
     """Return the survey's status, answering 404 for a draft (respondents cannot see it yet)."""
     status = store.survey_status(slug)
     if status == "draft":
-        abort(404, description="There is no survey at this address.")
+        abort(404, description=NO_SURVEY)
     return status
 
 

@@ -22,6 +22,7 @@ from .access import survey_for_researcher
 from .auth import login_required
 from .db import get_store
 from .forms import LogoutForm
+from .i18n import render_respondent_page
 from .security import csrf
 
 bp = Blueprint("sandbox", __name__)
@@ -55,8 +56,8 @@ def _protect(slug: str):
 def page(slug):
     """Render the respondent page in test mode, whatever the survey's status and access."""
     design = survey_for_researcher(slug)
-    return render_template("respond.html", design=design, blocked=None, invite="",
-                           test_mode=True, action=url_for("sandbox.submit", slug=slug))
+    return render_respondent_page(design, blocked=None, invite="", test_mode=True,
+                                  action=url_for("sandbox.submit", slug=slug))
 
 
 @bp.post("/surveys/<slug>/test/responses")

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..estimators import Estimate, check_real, clip
 from ..words import percent
+from ..wording import tr
 from .common import (
     TWO53,
     check_integer,
@@ -81,9 +82,9 @@ class Duchi(WarnerRR):
 
     def protection_note(self, epsilon: str) -> str:
         keep = 1 - threshold_fraction("flip_threshold", self.flip_threshold)
-        return (f"Your number is first rounded at random to the low or high end of {self.lo}–{self.hi} "
-                f"(the closer end being more likely), then kept with probability {percent(keep)} "
-                f"and flipped to the other end otherwise (ε′ = {epsilon}).")
+        return tr("Your number is first rounded at random to the low or high end of %(low)s–%(high)s (the closer "
+                  "end being more likely), then kept with probability %(keep)s and flipped to the other end "
+                  "otherwise (ε′ = %(epsilon)s).", low=self.lo, high=self.hi, keep=percent(keep), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return ("The answer is rounded at random to the smallest or the largest value, which is reported as "

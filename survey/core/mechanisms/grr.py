@@ -12,6 +12,7 @@ import numpy as np
 
 from ..estimators import Estimate, check_count, check_counts, check_probability, debias_binary
 from ..words import percent
+from ..wording import tr
 from .base import INDEX, OptionMechanism
 from .common import (
     CTX,
@@ -144,11 +145,12 @@ class GeneralizedRR(OptionMechanism):
                 f"{format(float(q), '.6g')}"]
 
     def protection_note(self, epsilon: str) -> str:
-        others = self.d - 1
-        noun = "option" if others == 1 else "options"
-        return (f"Your answer is kept with probability {percent(Fraction(self.keep_threshold, TWO53))} and otherwise "
-                f"replaced by {'the other option' if others == 1 else f'one of the other {others} {noun} at random'} "
-                f"(ε′ = {epsilon}).")
+        keep = percent(Fraction(self.keep_threshold, TWO53))
+        if self.d == 2:
+            return tr("Your answer is kept with probability %(keep)s and otherwise replaced by the other option "
+                      "(ε′ = %(epsilon)s).", keep=keep, epsilon=epsilon)
+        return tr("Your answer is kept with probability %(keep)s and otherwise replaced by one of the other "
+                  "%(others)s options at random (ε′ = %(epsilon)s).", keep=keep, others=self.d - 1, epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return f"A true answer is reported as itself with probability {keep}."

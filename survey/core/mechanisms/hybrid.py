@@ -15,6 +15,7 @@ import numpy as np
 
 from ..estimators import Estimate, check_count, level_mean
 from ..words import percent
+from ..wording import tr
 from .common import default_rng, round_at_random
 from .mixture import mixture_variance, mixture_worst
 from .piecewise import (
@@ -22,7 +23,6 @@ from .piecewise import (
     check_ratio,
     check_level_input,
     piecewise_epsilon,
-    piecewise_points,
     piecewise_ratio,
     randomize_piecewise,
     replay_piecewise,
@@ -204,10 +204,13 @@ class Hybrid(RatioLevelMechanism):
     def protection_note(self, epsilon: str) -> str:
         a, b = self.ratio_a, self.ratio_b
         beta, flip = hybrid_branch(a, b)
-        return (f"Your number is randomized one of two ways, chosen at random: with probability {percent(beta)} "
-                f"it is replaced by {piecewise_points(a, b, self.lo, self.hi, ' (')}); otherwise it is rounded at "
-                f"random to the low or high end "
-                f"of {self.lo}–{self.hi} and kept with probability {percent(1 - flip)} (ε′ = {epsilon}).")
+        return tr("Your number is randomized one of two ways, chosen at random: with probability %(branch)s it is "
+                  "replaced by one of %(points)s points spread over a range a little wider than %(low)s–%(high)s "
+                  "(with probability %(band)s a point in a narrow band around your number, otherwise a point "
+                  "anywhere else); otherwise it is rounded at random to the low or high end of %(low)s–%(high)s "
+                  "and kept with probability %(keep)s (ε′ = %(epsilon)s).", branch=percent(beta), points=a + b,
+                  low=self.lo, high=self.hi, band=percent(Fraction(a, a + b)), keep=percent(1 - flip),
+                  epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         a, b = self.ratio_a, self.ratio_b

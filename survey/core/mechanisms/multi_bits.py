@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..words import format_epsilon, percent
+from ..wording import tr
 from .base import BitVectorMechanism, bits_meanings
 from .common import (
     CTX,
@@ -94,10 +95,15 @@ class PerOptionRR(BitVectorMechanism):
     def protection_note(self, epsilon: str) -> str:
         keep = 1 - threshold_fraction("flip_threshold", self.flip_threshold)
         per_option = self.epsilon_per_option
-        detail = f"ε′ = {epsilon}" if per_option is None else \
-            f"ε′ = {format_epsilon(per_option)} per option, {epsilon} in total"
-        subject = "Your tick or blank" if self.d == 1 else f"Each of the {self.d} options' tick or blank"
-        return f"{subject} is kept with probability {percent(keep)} and flipped otherwise ({detail})."
+        values = {"keep": percent(keep), "epsilon": epsilon, "d": self.d}
+        if self.d == 1:
+            return tr("Your tick or blank is kept with probability %(keep)s and flipped otherwise (ε′ = %(epsilon)s).",
+                      **values)
+        if per_option is None:
+            return tr("Each of the %(d)s options' tick or blank is kept with probability %(keep)s and flipped "
+                      "otherwise (ε′ = %(epsilon)s).", **values)
+        return tr("Each of the %(d)s options' tick or blank is kept with probability %(keep)s and flipped otherwise "
+                  "(ε′ = %(each)s per option, %(epsilon)s in total).", each=format_epsilon(per_option), **values)
 
     def kept_sentence(self, keep: str) -> str:
         return f"Each option's bit is reported as it is with probability {keep}."

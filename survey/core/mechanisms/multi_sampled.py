@@ -14,6 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..words import percent
+from ..wording import tr
 from .base import BitVectorMechanism, bits_meanings
 from .common import (
     MIN_VARIANCE_GAIN,
@@ -105,8 +106,9 @@ class SampledOption(BitVectorMechanism):
 
     def protection_note(self, epsilon: str) -> str:
         keep = 1 - threshold_fraction("flip_threshold", self.flip_threshold)
-        return (f"One of the {self.d} options is drawn at random, whatever you ticked, and only its tick or "
-                f"blank is sent, kept with probability {percent(keep)} and flipped otherwise (ε′ = {epsilon}).")
+        return tr("One of the %(d)s options is drawn at random, whatever you ticked, and only its tick or blank is "
+                  "sent, kept with probability %(keep)s and flipped otherwise (ε′ = %(epsilon)s).", d=self.d,
+                  keep=percent(keep), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return (f"One option is drawn at random and only its bit is sent, reported as it is with probability "

@@ -53,6 +53,7 @@ import numpy as np
 
 from ..estimators import Estimate, check_count, level_mean
 from ..words import percent
+from ..wording import tr
 from .base import LevelMechanism
 from .common import CTX, as_decimal, check_integer, check_range, default_rng
 from .mixture import population_worst
@@ -313,9 +314,10 @@ class OptimalPiecewise(LevelMechanism):
 
     def protection_note(self, epsilon: str) -> str:
         m, w, a, b = self.steps, self.band, self.ratio_a, self.ratio_b
-        return (f"Your number is replaced by one of {m + w} points spread over a range a little wider than "
-                f"{self.lo}–{self.hi}: with probability {percent(Fraction(w * a, w * a + m * b))} a point in a "
-                f"band of {w} points around your number, otherwise a point anywhere else (ε′ = {epsilon}).")
+        return tr("Your number is replaced by one of %(points)s points spread over a range a little wider than "
+                  "%(low)s–%(high)s: with probability %(band)s a point in a band of %(width)s points around your "
+                  "number, otherwise a point anywhere else (ε′ = %(epsilon)s).", points=m + w, low=self.lo,
+                  high=self.hi, band=percent(Fraction(w * a, w * a + m * b)), width=w, epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         m, w, a, b = self.steps, self.band, self.ratio_a, self.ratio_b

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..estimators import Estimate, check_count, check_counts, check_probability, debias_binary
 from ..words import percent
+from ..wording import tr
 from .base import BitVectorMechanism, bits_meanings
 from .common import (
     CTX,
@@ -114,9 +115,10 @@ class OptimizedUnaryEncoding(BitVectorMechanism):
             f"{format(float(p), '.6g')} when {label!r} is the true answer and {format(float(q), '.6g')} when it is not"))
 
     def protection_note(self, epsilon: str) -> str:
-        return (f"Your answer is sent as {self.d} separate marks, one per option: the mark of your "
-                f"choice is set with probability 50%, and every other option is marked with probability "
-                f"{percent(threshold_fraction('q_threshold', self.q_threshold))} (ε′ = {epsilon}).")
+        return tr("Your answer is sent as %(d)s separate marks, one per option: the mark of your choice is set "
+                  "with probability 50%%, and every other option is marked with probability %(other)s "
+                  "(ε′ = %(epsilon)s).", d=self.d, other=percent(threshold_fraction("q_threshold", self.q_threshold)),
+                  epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return f"The chosen option's bit is reported as 1 with probability {keep}."

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..estimators import Estimate, check_count, level_mean
 from ..words import percent
+from ..wording import tr
 from .base import LevelMechanism
 from .common import CTX, as_decimal, check_integer, check_range, default_rng
 from .mixture import mixture_least_variance, mixture_variance
@@ -131,13 +132,6 @@ def replay_piecewise(value: int, *, lo: int, hi: int, ratio_a: int, ratio_b: int
     return other if other < grid else other + ratio_b
 
 
-def piecewise_points(a: int, b: int, low, high, joint: str) -> str:
-    """Return the piecewise mechanism's report in words: its a + b points, then (after ``joint``) its band."""
-    return (f"one of {a + b} points spread over a range a little wider than {low}–{high}{joint}with probability "
-            f"{percent(Fraction(a, a + b))} a point in a narrow band around your number, otherwise a point "
-            "anywhere else")
-
-
 @dataclass(frozen=True)
 class RatioLevelMechanism(LevelMechanism):
     """A level mechanism built on e^(ε′/2) = a/b: G = a + b piecewise levels, p = a/G and q = b/G (Wang et al. 2019)."""
@@ -239,8 +233,11 @@ class Piecewise(RatioLevelMechanism):
                 f"{a} levels; R = (k + 1/2)/{a + b} has mean q + (p - q)(x - {lo})/{hi - lo}"]
 
     def protection_note(self, epsilon: str) -> str:
-        points = piecewise_points(self.ratio_a, self.ratio_b, self.lo, self.hi, ": ")
-        return f"Your number is replaced by {points} (ε′ = {epsilon})."
+        a, b = self.ratio_a, self.ratio_b
+        return tr("Your number is replaced by one of %(points)s points spread over a range a little wider than "
+                  "%(low)s–%(high)s: with probability %(band)s a point in a narrow band around your number, "
+                  "otherwise a point anywhere else (ε′ = %(epsilon)s).", points=a + b, low=self.lo, high=self.hi,
+                  band=percent(Fraction(a, a + b)), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return (f"The report is one of {self.bins} levels; with probability {keep} it lies in the narrow band "

@@ -11,6 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..words import percent
+from ..wording import tr
 from .base import BitVectorMechanism, bits_meanings
 from .common import (
     CTX,
@@ -195,9 +196,9 @@ class SubsetSelection(BitVectorMechanism):
 
     def protection_note(self, epsilon: str) -> str:
         keep = threshold_fraction("keep_threshold", self.keep_threshold)
-        return (f"Your answer is sent as a random group of {self.subset_size} of the {self.d} options: your choice "
-                f"is in the group with probability {percent(keep)}, and the rest of the group is drawn at random "
-                f"from the other options (ε′ = {epsilon}).")
+        return tr("Your answer is sent as a random group of %(k)s of the %(d)s options: your choice is in the "
+                  "group with probability %(keep)s, and the rest of the group is drawn at random from the other "
+                  "options (ε′ = %(epsilon)s).", k=self.subset_size, d=self.d, keep=percent(keep), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return (f"The report is a set of {self.subset_size} of the {self.d} options; "

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..estimators import Estimate, check_flip, debias_binary
 from ..words import percent
+from ..wording import tr
 from .base import BIT, Mechanism
 from .common import TWO53, randomize_rr, replay_rr, rr_epsilon, rr_flip_threshold
 
@@ -75,7 +76,8 @@ class WarnerRR(Mechanism):
                 f"probability {format(float(p), '.6g')} and flipped with probability {format(float(q), '.6g')}"]
 
     def protection_note(self, epsilon: str) -> str:
-        return f"Your answer is kept with probability {percent(1 - self.flip)} and flipped otherwise (ε′ = {epsilon})."
+        return tr("Your answer is kept with probability %(keep)s and flipped otherwise (ε′ = %(epsilon)s).",
+                  keep=percent(1 - self.flip), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return f"A true answer is reported as itself with probability {keep}."
