@@ -12,9 +12,13 @@ import copy
 from collections.abc import Callable, Iterable
 
 from .definition import DECLINE_LABEL, SURVEY_TEXT_FIELDS, SurveyDefinition
+from .wording import N_
 
 # The language of a definition that names none: every definition written before languages existed.
 DEFAULT_LANGUAGE = "en"
+# The option decline = true adds, marked for the catalogs: each language's page shows its own words.
+DECLINE_WORDS = N_("Prefer not to say")
+assert DECLINE_WORDS == DECLINE_LABEL
 
 
 def design_languages(design: dict) -> list[str]:
@@ -59,7 +63,7 @@ def localized(design: dict, language: str, translate: Callable[[str], str] = str
         if question.get("options"):
             declined = bool(question.get("decline")) and question["options"][-1] == DECLINE_LABEL
             labels = list(texts.get("options") or question["options"][:len(question["options"]) - declined])
-            shown = labels + ([translate(DECLINE_LABEL)] if declined else [])
+            shown = labels + ([translate(DECLINE_WORDS)] if declined else [])
             if shown != question["options"]:
                 # What the options are, whatever they read as (a series' fingerprint, client_js/series.js).
                 question["source_options"] = question["options"]
