@@ -24,11 +24,13 @@ from ..core.definition import QUESTION_FIELDS as DEFINITION_QUESTION_FIELDS
 from ..core.definition import SURVEY_FIELDS as DEFINITION_SURVEY_FIELDS
 from ..core.definition_check import FieldError, definition_errors, design_errors
 from ..core.definition_toml import dump_definition
+from ..core.languages import translation_warnings
 from ..core.planning import NOMINAL_EPSILON, nominal_warning, power_plan, question_previews, recommend
 from ..core.precision import DEFAULT_WARN_MARGIN, crosstab_precision, power_sentence, precision_warnings
 from ..store import SLUG_TAKEN, SlugTaken, StoreError, StoreUnavailable
 from .access import survey_for_researcher
 from .auth import login_required
+from .builder_languages import translations_from_text, unknown_questions
 from .builder_forms import KIND_NAMES, BuilderForm, ImportForm, QuestionForm, form_to_mapping, mapping_to_formdata
 from .builder_text import preview_terms, summary
 from .db import get_store
@@ -38,7 +40,7 @@ bp = Blueprint("builder", __name__)
 
 QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "mechanism", "weight")
 SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample", "access", "series",
-                 "release_every")
+                 "release_every", "languages", "translations")
 # The fields of the precision preview: not part of the definition, kept across every button.
 PREVIEW_FIELDS = ("respondents", "margin", "pair_a", "pair_b", "odds_ratio", "power_question", "power_null",
                   "power_share")
@@ -194,6 +196,11 @@ def evaluate(form: BuilderForm) -> Evaluation:
     shares = (_percent_share(form, evaluation, "power_null"), _percent_share(form, evaluation, "power_share"))
     mapping = form_to_mapping(form)
     errors = definition_errors(mapping)
+    if mapping.get("languages"):
+        _, by_question, problems = translations_from_text(form.translations.data or "")
+        ids = [question["id"] for question in mapping["questions"]]
+        for problem in problems + unknown_questions(by_question, ids):
+            evaluation.add("translations", problem)
     if not errors:
         evaluation.defn = parse_definition(mapping, source="the builder")
         evaluation.design, errors = design_errors(evaluation.defn)
@@ -202,6 +209,8 @@ def evaluate(form: BuilderForm) -> Evaluation:
             evaluation.add("questions", "Add at least one question.")
             continue
         evaluation.add(_field_name(error), _message(error.message))
+    if evaluation.defn is not None:
+        evaluation.warnings.extend(translation_warnings(evaluation.defn))
     if evaluation.design is not None and inputs is not None:
         respondents, margin = inputs
         defn = evaluation.defn

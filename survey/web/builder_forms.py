@@ -18,6 +18,7 @@ from ..core.definition import DECLINE_LABEL, KINDS, MAX_QUESTIONS, NUMBER_MECHAN
 from ..core.mechanisms import for_kind
 from ..core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS
 from ..core.precision import DEFAULT_ODDS_RATIO
+from .builder_languages import translations_from_text, translations_to_text
 from .forms import MAX_DEFINITION_SIZE
 
 KIND_NAMES = {"yes_no": "yes/no", "choice": "single choice", "multi": "multiple choice", "number": "number"}
@@ -59,6 +60,8 @@ class BuilderForm(FlaskForm):
     series = StringField("Series (optional)", render_kw=NO_AUTOFILL)
     release_every = StringField("Release results every … responses (optional)",
                                 render_kw={"inputmode": "numeric", **NO_AUTOFILL})
+    languages = StringField("Languages (optional)", render_kw=NO_AUTOFILL)
+    translations = TextAreaField("Translations", render_kw={"rows": 8, **NO_AUTOFILL})
     questions = FieldList(FormField(QuestionForm), min_entries=0, max_entries=MAX_QUESTIONS)
     respondents = StringField("Respondents you expect", default=str(DEFAULT_RESPONDENTS),
                               render_kw={"inputmode": "numeric", **NO_AUTOFILL})
@@ -106,6 +109,7 @@ def _number(text: str | None, kind=float):
 
 def form_to_mapping(form: BuilderForm) -> dict:
     """Return the definition mapping the form describes (blank optional fields left out)."""
+    languages = [tag.strip() for tag in (form.languages.data or "").replace(",", " ").split() if tag.strip()]
     data = {"slug": (form.slug.data or "").strip(), "title": form.title.data or "",
             "description": form.description.data or "", "epsilon": _number(form.epsilon.data),
             "allocation": form.allocation.data or "split", "access": form.access.data or "open",
@@ -133,6 +137,14 @@ def form_to_mapping(form: BuilderForm) -> dict:
             question["weight"] = weight
         questions.append(question)
     data["questions"] = questions
+    if languages:
+        data["languages"] = languages
+        survey, by_question, _ = translations_from_text(form.translations.data or "")
+        if survey:
+            data["translations"] = survey
+        for question in questions:
+            if question["id"] in by_question:
+                question["translations"] = by_question.pop(question["id"])
     return {name: value for name, value in data.items() if value is not None}
 
 
@@ -155,6 +167,10 @@ def mapping_to_formdata(data: Mapping) -> dict:
               "allocation": _text(data.get("allocation", "split")), "sample": _text(data.get("sample")),
               "access": _text(data.get("access", "open")), "series": _text(data.get("series")),
               "release_every": _text(data.get("release_every"))}
+    languages = data.get("languages")
+    if isinstance(languages, list):
+        fields["languages"] = ", ".join(map(str, languages))
+        fields["translations"] = translations_to_text(data)
     questions = data.get("questions")
     for index, question in enumerate(questions if isinstance(questions, list) else []):
         if not isinstance(question, Mapping):
