@@ -54,14 +54,15 @@ def translations_to_text(data: Mapping) -> str:
     blocks = []
     for language in [str(tag) for tag in languages[1:]]:
         lines = [f"[{toml_string(language)}]"]
-        lines += [f"{name} = {toml_value(value)}" for name, value in (survey.get(language) or {}).items()
+        own = survey.get(language) if isinstance(survey.get(language), Mapping) else {}
+        lines += [f"{name} = {toml_value(value)}" for name, value in sorted(own.items())
                   if isinstance(value, (str, list))]
         for question in questions:
             texts = (question.get("translations") or {}).get(language) if isinstance(
                 question.get("translations"), Mapping) else None
             if isinstance(texts, Mapping) and texts:
                 lines += ["", f"[{toml_string(language)}.questions.{toml_string(str(question.get('id')))}]"]
-                lines += [f"{name} = {toml_value(value)}" for name, value in texts.items()
+                lines += [f"{name} = {toml_value(value)}" for name, value in sorted(texts.items())
                           if isinstance(value, (str, list))]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + ("\n" if blocks else "")

@@ -602,12 +602,15 @@ sample = 2
 access = "invite"
 series = "health-panel"
 release_every = 500
+languages = ["en", "fr"]
+translations.fr.title = "Santé"
 
 [[questions]]
 id = "smoker"
 kind = "yes_no"
 text = "Do you smoke?"
 weight = 2.0
+translations.fr.text = "Fumez-vous ?"
 
 [[questions]]
 id = "party"
@@ -624,6 +627,7 @@ text = "Which pets?"
 weight = 2.0
 options = ["dog", "cat"]
 decline = true
+translations.fr = {{text = "Quels animaux ?", options = ["chien", "chat"]}}
 
 [[questions]]
 id = "age"
