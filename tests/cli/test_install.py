@@ -37,6 +37,11 @@ CHECK_INSTALLED_APP = textwrap.dedent("""
         response = client.get(path)
         assert response.status_code == 200, (path, response.status_code)
         assert needle in response.get_data(as_text=True), (path, needle)
+    # The catalogs were compiled into the wheel, and a respondent's error page is in their language.
+    translations = Path(survey.__file__).resolve().parent / "translations"
+    assert (translations / "ar" / "LC_MESSAGES" / "messages.mo").is_file(), sorted(translations.rglob("*"))
+    response = client.get("/s/no-such-survey", headers={"Accept-Language": "ar"})
+    assert "لا يوجد استبيان على هذا العنوان." in response.get_data(as_text=True)
     print("installed app ok")
 """)
 
