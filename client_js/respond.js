@@ -67,20 +67,20 @@ function seriesMemos(design) {
   }
   const parts = [];
   if (counts.reused) {
-    parts.push(_('Questions that reuse the reports this device kept from an earlier wave: %(count)s.',
+    parts.push(_('%(count)s question(s) reuse the reports this device kept from an earlier wave',
       { count: counts.reused }));
   }
-  if (counts.new) parts.push(_('Questions with new reports, kept for later waves: %(count)s.', { count: counts.new }));
+  if (counts.new) parts.push(_('%(count)s question(s) have new reports, kept for later waves', { count: counts.new }));
   if (counts.changed) {
-    parts.push(_('Questions changed since an earlier wave (another randomization), so randomized again, their '
-      + 'answers costing their ε′ again: %(count)s.', { count: counts.changed }));
+    parts.push(_('%(count)s question(s) changed since an earlier wave (another randomization), so they were '
+      + 'randomized again: their answers cost their ε′ again', { count: counts.changed }));
   }
   if (counts.fresh) {
-    parts.push(_('Questions that cannot be kept on this device and are randomized afresh in every wave, each answer '
-      + 'costing its ε′ again: %(count)s (%(questions)s).',
+    parts.push(_('%(count)s question(s) cannot be kept on this device and are randomized afresh in every wave, '
+      + 'each answer costing its ε′ again: %(questions)s',
     { count: counts.fresh, questions: fresh.map((text) => `“${text}”`).join(', ') }));
   }
-  return { memos, status: parts.join(' ') };
+  return { memos, status: `${parts.join('; ')}.` };
 }
 
 /** Load a series' memos and wire its forget button; return {memos}, emptied when the respondent forgets. */
