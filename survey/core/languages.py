@@ -48,6 +48,9 @@ def pick_language(design: dict, asked: str | None, accepted: Iterable[tuple[str,
 def localized(design: dict, language: str, translate: Callable[[str], str] = str) -> dict:
     """Return a copy of the design whose texts are in ``language``; every other field, the hash included, is kept.
 
+    The copy drops the translations (the page needs only its own language's). A one-language design comes
+    back equal to itself, so the page of such a survey embeds exactly its design.json.
+
     A text without a translation stays in the first language. ``translate`` gives the interface's
     own words, here the label "Prefer not to say" that decline = true adds.
     """
@@ -69,7 +72,6 @@ def localized(design: dict, language: str, translate: Callable[[str], str] = str
                 question["source_options"] = question["options"]
                 question["options"] = shown
     page.pop("translations", None)
-    page["language"] = language
     return page
 
 

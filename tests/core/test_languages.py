@@ -32,6 +32,7 @@ def test_a_definition_without_languages_is_unchanged():
     defn = parse_definition_toml(ONE_LANGUAGE)
     assert defn.languages is None and defn.translations is None and defn.questions[0].translations is None
     design = build_design(defn)
+    assert localized(design, "en") == design, "the page embeds exactly the design"
     assert "languages" not in design and "translations" not in design
     assert "translations" not in design["questions"][0]
     assert translation_warnings(defn) == []
