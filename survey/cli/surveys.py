@@ -10,6 +10,7 @@ import click
 
 from ..core.definition import parse_definition_toml
 from ..core.design import build_design
+from ..core.languages import translation_warnings
 from ..core.precision import DEFAULT_SHARES, power_sentence, precision_warnings
 from ..core.releases import early_release_warning, release_plan_sentence, release_sentence, release_view
 from ..core.words import format_epsilon as eps
@@ -88,7 +89,8 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
     Prints each question's mechanism and realised epsilon, the budget spent and the
     respondent page's path, and warns (on stderr) about every question whose expected
     95% margin at --respondents is wider than --warn-margin, with the respondents it
-    needs. Only its owner and collaborators see its results; a survey
+    needs, and about every text a language of the survey has no translation of. Only its owner and
+    collaborators see its results; a survey
     created without --owner is visible to no researcher until `share` gives it one.
     The survey is open to respondents at once, or with --draft a draft until `publish`.
     A draft can be replaced freely; an open survey only while it has no responses; a
@@ -115,6 +117,8 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
         store.close()
     _print_design(design)
     _print_precision(defn, design, respondents=respondents, warn_margin=warn_margin)
+    for warning in translation_warnings(defn):
+        click.echo(f"Warning: {warning}", err=True)
     click.echo(release_plan_sentence(design))
     if status == "draft":
         click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
