@@ -54,9 +54,9 @@ def _print_precision(defn, design: dict, *, respondents: int, warn_margin: float
         click.echo(f"Recommended allocation: allocation = \"{best['allocation']}\"{chosen} needs "
                    f"{better.respondents:,} respondents for the same margin")
     _warn_imprecise(defn, respondents=respondents, warn_margin=warn_margin, recommended=best, design=design)
-    for question in design["questions"]:
-        if question["epsilon"] > NOMINAL_EPSILON:
-            click.echo(f"Warning: {nominal_warning(repr(question['id']), question['epsilon'])}", err=True)
+    nominal = [nominal_warning(repr(q["id"]), q["epsilon"]) for q in design["questions"] if q["epsilon"] > NOMINAL_EPSILON]
+    for warning in [*nominal, *translation_warnings(defn)]:
+        click.echo(f"Warning: {warning}", err=True)
 
 
 def _print_design(design: dict):
@@ -89,8 +89,7 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
     Prints each question's mechanism and realised epsilon, the budget spent and the
     respondent page's path, and warns (on stderr) about every question whose expected
     95% margin at --respondents is wider than --warn-margin, with the respondents it
-    needs, and about every text a language of the survey has no translation of. Only its owner and
-    collaborators see its results; a survey
+    needs, and about each text without a translation. Only its owner and collaborators see its results; a survey
     created without --owner is visible to no researcher until `share` gives it one.
     The survey is open to respondents at once, or with --draft a draft until `publish`.
     A draft can be replaced freely; an open survey only while it has no responses; a
@@ -117,8 +116,6 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
         store.close()
     _print_design(design)
     _print_precision(defn, design, respondents=respondents, warn_margin=warn_margin)
-    for warning in translation_warnings(defn):
-        click.echo(f"Warning: {warning}", err=True)
     click.echo(release_plan_sentence(design))
     if status == "draft":
         click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
