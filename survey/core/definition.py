@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .mechanisms.registry import offered
+from .panel import Panel, parse_panel
 
 KINDS = ("yes_no", "choice", "multi", "number")
 # How a number question is randomized: "auto" picks the least worst-case variance (survey/core/mechanisms/registry.py),
@@ -36,7 +37,7 @@ MAX_NUMBER_RANGE = 10**9
 MAX_TEXT = 2000
 
 SURVEY_FIELDS = {"slug", "title", "description", "epsilon", "allocation", "sample", "questions", "access",
-                 "series", "release_every"}
+                 "series", "release_every", "thank_you", "panel"}
 # Results are released every release_every responses (1: after each response); absent, the
 # planner's default for the survey's epsilon (survey.core.shuffling.default_release_every).
 MAX_RELEASE_EVERY = 1_000_000
@@ -90,6 +91,9 @@ class SurveyDefinition:
     access: str = "open"
     series: str | None = None
     release_every: int | None = None
+    # Shown after the server acknowledged the answers (plain text); the panel's completion (survey/core/panel.py).
+    thank_you: str | None = None
+    panel: Panel | None = None
     source: str = field(default="<definition>", compare=False)
 
 
@@ -180,9 +184,13 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
         fail(f"must be a whole number of responses from 1 (release after every response) to "
              f"{MAX_RELEASE_EVERY:,}, got {release_every!r}", field_name="release_every")
 
+    thank_you = _text(data["thank_you"], sfail, "thank_you", required=True) if "thank_you" in data else None
+    panel = parse_panel(data["panel"], sfail) if "panel" in data else None
+
     return SurveyDefinition(slug=slug, title=title, description=description, epsilon=epsilon,
                             allocation=allocation, sample=sample, questions=tuple(questions), access=access,
-                            series=series, release_every=release_every, source=source)
+                            series=series, release_every=release_every, thank_you=thank_you, panel=panel,
+                            source=source)
 
 
 def _parse_question(qdata, index, fail):

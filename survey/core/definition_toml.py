@@ -15,8 +15,8 @@ from dataclasses import fields
 from .definition import DECLINE_LABEL, DefinitionError, Question, SurveyDefinition, parse_definition_toml
 from .design import build_design
 
-# Not definition fields: the questions are written as tables, the source is where it was read.
-_NOT_WRITTEN = {"questions", "source"}
+# Not definition fields: the questions (and the panel) are written as tables, the source is where it was read.
+_NOT_WRITTEN = {"questions", "source", "panel"}
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
@@ -68,6 +68,9 @@ def dump_definition(defn: SurveyDefinition) -> str:
     """
     lines = [f"{f.name} = {toml_value(getattr(defn, f.name))}" for f in fields(defn)
              if f.name not in _NOT_WRITTEN and getattr(defn, f.name) is not None]
+    if defn.panel is not None:
+        lines += ["", "[panel]"]
+        lines += [f"{name} = {toml_value(value)}" for name, value in defn.panel.design_entry().items()]
     for question in defn.questions:
         lines += ["", "[[questions]]"]
         lines += [f"{name} = {toml_value(value)}" for name, value in _question_fields(question)]

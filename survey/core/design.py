@@ -107,6 +107,10 @@ def build_design(defn: SurveyDefinition) -> dict:
         design["access"] = defn.access
     if defn.series is not None:
         design["series"] = defn.series
+    if defn.thank_you is not None:
+        design["thank_you"] = defn.thank_you
+    if defn.panel is not None:
+        design["panel"] = defn.panel.design_entry()
     design["release_every"] = (defn.release_every if defn.release_every is not None
                                else default_release_every(defn.epsilon))
     design["hash"] = design_hash(design)
