@@ -33,6 +33,8 @@ import { keepNothing, rememberAnswered, storage, wasAnswered } from './respond-d
 import { clearAnswers, clearInvalid, markInvalid, setUpDecline, setUpRadioGroup, showOnly } from './respond-fields.js';
 import { ReportState } from './respond-reports.js';
 import { forgetPending, formSender, keptPending, newSubmissionId, settle } from './respond-send.js';
+import { showCompletion, takePanelParameters } from './respond-completion.js';
+import { setUpProgress } from './respond-progress.js';
 
 // Below this width the privacy explanation starts folded, so the questions are near the top.
 const NARROW_SCREEN = '(max-width: 40rem)';
@@ -158,6 +160,7 @@ function finish(page, text) {
   if (text) document.getElementById('thanks-text').textContent = text;
   page.thanks.hidden = false;
   page.thanks.focus();
+  showCompletion(page.design, page.panelValues, { follow: true, test: page.form.dataset.test === 'yes' });
 }
 
 /** Return the steps that end the page, shared by every send (see settle in respond-send.js). */
@@ -284,9 +287,12 @@ function listenToAnswers(page) {
 
 function setUpSurvey(form, design) {
   const page = pageOf(form, design);
+  // A panel's participant ids leave the address now, and this page's JavaScript alone holds them.
+  page.panelValues = takePanelParameters(design, { keep: form.dataset.test !== 'yes' });
   if (wasAnswered(page.slug)) {
     form.hidden = true;
     page.notice.hidden = false;
+    showCompletion(design, page.panelValues, { follow: false, test: form.dataset.test === 'yes' });
     return;
   }
   // Under sample allocation only the drawn questions are shown, validated and sent.
@@ -303,6 +309,7 @@ function setUpSurvey(form, design) {
     return memo === undefined ? mechanismOf(question).randomize(question, value) : memoReport(question, memo, value);
   });
   listenToAnswers(page);
+  setUpProgress(form, page.fieldsets);
   // Every line from the start: a multi-select's blank is an answer ("none ticked"), so its report
   // is made now and shown; a question that needs an answer says that nothing is sent until it has one.
   design.questions.forEach((question) => page.reports.answerGiven(question));
