@@ -519,7 +519,7 @@ def tag_of(response, name) -> str:
 def test_the_builder_offers_every_definition_field(owner):
     response = build_every_kind(owner)
     names = names_in(response)
-    assert SURVEY_FIELDS - {"questions"} <= names
+    assert SURVEY_FIELDS - {"questions", "panel"} | {"panel_parameters", "panel_code", "panel_redirect"} <= names
     for index, kind in enumerate(["yes_no", "choice", "multi", "number"]):
         assert set(shown(response, index)) == QUESTION_FIELDS[kind], kind
     body = page(response)
@@ -601,6 +601,12 @@ sample = 2
 access = "invite"
 series = "health-panel"
 release_every = 500
+thank_you = "Thank you!\\nSee you in wave 3."
+
+[panel]
+parameters = ["PROLIFIC_PID", "STUDY_ID"]
+code = "C0DE-2"
+redirect = "https://app.prolific.com/submissions/complete?cc={{code}}"
 
 [[questions]]
 id = "smoker"
