@@ -66,11 +66,13 @@ export function completionUrl(redirect, code, values) {
 
 /**
  * Show the completion (code and/or the redirect's link) once the answers were acknowledged, and go
- * to the redirect when `follow` (never in test mode, where the link is shown instead).
+ * to the redirect when `follow` (never in test mode, where the link is shown instead). It sits in
+ * the thanks, or after the element `after` (the "already answered" notice of a revisit).
  */
-export function showCompletion(design, values, { follow, test }) {
+export function showCompletion(design, values, { follow, test, after = null }) {
   const section = document.getElementById('completion');
   if (!design.panel || !section) return;
+  if (after) after.after(section);
   const { code, redirect } = design.panel;
   try {
     session()?.removeItem(KEPT_PREFIX + design.slug);

@@ -292,7 +292,7 @@ function setUpSurvey(form, design) {
   if (wasAnswered(page.slug)) {
     form.hidden = true;
     page.notice.hidden = false;
-    showCompletion(design, page.panelValues, { follow: false, test: form.dataset.test === 'yes' });
+    showCompletion(design, page.panelValues, { follow: false, test: form.dataset.test === 'yes', after: page.notice });
     return;
   }
   // Under sample allocation only the drawn questions are shown, validated and sent.

@@ -23,8 +23,9 @@ _QUERY = re.compile(r"(?i)((?:^|[?&;\s]|%3F|%26)(?:invite|token)(?:=|%3D))[^\s&#
 # An API token anywhere (``ldps_`` and 43 URL-safe characters), and any bearer credential.
 _API_TOKEN = re.compile(r"ldps_[A-Za-z0-9_-]+")
 _BEARER = re.compile(r"(?i)(bearer\s+)\S+")
-# The query string of a respondent page (/s/<slug>, /s/<slug>/...): a panel adds participant ids to it.
-_RESPONDENT_QUERY = re.compile(r"(/s/[^\s?#\"']*\?)([^\s#\"']*)")
+# The query string of a respondent page (/s/<slug>, /s/<slug>/..., the owner's test mode /surveys/<slug>/test):
+# a panel adds participant ids to it.
+_RESPONDENT_QUERY = re.compile(r"((?:/s/[^\s?#\"']*|/surveys/[^\s/?#\"']+/test)\?)([^\s#\"']*)")
 # Query parameters of a respondent page whose values are kept in a log line (they name no one).
 KEPT_PARAMETERS = frozenset({"lang"})
 HIDDEN = "(hidden)"
@@ -60,7 +61,7 @@ def request_secrets() -> list[str]:
         return []
     values = [(request.view_args or {}).get("token"), request.args.get("invite"),
               request.headers.get("Authorization", "").partition(" ")[2].strip()]
-    if request.path.startswith("/s/"):
+    if _RESPONDENT_QUERY.fullmatch(f"{request.path}?"):
         values += [value for name, value in request.args.items(multi=True) if name.lower() not in KEPT_PARAMETERS]
     return [value for value in values if isinstance(value, str) and len(value) >= 4]
 

@@ -6,7 +6,7 @@ served here by the test (Playwright's routing answers for the panel's https host
 survey shows its code and its own thank-you text. Then the planted ids are searched for in every
 table and byte of the SQLite files, every line the server process logged, and every export (CSV,
 codebook, data package, XLSX, SPSS, Stata): none may hold them. The progress line and the pages'
-accessibility (axe, 360 px) are checked on the way.
+accessibility (axe, 360 px) are checked on the way; screenshots at 360 px go to /tmp/shots-panels/.
 """
 
 from __future__ import annotations
@@ -21,13 +21,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import create_from_toml, start_server, stored_count
+from conftest import create_from_toml, signed_in_page, start_server, stored_count
+
+from werkzeug.security import generate_password_hash
 
 from survey.cli import main
+from survey.store import Store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-PLANTED = ("planted123", "plantedW0rker")
+PLANTED = ("planted123", "plantedW0rker", "plantedT3st")
+OWNER = ("panels@example.org", "panel owner password")
 PROLIFIC_TOML = """
 slug = "prolific-study"
 title = "Habits and health"
@@ -87,6 +91,7 @@ text = "Do you work remotely?"
 PROLIFIC_LINK = "/s/prolific-study?PROLIFIC_PID=planted123&STUDY_ID=s1&SESSION_ID=x9"
 MTURK_LINK = "/s/mturk-study?workerId=plantedW0rker&assignmentId=A1&hitId=H1"
 TARGET = "https://app.prolific.example/submissions/complete"
+SHOTS = Path("/tmp/shots-panels")
 RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
          "resultTypes": ["violations"]}
 
@@ -98,6 +103,12 @@ def panel_server(tmp_path_factory):
     db_path = directory / "panels.db"
     for text in (PROLIFIC_TOML, MTURK_TOML):
         create_from_toml(db_path, text)
+    store = Store(db_path)
+    try:
+        store.add_user(OWNER[0], generate_password_hash(OWNER[1]))
+        store.share("prolific-study", OWNER[0])
+    finally:
+        store.close()
     server = start_server(db_path, directory / "server.log", "--workers", "2", "--max-submissions-per-minute", "0")
     server.db = db_path
     yield server
@@ -171,6 +182,8 @@ def prolific_run(browser, panel_server, axe):
     ready(page)
     run["after_reload"] = page.url
     answer_prolific(page)
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=SHOTS / "progress-360.png")
     page.get_by_role("button", name=re.compile("send", re.I)).click()
     page.wait_for_url(re.compile(r"^https://app\.prolific\.example/"))
     page.get_by_role("heading", name="Submission complete").wait_for()
@@ -219,10 +232,13 @@ def mturk_run(browser, panel_server, axe):
     run.update(thanks=page.locator("#thanks-custom").inner_text(), bold=page.locator("#thanks b").count(),
                code=page.locator("#completion-code").inner_text(), links=page.locator("#completion-link").count(),
                focused=page.evaluate("document.activeElement.id"), axe=violations(axe, page))
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=SHOTS / "completion-code-360.png", full_page=True)
     page.goto(panel_server.origin + MTURK_LINK)
     page.locator("#already-answered").wait_for()
     run.update(revisit_code=page.locator("#completion-code").inner_text(), errors=errors, seen=seen,
-               revisit_address=page.url)
+               revisit_address=page.url, revisit_axe=violations(axe, page))
+    page.screenshot(path=SHOTS / "revisit-360.png", full_page=True)
     context.close()
     return run
 
@@ -233,9 +249,34 @@ def test_a_code_and_the_surveys_own_thank_you_are_shown_escaped_after_the_acknow
     assert run["address"] == f"{panel_server.origin}/s/mturk-study" == run["revisit_address"]
     assert run["thanks"] == "Thanks <b>a lot</b>!\nWe will approve your HIT within a day." and run["bold"] == 0
     assert run["code"] == "MT-7Q2X" and run["links"] == 0 and run["focused"] == "thanks"
-    assert run["axe"] == []
+    assert run["axe"] == [] and run["revisit_axe"] == []
     assert run["revisit_code"] == "MT-7Q2X", "a participant who answered on this device can still read the code"
     assert stored_count(panel_server.db, "mturk-study") == 1
+
+
+@pytest.fixture(scope="module")
+def test_mode_run(browser, panel_server):
+    """Answer the Prolific survey in the owner's test mode with a planted id; return what the completion shows."""
+    context, page, errors = signed_in_page(browser, panel_server.origin, *OWNER, width=360)
+    page.goto(f"{panel_server.origin}/surveys/prolific-study/test?PROLIFIC_PID=plantedT3st&STUDY_ID=s2")
+    ready(page)
+    run = {"address": page.url}
+    answer_prolific(page)
+    page.get_by_role("button", name=re.compile("send", re.I)).click()
+    page.locator("#completion-test").wait_for()
+    page.wait_for_timeout(300)
+    run.update(after=page.url, href=page.locator("#completion-link").get_attribute("href"), errors=errors,
+               kept=page.evaluate("sessionStorage.length"))
+    context.close()
+    return run
+
+
+def test_test_mode_shows_the_completion_link_without_following_it(test_mode_run, panel_server):
+    run = test_mode_run
+    page_address = f"{panel_server.origin}/surveys/prolific-study/test"
+    assert run["errors"] == [] and run["address"] == page_address == run["after"]
+    assert run["href"] == f"{TARGET}?cc=C1A2B3C4&pid=plantedT3st&study=s2"
+    assert run["kept"] == 0, "test mode keeps nothing on the device"
 
 
 def planted_in(text: str) -> list[str]:
@@ -251,7 +292,8 @@ def exported_files(db_path: Path, directory: Path) -> list[Path]:
         commands = [["--responses", "-o", f"{slug}-responses.csv"], ["--aggregates", "-o", f"{slug}-results.csv"],
                     ["--codebook", "-o", f"{slug}-codebook.json"], ["--aggregates", "-o", f"{slug}-results.xlsx"],
                     ["--responses", "-o", f"{slug}-responses.sav"], ["--responses", "-o", f"{slug}-responses.dta"],
-                    ["--aggregates", "-o", f"{slug}-results.dta"], ["--package", f"{slug}-package"]]
+                    ["--aggregates", "-o", f"{slug}-results.dta"], ["--package", f"{slug}-package"],
+                    ["--responses", "--sandbox", "-o", f"{slug}-sandbox.csv"]]
         for command in commands:
             command = [part if not part.startswith(slug) else str(directory / part) for part in command]
             result = runner.invoke(main, ["--db", str(db_path), "export", slug, *command])
@@ -268,8 +310,8 @@ def file_text(path: Path) -> str:
     return data.decode("latin-1")
 
 
-def test_the_planted_ids_are_in_no_table_file_log_line_export_or_page(prolific_run, mturk_run, panel_server,
-                                                                     tmp_path):
+def test_the_planted_ids_are_in_no_table_file_log_line_export_or_page(prolific_run, mturk_run, test_mode_run,
+                                                                     panel_server, tmp_path):
     db_path = panel_server.db
     assert stored_count(db_path, "prolific-study") == 1 and stored_count(db_path, "mturk-study") == 1
     with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as connection:
@@ -278,6 +320,7 @@ def test_the_planted_ids_are_in_no_table_file_log_line_export_or_page(prolific_r
     assert "surveys" in tables and "submissions" in tables
     reports = [table for table in tables if table.startswith("reports_")]
     assert sorted(len(rows[table]) for table in reports) == [1, 1], "the search reads both surveys' report tables"
+    assert sum(len(rows[table]) for table in tables if table.startswith("sandbox_") and table != "sandbox_tallies") == 1, "and the test answer"
     cells = " ".join(str(cell) if not isinstance(cell, bytes) else cell.decode("latin-1")
                      for table_rows in rows.values() for row in table_rows for cell in row)
     assert "C1A2B3C4" in cells, "the search reads the tables (the definition's code is there)"

@@ -85,6 +85,7 @@ def test_a_respondent_pages_query_values_are_hidden_but_its_language_and_other_p
     assert "planted123" not in clean and "study456" not in clean and "sess789" not in clean
     assert "/s/panel-study?PROLIFIC_PID=(hidden)&STUDY_ID=(hidden)&SESSION_ID=(hidden)&lang=de HTTP/1.1" in clean
     assert scrub("/s/p/design.json?rid=abc;x&y=1") == "/s/p/design.json?rid=(hidden);x&y=(hidden)"
+    assert scrub("GET /surveys/p/test?PROLIFIC_PID=planted123") == "GET /surveys/p/test?PROLIFIC_PID=(hidden)"
     assert scrub("GET /surveys/p/results?level=0.9") == "GET /surveys/p/results?level=0.9"
 
 
