@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from test_builder import build_every_kind, field_error, fields, owner, press, stored_definition  # noqa: F401
+from test_builder import field_error, fields, owner, press, stored_definition  # noqa: F401
 
 from survey.core.definition import parse_definition_toml
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc={code}"
 
 
+def one_question(client):
+    """Return the builder page with a valid one-question survey (slug habits) filled in."""
+    return press(client, client.get("/surveys/build"), "preview", title="Habits", slug="habits", epsilon="2",
+                 **{"questions-0-id": "smoker", "questions-0-text": "Do you smoke?"})
+
+
 def test_panel_fields_with_errors_then_saved_and_exported(owner, db_path):  # noqa: F811
-    response = build_every_kind(owner)
+    response = one_question(owner)
     refused = press(owner, response, "preview", thank_you="Thanks!", panel_parameters="PROLIFIC PID; invite",
                     panel_code="two words", panel_redirect="http://app.prolific.com/x?cc={code}&p={PID}")
     assert refused.status_code == 422
@@ -37,7 +43,7 @@ def test_panel_fields_with_errors_then_saved_and_exported(owner, db_path):  # no
 
 
 def test_blank_panel_fields_leave_no_panel(owner, db_path):  # noqa: F811
-    response = press(owner, build_every_kind(owner), "export", thank_you="  ", panel_parameters=" , ",
+    response = press(owner, one_question(owner), "export", thank_you="  ", panel_parameters=" , ",
                      panel_code=" ", panel_redirect="")
     defn = parse_definition_toml(response.get_data(as_text=True))
     assert defn.panel is None and defn.thank_you is None
