@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from test_builder import field_error, fields, owner, press, stored_definition  # noqa: F401
+import pytest
+from test_builder import field_error, fields, press, stored_definition
 
+from conftest import OWNER
 from survey.core.definition import parse_definition_toml
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc={code}"
+
+
+@pytest.fixture
+def owner(app, accounts):
+    """Return a test client signed in as the owner of the smoking survey."""
+    from test_ownership import signed_in
+
+    return signed_in(app, *OWNER)
 
 
 def one_question(client):
@@ -15,7 +25,7 @@ def one_question(client):
                  **{"questions-0-id": "smoker", "questions-0-text": "Do you smoke?"})
 
 
-def test_panel_fields_with_errors_then_saved_and_exported(owner, db_path):  # noqa: F811
+def test_panel_fields_with_errors_then_saved_and_exported(owner, db_path):
     response = one_question(owner)
     refused = press(owner, response, "preview", thank_you="Thanks!", panel_parameters="PROLIFIC PID; invite",
                     panel_code="two words", panel_redirect="http://app.prolific.com/x?cc={code}&p={PID}")
@@ -42,7 +52,7 @@ def test_panel_fields_with_errors_then_saved_and_exported(owner, db_path):  # no
     assert "[panel]" in exported and parse_definition_toml(exported) == saved
 
 
-def test_blank_panel_fields_leave_no_panel(owner, db_path):  # noqa: F811
+def test_blank_panel_fields_leave_no_panel(owner, db_path):
     response = press(owner, one_question(owner), "export", thank_you="  ", panel_parameters=" , ",
                      panel_code=" ", panel_redirect="")
     defn = parse_definition_toml(response.get_data(as_text=True))
