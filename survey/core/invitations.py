@@ -19,6 +19,11 @@ def check_base(base: str) -> str:
     return base.strip().rstrip("/")
 
 
+def survey_link(base: str, slug: str) -> str:
+    """Return ``<base>/s/<slug>``, the survey's own link."""
+    return f"{check_base(base)}/s/{quote(slug)}"
+
+
 def invitation_links(base: str, slug: str, tokens: list[str]) -> list[str]:
     """Return ``<base>/s/<slug>?invite=TOKEN`` for every token."""
     base = check_base(base)

@@ -27,14 +27,14 @@ class MailRun:
 
 def send_mail(store, config: MailConfig, slug: str, base: str, kind: str, *,
               template: tuple[str, str] | None = None,
-              progress: Callable[[int, int], None] | None = None) -> MailRun:
+              progress: Callable[[int, int], None] | None = None, limit: int | None = None) -> MailRun:
     """Send ``kind`` ("invitation" or "reminder") to every address due one (``Store.addresses_to_mail``).
 
     ``base`` is the public address of the site; ``progress(done, total)`` is called after each
-    address. Raises MailError when the server cannot be reached at all or twice in a row.
+    address; ``limit`` sends to at most that many (the rest stay due). Raises MailError when the server cannot be reached at all or twice in a row.
     """
     title = store.get_design(slug)["title"]
-    due = store.addresses_to_mail(slug, kind)
+    due = store.addresses_to_mail(slug, kind)[:limit]
     run = MailRun(kind)
     if not due:
         return run
