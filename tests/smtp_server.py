@@ -27,6 +27,7 @@ class Inbox:
         self.messages: list[email.message.EmailMessage] = []
         self._lock = threading.Lock()
         self.port = 0
+        self.stop = None
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         if "refuse" in address:
@@ -62,10 +63,12 @@ def smtp_server():
     inbox.port = free_port()
     controller = Controller(inbox, hostname="127.0.0.1", port=inbox.port, ready_timeout=10)
     controller.start()
+    inbox.stop = controller.stop
     try:
         yield inbox
     finally:
-        controller.stop()
+        if controller._thread is not None:
+            controller.stop()
 
 
 def mail_settings(port: int) -> dict:
