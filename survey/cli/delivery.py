@@ -37,9 +37,9 @@ def _base(base: str) -> str:
 @BASE
 @click.pass_obj
 def qr(db, slug, out, invite, base):
-    """Write a QR code of the survey's link, or of one invitation link, as SVG or PNG.
+    """Write the QR code of a survey's link (SVG, PNG).
 
-    Print it on a poster or a card: a phone's camera opens the link. The SVG scales to any
+    The survey's link, or with --invite one invitation's link. Print it on a poster or a card: a phone's camera opens the link. The SVG scales to any
     size; the PNG has 8 pixels a module.
 
     \b
@@ -72,9 +72,10 @@ def qr(db, slug, out, invite, base):
 
 @click.group()
 def mail():
-    """E-mail each invitee their own single-use link, and remind those whose link is unused.
+    """E-mail invitation links and reminders.
 
-    The SMTP server comes from the environment: LDP_SURVEY_SMTP_HOST, LDP_SURVEY_SMTP_PORT,
+    Each invitee of an invitation-only survey gets their own single-use link; a reminder
+    goes to those whose link is unused. The SMTP server comes from the environment: LDP_SURVEY_SMTP_HOST, LDP_SURVEY_SMTP_PORT,
     LDP_SURVEY_SMTP_SECURITY (starttls, ssl or none), LDP_SURVEY_SMTP_USER,
     LDP_SURVEY_SMTP_PASSWORD and LDP_SURVEY_MAIL_FROM; never the database.
 
@@ -125,7 +126,7 @@ def _run(db, slug, base, template, kind):
     """Send ``kind`` to every address due one, with a progress bar on stderr; fail if any address failed."""
     from ..core.invitations import parse_template
     from ..web.mail import MailError, mail_config
-    from ..web.mailing import send_mail
+    from ..web.mailing import NotOpen, send_mail
 
     base = _base(base)
     try:
@@ -146,6 +147,8 @@ def _run(db, slug, base, template, kind):
     try:
         load_design(store, slug)
         run = send_mail(store, config, slug, base, kind, template=chosen, progress=progress)
+    except NotOpen as exc:
+        raise click.ClickException(str(exc)) from exc
     except MailError as exc:
         raise click.ClickException(f"{exc}. The messages sent so far are logged; run the command again "
                                    "to go on with the rest") from exc

@@ -37,7 +37,7 @@ PLAIN_TABLES = (
     ("submissions", ("id_hash", "survey", "answers_check")),
     ("collaborator_invitations", ("id", "token_hash", "survey", "email", "invited_by", "expires_day")),
     ("sandbox_tallies", ("survey", "source", "question", "option", "count")),
-    ("invitation_addresses", ("id", "survey", "email", "token", "token_hash", "invited_day", "reminded_day")),
+    ("invitation_addresses", ("id", "survey", "email", "invite_token", "token_hash", "invited_day", "reminded_day")),
     ("mail_log", ("id", "survey", "email", "kind", "status", "error", "day")),
 )
 # Tables whose identity column PostgreSQL must move past the copied ids.

@@ -52,7 +52,7 @@ class Mailing:
                 raise StoreError(f"a survey has at most {MAX_ADDRESSES} addresses")
             if new:
                 tokens = admission.add_invitations(conn, slug, len(new), today())
-                conn.executemany("INSERT INTO invitation_addresses (survey, email, token, token_hash) "
+                conn.executemany("INSERT INTO invitation_addresses (survey, email, invite_token, token_hash) "
                                  "VALUES (?, ?, ?, ?)",
                                  [(slug, address, token, admission.invite_hash(token))
                                   for address, token in zip(new, tokens)])
@@ -71,7 +71,7 @@ class Mailing:
         where = ("a.invited_day IS NULL" if kind == "invitation" else
                  f"a.invited_day IS NOT NULL AND (a.reminded_day IS NULL OR a.reminded_day < ?) AND {_UNUSED}")
         params = [slug] if kind == "invitation" else [slug, day or today()]
-        rows = self._execute(f"SELECT a.id, a.email, a.token FROM invitation_addresses a WHERE a.survey = ? AND "
+        rows = self._execute(f"SELECT a.id, a.email, a.invite_token FROM invitation_addresses a WHERE a.survey = ? AND "
                              f"{where} ORDER BY a.id", params).fetchall()
         return [{"id": row[0], "email": row[1], "token": row[2]} for row in rows]
 

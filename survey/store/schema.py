@@ -553,7 +553,7 @@ def m014_invitation_addresses(db):
     db.conn.execute("""CREATE TABLE invitation_addresses (
                         id INTEGER PRIMARY KEY,
                         survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
-                        email TEXT NOT NULL, token TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,
+                        email TEXT NOT NULL, invite_token TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,
                         invited_day TEXT, reminded_day TEXT, UNIQUE (survey, email))""")
     db.conn.execute("""CREATE TABLE mail_log (
                         id INTEGER PRIMARY KEY,

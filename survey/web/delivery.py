@@ -25,7 +25,7 @@ from .auth import login_required
 from .db import get_store
 from .lifecycle import _submitted
 from .mail import MailError, MailNotConfigured, mail_config
-from .mailing import send_mail
+from .mailing import NotOpen, send_mail
 from .security import csrf
 
 bp = Blueprint("delivery", __name__)
@@ -102,7 +102,7 @@ def send(slug, kind):
     try:
         config = mail_config(current_app.config)
         run = send_mail(get_store(), config, slug, request.host_url, kind, limit=WEB_BATCH)
-    except MailNotConfigured as exc:
+    except (MailNotConfigured, NotOpen) as exc:
         flash(f"Cannot send: {exc}.", "error")
         return _back(slug)
     except MailError as exc:

@@ -16,6 +16,10 @@ from ..core.invitations import invitation_links, invitation_message
 from .mail import MailConfig, MailError, Mailer
 
 
+class NotOpen(MailError):
+    """The survey is a draft or closed: its links would not work, so nothing is sent."""
+
+
 @dataclass
 class MailRun:
     """What a run did: how many messages were sent and which addresses failed, with why."""
@@ -31,9 +35,14 @@ def send_mail(store, config: MailConfig, slug: str, base: str, kind: str, *,
     """Send ``kind`` ("invitation" or "reminder") to every address due one (``Store.addresses_to_mail``).
 
     ``base`` is the public address of the site; ``progress(done, total)`` is called after each
-    address; ``limit`` sends to at most that many (the rest stay due). Raises MailError when the server cannot be reached at all or twice in a row.
+    address; ``limit`` sends to at most that many (the rest stay due). Raises NotOpen (nothing sent)
+    unless the survey is open, and MailError when the server cannot be reached at all or twice in a row.
     """
     title = store.get_design(slug)["title"]
+    status = store.survey_status(slug)
+    if status != "open":
+        raise NotOpen(f"the survey is {'a draft' if status == 'draft' else 'closed'}: its links do not work now, so "
+                      f"nothing was sent; {'publish' if status == 'draft' else 'reopen'} it first")
     due = store.addresses_to_mail(slug, kind)[:limit]
     run = MailRun(kind)
     if not due:

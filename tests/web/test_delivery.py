@@ -143,7 +143,7 @@ def test_deleted_addresses_leave_no_trace_in_any_table(mail_app, inbox, db_path)
     assert "Sent 5 invitations; 1 failed" in response.get_data(as_text=True)
     assert submit(mail_app.test_client(), inbox.links(PEOPLE[1])[0]).status_code == 201
     store = Store(db_path)
-    tokens = [row[0] for row in store.conn.execute("SELECT token FROM invitation_addresses").fetchall()]
+    tokens = [row[0] for row in store.conn.execute("SELECT invite_token FROM invitation_addresses").fetchall()]
     assert len(tokens) == 6 and "550" in every_text(store)
     store.close()
 
@@ -280,6 +280,10 @@ def test_the_cli_adds_sends_reminds_logs_deletes_and_writes_qr_codes(db_path, in
     store = Store(db_path)
     assert not any(a in every_text(store) for a in PEOPLE[:4])
     store.close()
+    assert run("close", "panel").exit_code == 0
+    result = run("mail", "remind", "panel", "--base", "https://surveys.example.org")
+    assert result.exit_code == 1 and "the survey is closed: its links do not work now, so nothing was sent" in \
+        result.stderr
     monkeypatch.delenv("LDP_SURVEY_SMTP_HOST")
     result = run("mail", "send", "panel", "--base", "https://surveys.example.org")
     assert result.exit_code == 1 and "e-mail is not configured: set SMTP_HOST" in result.stderr
