@@ -303,3 +303,28 @@ def test_the_cli_adds_sends_reminds_logs_deletes_and_writes_qr_codes(db_path, in
     bad = tmp_path / "bad.csv"
     bad.write_text("name\nx\n", encoding="utf-8")
     assert "needs a column named 'email'" in run("mail", "add", "panel", str(bad)).stderr
+
+
+def test_addresses_and_the_send_log_move_with_the_database(tmp_path, pg_url, cli_runner, inbox):
+    """``migrate --to`` copies both tables; on PostgreSQL new rows get ids past the copied ones."""
+    from survey.web.mail import mail_config
+    from survey.web.mailing import send_mail
+
+    sqlite_file = tmp_path / "study.db"
+    create_from_toml(sqlite_file, PANEL_TOML)
+    store = Store(sqlite_file)
+    store.add_addresses("panel", PEOPLE[:3])
+    send_mail(store, mail_config(mail_settings(inbox.port)), "panel", "https://s.example.org", "invitation")
+    due_before, log_before = store.addresses_to_mail("panel", "reminder"), store.mail_log("panel")
+    store.close()
+    result = cli_runner.invoke(main, ["--db", str(sqlite_file), "migrate", "--to", pg_url])
+    assert result.exit_code == 0, result.output
+    moved = Store(pg_url)
+    try:
+        assert moved.addresses_to_mail("panel", "reminder") == due_before and moved.mail_log("panel") == log_before
+        assert moved.add_addresses("panel", [PEOPLE[5]]) == (1, 0)
+        assert [a["email"] for a in moved.addresses_to_mail("panel", "invitation")] == [PEOPLE[5]]
+        moved.record_mail("panel", moved.addresses_to_mail("panel", "invitation")[0]["id"], "invitation")
+        assert len(moved.mail_log("panel")) == 4
+    finally:
+        moved.close()
