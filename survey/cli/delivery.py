@@ -93,9 +93,10 @@ def mail():
 @click.argument("csv_file", type=click.File("r", encoding="utf-8-sig"))
 @click.pass_obj
 def add(db, slug, csv_file):
-    """Add the addresses of CSV_FILE's ``email`` column, each with its own new invitation (sends nothing).
+    """Add addresses from a CSV file's email column.
 
-    Other columns are ignored; an address already on the list is skipped; the file is refused
+    Each address of CSV_FILE's `email` column gets its own new invitation; nothing is
+    sent yet. Other columns are ignored; an address already on the list is skipped; the file is refused
     whole if a row holds something that is not an address.
 
     \b
@@ -171,7 +172,10 @@ def _run(db, slug, base, template, kind):
 @TEMPLATE
 @click.pass_obj
 def send(db, slug, base, template):
-    """E-mail an invitation to every address not yet sent one (a run cut short goes on where it stopped).
+    """E-mail the invitations not yet sent.
+
+    Every address not yet sent its invitation gets one, so a run cut short goes on where it
+    stopped, and failed addresses are tried again. The survey must be open.
 
     \b
     Examples:
@@ -187,9 +191,9 @@ def send(db, slug, base, template):
 @TEMPLATE
 @click.pass_obj
 def remind(db, slug, base, template):
-    """E-mail a reminder, with the same link, to every invited address whose link is still unused.
+    """Remind the invited whose link is unused.
 
-    An address gets at most one reminder a day, so running it again the same day goes on
+    The reminder carries the same link. An address gets at most one reminder a day, so running it again the same day goes on
     where a run cut short stopped.
 
     \b
@@ -201,10 +205,13 @@ def remind(db, slug, base, template):
 
 @mail.command("log")
 @click.argument("slug")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "csv"]), default="table", show_default=True,
+              help="table: one line a message; csv: the columns email,kind,status,error,day.")
 @click.pass_obj
 def log(db, slug, fmt):
-    """Show the send log: address, kind, sent or failed (with the error) and day; never anything answered.
+    """Show the send log (nothing answered is in it).
+
+    One line per message: address, kind, sent or failed (with the error) and day.
 
     \b
     Examples:
@@ -241,7 +248,9 @@ def _cell(text: str) -> str:
 @click.option("--yes", is_flag=True, help="Delete without asking.")
 @click.pass_obj
 def delete(db, slug, yes):
-    """Delete every address of the survey and its send log, for good (once fieldwork ends).
+    """Delete the addresses and the send log.
+
+    Every address of the survey and its send log are deleted for good (once fieldwork ends).
 
     The links already sent keep working: close the survey to stop them. Nothing else changes.
 
@@ -264,7 +273,9 @@ def delete(db, slug, yes):
 @mail.command("test")
 @click.argument("address")
 def test(address):
-    """Send one test message to ADDRESS, to check the SMTP settings.
+    """Send a test message to ADDRESS.
+
+    Checks the SMTP settings; nothing else is sent.
 
     \b
     Examples:
