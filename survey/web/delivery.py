@@ -3,8 +3,8 @@
 Owner and collaborators only (404 to anyone else); every action is a POST with a CSRF token,
 checked after the access check (as in ``lifecycle``). The SMTP server comes from the app's
 configuration or the environment (``mail``), never the database. A click sends at most
-WEB_BATCH messages, so no request runs for long: the page says how many are left, and the
-next click goes on with them (``mailing``).
+WEB_BATCH messages and starts none after WEB_SECONDS, so no request runs for long: the page
+says how many are left, and the next click goes on with them (``mailing``).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .security import csrf
 bp = Blueprint("delivery", __name__)
 csrf.exempt(bp)  # checked in the view, after survey_for_researcher (see lifecycle)
 WEB_BATCH = 200
+WEB_SECONDS = 20.0
 UPLOAD_MAX = 60 * 1024
 
 
@@ -101,7 +102,8 @@ def send(slug, kind):
     _submitted(slug, MailForm)
     try:
         config = mail_config(current_app.config)
-        run = send_mail(get_store(), config, slug, request.host_url, kind, limit=WEB_BATCH)
+        run = send_mail(get_store(), config, slug, request.host_url, kind, limit=WEB_BATCH,
+                        seconds=WEB_SECONDS)
     except (MailNotConfigured, NotOpen) as exc:
         flash(f"Cannot send: {exc}.", "error")
         return _back(slug)

@@ -9,6 +9,7 @@ in a row stops the run with a MailError, and what was done is kept.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -31,11 +32,13 @@ class MailRun:
 
 def send_mail(store, config: MailConfig, slug: str, base: str, kind: str, *,
               template: tuple[str, str] | None = None,
-              progress: Callable[[int, int], None] | None = None, limit: int | None = None) -> MailRun:
+              progress: Callable[[int, int], None] | None = None, limit: int | None = None,
+              seconds: float | None = None) -> MailRun:
     """Send ``kind`` ("invitation" or "reminder") to every address due one (``Store.addresses_to_mail``).
 
     ``base`` is the public address of the site; ``progress(done, total)`` is called after each
-    address; ``limit`` sends to at most that many (the rest stay due). Raises NotOpen (nothing sent)
+    address; ``limit`` sends to at most that many, and ``seconds`` starts no message after that
+    long (the rest stay due, for the next run). Raises NotOpen (nothing sent)
     unless the survey is open, and MailError when the server cannot be reached at all or twice in a row.
     """
     title = store.get_design(slug)["title"]
@@ -48,8 +51,11 @@ def send_mail(store, config: MailConfig, slug: str, base: str, kind: str, *,
     if not due:
         return run
     links = invitation_links(base, slug, [address["token"] for address in due])
+    deadline = None if seconds is None else time.monotonic() + seconds
     with Mailer(config) as mailer:
         for done, (address, link) in enumerate(zip(due, links), 1):
+            if deadline is not None and time.monotonic() > deadline:
+                break
             subject, body = invitation_message(kind, title, link, template)
             error = _send(mailer, address["email"], subject, body)
             store.record_mail(slug, address["id"], kind, error)

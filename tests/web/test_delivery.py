@@ -214,6 +214,10 @@ def test_a_run_cut_short_goes_on_where_it_stopped(db_path, inbox):
     store = Store(db_path)
     store.add_addresses("panel", PEOPLE)
 
+    spent = send_mail(store, mail_config(mail_settings(inbox.port)), "panel", "https://s.example.org", "invitation",
+                      seconds=-1)
+    assert spent.sent == 0 and len(store.addresses_to_mail("panel", "invitation")) == 20, "time is up: none started"
+
     def stop_after_eight(done, total):
         if done == 8:
             inbox.stop()
