@@ -20,7 +20,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     database server's, made on first use (``secret``). FLOOD_STORE ("memory" or "database") is
     where the flood limit counts (``flood.flood_store``). PROXIES (default 0) is the
     number of reverse proxies in front of the app whose X-Forwarded-For to trust (the flood
-    limit and the sign-in throttle then count the client's own address).
+    limit and the sign-in throttle then count the client's own address). SMTP_HOST, SMTP_PORT,
+    SMTP_SECURITY, SMTP_USER, SMTP_PASSWORD and MAIL_FROM (else $LDP_SURVEY_<name>) are the
+    server that sends e-mailed invitations (``mail``).
     """
     from ..resources import resource_dir
 
