@@ -21,6 +21,7 @@ from ..core import codec
 from ..core.design import release_every
 from . import admission
 from .accounts import Accounts
+from .mailing import Mailing
 from .errors import SlugTaken, StoreError, SurveyClosed, SurveyNotFound
 from .ids import new_ids, today
 from .location import is_postgres_url
@@ -66,7 +67,7 @@ _DESIGNS_LOCK = threading.Lock()
 BACKENDS: dict[str, type] = {}
 
 
-class Store(Accounts):
+class Store(Accounts, Mailing):
     """A survey database: ``Store(location)`` opens PostgreSQL's store for a ``postgresql://`` URL, else SQLite's.
 
     Both backends (``sqlite.SqliteStore``, ``postgres.PostgresStore``) run the methods here with
