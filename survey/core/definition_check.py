@@ -129,7 +129,7 @@ def _question_errors(questions: list) -> list[FieldError]:
             if name == "show_if":
                 exc = _show_if_error(question, base, valid_earlier)
                 # Its options' own errors are found on their own; here only those show_if causes.
-                if exc is not None and (exc.field == "show_if" or "show_if" in exc.reason):
+                if exc is not None and (exc.field == "show_if" or "added by show_if" in exc.reason):
                     errors.append(FieldError(index, exc.field or name, exc.reason))
                 continue
             if name in ("min", "max"):
