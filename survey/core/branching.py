@@ -125,3 +125,32 @@ def applies(entry: Mapping, true_values: Mapping) -> Any:
 def is_branched(entry: Mapping) -> bool:
     """Return whether a design entry has display logic."""
     return bool(entry.get("show_if"))
+
+
+def hide_not_applicable(entry: Mapping, values, parent_values):
+    """Return n simulated true answers of a design entry with those it does not apply to set to its declared value.
+
+    ``parent_values`` are the earlier question's n true answers (already so replaced, for a chain).
+    """
+    import numpy as np
+
+    if not is_branched(entry):
+        return values
+    hidden = ~np.asarray(applies(entry, {entry["show_if"]["question"]: np.asarray(parent_values)}), dtype=bool)
+    values = np.array(values, copy=True)
+    if entry["kind"] == "multi":
+        row = np.zeros(values.shape[1], dtype=values.dtype)
+        row[entry["not_applicable"]] = 1
+        values[hidden] = row
+    else:
+        values[hidden] = entry["not_applicable"]
+    return values
+
+
+def applicable_truth(entry: Mapping, truth):
+    """Return a branched choice/multi truth given over the options it applies to, with "does not apply" added at 0."""
+    if not is_branched(entry) or entry["kind"] == "number" or not isinstance(truth, tuple):
+        return truth
+    if len(truth) == len(entry["options"]) - 1:
+        return (*truth, 0.0)
+    return truth

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from .aggregate import shown_option
+from .conditional_shares import is_conditional
 from .mechanisms import mechanism_for
 from .words import format_epsilon
 
@@ -140,7 +141,7 @@ def line(question: dict, row) -> Line:
 
 def readout(question: dict, rows) -> Readout:
     """Return a question of the design in words, from its own aggregate rows (in option order)."""
-    own = [row for row in rows if row.question == question["id"]]
+    own = [row for row in rows if row.question == question["id"] and not is_conditional(row.option)]
     axis_low, axis_high = axis_range(question)
     ends = (_edge(question, axis_low), _edge(question, axis_high))
     return Readout(question["id"], question.get("text") or question["id"], question.get("kind", ""),
