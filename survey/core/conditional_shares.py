@@ -119,3 +119,23 @@ def _divide(numerator: float, denominator: float, otherwise: float) -> float:
 
 def _clip(value: float, lo: float, hi: float) -> float:
     return min(max(value, lo), hi)
+
+
+def applied_entries(entry: Mapping) -> list[dict]:
+    """Return the codebook entries of a branched question's rows among those it applies to, in their order."""
+    common = {"question": entry["id"], "show_if": entry["show_if"], "not_applicable": entry["not_applicable"],
+              "interval": "guaranteed-box"}
+    if entry["kind"] == "number":
+        return [{**common, "option": conditional_option(""), "estimator": (
+            f"v + (m - v)/a with v = not_applicable, m the question's mean over everyone and a the sum of the "
+            f"estimates of {entry['show_if']['question']!r} for the values in show_if (for a yes/no question: the "
+            f"share of yes for value 1, 1 minus it for 0), a's interval the sum of those estimates' intervals "
+            f"(simultaneous over the earlier question's options); interval: m's and a's intervals each at level "
+            f"1 - (1 - ci_level)/2, the corners [v + (m_low - v)/a_high, v + (m_high - v)/a_low] clipped to "
+            f"[min, max]; std_error: se_m/a + |m - v| se_a/a^2 (a bound)")}]
+    na = entry["options"][entry["not_applicable"]]
+    return [{**common, "option": conditional_option(label), "estimator": (
+        f"e/(1 - e_na) with e the row {label!r} and e_na the row {na!r} of this question; interval: "
+        f"[low/(1 - low_na), high/(1 - high_na)] from their simultaneous intervals, clipped to [0, 1] "
+        f"(1 when 1 - high_na <= 0); std_error: (se + |estimate| se_na)/(1 - e_na) (a bound)")}
+        for index, label in enumerate(entry["options"]) if index != entry["not_applicable"]]

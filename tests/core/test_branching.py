@@ -205,3 +205,22 @@ def test_the_interval_check_can_fail_when_the_truth_is_off():
     applied = _applied(aggregate_counts(design, _counts(design, TRUTH, 50_000, np.random.default_rng(8))))
     row = applied[("quit", conditional_option("No"))]
     assert not row.ci_low <= TRUTH["quit"][0] + 0.3 <= row.ci_high
+
+
+def test_the_codebook_describes_each_row_among_those_it_applies_to_and_its_recipe_recomputes_it():
+    from survey.exports.codebook import codebook
+
+    design = build_design(load_definition(EXAMPLE))
+    book = codebook(design)
+    rows = aggregate_counts(design, _counts(design, TRUTH, 4000, np.random.default_rng(11)))
+    applied = [row for row in rows if is_conditional(row.option)]
+    assert [(e["question"], e["option"]) for e in book["applied_estimands"]] == [(r.question, r.option) for r in applied]
+    assert [(e["question"], e["option"]) for e in book["estimands"]] == [
+        (r.question, r.option) for r in rows if not is_conditional(r.option)]
+    own = {row.option: row for row in rows if row.question == "quit" and not is_conditional(row.option)}
+    na = own[NOT_APPLICABLE_LABEL]
+    for row in applied[1:]:
+        base = own[row.option.removesuffix(" (among those it applies to)")]
+        assert row.estimate == pytest.approx(base.estimate / (1 - na.estimate), abs=1e-12)
+        assert row.ci_low == pytest.approx(max(0.0, base.ci_low / (1 - na.ci_low)), abs=1e-12)
+        assert row.ci_high == pytest.approx(min(1.0, base.ci_high / (1 - na.ci_high)), abs=1e-12)
