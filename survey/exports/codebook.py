@@ -55,6 +55,9 @@ from ..core.releases import batch_epsilon
 from ..core.shuffling import DEFAULT_DELTA
 
 INTERVAL_METHOD = "clopper-pearson"
+APPLIED_NOTE = (". A question shown only when an earlier answer makes it apply (its design entry has show_if) is "
+                "followed by rows among those it applies to, whose option ends with \"(among those it applies "
+                "to)\": they are described, in the same order, by applied_estimands")
 _FALLBACK_RE = re.compile(r"option_[0-9]+")
 
 
@@ -231,10 +234,7 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                           "hold together with probability ci_level (Bonferroni over simultaneous_over). "
                           "consistent, consistent_low and consistent_high (single choice only) are the consistent "
                           "view: shares adjusted to be >= 0 and sum to 1, with intervals that hold for all "
-                          "options together. A question shown only when an earlier answer makes it apply (its "
-                          "design entry has show_if) is followed by rows among those it applied to, whose option "
-                          "ends with \"(among those it applies to)\": they are described, in the same order, "
-                          "by applied_estimands",
+                          "options together" + (APPLIED_NOTE if applied else ""),
         },
         "method": ("For each estimand, with n the non-empty cells of its column and a the share of them "
                    "equal to value: estimate = (a - q)/(p - q); std_error = sqrt(b(1 - b)/(n - 1))/|p - q| with b = a "
