@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 SLUG = "smoking-branched"
+SAMPLED = "smoking-branched-sampled"
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +36,12 @@ def branched_server(tmp_path_factory):
     definition = directory / "smoking-branched.toml"
     definition.write_text(released_at_once((REPO / "examples" / "smoking-branched.toml").read_text(encoding="utf-8")),
                           encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "survey", "--db", str(db_path), "create", str(definition)],
-                   check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    sampled = directory / "smoking-branched-sampled.toml"
+    sampled.write_text(definition.read_text(encoding="utf-8").replace(f'slug = "{SLUG}"', f'slug = "{SAMPLED}"').replace(
+        "epsilon = 3.0", 'epsilon = 3.0\nallocation = "sample"\nsample = 2'), encoding="utf-8")
+    for path in (definition, sampled):
+        subprocess.run([sys.executable, "-m", "survey", "--db", str(db_path), "create", str(path)],
+                       check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     server = start_server(db_path, directory / "server.log", "--workers", "1")
     yield {"origin": server.origin, "db": db_path}
     assert server.stop() == 0, server.log_text()[-3000:]
@@ -106,4 +111,26 @@ def test_changing_the_deciding_answer_hides_the_question_and_still_sends_it(brow
     page.locator("#thanks").wait_for(state="visible", timeout=10_000)
     [body] = sent
     assert set(body["answers"]) == {"smoker", "cigarettes", "quit"}
+    context.close()
+
+
+def test_under_sample_allocation_the_deciding_question_is_asked_and_not_sent(browser, branched_server):
+    """Drawn: cigarettes and quit (not smoker). The smoker question is shown to decide, and nothing is sent for it."""
+    context = browser.new_context()
+    page = context.new_page()
+    design = page.request.get(f"{branched_server['origin']}/s/{SAMPLED}/design.json").json()
+    key = f"ldp-survey:sample:{SAMPLED}:{design['hash']}"
+    context.add_init_script(f"window.localStorage.setItem({json.dumps(key)}, '[1,2]')")
+    sent = []
+    page.on("request", lambda r: sent.append(json.loads(r.post_data)) if r.method == "POST" else None)
+    page.goto(f"{branched_server['origin']}/s/{SAMPLED}")
+    smoker = page.locator('fieldset[data-question="smoker"]')
+    assert smoker.is_visible() and "nothing is sent for it" in smoker.inner_text()
+    assert page.locator('fieldset[data-question="cigarettes"]').is_hidden()
+    smoker.get_by_label("No").check()
+    page.get_by_role("button", name=re.compile("send", re.I)).click()
+    page.locator("#thanks").wait_for(state="visible", timeout=10_000)
+    [body] = sent
+    assert set(body["answers"]) == {"cigarettes", "quit"}
+    validate_submission(design, body)
     context.close()

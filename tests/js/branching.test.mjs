@@ -92,3 +92,13 @@ test('the audit can fail: a page that sent the hidden branch unrandomized is cau
   const audit = auditEpsilon(leaky);
   assert.ok(audit.problems.some((problem) => problem.kind === 'leaks'));
 });
+
+test('under sample allocation the questions that decide a drawn one are shown, in a chain too', async () => {
+  const { Branching } = await import('../../client_js/respond-branching.js');
+  const questions = BRANCHING.questions;
+  const byId = new Map(questions.map((question) => [question.id, question]));
+  const deciding = (asked) => Branching.prototype.decidingIds.call({ questions, byId, askedIds: new Set(asked) });
+  assert.deepEqual([...deciding(['why'])].sort(), ['kind', 'quit', 'smoker']);
+  assert.deepEqual([...deciding(['quit', 'smoker'])].sort(), ['kind']);
+  assert.deepEqual([...deciding(['smoker', 'cigarettes'])], []);
+});
