@@ -64,6 +64,7 @@ def test_results_csv_the_api_the_codebook_and_the_dashboard_hold_the_rows_among_
     page = client.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
     assert "More than once (among those it applies to)" in page
     assert "mean (among those it applies to)" in page
+    assert "Among those it applies to, between" in page and "Among those it applies to, the mean answer" in page
 
 
 def test_the_respondent_page_says_skipped_questions_still_send_a_report(app, branched):
