@@ -13,7 +13,7 @@
  * shown even when it was not drawn: its answer stays on this device and nothing is sent for it.
  */
 
-import { readAnswer } from './respond-fields.js';
+import { clearInvalid, markInvalid, readAnswer } from './respond-fields.js';
 
 /** Return whether a design question has display logic. */
 export function isBranched(question) {
@@ -101,6 +101,23 @@ export class Branching {
       answer.value.splice(question.not_applicable, 0, 0);
     }
     return answer;
+  }
+
+  /** Mark a shown deciding question without an answer (under sample allocation); return their fieldsets. */
+  unansweredDeciding() {
+    const bad = [];
+    this.deciding.forEach((id) => {
+      const fieldset = this.fieldsets.get(id);
+      if (fieldset.hidden) return;
+      const answer = readAnswer(this.byId.get(id), fieldset);
+      if ('message' in answer) {
+        markInvalid(fieldset, answer.message);
+        bad.push(fieldset);
+      } else {
+        clearInvalid(fieldset);
+      }
+    });
+    return bad;
   }
 
   /** Show the questions that apply (and are asked or decide one), number them; return those whose state changed. */

@@ -205,6 +205,8 @@ function offerPending(page, body) {
 /** Return the body to send for the page's answers, or null after saying why nothing is sent. */
 function checkedBody(page) {
   const { bad, fresh } = page.reports.validate();
+  // A question shown only to decide whether a drawn one applies needs its answer too (nothing is sent for it).
+  bad.unshift(...page.branching.unansweredDeciding());
   if (bad.length > 0) {
     const count = bad.length === 1 ? 'One question needs' : `${bad.length} questions need`;
     showError(page, `${count} your attention before sending; see the message under each.`);

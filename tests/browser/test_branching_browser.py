@@ -127,6 +127,9 @@ def test_under_sample_allocation_the_deciding_question_is_asked_and_not_sent(bro
     smoker = page.locator('fieldset[data-question="smoker"]')
     assert smoker.is_visible() and "nothing is sent for it" in smoker.inner_text()
     assert page.locator('fieldset[data-question="cigarettes"]').is_hidden()
+    page.get_by_role("button", name=re.compile("send", re.I)).click()
+    assert "Please choose an answer" in smoker.inner_text(), "the deciding question needs an answer"
+    assert sent == []
     smoker.get_by_label("No").check()
     page.get_by_role("button", name=re.compile("send", re.I)).click()
     page.locator("#thanks").wait_for(state="visible", timeout=10_000)
