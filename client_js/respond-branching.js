@@ -67,6 +67,23 @@ export class Branching {
       removeNotApplicableOption(question, fieldsets.get(question.id));
     });
     this.deciding.forEach((id) => addDecidingNote(fieldsets.get(id)));
+    this.status = null;
+    if (!this.questions.some(isBranched)) return;
+    this.status = document.createElement('p');
+    this.status.className = 'visually-hidden';
+    this.status.setAttribute('role', 'status');
+    this.status.id = 'branching-status';
+    fieldsets.values().next().value?.closest('form')?.prepend(this.status);
+  }
+
+  /** Tell a screen reader which questions appeared or were skipped after an answer. */
+  announce(changed) {
+    const shown = changed.filter((question) => this.shown.get(question.id)).map((question) => `“${question.text}”`);
+    const skipped = changed.filter((question) => !this.shown.get(question.id)).map((question) => `“${question.text}”`);
+    const parts = [];
+    if (shown.length) parts.push(`Now asked: ${shown.join(', ')}.`);
+    if (skipped.length) parts.push(`No longer asked (a randomized report is still sent): ${skipped.join(', ')}.`);
+    this.status.textContent = parts.join(' ');
   }
 
   /** Return the ids of questions not drawn that an asked question's rule (or a chain of them) depends on. */
@@ -136,6 +153,7 @@ export class Branching {
       const label = fieldset.querySelector('.question-number');
       if (label) label.textContent = `${number}.`;
     }
+    if (changed.length && this.status) this.announce(changed);
     return changed;
   }
 }

@@ -107,6 +107,7 @@ def test_changing_the_deciding_answer_hides_the_question_and_still_sends_it(brow
     assert page.locator('fieldset[data-question="quit"] .question-number').inner_text() == "3."
     smoking.get_by_label("No").check()
     assert cigarettes.is_hidden()
+    assert "No longer asked (a randomized report is still sent)" in page.locator("#branching-status").text_content()
     page.get_by_role("button", name=re.compile("send", re.I)).click()
     page.locator("#thanks").wait_for(state="visible", timeout=10_000)
     [body] = sent
