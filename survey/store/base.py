@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core import codec
 from ..core.design import release_every
-from . import admission
+from . import admission, lines
 from .accounts import Accounts
 from .errors import SlugTaken, StoreError, SurveyClosed, SurveyNotFound
 from .ids import new_ids, today
@@ -530,6 +530,12 @@ class Store(Accounts):
             if sandbox:
                 response["source"] = row[2]
             yield response
+
+    def iter_response_lines(self, slug: str, cells: Sequence[tuple[int, int | None]], *, sandbox: bool = False,
+                            page: int = lines.PAGE) -> Iterator[list[str]]:
+        """Yield the responses as CSV lines made by the database, ``page`` at a time (``lines``; the export's read)."""
+        design = self.get_design(slug)
+        return lines.response_lines(self._execute, design, cells, _table(design, sandbox), sandbox=sandbox, page=page)
 
     def iter_answers(self, slug: str) -> Iterator[dict]:
         """Yield the noisy answers ``{QID: REPORT}`` of every response, ordered by random id."""
