@@ -180,7 +180,7 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
     type and range (Frictionless Data), for tools that load or validate data packages.
     The responses CSV (alone or in --package) is written as the database reads it, a page
     at a time, in constant memory at any size; an SPSS or Stata file of the responses is
-    built in memory by its library and refused beyond 2,000,000 responses
+    built in memory by its library and refused beyond 1,000,000 responses
     ($LDP_SURVEY_STATFILE_MAX_ROWS): export the CSV instead.
     With --sandbox, the files are of those instead (the responses then have a source
     column after received_day: test or simulated). The estimates' intervals are valid at
