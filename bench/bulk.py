@@ -7,6 +7,8 @@ For each size N (default 1,000,000 and 10,000,000), each into a fresh SQLite fil
   sorted ids   in process: simulate_reports batches of 100,000 + Store.add_report_columns with
                ids from survey.store.ids.sorted_id_blocks (what simulate and demo do)
   random ids   the same with fresh random ids per batch (what they did before; --random-ids)
+  (--postgres URL: sorted and random ids only, each into a new database at that server; the
+  reference is then a placeholder of 1 s and its ratios mean nothing)
   reference    the same number of rows of the same width inserted with executemany into a plain
                rowid table (append only), 100,000 per call, in one transaction, with the Store's
                PRAGMAs; only the executemany calls are timed
@@ -56,7 +58,7 @@ def demo(db: Path, n: int, timeout: float) -> tuple[float, float, int]:
     return float(wall), float(user) + float(system), int(rss)
 
 
-def in_process(db: Path, n: int, *, sorted_ids: bool) -> tuple[float, float]:
+def in_process(db: Path | str, n: int, *, sorted_ids: bool) -> tuple[float, float]:
     """Return wall and CPU seconds of simulating and storing n respondents with add_report_columns."""
     from survey.core.simulate import complete_truth, simulate_reports
     from survey.store import Store
@@ -118,6 +120,8 @@ def main(argv=None):
     parser.add_argument("--no-demo", action="store_true", help="skip the end-to-end demo runs")
     parser.add_argument("--timeout", type=float, default=3600, help="limit of each demo, seconds")
     parser.add_argument("--tmp", type=Path, default=Path("/tmp"), help="directory for the databases")
+    parser.add_argument("--postgres", metavar="URL", help="time the bulk path (sorted and random ids) on "
+                        "PostgreSQL instead, in databases made and dropped at this server (no demo, no reference)")
     args = parser.parse_args(argv)
     common.header("bulk: storing 1M and 10M respondents (demo, the bulk path with sorted/random ids, reference)",
                   args)
@@ -133,12 +137,20 @@ def main(argv=None):
             for path in Path(tmp).iterdir():
                 path.unlink()
 
+        def on_postgres(n: int, sorted_ids: bool):
+            with common.database(Path(tmp), "bulk", args.postgres) as url:
+                return in_process(url, n, sorted_ids=sorted_ids)
+
         for n in args.sizes:
-            runs = {"reference": lambda: reference(fresh("ref", n), n, words),
-                    "sorted ids": lambda: in_process(fresh("sorted", n), n, sorted_ids=True)}
-            if args.random_ids:
+            if args.postgres:
+                runs = {"reference": lambda: (1.0, 1.0), "sorted ids": lambda: on_postgres(n, True),
+                        "random ids": lambda: on_postgres(n, False)}
+            else:
+                runs = {"reference": lambda: reference(fresh("ref", n), n, words),
+                        "sorted ids": lambda: in_process(fresh("sorted", n), n, sorted_ids=True)}
+            if args.random_ids and not args.postgres:
                 runs["random ids"] = lambda: in_process(fresh("random", n), n, sorted_ids=False)
-            if not args.no_demo:
+            if not args.no_demo and not args.postgres:
                 runs["demo --no-serve"] = lambda: demo(fresh("demo", n), n, args.timeout)
             for name, run in runs.items():
                 result = run()
