@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .branching import branched_options, parse_show_if
 from .mechanisms.registry import offered
+from .panel import Panel, parse_panel
 
 KINDS = ("yes_no", "choice", "multi", "number")
 # How a number question is randomized: "auto" picks the least worst-case variance (survey/core/mechanisms/registry.py),
@@ -36,7 +38,7 @@ MAX_NUMBER_RANGE = 10**9
 MAX_TEXT = 2000
 
 SURVEY_FIELDS = {"slug", "title", "description", "epsilon", "allocation", "sample", "questions", "access",
-                 "series", "release_every", "languages", "translations"}
+                 "series", "release_every", "thank_you", "panel", "languages", "translations"}
 # Language tags (BCP 47, e.g. "en", "fr", "pt-BR", "ar"): the first of `languages` is that of the texts themselves.
 LANGUAGE_RE = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
 MAX_LANGUAGES = 20
@@ -48,10 +50,10 @@ QUESTION_TEXT_FIELDS = ("text", "options")
 # planner's default for the survey's epsilon (survey.core.shuffling.default_release_every).
 MAX_RELEASE_EVERY = 1_000_000
 QUESTION_FIELDS = {
-    "yes_no": {"id", "kind", "text", "weight", "translations"},
-    "choice": {"id", "kind", "text", "weight", "options", "decline", "translations"},
-    "multi": {"id", "kind", "text", "weight", "options", "decline", "translations"},
-    "number": {"id", "kind", "text", "weight", "min", "max", "mechanism", "translations"},
+    "yes_no": {"id", "kind", "text", "weight", "show_if", "translations"},
+    "choice": {"id", "kind", "text", "weight", "options", "decline", "show_if", "translations"},
+    "multi": {"id", "kind", "text", "weight", "options", "decline", "show_if", "translations"},
+    "number": {"id", "kind", "text", "weight", "min", "max", "mechanism", "show_if", "translations"},
 }
 
 
@@ -83,6 +85,8 @@ class Question:
     max: int | None = None
     decline: bool = False
     mechanism: str = "auto"
+    # (earlier question id, the values of it the question applies to): survey/core/branching.py.
+    show_if: tuple[str, tuple[str, ...]] | None = None
     # {language: {"text": ..., "options": [...]}}: the question's texts in the survey's other languages.
     translations: dict | None = field(default=None, hash=False)
 
@@ -99,6 +103,9 @@ class SurveyDefinition:
     access: str = "open"
     series: str | None = None
     release_every: int | None = None
+    # Shown after the server acknowledged the answers (plain text); the panel's completion (survey/core/panel.py).
+    thank_you: str | None = None
+    panel: Panel | None = None
     # The languages of the texts, the first being that of the fields themselves; None: one language.
     languages: tuple[str, ...] | None = None
     # {language: {field: text}}: the survey's own texts (SURVEY_TEXT_FIELDS) in its other languages.
@@ -166,7 +173,7 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
     seen = set()
     languages = _languages(data.get("languages"), sfail)
     for index, qdata in enumerate(questions_data, start=1):
-        question = _parse_question(qdata, index, fail, languages)
+        question = _parse_question(qdata, index, fail, questions, languages)
         if question.id in seen:
             fail("duplicate question id", question=question.id, field_name="id")
         seen.add(question.id)
@@ -194,12 +201,14 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
         fail(f"must be a whole number of responses from 1 (release after every response) to "
              f"{MAX_RELEASE_EVERY:,}, got {release_every!r}", field_name="release_every")
 
+    thank_you = _text(data["thank_you"], sfail, "thank_you", required=True) if "thank_you" in data else None
+    panel = parse_panel(data["panel"], sfail) if "panel" in data else None
     known = {name for name in SURVEY_TEXT_FIELDS if isinstance(data.get(name), str)}
     translations = _translations(data.get("translations"), languages, known, sfail, "translations")
     return SurveyDefinition(slug=slug, title=title, description=description, epsilon=epsilon,
                             allocation=allocation, sample=sample, questions=tuple(questions), access=access,
-                            series=series, release_every=release_every, languages=languages,
-                            translations=translations, source=source)
+                            series=series, release_every=release_every, thank_you=thank_you, panel=panel,
+                            languages=languages, translations=translations, source=source)
 
 
 def _languages(value, fail):
@@ -258,7 +267,7 @@ def _translated(value, options, fail, name, language, field_name):
     return tuple(option.strip() for option in value)
 
 
-def _parse_question(qdata, index, fail, languages=None):
+def _parse_question(qdata, index, fail, earlier=(), languages=None):
     label = f"#{index}"
     if not isinstance(qdata, Mapping):
         fail("each question must be a table", question=label)
@@ -318,12 +327,21 @@ def _parse_question(qdata, index, fail, languages=None):
     mechanism = qdata.get("mechanism", "auto")
     if mechanism not in NUMBER_MECHANISMS:
         qfail(f"must be one of {', '.join(NUMBER_MECHANISMS)}, got {mechanism!r}", "mechanism")
+    # A translation gives the question's own options: not "Prefer not to say" nor "Does not apply" (catalogs).
     own = tuple(o for o in options if not (decline and o == DECLINE_LABEL)) if options else None
     translations = _translations(qdata.get("translations"), languages,
                                  {"text", "options"} if options else {"text"}, qfail, "translations", own)
+    show_if = None
+    if "show_if" in qdata:
+        show_if = parse_show_if(qdata["show_if"], earlier, lambda message: qfail(message, "show_if"))
+        if kind in ("choice", "multi"):
+            options = branched_options(kind, options, lambda message: qfail(message, "options"))
+            if len(options) > MAX_OPTIONS:
+                qfail(f"show_if adds the option \"Does not apply\", so at most {MAX_OPTIONS - 1} options "
+                      "are allowed", "options")
     return Question(id=qid, kind=kind, text=text, weight=weight, options=options, min=lo, max=hi,
                     decline=bool(kind in ("choice", "multi") and qdata.get("decline", False)), mechanism=mechanism,
-                    translations=translations)
+                    show_if=show_if, translations=translations)
 
 
 def _text(value, fail, name, *, required):
