@@ -13,6 +13,7 @@
  * shown even when it was not drawn: its answer stays on this device and nothing is sent for it.
  */
 
+import { _ } from './messages.js';
 import { clearInvalid, markInvalid, readAnswer } from './respond-fields.js';
 
 /** Return whether a design question has display logic. */
@@ -23,7 +24,7 @@ export function isBranched(question) {
 /** Return the true value a branched question's report is made from when it does not apply. */
 export function notApplicableValue(question) {
   if (question.kind === 'multi') {
-    return question.options.map((_, index) => (index === question.not_applicable ? 1 : 0));
+    return question.options.map((_option, index) => (index === question.not_applicable ? 1 : 0));
   }
   return question.not_applicable;
 }
@@ -49,8 +50,8 @@ function removeNotApplicableOption(question, fieldset) {
 function addDecidingNote(fieldset) {
   const note = document.createElement('p');
   note.className = 'branch-note';
-  note.textContent = 'This question decides whether a later question applies to you. Your answer to it stays '
-    + 'on this device: nothing is sent for it.';
+  note.textContent = _('This question decides whether a later question applies to you. Your answer to it stays '
+    + 'on this device: nothing is sent for it.');
   fieldset.querySelector('legend').after(note);
 }
 
@@ -81,8 +82,11 @@ export class Branching {
     const shown = changed.filter((question) => this.shown.get(question.id)).map((question) => `“${question.text}”`);
     const skipped = changed.filter((question) => !this.shown.get(question.id)).map((question) => `“${question.text}”`);
     const parts = [];
-    if (shown.length) parts.push(`Now asked: ${shown.join(', ')}.`);
-    if (skipped.length) parts.push(`No longer asked (a randomized report is still sent): ${skipped.join(', ')}.`);
+    if (shown.length) parts.push(_('Now asked: %(questions)s.', { questions: shown.join(', ') }));
+    if (skipped.length) {
+      parts.push(_('No longer asked (a randomized report is still sent): %(questions)s.',
+        { questions: skipped.join(', ') }));
+    }
     this.status.textContent = parts.join(' ');
   }
 

@@ -6,6 +6,8 @@
  * not), and only with PROGRESS_FROM or more of them.
  */
 
+import { _ } from './messages.js';
+
 // A survey with fewer shown questions than this needs no progress line.
 export const PROGRESS_FROM = 4;
 
@@ -17,7 +19,7 @@ export function isAnswered(fieldset) {
 
 /** Return the progress sentence: the current question's place among the shown ones, and how many are answered. */
 export function progressText(place, count, answered) {
-  return `Question ${place} of ${count} · ${answered} answered`;
+  return _('Question %(place)s of %(count)s · %(answered)s answered', { place, count, answered });
 }
 
 /** Keep the page's progress line current for the questions' `fieldsets` (a Map of id to fieldset); return its update. */
@@ -37,7 +39,7 @@ export function setUpProgress(form, fieldsets) {
     if (line.textContent !== text) line.textContent = text;
     bar.max = shown.length;
     bar.value = answered;
-    bar.textContent = `${answered} of ${shown.length}`;
+    bar.textContent = _('%(answered)s of %(count)s', { answered, count: shown.length });
   };
   const moved = (event) => {
     const fieldset = event.target.closest?.('fieldset[data-question]');

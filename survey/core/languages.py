@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable
 
+from .branching import NOT_APPLICABLE_LABEL, YES_NO_OPTIONS
 from .definition import DECLINE_LABEL, SURVEY_TEXT_FIELDS, SurveyDefinition
 from .wording import N_
 
@@ -19,6 +20,9 @@ DEFAULT_LANGUAGE = "en"
 # The option decline = true adds, marked for the catalogs: each language's page shows its own words.
 DECLINE_WORDS = N_("Prefer not to say")
 assert DECLINE_WORDS == DECLINE_LABEL
+# The labels display logic adds (survey.core.branching): a branched yes/no question is a choice of these.
+GENERATED_WORDS = (N_("Yes"), N_("No"), N_("Does not apply"))
+assert GENERATED_WORDS == (*YES_NO_OPTIONS, NOT_APPLICABLE_LABEL)
 
 
 def design_languages(design: dict) -> list[str]:
@@ -52,7 +56,8 @@ def localized(design: dict, language: str, translate: Callable[[str], str] = str
     back equal to itself, so the page of such a survey embeds exactly its design.json.
 
     A text without a translation stays in the first language. ``translate`` gives the interface's
-    own words, here the label "Prefer not to say" that decline = true adds.
+    own words, here the option labels the product adds ("Prefer not to say", "Does not apply", a branched
+    yes/no question's "Yes" and "No").
     """
     page = copy.deepcopy(design)
     own = (design.get("translations") or {}).get(language, {}) if language != design_languages(design)[0] else {}
@@ -64,15 +69,33 @@ def localized(design: dict, language: str, translate: Callable[[str], str] = str
         if texts.get("text"):
             question["text"] = texts["text"]
         if question.get("options"):
-            declined = bool(question.get("decline")) and question["options"][-1] == DECLINE_LABEL
-            labels = list(texts.get("options") or question["options"][:len(question["options"]) - declined])
-            shown = labels + ([translate(DECLINE_WORDS)] if declined else [])
+            shown = _shown_options(question, texts.get("options"), translate)
             if shown != question["options"]:
                 # What the options are, whatever they read as (a series' fingerprint, client_js/series.js).
                 question["source_options"] = question["options"]
                 question["options"] = shown
     page.pop("translations", None)
     return page
+
+
+def _shown_options(question: dict, translated: list | None, translate: Callable[[str], str]) -> list[str]:
+    """Return a design question's option labels in the page's language.
+
+    The survey's own labels come from its translation (else stay as written); the labels the product adds
+    come from the catalogs: "Prefer not to say" (decline), "Does not apply" (show_if) and a branched yes/no
+    question's "Yes" and "No".
+    """
+    options = list(question["options"])
+    added: list[str] = []
+    if question.get("show_if") and options[-1] == NOT_APPLICABLE_LABEL:
+        added.insert(0, options.pop())
+    if question.get("decline") and options and options[-1] == DECLINE_LABEL:
+        added.insert(0, options.pop())
+    if question.get("show_if") and not (question.get("decline") or translated) and tuple(options) == YES_NO_OPTIONS:
+        # A branched yes/no question (or a choice of the same two English words): every label is the product's.
+        added[:0], options = options, []
+    own = list(translated) if translated else options
+    return own + [translate(label) for label in added]
 
 
 def translation_warnings(defn: SurveyDefinition) -> list[str]:

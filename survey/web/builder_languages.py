@@ -1,7 +1,7 @@
 """The builder's translations: one TOML block per language, to and from the definition's translation tables.
 
 The form's Translations box holds, for each language after the first, its texts keyed as in the
-definition: ``[fr]`` with title, description (any survey text field), and ``[fr.questions.ID]`` with a
+definition: ``[fr]`` with title, description, thank_you (any survey text field), and ``[fr.questions.ID]`` with a
 question's text and options. Missing translations are warnings (``survey.core.languages``), not errors.
 """
 

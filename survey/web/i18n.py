@@ -1,6 +1,6 @@
 """The respondent page in several languages: Flask-Babel, its message catalogs and the page's language.
 
-The catalogs are survey/translations/<language>/LC_MESSAGES/messages.po (docs/how-to/add-a-language.md).
+The catalogs are survey/translations/<language>/LC_MESSAGES/messages.po (docs/how-to/languages.md).
 The wheel's build compiles them (hatch_build.py); a checkout that has no up-to-date .mo files
 compiles them here at start-up into a cache folder named by the catalogs' digest. The
 respondent page takes its language from ?lang=, then Accept-Language, then the survey's first

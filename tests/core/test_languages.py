@@ -104,3 +104,52 @@ def test_the_texts_are_part_of_the_one_design_not_of_a_language():
 def test_the_language_comes_from_the_link_then_the_browser_then_the_survey(asked, accepted, chosen):
     design = build_design(parse_definition_toml(definition("languages")))
     assert pick_language(design, asked, accepted) == chosen
+
+
+BRANCHED = """slug = "b"
+title = "Habits"
+epsilon = 2.0
+languages = ["en", "fr"]
+thank_you = "Thanks for your time."
+translations.fr.thank_you = "Merci pour votre temps."
+
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+
+[[questions]]
+id = "daily"
+kind = "yes_no"
+text = "Every day?"
+show_if = { question = "smoker", equals = "yes" }
+
+[[questions]]
+id = "brand"
+kind = "choice"
+text = "Which brand?"
+options = ["Yes", "No"]
+decline = true
+show_if = { question = "smoker", equals = "yes" }
+translations.fr.options = ["Oui, celle-ci", "Non, une autre"]
+"""
+
+
+def test_the_labels_display_logic_adds_come_from_the_catalogs_and_thank_you_is_translated():
+    defn = parse_definition_toml(BRANCHED)
+    assert defn.translations == {"fr": {"thank_you": "Merci pour votre temps."}}
+    assert dump_definition(parse_definition_toml(dump_definition(defn))) == dump_definition(defn)
+    design = build_design(defn)
+    page = localized(design, "fr", lambda text: f"<{text}>")
+    assert page["thank_you"] == "Merci pour votre temps." and page["hash"] == design["hash"]
+    daily, brand = page["questions"][1], page["questions"][2]
+    assert daily["options"] == ["<Yes>", "<No>", "<Does not apply>"], "a branched yes/no's labels are the product's"
+    assert daily["source_options"] == ["Yes", "No", "Does not apply"]
+    assert brand["options"] == ["Oui, celle-ci", "Non, une autre", "<Prefer not to say>", "<Does not apply>"]
+    english = localized(design, "en", lambda text: f"<{text}>")
+    assert english["questions"][2]["options"] == ["Yes", "No", "<Prefer not to say>", "<Does not apply>"]
+    assert localized(design, "en")["questions"][1]["options"] == design["questions"][1]["options"]
+    assert translation_warnings(defn) == ["fr: the survey's title has no translation; it is shown in en",
+                                          "fr: question 'smoker' has no translation of its text; shown in en",
+                                          "fr: question 'daily' has no translation of its text; shown in en",
+                                          "fr: question 'brand' has no translation of its text; shown in en"]

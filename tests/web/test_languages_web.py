@@ -90,3 +90,64 @@ def test_a_body_sent_from_any_language_is_the_same_and_stores_no_language(client
         assert response.status_code == 201
     design = client.get(f"/s/{SLUG}/design.json?lang=ar").get_json()
     assert design == survey, "design.json is the one design, whatever the language asked"
+
+
+PANEL_BRANCHED = """slug = "habits"
+title = "Habits"
+epsilon = 2.0
+languages = ["en", "fr", "ar"]
+thank_you = "Thanks for your time."
+translations.fr.thank_you = "Merci pour votre temps."
+
+[panel]
+parameters = ["PROLIFIC_PID"]
+code = "C0DE-7"
+redirect = "https://app.prolific.com/submissions/complete?cc={code}"
+
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+
+[[questions]]
+id = "daily"
+kind = "yes_no"
+text = "Every day?"
+show_if = { question = "smoker", equals = "yes" }
+
+[[questions]]
+id = "brand"
+kind = "choice"
+text = "Which brand?"
+options = ["Red", "Blue"]
+show_if = { question = "smoker", equals = "yes" }
+translations.fr.options = ["Rouge", "Bleue"]
+
+[[questions]]
+id = "cups"
+kind = "number"
+text = "Cups of coffee a day?"
+min = 0
+max = 10
+"""
+
+
+def test_the_thanks_completion_progress_and_display_logic_are_in_the_language(client, db_path):
+    survey = create_from_toml(db_path, PANEL_BRANCHED)
+    body = client.get("/s/habits?lang=fr").get_data(as_text=True)
+    assert '<p id="thanks-custom" class="thanks-custom">Merci pour votre temps.</p>' in body
+    for words in ("Confirmez votre participation", "Votre code de validation\u00a0:", "C0DE-7",
+                  "retourner sur le site de l’étude", "Certaines questions ne s’affichent que lorsqu"):
+        assert words in body, words
+    for english in ("Thanks for your time", "Confirm your participation", "Some questions are shown"):
+        assert english not in body, english
+    page_design = embedded(body, "design")
+    assert page_design["hash"] == survey["hash"] and page_design["thank_you"] == "Merci pour votre temps."
+    assert [q.get("options") for q in page_design["questions"][1:3]] == [
+        ["Oui", "Non", "Ne s’applique pas"], ["Rouge", "Bleue", "Ne s’applique pas"]]
+    messages = embedded(body, "messages")
+    assert messages["Question %(place)s of %(count)s · %(answered)s answered"].startswith("Question %(place)s sur")
+    assert messages["No longer asked (a randomized report is still sent): %(questions)s."].startswith("Questions qui")
+    arabic = client.get("/s/habits?lang=ar").get_data(as_text=True)
+    assert "Thanks for your time." in arabic, "an untranslated thank-you is shown in the first language"
+    assert "أكّد مشاركتك" in arabic and "لا ينطبق" in arabic
