@@ -24,6 +24,7 @@ LANGUAGES = ("en", "fr", "es", "ar")
 RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
          "resultTypes": ["violations"]}
 SEND_LINE = "We will send (after randomizing): %(report)s — this may not be your answer."
+PROGRESS = "Question %(place)s of %(count)s · %(answered)s answered"
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +71,9 @@ def test_the_survey_is_answered_in_each_language_with_one_design(browser, live_s
         yes, no = translated(language, "Yes"), translated(language, "No")
         assert re.fullmatch(re.escape(before) + f"({re.escape(yes)}|{re.escape(no)})" + re.escape(after),
                             line.inner_text()), line.inner_text()
+        # The progress line of a four-question survey, in the page's language.
+        progress = translated(language, PROGRESS) % {"place": 1, "count": 4, "answered": 1}
+        assert page.locator("#progress-text").inner_text() == progress
         # The page is no wider than the screen, in either direction.
         assert page.evaluate("document.documentElement.scrollWidth") <= 360
         page.screenshot(path=str(shots / f"{language}-form.png"), full_page=True)
