@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..core.anytime import DEFAULT_PLANNED, FIXED
-from ..exports.codebook import simulated_note
+from ..core.defaults import DEFAULT_PLANNED, FIXED
 from .common import (
     INTERVALS,
     LEVEL,
@@ -217,6 +216,8 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
     finally:
         store.close()
     if simulated:
+        from ..exports.codebook import simulated_note
+
         click.echo(f"Note: {simulated_note(simulated)}.", err=True)
     if output is None:
         click.echo(content, nl=False)
@@ -271,7 +272,7 @@ def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool,
                     planned: int = 1000) -> None:
     """Write the Frictionless Data Package of a survey into ``directory`` (made if missing)."""
     from ..core import aggregate as agg
-    from ..exports.codebook import codebook as make_codebook
+    from ..exports.codebook import codebook as make_codebook, simulated_note
     from ..exports.datapackage import package_files
 
     store = open_store(db, must_exist=True)
