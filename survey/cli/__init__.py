@@ -16,23 +16,18 @@ the core, the store, numpy, scipy, pandas and the web app only inside the comman
 from __future__ import annotations
 
 import sqlite3
-import sys
 from pathlib import Path
 
 import click
 
 from . import accounts, analysis, operations, results, surveys
+from .common import loaded_classes
 
 DEFAULT_DB = "ldp-survey.db"
-# The user errors of the core and the store, by module and name: an error can only have been raised once its
-# module was imported, so they are looked up among the imported modules rather than imported here.
+# The user errors of the core and the store, by module and name (looked up among the imported modules, so that
+# a command imports only what it uses).
 USER_ERRORS = (("survey.core.definition", "DefinitionError"), ("survey.store.errors", "StoreError"),
                ("survey.core.reports", "ReportError"), ("survey.core.simulate", "TruthError"))
-
-
-def user_error_types() -> tuple[type, ...]:
-    """Return the classes of USER_ERRORS whose modules are imported (the only ones that can have been raised)."""
-    return tuple(getattr(sys.modules[module], name) for module, name in USER_ERRORS if module in sys.modules)
 
 
 def _version() -> str:
@@ -62,7 +57,7 @@ class SurveyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except Exception as exc:
-            if isinstance(exc, user_error_types()):
+            if isinstance(exc, loaded_classes(USER_ERRORS)):
                 raise click.ClickException(str(exc)) from exc
             if isinstance(exc, sqlite3.DatabaseError):
                 from ..store.location import display_location

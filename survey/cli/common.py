@@ -37,6 +37,14 @@ SANDBOX = click.option("--sandbox", is_flag=True,
                             "its real responses; the two are never mixed.")
 
 
+def loaded_classes(names) -> tuple[type, ...]:
+    """Return the classes (module, name) whose modules are imported: the only ones whose instances can exist.
+
+    So an ``except`` can name the core's and the store's errors without importing their (heavy) modules.
+    """
+    return tuple(getattr(sys.modules[module], name) for module, name in names if module in sys.modules)
+
+
 def open_store(db: str, *, must_exist: bool = False) -> Store:
     """Open the database, refusing to create an empty one when ``must_exist``."""
     from ..store import Store
