@@ -18,12 +18,11 @@ import secrets
 import sqlite3
 from typing import Sequence
 
-import sqlite_utils
-
 from ..core import codec
 from ..core.design import release_every
 from ..core.mechanisms import mechanism_for
 from .batches import Batch, batch_from_answers, batch_from_rows
+from .sqlite_utils_import import sqlite_utils  # without pandas
 
 
 class _Migrations(sqlite_utils.Migrations):
