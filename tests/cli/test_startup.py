@@ -1,6 +1,7 @@
-"""The command line starts light: `import survey.cli`, `--version` and every `--help` load no numpy, scipy, pandas,
-matplotlib, sqlite_utils, Flask, store or web app, and each command loads only what it uses (an aggregate of files no
-scipy.stats or store). Checked in fresh interpreters through sys.modules, never by timing (bench/startup.py times it)."""
+"""The command line starts light: `import survey.cli`, `--version` and every `--help` load no numpy, scipy,
+pandas, matplotlib, sqlite_utils, Flask, store or web app, and each command loads only what it uses (an aggregate
+of files no scipy.stats or store). Checked in fresh interpreters through sys.modules, never by timing
+(bench/startup.py times it)."""
 
 from __future__ import annotations
 
