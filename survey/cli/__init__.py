@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from . import accounts, analysis, operations, results, surveys
+from . import accounts, analysis, delivery, operations, results, surveys
 from .common import loaded_classes
 
 DEFAULT_DB = "ldp-survey.db"
@@ -92,7 +92,7 @@ def main(ctx, db):
 # order they are added in does not change `ldp-survey --help`.
 for command in (
     surveys.create, surveys.plan, surveys.share, surveys.publish, surveys.close, surveys.reopen, surveys.release,
-    surveys.invite,
+    surveys.invite, delivery.qr, delivery.mail,
     surveys.duplicate, surveys.delete,
     results.aggregate, results.crosstab, results.export,
     analysis.regress, analysis.analyze, analysis.codebook,
