@@ -3,8 +3,8 @@
 A page of ES modules costs one request per module (the respondent page: about twenty), and the
 registry of client_js/mechanisms/index.js imports every mechanism although a survey uses a few.
 Without a build step, the server joins, when asked, the modules one page runs into one script:
-each module's text is kept as it is, line for line, inside ``define("name", function (exports,
-load) { ... })``; only its import and export statements change, mechanically, into the loader's
+each module's text is kept as it is inside ``define("name", function (exports, load) { ... })``;
+only its import and export statements change, mechanically, into the loader's
 words (``import { a } from './x.js'`` becomes ``const { a } = load("x.js")``; ``export`` before a
 declaration is dropped and the name is exported through a getter; ``export default`` becomes
 ``exports.default =``). A mechanism module the survey's design does not name is left out: its

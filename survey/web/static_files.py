@@ -176,6 +176,7 @@ def compress_public_html(response):
     beside reflected text (the BREACH attack).
     """
     if (response.status_code != 200 or response.mimetype != "text/html" or response.direct_passthrough
+            or response.is_streamed
             or request.cookies or "Set-Cookie" in response.headers or "Content-Encoding" in response.headers
             or not _accepts_gzip()):
         return response
