@@ -30,6 +30,7 @@ _IMPORT = re.compile(
 _EXPORT_DECLARATION = re.compile(r"^export\s+(?P<keyword>(?:async\s+)?function\*?|const|let|class)\s+(?P<rest>.*)$",
                                  re.MULTILINE)
 _EXPORT_DEFAULT = re.compile(r"^export\s+default\s+", re.MULTILINE)
+_EXPORT_LIST = re.compile(r"^export\s*[{*]", re.MULTILINE)
 _MECHANISM = re.compile(r"""^\s*kind:\s*'(?P<kind>\w+)',\s*\n\s*name:\s*'(?P<name>\w+)',""", re.MULTILINE)
 _LOADER = """// ldp-survey: the modules this page runs, joined by the server (survey/web/page_bundle.py). Each is
 // the file of the same name under /static/js/, as written, inside a function of its own; only its
@@ -120,6 +121,8 @@ def rewrite(name: str, source: str, present: set[str]) -> str:
             exported.append(re.match(r"[\w$]+", rest).group(0))
         return f"{match.group('keyword')} {rest}"
 
+    if _EXPORT_LIST.search(source):
+        raise ValueError(f"{name} has an export list or re-export, which the page script's loader does not take")
     text = _IMPORT.sub(imported, source)
     text = _EXPORT_DECLARATION.sub(declaration, text)
     text = _EXPORT_DEFAULT.sub("exports.default = ", text)

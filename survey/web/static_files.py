@@ -8,12 +8,10 @@ reuses a file for five minutes, then asks again with If-None-Match and gets 304 
 
 from __future__ import annotations
 
-import functools
 import gzip
 import hashlib
 import os
 import posixpath
-import re
 import threading
 
 from flask import Blueprint, current_app, request, send_from_directory
@@ -23,45 +21,6 @@ from ..resources import resource_dir
 from . import page_bundle
 
 bp = Blueprint("static_files", __name__)
-
-# The relative specifier of a static import or re-export: import x from './a.js', import './a.js',
-# export { x } from '../a.js', export * from './mechanisms/a.js'.
-_IMPORT = re.compile(
-    r"""^\s*(?:import\b[^;'"]*?\bfrom|import|export\s*(?:\*(?:\s+as\s+\w+)?|\{[^}]*\})\s*from)"""
-    r"""\s*['"](\.{1,2}/[\w./-]+\.js)['"]""",
-    re.MULTILINE,
-)
-
-
-def _resolve(importer: str, specifier: str) -> str:
-    """Return the client_js path of ``specifier`` imported by module ``importer`` (both relative to client_js)."""
-    name = posixpath.normpath(posixpath.join(posixpath.dirname(importer), specifier))
-    if name.startswith("../") or name == "..":
-        raise ValueError(f"{importer} imports {specifier}, outside client_js")
-    return name
-
-
-@bp.app_template_global()
-@functools.cache
-def page_modules(entry: str) -> tuple[str, ...]:
-    """Return ``entry`` and every client_js module it imports, directly or not: all the code a page runs.
-
-    Paths are relative to client_js (``mechanisms/grr.js``); imports are resolved relative to the
-    importing module, as the browser does. The respondent page lists them so that anyone can read
-    exactly what randomizes their answers.
-    """
-    folder = resource_dir("client_js")
-    found, pending = [entry], [entry]
-    while pending:
-        importer = pending.pop()
-        source = (folder / importer).read_text(encoding="utf-8")
-        for specifier in _IMPORT.findall(source):
-            name = _resolve(importer, specifier)
-            if name not in found:
-                found.append(name)
-                pending.append(name)
-    return (entry, *sorted(found[1:]))
-
 
 MAX_AGE = 300
 _TEXT_TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css"}

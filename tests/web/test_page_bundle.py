@@ -73,11 +73,14 @@ def test_every_module_line_but_imports_and_export_keywords_is_kept_as_written():
 
 
 def test_a_left_out_module_cannot_be_imported_by_name():
-    """Only the registry's default imports of mechanisms may be left out; a named import of one is an error."""
+    """Only the registry's default imports of mechanisms may be left out; a named import of one is an error, as is
+    an export list (the loader takes exported declarations only)."""
     with pytest.raises(ValueError, match="leaves out"):
         page_bundle.rewrite("x.js", "import { a } from './mechanisms/opm.js';\n", present=set())
     assert page_bundle.rewrite("x.js", "import opm from './mechanisms/opm.js';\n", present=set()).count(
         "const opm = undefined;") == 1
+    with pytest.raises(ValueError, match="export list"):
+        page_bundle.rewrite("x.js", "const a = 1;\nexport { a };\n", present=set())
 
 
 def test_the_page_script_route_checks_its_parameters(client):
