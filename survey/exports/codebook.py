@@ -269,7 +269,7 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                    "r = q + (p - q)/d, else the iterative Bayesian update (Agrawal & Aggarwal 2001) of the "
                    "option counts from uniform shares, stopped when their deviance falls to k·d, "
                    "k = 0.2 + 0.4·d·sqrt(r(1 - r)/n)/(p - q) kept within [0.25, 0.4] (at most 100,000 iterations); either is then projected "
-                   "onto those intervals' shares summing to 1 (survey.core.estimators.consistent_view)."),
+                   "onto those intervals' shares summing to 1 (survey.core.consistent.consistent_view)."),
         "columns": columns,
         "estimands": estimands,
         **({"applied_estimands": applied} if applied else {}),
