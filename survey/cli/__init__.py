@@ -21,7 +21,7 @@ from ..core.reports import ReportError
 from ..core.simulate import TruthError
 from ..store.location import display_location
 from ..store import StoreError
-from . import accounts, analysis, operations, results, surveys
+from . import accounts, analysis, checking, operations, results, surveys
 
 DEFAULT_DB = "ldp-survey.db"
 USER_ERRORS = (DefinitionError, StoreError, ReportError, TruthError)
@@ -83,5 +83,6 @@ for command in (
     analysis.regress, analysis.analyze, analysis.codebook,
     accounts.user, accounts.token,
     operations.serve, operations.demo, operations.simulate, operations.backup, operations.migrate,
+    checking.check,
 ):
     main.add_command(command)
