@@ -509,6 +509,11 @@ class Store(Accounts):
             start += len(names)
         return words, table[:, -1]
 
+    def released_patterns(self, slug: str, questions: list[str]) -> tuple[int, list[np.ndarray], np.ndarray]:
+        """Return the released response count with ``joint_patterns`` of the released reports, read in one snapshot."""
+        with self._snapshot():
+            return (self.response_count(slug), *self.joint_patterns(slug, questions))
+
     def iter_responses(self, slug: str, *, sandbox: bool = False, after: str | None = None,
                        limit: int | None = None) -> Iterator[dict]:
         """Yield ``{"id", "received_day", "answers"}`` of every response, ordered by random id.
