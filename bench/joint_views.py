@@ -17,7 +17,7 @@ and a bare SQL scan of the same database (SQLite only): `SELECT q0_0, q1_0, coun
 reports GROUP BY q0_0, q1_0`, which is what every crosstab view cost before the patterns
 (median of 3). The insert cost the patterns add: the build's rate (responses/s) at each n, and,
 at --ingest-n (default 1,000,000), the same batches stored (`add_report_columns` only, drawn beforehand)
-with the patterns on and off (PATTERN_LIMIT 1: no pattern table, no hook), interleaved twice, and
+with the patterns on and off (PATTERN_LIMIT 1: no pattern table, no hook), interleaved --ingest-runs times, and
 --single one-by-one `add_response` calls on each.
 Targets (issue 31): each view under 50 ms at 10M (median), and within 2x of its time at 1M.
 
@@ -144,7 +144,7 @@ def ingest(args, tmp: Path) -> None:
     rates: dict[str, list[float]] = {"on": [], "off": []}
     single: dict[str, list[float]] = {"on": [], "off": []}
     answers = [json.loads(body)["answers"] for body in common.make_bodies(common.smoking_design(), args.single, 7)]
-    for run in range(2):
+    for run in range(args.ingest_runs):
         for mode in ("off", "on"):
             patterns.PATTERN_LIMIT = limit if mode == "on" else 1
             patterns._CHOSEN.clear()
@@ -174,22 +174,25 @@ def ingest(args, tmp: Path) -> None:
         print(f"  patterns {mode:>3}: bulk build of {args.ingest_n:,} "
               f"{', '.join(f'{rate:,.0f}' for rate in rates[mode])} responses/s; {args.single:,} add_response "
               f"{', '.join(f'{rate:,.0f}' for rate in single[mode])} /s")
-    print(f"  bulk rate with the patterns / without: {max(rates['on']) / max(rates['off']):.3f} (best of 2 each); "
-          f"one by one: {max(single['on']) / max(single['off']):.3f}")
+    print(f"  with the patterns / without: bulk {max(rates['on']) / max(rates['off']):.3f} (best of "
+          f"{args.ingest_runs} each), {common.median(rates['on']) / common.median(rates['off']):.3f} (medians); "
+          f"one by one {max(single['on']) / max(single['off']):.3f} (best), "
+          f"{common.median(single['on']) / common.median(single['off']):.3f} (medians)")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="\n".join(__doc__.splitlines()[1:]))
-    parser.add_argument("--n", type=int, nargs="+", default=[1_000_000, 10_000_000],
-                        help="responses of each build (default 1000000 10000000)")
+    parser.add_argument("--n", type=int, nargs="*", default=[1_000_000, 10_000_000],
+                        help="responses of each build (default 1000000 10000000; none: only the ingest comparison)")
     parser.add_argument("--repeat", type=int, default=5, help="first views per figure (default 5)")
     parser.add_argument("--healthz", type=int, default=100, help="GET /healthz of the reference (default 100)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="threads per worker (default 1)")
     parser.add_argument("--ingest-n", type=int, default=1_000_000,
                         help="responses of the ingest comparison (default 1000000; 0 skips it)")
+    parser.add_argument("--ingest-runs", type=int, default=2, help="interleaved builds with and without (default 2)")
     parser.add_argument("--single", type=int, default=3000, help="add_response calls timed per ingest build")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=1800, help="limit of each subprocess, seconds")
