@@ -11,7 +11,7 @@ from .common import load_design, open_store
 @click.argument("slugs", nargs=-1, metavar="[SLUG]...")
 @click.pass_obj
 def check(db, slugs):
-    """Recount stored reports and compare them with the counts kept at insert.
+    """Recount the reports and compare the kept counts.
 
     The dashboard, aggregates, crosstabs and regressions read counts kept current in the
     transaction of every insert (response counts, per-question tallies, report patterns);
