@@ -215,3 +215,51 @@ def test_the_migration_fills_the_patterns_of_an_existing_database(db_path):
         assert_kept_equals_recount(store, design)
     finally:
         store.close()
+
+
+def test_a_copied_database_counts_the_same_patterns(db_path, tmp_path):
+    from survey.store.copying import copy_database
+
+    design = make_design(release_every=4)
+    store = Store(db_path)
+    try:
+        store.create_survey("", design)
+        sample = answers(design, 120, seed=6, drop=0.1)
+        store.add_responses(SLUG, design["hash"], sample[:102])  # 100 released, 2 held
+        store.add_responses(SLUG, design["hash"], sample[102:], source="test")
+        copy_database(store, tmp_path / "copy.db")
+        expected = [store.joint_patterns(SLUG, ["colour", "age"], sandbox=sandbox) for sandbox in (False, True)]
+    finally:
+        store.close()
+    copy = Store(tmp_path / "copy.db")
+    try:
+        assert check_counts(copy, SLUG) == (120, [])
+        for sandbox, (words, counts) in zip((False, True), expected):
+            got_words, got_counts = copy.joint_patterns(SLUG, ["colour", "age"], sandbox=sandbox)
+            assert all(np.array_equal(x, y) for x, y in zip(got_words, words)) and np.array_equal(got_counts, counts)
+        assert_kept_equals_recount(copy, design)
+        assert_kept_equals_recount(copy, design, sandbox=True)
+    finally:
+        copy.close()
+
+
+def test_migrating_into_the_backend_fills_its_patterns(db_path, tmp_path):
+    from survey.store.copying import copy_database
+
+    design = make_design()
+    source = Store(tmp_path / "source.db")
+    try:
+        source.create_survey("", design)
+        sample = answers(design, 90, seed=7)
+        source.add_responses(SLUG, design["hash"], sample[:80])
+        source.add_responses(SLUG, design["hash"], sample[80:], source="simulated")
+        copy_database(source, db_path)
+    finally:
+        source.close()
+    target = Store(db_path)
+    try:
+        assert check_counts(target, SLUG) == (90, [])
+        assert_kept_equals_recount(target, design)
+        assert_kept_equals_recount(target, design, sandbox=True)
+    finally:
+        target.close()
