@@ -149,13 +149,12 @@ def add_rows(conn, design: dict, rows: Sequence[tuple], *, source: str | None = 
     if not pattern_questions(design) or not rows:
         return
     counts = count_rows(design, rows)
-    key = [] if source is None else [source]
-    key += [] if shard is None else [shard]
-    names = (["source"] if source is not None else []) + (["shard"] if shard is not None else []) + columns(design)
+    key = {"source": source} if source is not None else ({} if shard is None else {"shard": shard})
+    names = [*key, *columns(design)]
     table = released_table(design) if source is None else sandbox_table(design["hash"])
     conn.executemany(f'INSERT INTO "{table}" ({", ".join(names)}, count) VALUES ({", ".join("?" * (len(names) + 1))}) '
                      f'ON CONFLICT ({", ".join(names)}) DO UPDATE SET count = "{table}".count + excluded.count',
-                     [(*key, *pattern, count) for pattern, count in sorted(counts.items())])
+                     [(*key.values(), *pattern, count) for pattern, count in sorted(counts.items())])
 
 
 def trigger_statement(design: dict) -> str | None:
@@ -188,13 +187,12 @@ def fill(conn, design: dict, reports: str, *, sandbox: bool = False, postgres: b
         return
     words = ", ".join(f"coalesce({name}, {NOT_ASKED})" for name in names)
     if sandbox:
-        target, key = sandbox_table(design["hash"]), ["source"]
+        target, key, value, group = sandbox_table(design["hash"]), "source, ", "source, ", "source, "
     else:
-        target, key = released_table(design), (["shard"] if postgres else [])
-    select_key = "".join(f"{'0' if name == 'shard' else name}, " for name in key)
-    group_key = "".join(f"{name}, " for name in key if name != "shard")
-    conn.execute(f'INSERT INTO "{target}" ({"".join(k + ", " for k in key)}{", ".join(names)}, count) '
-                 f'SELECT {select_key}{words}, count(*) FROM "{reports}" GROUP BY {group_key}{words}')
+        target, group = released_table(design), ""
+        key, value = ("shard, ", "0, ") if postgres else ("", "")
+    conn.execute(f'INSERT INTO "{target}" ({key}{", ".join(names)}, count) '
+                 f'SELECT {value}{words}, count(*) FROM "{reports}" GROUP BY {group}{words}')
 
 
 def recreate(conn, design: dict, reports: str, sandbox: str, *, postgres: bool = False):
