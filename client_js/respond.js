@@ -26,6 +26,7 @@
 
 import { mechanismOf } from './mechanisms/index.js';
 import { askedQuestions } from './question-sample.js';
+import { Branching } from './respond-branching.js';
 import { describeReport } from './report-line.js';
 import { canMemoize, forgetSeries, loadMemo, memoReport } from './series.js';
 import { addOptionFilter } from './option-filter.js';
@@ -33,6 +34,8 @@ import { keepNothing, rememberAnswered, storage, wasAnswered } from './respond-d
 import { clearAnswers, clearInvalid, markInvalid, setUpDecline, setUpRadioGroup, showOnly } from './respond-fields.js';
 import { ReportState } from './respond-reports.js';
 import { forgetPending, formSender, keptPending, newSubmissionId, settle } from './respond-send.js';
+import { showCompletion, takePanelParameters } from './respond-completion.js';
+import { setUpProgress } from './respond-progress.js';
 
 // Below this width the privacy explanation starts folded, so the questions are near the top.
 const NARROW_SCREEN = '(max-width: 40rem)';
@@ -158,6 +161,7 @@ function finish(page, text) {
   if (text) document.getElementById('thanks-text').textContent = text;
   page.thanks.hidden = false;
   page.thanks.focus();
+  showCompletion(page.design, page.panelValues, { follow: true, test: page.form.dataset.test === 'yes' });
 }
 
 /** Return the steps that end the page, shared by every send (see settle in respond-send.js). */
@@ -204,6 +208,8 @@ function offerPending(page, body) {
 /** Return the body to send for the page's answers, or null after saying why nothing is sent. */
 function checkedBody(page) {
   const { bad, fresh } = page.reports.validate();
+  // A question shown only to decide whether a drawn one applies needs its answer too (nothing is sent for it).
+  bad.unshift(...page.branching.unansweredDeciding());
   if (bad.length > 0) {
     const count = bad.length === 1 ? 'One question needs' : `${bad.length} questions need`;
     showError(page, `${count} your attention before sending; see the message under each.`);
@@ -276,6 +282,8 @@ function listenToAnswers(page) {
       if (box.contains(event.target) || event.target.type === 'search') return;
       clearInvalid(fieldset);
       page.reports.answerGiven(question);
+      // A question that starts or stops applying gets the report of its new true answer.
+      page.branching.update().forEach((other) => page.reports.answerGiven(other));
     };
     fieldset.addEventListener('input', onAnswer);
     fieldset.addEventListener('change', onAnswer);
@@ -284,14 +292,20 @@ function listenToAnswers(page) {
 
 function setUpSurvey(form, design) {
   const page = pageOf(form, design);
+  // A panel's participant ids leave the address now, and this page's JavaScript alone holds them.
+  page.panelValues = takePanelParameters(design, { keep: form.dataset.test !== 'yes' });
   if (wasAnswered(page.slug)) {
     form.hidden = true;
     page.notice.hidden = false;
+    showCompletion(design, page.panelValues, { follow: false, test: form.dataset.test === 'yes', after: page.notice });
     return;
   }
   // Under sample allocation only the drawn questions are shown, validated and sent.
   const asked = askedQuestions(design);
   showOnly(asked, page.fieldsets);
+  // Questions shown only when an earlier answer makes them apply still send a report (respond-branching.js).
+  page.branching = new Branching(design, page.fieldsets, asked);
+  page.branching.update();
   page.fieldsets.forEach((fieldset) => addOptionFilter(fieldset));
   design.questions
     .filter((question) => question.kind === 'multi' && question.decline)
@@ -301,8 +315,9 @@ function setUpSurvey(form, design) {
   page.reports = new ReportState(page.fieldsets, asked, (question, value) => {
     const memo = series.memos.get(question.id);
     return memo === undefined ? mechanismOf(question).randomize(question, value) : memoReport(question, memo, value);
-  });
+  }, (question, fieldset) => page.branching.read(question, fieldset));
   listenToAnswers(page);
+  setUpProgress(form, page.fieldsets);
   // Every line from the start: a multi-select's blank is an answer ("none ticked"), so its report
   // is made now and shown; a question that needs an answer says that nothing is sent until it has one.
   design.questions.forEach((question) => page.reports.answerGiven(question));

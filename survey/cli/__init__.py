@@ -21,7 +21,7 @@ from ..core.reports import ReportError
 from ..core.simulate import TruthError
 from ..store.location import display_location
 from ..store import StoreError
-from . import accounts, analysis, checking, operations, results, surveys
+from . import accounts, analysis, checking, delivery, operations, results, surveys
 
 DEFAULT_DB = "ldp-survey.db"
 USER_ERRORS = (DefinitionError, StoreError, ReportError, TruthError)
@@ -77,7 +77,7 @@ def main(ctx, db):
 # order they are added in does not change `ldp-survey --help`.
 for command in (
     surveys.create, surveys.plan, surveys.share, surveys.publish, surveys.close, surveys.reopen, surveys.release,
-    surveys.invite,
+    surveys.invite, delivery.qr, delivery.mail,
     surveys.duplicate, surveys.delete,
     results.aggregate, results.crosstab, results.export,
     analysis.regress, analysis.analyze, analysis.codebook,

@@ -19,6 +19,7 @@ from ..core.simulate import (batch_count, complete_truth, format_given, format_t
                              parse_truth, simulate_report_batches)
 from ..resources import resource_dir
 from ..store import Store
+from ..store.ids import sorted_id_blocks
 from .common import load_design, open_store, stderr_progress
 
 DEMO_SLUG = "smoking-2026"
@@ -140,9 +141,12 @@ def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int
     truth_rng, answer_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     truth = complete_truth(design, truth, truth_rng)
     batches = simulate_report_batches(design, truth, n=n, batch=batch, rng=answer_rng, given=given)
+    # Ids in increasing order, batch after batch: each batch is one sweep of the table's pages
+    # (survey.store.ids.sorted_id_blocks), so the rate stays that of a small table at ten million.
+    blocks = sorted_id_blocks(n, batch)
     with stderr_progress(batches, length=batch_count(n, batch), label=f"Simulating {n} respondents") as bar:
-        for columns, asked in bar:
-            store.add_report_columns(design["slug"], design["hash"], columns, asked=asked, source=source)
+        for (columns, asked), ids in zip(bar, blocks):
+            store.add_report_columns(design["slug"], design["hash"], columns, asked=asked, source=source, ids=ids)
     return truth
 
 

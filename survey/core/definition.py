@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .branching import branched_options, parse_show_if
 from .mechanisms.registry import offered
+from .panel import Panel, parse_panel
 
 KINDS = ("yes_no", "choice", "multi", "number")
 # How a number question is randomized: "auto" picks the least worst-case variance (survey/core/mechanisms/registry.py),
@@ -36,15 +38,15 @@ MAX_NUMBER_RANGE = 10**9
 MAX_TEXT = 2000
 
 SURVEY_FIELDS = {"slug", "title", "description", "epsilon", "allocation", "sample", "questions", "access",
-                 "series", "release_every"}
+                 "series", "release_every", "thank_you", "panel"}
 # Results are released every release_every responses (1: after each response); absent, the
 # planner's default for the survey's epsilon (survey.core.shuffling.default_release_every).
 MAX_RELEASE_EVERY = 1_000_000
 QUESTION_FIELDS = {
-    "yes_no": {"id", "kind", "text", "weight"},
-    "choice": {"id", "kind", "text", "weight", "options", "decline"},
-    "multi": {"id", "kind", "text", "weight", "options", "decline"},
-    "number": {"id", "kind", "text", "weight", "min", "max", "mechanism"},
+    "yes_no": {"id", "kind", "text", "weight", "show_if"},
+    "choice": {"id", "kind", "text", "weight", "options", "decline", "show_if"},
+    "multi": {"id", "kind", "text", "weight", "options", "decline", "show_if"},
+    "number": {"id", "kind", "text", "weight", "min", "max", "mechanism", "show_if"},
 }
 
 
@@ -76,6 +78,8 @@ class Question:
     max: int | None = None
     decline: bool = False
     mechanism: str = "auto"
+    # (earlier question id, the values of it the question applies to): survey/core/branching.py.
+    show_if: tuple[str, tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,9 @@ class SurveyDefinition:
     access: str = "open"
     series: str | None = None
     release_every: int | None = None
+    # Shown after the server acknowledged the answers (plain text); the panel's completion (survey/core/panel.py).
+    thank_you: str | None = None
+    panel: Panel | None = None
     source: str = field(default="<definition>", compare=False)
 
 
@@ -152,7 +159,7 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
     questions = []
     seen = set()
     for index, qdata in enumerate(questions_data, start=1):
-        question = _parse_question(qdata, index, fail)
+        question = _parse_question(qdata, index, fail, questions)
         if question.id in seen:
             fail("duplicate question id", question=question.id, field_name="id")
         seen.add(question.id)
@@ -180,12 +187,16 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
         fail(f"must be a whole number of responses from 1 (release after every response) to "
              f"{MAX_RELEASE_EVERY:,}, got {release_every!r}", field_name="release_every")
 
+    thank_you = _text(data["thank_you"], sfail, "thank_you", required=True) if "thank_you" in data else None
+    panel = parse_panel(data["panel"], sfail) if "panel" in data else None
+
     return SurveyDefinition(slug=slug, title=title, description=description, epsilon=epsilon,
                             allocation=allocation, sample=sample, questions=tuple(questions), access=access,
-                            series=series, release_every=release_every, source=source)
+                            series=series, release_every=release_every, thank_you=thank_you, panel=panel,
+                            source=source)
 
 
-def _parse_question(qdata, index, fail):
+def _parse_question(qdata, index, fail, earlier=()):
     label = f"#{index}"
     if not isinstance(qdata, Mapping):
         fail("each question must be a table", question=label)
@@ -245,8 +256,17 @@ def _parse_question(qdata, index, fail):
     mechanism = qdata.get("mechanism", "auto")
     if mechanism not in NUMBER_MECHANISMS:
         qfail(f"must be one of {', '.join(NUMBER_MECHANISMS)}, got {mechanism!r}", "mechanism")
+    show_if = None
+    if "show_if" in qdata:
+        show_if = parse_show_if(qdata["show_if"], earlier, lambda message: qfail(message, "show_if"))
+        if kind in ("choice", "multi"):
+            options = branched_options(kind, options, lambda message: qfail(message, "options"))
+            if len(options) > MAX_OPTIONS:
+                qfail(f"show_if adds the option \"Does not apply\", so at most {MAX_OPTIONS - 1} options "
+                      "are allowed", "options")
     return Question(id=qid, kind=kind, text=text, weight=weight, options=options, min=lo, max=hi,
-                    decline=bool(kind in ("choice", "multi") and qdata.get("decline", False)), mechanism=mechanism)
+                    decline=bool(kind in ("choice", "multi") and qdata.get("decline", False)), mechanism=mechanism,
+                    show_if=show_if)
 
 
 def _text(value, fail, name, *, required):

@@ -12,11 +12,12 @@ import math
 import re
 from dataclasses import fields
 
+from .branching import NOT_APPLICABLE_LABEL
 from .definition import DECLINE_LABEL, DefinitionError, Question, SurveyDefinition, parse_definition_toml
 from .design import build_design
 
-# Not definition fields: the questions are written as tables, the source is where it was read.
-_NOT_WRITTEN = {"questions", "source"}
+# Not definition fields: the questions (and the panel) are written as tables, the source is where it was read.
+_NOT_WRITTEN = {"questions", "source", "panel"}
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
@@ -53,6 +54,8 @@ def toml_value(value) -> str:
         return toml_float(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    if isinstance(value, _InlineTable):
+        return str(value)
     raise TypeError(f"no TOML form for {type(value).__name__} {value!r}")
 
 
@@ -68,6 +71,9 @@ def dump_definition(defn: SurveyDefinition) -> str:
     """
     lines = [f"{f.name} = {toml_value(getattr(defn, f.name))}" for f in fields(defn)
              if f.name not in _NOT_WRITTEN and getattr(defn, f.name) is not None]
+    if defn.panel is not None:
+        lines += ["", "[panel]"]
+        lines += [f"{name} = {toml_value(value)}" for name, value in defn.panel.design_entry().items()]
     for question in defn.questions:
         lines += ["", "[[questions]]"]
         lines += [f"{name} = {toml_value(value)}" for name, value in _question_fields(question)]
@@ -79,9 +85,21 @@ def _question_fields(question: Question):
         value = getattr(question, f.name)
         if value is None or (f.name == "decline" and not value) or (f.name == "mechanism" and value == "auto"):
             continue
+        if f.name == "options" and question.show_if and value and value[-1] == NOT_APPLICABLE_LABEL:
+            value = value[:-1]  # show_if adds it again
         if f.name == "options" and question.decline and value and value[-1] == DECLINE_LABEL:
             value = value[:-1]
+        if f.name == "show_if":
+            yield f.name, _InlineTable(question=value[0], equals=list(value[1]))
+            continue
         yield f.name, value
+
+
+class _InlineTable(dict):
+    """A TOML inline table of simple values ({ question = "smoker", equals = ["yes"] })."""
+
+    def __str__(self):
+        return "{ " + ", ".join(f"{key} = {toml_value(value)}" for key, value in self.items()) + " }"
 
 
 # The top-level `slug = "..."` line of a definition (before any [[questions]] table).

@@ -110,7 +110,7 @@ def _m008_sandbox(db):
                         PRIMARY KEY (survey, source, question, option))""")
 
 
-def _m014_joint_patterns(db):
+def _m015_joint_patterns(db):
     for slug, design_text in db.conn.execute("SELECT slug, design FROM surveys").fetchall():
         design = json.loads(design_text)
         patterns.recreate(db.conn, design, table_name(design), schema.sandbox_table_name(design["hash"]),
@@ -120,7 +120,7 @@ def _m014_joint_patterns(db):
 
 # Migrations written against sqlite_utils' API, or that move SQLite data, have their own body here.
 BODIES = {"m001_initial": _m001_initial, "m002_counting": _m002_counting, "m008_sandbox": _m008_sandbox,
-          "m014_joint_patterns": _m014_joint_patterns}
+          "m015_joint_patterns": _m015_joint_patterns}
 
 
 def migrate(conn):

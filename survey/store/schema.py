@@ -553,7 +553,29 @@ def m013_account_keys(db):
 
 
 @migrations()
-def m014_joint_patterns(db):
+def m014_invitation_addresses(db):
+    """Add e-mailed invitations: each address with its link's token, and the log of messages sent (``mailing``).
+
+    Both live apart from the reports and are written only when addresses are added or a message
+    is sent, never by a submission; deleting a survey's addresses deletes both (docs/how-to/invitations-and-panels.md).
+    """
+    db.conn.execute("""CREATE TABLE invitation_addresses (
+                        id INTEGER PRIMARY KEY,
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                        email TEXT NOT NULL, invite_token TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,
+                        invited_day TEXT, reminded_day TEXT, UNIQUE (survey, email))""")
+    db.conn.execute("""CREATE TABLE mail_log (
+                        id INTEGER PRIMARY KEY,
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                        email TEXT NOT NULL,
+                        kind TEXT NOT NULL CHECK (kind IN ('invitation', 'reminder')),
+                        status TEXT NOT NULL CHECK (status IN ('sent', 'failed')),
+                        error TEXT, day TEXT NOT NULL)""")
+    db.conn.execute("CREATE INDEX mail_log_survey ON mail_log (survey)")
+
+
+@migrations()
+def m015_joint_patterns(db):
     """Keep every survey's report patterns at insert (``patterns``): make its tables, fill them from the stored reports
     and its sandbox, and give its report table the tally trigger that counts them."""
     conn = db.conn

@@ -29,16 +29,18 @@ from ..core.precision import DEFAULT_WARN_MARGIN, crosstab_precision, power_sent
 from ..store import SLUG_TAKEN, SlugTaken, StoreError, StoreUnavailable
 from .access import survey_for_researcher
 from .auth import login_required
-from .builder_forms import KIND_NAMES, BuilderForm, ImportForm, QuestionForm, form_to_mapping, mapping_to_formdata
+from .builder_forms import (KIND_NAMES, BuilderForm, ImportForm, QuestionForm, form_to_mapping, mapping_to_formdata,
+                            panel_field)
 from .builder_text import preview_terms, summary
 from .db import get_store
 from .forms import LogoutForm
 
 bp = Blueprint("builder", __name__)
 
-QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "mechanism", "weight")
+QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "mechanism", "weight", "show_if",
+                   "show_if_equals")
 SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample", "access", "series",
-                 "release_every")
+                 "release_every", "thank_you", "panel_parameters", "panel_code", "panel_redirect")
 # The fields of the precision preview: not part of the definition, kept across every button.
 PREVIEW_FIELDS = ("respondents", "margin", "pair_a", "pair_b", "odds_ratio", "power_question", "power_null",
                   "power_share")
@@ -67,6 +69,8 @@ class Evaluation:
 
 def _field_name(error: FieldError) -> str:
     """Return the form field an error belongs beside (a question's fieldset for its kind or a whole-question error)."""
+    if error.question is None and (error.field or "").startswith("panel"):
+        return panel_field(error.field)
     if error.question is None or (error.field in SURVEY_FIELDS and error.field not in QUESTION_FIELDS):
         # A question's share under sample allocation (field "sample") is fixed by the survey's fields.
         return error.field if error.field in SURVEY_FIELDS else "questions"

@@ -6,6 +6,7 @@ definition_errors as typed (e.g. epsilon "two") and its message says what was wr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from flask_wtf import FlaskForm
@@ -39,6 +40,9 @@ class QuestionForm(Form):
     mechanism = SelectField("Mechanism", default="auto",
                             choices=[SelectChoice(name, MECHANISM_NAMES[name]) for name in NUMBER_MECHANISMS])
     weight = StringField("Weight", default="1", render_kw={"inputmode": "decimal", **NO_AUTOFILL})
+    # Display logic (survey/core/branching.py): the earlier question's id, and the answers of it that show this one.
+    show_if = StringField("Show only if the answer to question (id)", render_kw=NO_AUTOFILL)
+    show_if_equals = TextAreaField("… is one of these answers, one per line", render_kw={"rows": 2})
 
 
 class BuilderForm(FlaskForm):
@@ -59,6 +63,10 @@ class BuilderForm(FlaskForm):
     series = StringField("Series (optional)", render_kw=NO_AUTOFILL)
     release_every = StringField("Release results every … responses (optional)",
                                 render_kw={"inputmode": "numeric", **NO_AUTOFILL})
+    thank_you = TextAreaField("Thank-you text (optional)", render_kw={"rows": 2})
+    panel_parameters = StringField("Panel parameters (optional)", render_kw=NO_AUTOFILL)
+    panel_code = StringField("Completion code (optional)", render_kw=NO_AUTOFILL)
+    panel_redirect = StringField("Completion redirect URL (optional)", render_kw={"inputmode": "url", **NO_AUTOFILL})
     questions = FieldList(FormField(QuestionForm), min_entries=0, max_entries=MAX_QUESTIONS)
     respondents = StringField("Respondents you expect", default=str(DEFAULT_RESPONDENTS),
                               render_kw={"inputmode": "numeric", **NO_AUTOFILL})
@@ -113,6 +121,7 @@ def form_to_mapping(form: BuilderForm) -> dict:
             "release_every": _number(form.release_every.data, int)}
     if data["allocation"] == "sample":
         data["sample"] = _number(form.sample.data, int)
+    data.update(_completion_mapping(form))
     questions = []
     for entry in form.questions:
         sub = entry.form
@@ -131,9 +140,58 @@ def form_to_mapping(form: BuilderForm) -> dict:
         weight = _number(sub.weight.data)
         if weight is not None:
             question["weight"] = weight
+        show_if = _show_if(sub.show_if.data, sub.show_if_equals.data)
+        if show_if is not None:
+            question["show_if"] = show_if
         questions.append(question)
     data["questions"] = questions
     return {name: value for name, value in data.items() if value is not None}
+
+
+def _completion_mapping(form: BuilderForm) -> dict:
+    """Return the definition's thank_you and panel as the form gives them (each left out when blank)."""
+    data = {}
+    if (form.thank_you.data or "").strip():
+        data["thank_you"] = form.thank_you.data.replace("\r\n", "\n")
+    parameters = re.split(r"[\s,]+", (form.panel_parameters.data or "").strip())
+    panel = {"parameters": [name for name in parameters if name], "code": (form.panel_code.data or "").strip(),
+             "redirect": (form.panel_redirect.data or "").strip()}
+    if any(panel.values()):
+        data["panel"] = {name: value for name, value in panel.items() if value or name == "parameters"}
+    return data
+
+
+def panel_field(definition_field: str | None) -> str:
+    """Return the builder field of a panel error's definition field ("panel.redirect" -> "panel_redirect")."""
+    name = "panel_" + (definition_field or "").partition(".")[2]
+    return name if name in ("panel_parameters", "panel_code", "panel_redirect") else "panel_code"
+
+
+def _completion_formdata(data: Mapping) -> dict:
+    """Return the builder's thank-you and panel fields (name -> text) for a definition mapping."""
+    panel = data.get("panel") if isinstance(data.get("panel"), Mapping) else {}
+    parameters = panel.get("parameters")
+    return {"thank_you": _text(data.get("thank_you")),
+            "panel_parameters": ", ".join(map(str, parameters)) if isinstance(parameters, list) else _text(parameters),
+            "panel_code": _text(panel.get("code")), "panel_redirect": _text(panel.get("redirect"))}
+
+
+def _show_if(question: str | None, equals: str | None) -> dict | None:
+    """Return the show_if table of the builder's two fields (None when both are blank)."""
+    question = (question or "").strip()
+    answers = [line.strip() for line in (equals or "").splitlines() if line.strip()]
+    if not question and not answers:
+        return None
+    return {"question": question, "equals": answers[0] if len(answers) == 1 else answers}
+
+
+def _show_if_fields(value) -> tuple[str, str]:
+    """Return the builder's two fields (question id, answers one per line) of a definition's show_if."""
+    if not isinstance(value, Mapping):
+        return ("", "") if value is None else (_text(value), "")
+    equals = value.get("equals")
+    lines = "\n".join(map(str, equals)) if isinstance(equals, list) else _text(equals)
+    return _text(value.get("question")), lines
 
 
 def _text(value) -> str:
@@ -154,7 +212,7 @@ def mapping_to_formdata(data: Mapping) -> dict:
               "description": _text(data.get("description")), "epsilon": _text(data.get("epsilon")),
               "allocation": _text(data.get("allocation", "split")), "sample": _text(data.get("sample")),
               "access": _text(data.get("access", "open")), "series": _text(data.get("series")),
-              "release_every": _text(data.get("release_every"))}
+              "release_every": _text(data.get("release_every")), **_completion_formdata(data)}
     questions = data.get("questions")
     for index, question in enumerate(questions if isinstance(questions, list) else []):
         if not isinstance(question, Mapping):
@@ -164,6 +222,7 @@ def mapping_to_formdata(data: Mapping) -> dict:
         options = question.get("options")
         if question.get("decline") is True:
             fields[prefix + "decline"] = "y"
+        fields[prefix + "show_if"], fields[prefix + "show_if_equals"] = _show_if_fields(question.get("show_if"))
         fields.update({
             prefix + "kind": kind if kind in KINDS else "yes_no", prefix + "id": _text(question.get("id")),
             prefix + "text": _text(question.get("text")),

@@ -93,9 +93,14 @@ test('the respondent page sends through one fetch, in respond-send.js, to the fo
   assert.match(text, /credentials:\s*'omit'/, 'no cookie goes with the answers');
   for (const file of page) {
     for (const channel of [/XMLHttpRequest/, /sendBeacon/, /WebSocket/, /EventSource/, /new\s+Image\b/,
-      /\.submit\s*\(/, /\bopen\s*\(/, /\.src\s*=/, /\.href\s*=/, /postMessage/]) {
+      /\.submit\s*\(/, /\bopen\s*\(/, /\.src\s*=/, /\.href\s*=/, /postMessage/,
+      /setAttribute\(\s*['"](?:src|action|formaction)/, /location\.replace\s*\(/, /\blocation\s*=/]) {
       assert.doesNotMatch(read(file), channel, `${rel(file)} must not use ${channel}`);
     }
+    // The one navigation away: a panel's completion redirect, after the acknowledgment, from respond-completion.js.
+    const navigations = [...read(file).matchAll(/location\.assign\s*\(([^)]*)\)/g)].map((match) => match[1].trim());
+    const allowed = path.basename(file) === 'respond-completion.js' ? ['url'] : [];
+    assert.deepEqual(navigations, allowed, `${rel(file)} navigates away: ${navigations}`);
   }
 });
 

@@ -198,7 +198,7 @@ def test_the_migration_fills_the_patterns_of_an_existing_database(db_path):
             conn.execute(f'DROP TABLE "{patterns.released_table(design)}"')
             conn.execute(f'DROP TABLE "{patterns.sandbox_table(design["hash"])}"')
             record = "ldp_survey_migrations" if is_postgres(store) else "_sqlite_migrations"
-            conn.execute(f"DELETE FROM {record} WHERE name = 'm014_joint_patterns'")
+            conn.execute(f"DELETE FROM {record} WHERE name = 'm015_joint_patterns'")
     finally:
         store.close()
     store = Store(db_path)

@@ -74,3 +74,53 @@ def test_gunicorns_error_log_holds_no_token():
     text = "\n".join(records)
     assert "Error handling request /join/(hidden)?invite=(hidden)" in text and "ValueError" in text
     assert JOIN_TOKEN not in text and INVITE not in text
+
+
+PANEL_QUERY = "PROLIFIC_PID=planted123&STUDY_ID=study456&SESSION_ID=sess789&lang=de"
+
+
+def test_a_respondent_pages_query_values_are_hidden_but_its_language_and_other_pages_kept():
+    access = f'127.0.0.1 - - [26/Nov/2026 13:00:00] "GET /s/panel-study?{PANEL_QUERY} HTTP/1.1" 200 -'
+    clean = scrub(access)
+    assert "planted123" not in clean and "study456" not in clean and "sess789" not in clean
+    assert "/s/panel-study?PROLIFIC_PID=(hidden)&STUDY_ID=(hidden)&SESSION_ID=(hidden)&lang=de HTTP/1.1" in clean
+    assert scrub("/s/p/design.json?rid=abc;x&y=1") == "/s/p/design.json?rid=(hidden);x&y=(hidden)"
+    assert scrub("GET /surveys/p/test?PROLIFIC_PID=planted123") == "GET /surveys/p/test?PROLIFIC_PID=(hidden)"
+    assert scrub("GET /surveys/p/results?level=0.9") == "GET /surveys/p/results?level=0.9"
+
+
+def test_an_unexpected_error_on_a_panel_link_logs_no_participant_id(app, monkeypatch, caplog):
+    from flask import request
+
+    def breaks(self, slug):
+        raise RuntimeError(f"unexpected while reading {request.full_path} for {request.args['PROLIFIC_PID']}")
+
+    monkeypatch.setattr(Store, "get_design", breaks)
+    app.config["PROPAGATE_EXCEPTIONS"] = False
+    with caplog.at_level(logging.INFO):
+        response = app.test_client().get(f"/s/panel-study?{PANEL_QUERY}")
+    assert response.status_code == 500
+    assert "Exception on /s/panel-study [GET]" in caplog.text and "RuntimeError" in caplog.text
+    for value in ("planted123", "study456", "sess789"):
+        assert value not in caplog.text and value not in response.get_data(as_text=True)
+
+
+def test_gunicorns_error_log_holds_no_participant_id():
+    from gunicorn.config import Config
+
+    from survey.web.server import PrivateLogger
+
+    records: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            records.append(self.format(record))
+
+    logger = PrivateLogger(Config())
+    handler = Collect()
+    logger.error_log.addHandler(handler)
+    try:
+        logger.error("Error handling request /s/panel-study?%s", PANEL_QUERY)
+    finally:
+        logger.error_log.removeHandler(handler)
+    assert records and "planted123" not in records[0] and "/s/panel-study?PROLIFIC_PID=(hidden)" in records[0]
