@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from . import accounts, analysis, delivery, operations, results, surveys
+from . import accounts, analysis, checking, delivery, operations, results, surveys
 from .common import loaded_classes
 
 DEFAULT_DB = "ldp-survey.db"
@@ -98,5 +98,6 @@ for command in (
     analysis.regress, analysis.analyze, analysis.codebook,
     accounts.user, accounts.token,
     operations.serve, operations.demo, operations.simulate, operations.backup, operations.migrate,
+    checking.check,
 ):
     main.add_command(command)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core import codec
 from ..core.design import release_every
-from . import admission, lines
+from . import admission, lines, patterns
 from .accounts import Accounts
 from .mailing import Mailing
 from .errors import SlugTaken, StoreError, SurveyClosed, SurveyNotFound
@@ -351,6 +351,7 @@ class Store(Accounts, Mailing):
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
             deleted = conn.execute(f'DELETE FROM "{sandbox_table_name(row[0])}" WHERE source = ?',
                                    [source]).rowcount
+            patterns.clear_sandbox(conn, self.get_design(slug), source)
             conn.execute("DELETE FROM sandbox_tallies WHERE survey = ? AND source = ?", [slug, source])
         return deleted
 
@@ -483,13 +484,14 @@ class Store(Accounts, Mailing):
         (words_a, words_b), counts = self.joint_patterns(slug, [first, second], sandbox=sandbox)
         return words_a, words_b, counts
 
-    def joint_patterns(self, slug: str, questions: list[str], *,
-                       sandbox: bool = False) -> tuple[list[np.ndarray], np.ndarray]:
+    def joint_patterns(self, slug: str, questions: list[str], *, sandbox: bool = False,
+                       recount: bool = False) -> tuple[list[np.ndarray], np.ndarray]:
         """Return the distinct report patterns of some questions among respondents who answered all of them.
 
         Returns ([the words of each pattern, per question in the order given], how many respondents sent
-        each pattern): one GROUP BY in SQL, so a regression over a million responses reads only their
-        patterns. A question may be named twice (a crosstab of a question with itself).
+        each pattern), in ascending order of the words: one GROUP BY in SQL over the report patterns kept
+        at insert (``patterns``) when they cover the questions, else (or with ``recount``) over every
+        stored report; both give the same. A question may be named twice (a crosstab of a question with itself).
         """
         design = self.get_design(slug)
         index = {question["id"]: i for i, question in enumerate(design["questions"])}
@@ -499,9 +501,15 @@ class Store(Accounts, Mailing):
         columns = report_columns(design)
         chosen = [columns[index[qid]] for qid in questions]
         selected = ", ".join(name for names in chosen for name in names)
-        answered = " AND ".join(f"{names[0]} IS NOT NULL" for names in chosen)
-        rows = self._execute(f'SELECT {selected}, count(*) FROM "{_table(design, sandbox)}" '
-                             f"WHERE {answered} GROUP BY {selected}").fetchall()
+        if not recount and patterns.covers(design, questions):
+            table = patterns.sandbox_table(design["hash"]) if sandbox else patterns.released_table(design)
+            answered = " AND ".join(f"{names[0]} >= 0" for names in chosen)
+            count = "CAST(sum(count) AS BIGINT)"
+        else:
+            table, count = _table(design, sandbox), "count(*)"
+            answered = " AND ".join(f"{names[0]} IS NOT NULL" for names in chosen)
+        rows = self._execute(f'SELECT {selected}, {count} FROM "{table}" '
+                             f"WHERE {answered} GROUP BY {selected} ORDER BY {selected}").fetchall()
         width = sum(len(names) for names in chosen)
         table = np.array(rows, dtype=np.int64).reshape(-1, width + 1)
         words, start = [], 0
@@ -509,6 +517,11 @@ class Store(Accounts, Mailing):
             words.append(table[:, start:start + len(names)])
             start += len(names)
         return words, table[:, -1]
+
+    def released_patterns(self, slug: str, questions: list[str]) -> tuple[int, list[np.ndarray], np.ndarray]:
+        """Return the released response count with ``joint_patterns`` of the released reports, read in one snapshot."""
+        with self._snapshot():
+            return (self.response_count(slug), *self.joint_patterns(slug, questions))
 
     def iter_responses(self, slug: str, *, sandbox: bool = False, after: str | None = None,
                        limit: int | None = None) -> Iterator[dict]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..core.aggregate import aggregate_counts, rows_to_csv
 from ..core.design import release_every
-from . import schema
+from . import patterns, schema
 from .batches import batch_from_rows
 from .base import Store
 from .errors import StoreError
@@ -140,6 +140,7 @@ def _copy_reports(source: Store, target: Store, conn, slug: str, design: dict, p
         _insert(conn, sandbox, sandbox_columns, rows)
         if progress:
             progress(len(rows))
+    patterns.fill(conn, design, sandbox, sandbox=True, postgres=is_postgres_url(target.path))
 
 
 def survey_fingerprint(store: Store, slug: str) -> dict:
