@@ -4,7 +4,8 @@ Every command is a thin layer over the core modules; user errors (a bad definiti
 unknown survey, a bad --truth) become one-line messages, never tracebacks.
 
 This package holds the ``main`` group; the commands live in modules by topic:
-surveys (definition and lifecycle), results (estimates and exports), accounts (the
+surveys (definition and lifecycle), holdings (listing, archiving
+and deleting), results (estimates and exports), accounts (the
 ``user`` and ``token`` groups) and operations (serve, demo, simulate, backup), with
 the helpers they share in common.
 """
@@ -21,7 +22,7 @@ from ..core.reports import ReportError
 from ..core.simulate import TruthError
 from ..store.location import display_location
 from ..store import StoreError
-from . import accounts, analysis, operations, results, surveys
+from . import accounts, analysis, holdings, operations, results, surveys
 
 DEFAULT_DB = "ldp-survey.db"
 USER_ERRORS = (DefinitionError, StoreError, ReportError, TruthError)
@@ -79,6 +80,7 @@ for command in (
     surveys.create, surveys.plan, surveys.share, surveys.publish, surveys.close, surveys.reopen, surveys.release,
     surveys.invite,
     surveys.duplicate, surveys.delete,
+    holdings.list_surveys, holdings.archive, holdings.unarchive, holdings.schedule_deletion, holdings.purge,
     results.aggregate, results.crosstab, results.export,
     analysis.regress, analysis.analyze, analysis.codebook,
     accounts.user, accounts.token,
