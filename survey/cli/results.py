@@ -234,7 +234,8 @@ def _export_content(store, design: dict, what: str, fmt: str, level: float, sand
 
     slug = design["slug"]
     if what == "codebook":
-        return json.dumps(make_codebook(design, simulated=simulated, sandbox=sandbox), indent=2,
+        return json.dumps(make_codebook(design, simulated=simulated, sandbox=sandbox,
+                                        delete_after=store.retention(slug)["delete_after"]), indent=2,
                           ensure_ascii=False) + "\n"
     if what == "aggregates":
         rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level,
@@ -281,7 +282,8 @@ def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool,
         rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level,
                                     intervals=intervals, planned=planned)
         contents = package_files(design, rows, store.iter_responses(slug, sandbox=sandbox),
-                                 make_codebook(design, simulated=simulated, sandbox=sandbox), sandbox=sandbox)
+                                 make_codebook(design, simulated=simulated, sandbox=sandbox,
+                                               delete_after=store.retention(slug)["delete_after"]), sandbox=sandbox)
     finally:
         store.close()
     try:

@@ -46,7 +46,8 @@ def package_zip(slug):
     """Download the Frictionless Data Package: datapackage.json, responses.csv, aggregates.csv, codebook.json."""
     design, rows = cached_rows(slug, level_argument(), *intervals_arguments())
     store = get_store()
-    book = codebook(design, simulated=store.sandbox_counts(slug)["simulated"])
+    book = codebook(design, simulated=store.sandbox_counts(slug)["simulated"],
+                    delete_after=store.retention(slug)["delete_after"])
     files = package_files(design, rows, store.iter_responses(slug), book)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:

@@ -194,7 +194,8 @@ def codebook_json(slug):
     from ..exports.codebook import codebook
 
     design = survey_for_researcher(slug)
-    body = json.dumps(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"]), indent=2,
+    body = json.dumps(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"],
+                               delete_after=get_store().retention(slug)["delete_after"]), indent=2,
                       ensure_ascii=False)
     return Response(body, mimetype="application/json",
                     headers={"Cache-Control": "no-store",
