@@ -79,7 +79,7 @@ def main(ctx, db):
 for command in (
     surveys.create, surveys.plan, surveys.share, surveys.publish, surveys.close, surveys.reopen, surveys.release,
     surveys.invite,
-    surveys.duplicate, surveys.delete,
+    surveys.duplicate, holdings.delete,
     holdings.list_surveys, holdings.archive, holdings.unarchive, holdings.schedule_deletion, holdings.purge,
     results.aggregate, results.crosstab, results.export,
     analysis.regress, analysis.analyze, analysis.codebook,

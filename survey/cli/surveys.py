@@ -1,5 +1,5 @@
 """Commands that define surveys and move them through their lifecycle: create, plan, share,
-publish, close, reopen, invite, duplicate, delete."""
+publish, close, reopen, invite, duplicate (``delete`` is in ``holdings``)."""
 
 from __future__ import annotations
 
@@ -309,52 +309,6 @@ def duplicate(db, slug, new_slug):
     finally:
         store.close()
     click.echo(f"Duplicated {slug} into the draft {new_slug}; publish it with `ldp-survey publish {new_slug}`")
-
-
-@click.command()
-@click.argument("slug")
-@click.option("--with-responses", is_flag=True,
-              help="Delete a survey in any status with all its data: responses (released and held), sandbox, "
-                   "invitations, collaborators. Without it only a draft is deleted.")
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@click.pass_obj
-def delete(db, slug, with_responses, yes):
-    """Delete a draft, or with --with-responses any survey and every row of it.
-
-    Nothing of a deleted survey stays in the database. Export its data package first
-    (`ldp-survey export SLUG`) if it is to be kept anywhere.
-
-    \b
-    Examples:
-      ldp-survey delete smoking-2027
-      ldp-survey delete smoking-2026 --with-responses
-      ldp-survey --db study.db delete smoking-2026 --with-responses --yes
-    """
-    store = open_store(db, must_exist=True)
-    try:
-        load_design(store, slug)
-        status = store.survey_status(slug)
-        if not with_responses:
-            if status != "draft":
-                try:
-                    store.delete_draft(slug)  # raises the StoreError naming the status and what it allows
-                except StoreError as exc:
-                    raise click.ClickException(f"{exc}; pass --with-responses to delete it with all its data") from exc
-            if not yes:
-                click.confirm(f"Delete the draft {slug}?", abort=True)
-            store.delete_draft(slug)
-            what = "the draft"
-        else:
-            survey = next(s for s in store.list_surveys() if s["slug"] == slug)
-            if not yes:
-                click.confirm(f"Delete {slug} ({survey['status']}) with {survey['responses']:,} released, "
-                              f"{survey['held']:,} held and {survey['sandbox']:,} sandbox responses, its invitations "
-                              "and collaborators? This cannot be undone", abort=True)
-            store.delete_survey(slug)
-            what = "the survey"
-    finally:
-        store.close()
-    click.echo(f"Deleted {what} {slug}" + (" and all its data" if with_responses else ""))
 
 
 def _plan_odds_ratio(defn, odds, shares, level, respondents: int) -> dict:
