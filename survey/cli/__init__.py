@@ -80,7 +80,7 @@ for command in (
     surveys.create, surveys.plan, surveys.share, surveys.publish, surveys.close, surveys.reopen, surveys.release,
     surveys.invite,
     surveys.duplicate, holdings.delete,
-    holdings.list_surveys, holdings.archive, holdings.unarchive, holdings.schedule_deletion, holdings.purge,
+    holdings.list_surveys, holdings.archive, holdings.unarchive, holdings.delete_on, holdings.purge,
     results.aggregate, results.crosstab, results.export,
     analysis.regress, analysis.analyze, analysis.codebook,
     accounts.user, accounts.token,

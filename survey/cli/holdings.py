@@ -1,5 +1,5 @@
 """Commands that show what the database holds and end surveys' lives: list, archive, unarchive,
-schedule-deletion, purge and delete.
+delete-on, purge and delete.
 
 The store is imported inside each command, so ``ldp-survey --help`` loads none of it.
 """
@@ -100,7 +100,9 @@ def _change(db: str, slug: str, method: str, *args):
 @click.argument("slug")
 @click.pass_obj
 def archive(db, slug):
-    """Archive a survey: closed, read-only and hidden from `list` and the web's survey list.
+    """Archive a survey: read-only, hidden from `list`.
+
+    Archived, it is closed and hidden from `list` and the web's survey list.
 
     It takes no responses (its respondent page says it is closed) and cannot be reopened
     or edited; its results and exports stay. `unarchive` brings it back, closed.
@@ -118,7 +120,9 @@ def archive(db, slug):
 @click.argument("slug")
 @click.pass_obj
 def unarchive(db, slug):
-    """Bring an archived survey back to the lists, closed (`reopen` takes responses again).
+    """Bring an archived survey back to the lists, closed.
+
+    `reopen` then takes responses again.
 
     \b
     Examples:
@@ -128,21 +132,23 @@ def unarchive(db, slug):
     click.echo(f"Unarchived {slug}: it is closed; `ldp-survey reopen {slug}` takes responses again")
 
 
-@click.command("schedule-deletion")
+@click.command("delete-on")
 @click.argument("slug")
 @click.argument("day", required=False, metavar="[YYYY-MM-DD]")
 @click.option("--clear", is_flag=True, help="Remove the survey's deletion date.")
 @click.pass_obj
-def schedule_deletion(db, slug, day, clear):
-    """Set the day from which `purge --due` deletes a survey with all its data.
+def delete_on(db, slug, day, clear):
+    """Set or clear the day `purge --due` deletes a survey.
+
+    From that day the survey is deleted with all its data.
 
     The date is shown on the survey's dashboard and in its codebook; nothing happens on
     that day unless the operator runs `ldp-survey purge --due` (e.g. daily from cron).
 
     \b
     Examples:
-      ldp-survey schedule-deletion smoking-2026 2027-06-30
-      ldp-survey schedule-deletion smoking-2026 --clear
+      ldp-survey delete-on smoking-2026 2027-06-30
+      ldp-survey delete-on smoking-2026 --clear
     """
     if clear == (day is not None):
         raise click.UsageError("give a day as YYYY-MM-DD, or --clear")
@@ -157,9 +163,11 @@ def schedule_deletion(db, slug, day, clear):
 @click.option("--dry-run", is_flag=True, help="Print what would be deleted, and delete nothing.")
 @click.pass_obj
 def purge(db, due, dry_run):
-    """Delete every survey whose deletion date has come, with all its data.
+    """Delete the surveys whose deletion date has come.
 
-    Only surveys given a date with `schedule-deletion` (or on their dashboard) are
+    Each is deleted with all its data.
+
+    Only surveys given a date with `delete-on` (or on their dashboard) are
     touched; each deleted survey is printed. Meant to run unattended, e.g. daily:
     `0 3 * * * ldp-survey --db /srv/study.db purge --due`.
 
@@ -189,7 +197,9 @@ def purge(db, due, dry_run):
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_obj
 def delete(db, slug, with_responses, yes):
-    """Delete a draft, or with --with-responses any survey and every row of it.
+    """Delete a draft, or any survey with --with-responses.
+
+    With --with-responses every row of the survey is deleted.
 
     Nothing of a deleted survey stays in the database. Export its data package first
     (`ldp-survey export SLUG`) if it is to be kept anywhere.

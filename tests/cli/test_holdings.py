@@ -1,4 +1,4 @@
-"""`list`, `archive`, `schedule-deletion`, `purge --due` and `delete --with-responses` on the command line."""
+"""`list`, `archive`, `delete-on`, `purge --due` and `delete --with-responses` on the command line."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_list_json_csv_and_table_name_every_survey_with_its_counts(run, db_path,
     _create(run, tmp_path, "second-survey", "--draft")
     _respond(db_path, "first-survey", 3)
     _respond(db_path, "first-survey", 2, source="simulated")
-    ok(run("schedule-deletion", "second-survey", "2031-01-31"))
+    ok(run("delete-on", "second-survey", "2031-01-31"))
     listed = json.loads(ok(run("list", "--format", "json")).stdout)["surveys"]
     assert [row["slug"] for row in listed] == ["first-survey", "second-survey"]
     assert all(set(row) == FIELDS for row in listed)
@@ -79,8 +79,8 @@ def test_purge_due_deletes_only_the_survey_whose_date_has_come(run, db_path, tmp
     for slug in ("past-due", "not-yet", "undated"):
         _create(run, tmp_path, slug)
         _respond(db_path, slug, 2)
-    ok(run("schedule-deletion", "past-due", (today - dt.timedelta(days=1)).isoformat()))
-    ok(run("schedule-deletion", "not-yet", (today + dt.timedelta(days=1)).isoformat()))
+    ok(run("delete-on", "past-due", (today - dt.timedelta(days=1)).isoformat()))
+    ok(run("delete-on", "not-yet", (today + dt.timedelta(days=1)).isoformat()))
     assert ok(run("purge", "--due", "--dry-run")).stdout == "Would delete past-due\n"
     assert len(json.loads(ok(run("list", "--format", "json")).stdout)["surveys"]) == 3, "a dry run deletes nothing"
     assert ok(run("purge", "--due")).stdout == "Deleted past-due\n"
@@ -88,9 +88,9 @@ def test_purge_due_deletes_only_the_survey_whose_date_has_come(run, db_path, tmp
     assert [(row["slug"], row["released"]) for row in left] == [("not-yet", 2), ("undated", 2)]
     assert ok(run("purge", "--due")).stdout == "No survey is due for deletion\n"
     assert run("purge").exit_code == 2, "--due is required"
-    bad = run("schedule-deletion", "not-yet", "next week")
+    bad = run("delete-on", "not-yet", "next week")
     assert bad.exit_code == 1 and "YYYY-MM-DD" in bad.stderr and "Traceback" not in bad.output
-    assert "has no deletion date" in ok(run("schedule-deletion", "not-yet", "--clear")).stdout
+    assert "has no deletion date" in ok(run("delete-on", "not-yet", "--clear")).stdout
 
 
 def test_delete_with_responses_asks_then_removes_the_survey(run, db_path, tmp_path):
