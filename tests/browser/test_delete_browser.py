@@ -47,6 +47,8 @@ def test_the_owner_dates_then_deletes_the_survey_after_the_confirmation(browser,
     phone.get_by_label("Deletion date").fill("2030-06-30")
     phone.get_by_role("button", name="Set the date").click()
     assert "Deletion date: 2030-06-30" in phone.locator(".retention-line").inner_text()
+    assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "the dashboard fits 360 px"
+    phone.locator("#keeping").screenshot(path="/tmp/delete-keeping-360.png")
     phone.get_by_role("link", name="Delete survey and all its data…").click()
     phone.wait_for_url(re.compile(f"/surveys/{SLUG}/delete$"))
     assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "no sideways scroll at 360 px"
