@@ -13,6 +13,7 @@ import datetime as dt
 
 from .errors import StoreError, SurveyNotFound
 from .ids import today
+from .location import is_postgres_url
 from .schema import RESPONSES, REPORTS
 
 LISTING_FIELDS = ("slug", "title", "created_day", "design_hash", "responses", "owner", "status", "held", "sandbox",
@@ -109,7 +110,11 @@ class Retention:
             [on or today()]).fetchall()]
 
     def delete_survey(self, slug: str):
-        """Delete a survey with its responses, held responses, sandbox, invitations, people and every other row of it."""
+        """Delete a survey with its responses, held responses, sandbox, invitations, people and every other row of it.
+
+        On SQLite the deleted rows' bytes are zeroed (secure_delete) and the write-ahead log is
+        then emptied (``_forget_order``), so the file keeps no copy of them.
+        """
         with self._write() as conn:
             self._lock_survey(conn, slug)
             row = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
@@ -120,3 +125,5 @@ class Retention:
             for table in self._schema.survey_tables(conn):
                 conn.execute(f'DELETE FROM "{table}" WHERE survey = ?', [slug])
             conn.execute("DELETE FROM surveys WHERE slug = ?", [slug])
+        if not is_postgres_url(self.path):
+            self._forget_order()

@@ -544,7 +544,7 @@ def m013_account_keys(db):
 
 
 @migrations()
-def m014_retention(db):
+def m015_retention(db):
     """Let a survey be archived (read-only, hidden from default lists) and carry an optional deletion date.
 
     ``archived`` is 1 for an archived survey, whose status is then "closed" (so no insert,

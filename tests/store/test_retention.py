@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from werkzeug.security import generate_password_hash
@@ -95,6 +96,10 @@ def test_delete_survey_leaves_no_row_of_it_in_any_table(store):
     assert not store.survey_exists("gone-survey")
     assert _rows_naming(store, "kept-survey", kept["hash"]) == kept_before, "another survey loses nothing"
     assert store.release_state("kept-survey")["released"] == 2
+    if not is_postgres(store):
+        files = [Path(store.path), Path(f"{store.path}-wal")]
+        assert not any(b"gone-survey" in path.read_bytes() for path in files if path.exists()), \
+            "no byte of the slug stays in the database file or its write-ahead log"
     if is_postgres(store):
         functions = store.conn.execute("SELECT count(*) FROM pg_proc WHERE proname LIKE ?",
                                        [f"%{gone['hash'][:16]}%"]).fetchone()[0]
