@@ -24,9 +24,13 @@ export function shortEpsilon(epsilon) {
   return String(Number((Math.ceil(value * scale) / scale).toPrecision(12)));
 }
 
-/** The reports of one page: makeReport(question, value) randomizes a true answer. */
+/**
+ * The reports of one page: makeReport(question, value) randomizes a true answer, which
+ * read(question, fieldset) reads (readAnswer; respond-branching.js reads a question that does not apply).
+ */
 export class ReportState {
-  constructor(fieldsets, asked, makeReport) {
+  constructor(fieldsets, asked, makeReport, read = readAnswer) {
+    this.read = read;
     this.fieldsets = fieldsets;
     this.asked = asked;
     this.askedIds = new Set(asked.map((question) => question.id));
@@ -58,7 +62,7 @@ export class ReportState {
       this.writeLine(question, notAskedLine());
       return;
     }
-    const answer = readAnswer(question, this.fieldsets.get(question.id));
+    const answer = this.read(question, this.fieldsets.get(question.id));
     const entry = this.reports.get(question.id);
     const earlier = this.changed(question).pending !== undefined;
     if ('message' in answer || entry === undefined || (!earlier && entry.key !== JSON.stringify(answer.value))) {
@@ -133,7 +137,7 @@ export class ReportState {
 
   /** Randomize a question's answer as it is given and show its line (quietly: errors are shown when sending). */
   answerGiven(question) {
-    const result = readAnswer(question, this.fieldsets.get(question.id));
+    const result = this.read(question, this.fieldsets.get(question.id));
     const usable = !('message' in result) && this.askedIds.has(question.id);
     const made = usable ? this.takeAnswer(question, result.value) : false;
     this.showLine(question);
@@ -146,7 +150,7 @@ export class ReportState {
     const fresh = [];
     for (const question of this.asked) {
       const fieldset = this.fieldsets.get(question.id);
-      const result = readAnswer(question, fieldset);
+      const result = this.read(question, fieldset);
       if ('message' in result) {
         markInvalid(fieldset, result.message);
         this.showLine(question);

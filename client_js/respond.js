@@ -26,6 +26,7 @@
 
 import { mechanismOf } from './mechanisms/index.js';
 import { askedQuestions } from './question-sample.js';
+import { Branching } from './respond-branching.js';
 import { describeReport } from './report-line.js';
 import { canMemoize, forgetSeries, loadMemo, memoReport } from './series.js';
 import { addOptionFilter } from './option-filter.js';
@@ -207,6 +208,8 @@ function offerPending(page, body) {
 /** Return the body to send for the page's answers, or null after saying why nothing is sent. */
 function checkedBody(page) {
   const { bad, fresh } = page.reports.validate();
+  // A question shown only to decide whether a drawn one applies needs its answer too (nothing is sent for it).
+  bad.unshift(...page.branching.unansweredDeciding());
   if (bad.length > 0) {
     const count = bad.length === 1 ? 'One question needs' : `${bad.length} questions need`;
     showError(page, `${count} your attention before sending; see the message under each.`);
@@ -279,6 +282,8 @@ function listenToAnswers(page) {
       if (box.contains(event.target) || event.target.type === 'search') return;
       clearInvalid(fieldset);
       page.reports.answerGiven(question);
+      // A question that starts or stops applying gets the report of its new true answer.
+      page.branching.update().forEach((other) => page.reports.answerGiven(other));
     };
     fieldset.addEventListener('input', onAnswer);
     fieldset.addEventListener('change', onAnswer);
@@ -298,6 +303,9 @@ function setUpSurvey(form, design) {
   // Under sample allocation only the drawn questions are shown, validated and sent.
   const asked = askedQuestions(design);
   showOnly(asked, page.fieldsets);
+  // Questions shown only when an earlier answer makes them apply still send a report (respond-branching.js).
+  page.branching = new Branching(design, page.fieldsets, asked);
+  page.branching.update();
   page.fieldsets.forEach((fieldset) => addOptionFilter(fieldset));
   design.questions
     .filter((question) => question.kind === 'multi' && question.decline)
@@ -307,7 +315,7 @@ function setUpSurvey(form, design) {
   page.reports = new ReportState(page.fieldsets, asked, (question, value) => {
     const memo = series.memos.get(question.id);
     return memo === undefined ? mechanismOf(question).randomize(question, value) : memoReport(question, memo, value);
-  });
+  }, (question, fieldset) => page.branching.read(question, fieldset));
   listenToAnswers(page);
   setUpProgress(form, page.fieldsets);
   // Every line from the start: a multi-select's blank is an answer ("none ticked"), so its report

@@ -462,6 +462,50 @@ def opm_cases(rng: random.Random) -> list[dict]:
     return cases
 
 
+BRANCHING_DEFINITION = {
+    "slug": "branching-vectors", "title": "Branching vectors", "epsilon": 4.0,
+    "questions": [
+        {"id": "smoker", "kind": "yes_no", "text": "Do you smoke?"},
+        {"id": "cigarettes", "kind": "number", "text": "Cigarettes a day?", "min": 0, "max": 40,
+         "mechanism": "duchi", "show_if": {"question": "smoker", "equals": "yes"}},
+        {"id": "kind", "kind": "choice", "text": "Which kind?", "options": ["Filter", "Rolled", "Other"],
+         "show_if": {"question": "smoker", "equals": "yes"}},
+        {"id": "quit", "kind": "yes_no", "text": "Tried to quit?", "show_if": {"question": "kind",
+                                                                               "equals": ["Filter", "Rolled"]}},
+        {"id": "why", "kind": "multi", "text": "Why?", "options": ["Health", "Money"], "decline": True,
+         "show_if": {"question": "quit", "equals": "yes"}},
+    ],
+}
+
+
+def branching_vectors() -> dict:
+    """Return a branched design's entries and, per combination of true answers, the value each report is made from.
+
+    The browser's respond-branching.js must agree: which questions apply, and the declared value
+    randomized for those that do not (survey/core/branching.py).
+    """
+    import numpy as np
+
+    from survey.core.branching import hide_not_applicable
+    from survey.core.definition import parse_definition
+    from survey.core.design import build_design
+
+    design = build_design(parse_definition(BRANCHING_DEFINITION))
+    entries = [{key: value for key, value in entry.items() if key not in ("text", "weight")}
+               for entry in design["questions"]]
+    answers = {"smoker": [1, 0, 1, 1, 1], "cigarettes": [12, 7, 0, 40, 3], "kind": [0, 1, 2, 1, 0],
+               "quit": [0, 1, 1, 0, 1], "why": [[1, 0, 0, 0], [0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0],
+                                                [0, 0, 0, 0]]}
+    made = {}
+    for entry in design["questions"]:
+        values = np.asarray(answers[entry["id"]])
+        parent = made.get(entry["show_if"]["question"]) if "show_if" in entry else None
+        made[entry["id"]] = hide_not_applicable(entry, values, parent)
+    cases = [{"answers": {qid: answers[qid][i] for qid in answers},
+              "made": {qid: made[qid][i].tolist() for qid in made}} for i in range(5)]
+    return {"questions": entries, "cases": cases}
+
+
 def build_vectors() -> dict:
     """Return the whole vectors document; equal on every run."""
     rng = random.Random(SEED)
@@ -475,6 +519,7 @@ def build_vectors() -> dict:
         "piecewise": [piecewise_row(eps) for eps in EPSILONS],
         "hybrid": [hybrid_row(eps) for eps in EPSILONS if eps >= 0.5],
         "opm": [opm_row(eps) for eps in EPSILONS],
+        "branching": branching_vectors(),
     }
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..core.anytime import DEFAULT_PLANNED, FIXED
-from ..exports.codebook import simulated_note
+from ..core.defaults import DEFAULT_PLANNED, FIXED
 from .common import (
     INTERVALS,
     LEVEL,
@@ -178,6 +177,10 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
     refused, so no file silently holds another format than its name says.
     --package writes all of it with a datapackage.json that describes every column's
     type and range (Frictionless Data), for tools that load or validate data packages.
+    The responses CSV (alone or in --package) is written as the database reads it, a page
+    at a time, in constant memory at any size; an SPSS or Stata file of the responses is
+    built in memory by its library and refused beyond 1,000,000 responses
+    ($LDP_SURVEY_STATFILE_MAX_ROWS): export the CSV instead.
     With --sandbox, the files are of those instead (the responses then have a source
     column after received_day: test or simulated). The estimates' intervals are valid at
     the planned end, or with --intervals anytime at every look (tuned for --planned
@@ -214,23 +217,35 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
         simulated = 0 if sandbox else store.sandbox_counts(slug)["simulated"]
         content = _export_content(store, design, what, fmt, level, sandbox, simulated, intervals=intervals,
                                   planned=planned)
+        if output is None:
+            for chunk in _chunks(content):
+                click.echo(chunk, nl=False)
+        else:
+            _write_file(output, content)
     finally:
         store.close()
     if simulated:
+        from ..exports.codebook import simulated_note
+
         click.echo(f"Note: {simulated_note(simulated)}.", err=True)
-    if output is None:
-        click.echo(content, nl=False)
-        return
-    _write_file(output, content)
-    click.echo(f"Wrote {what} of {slug} to {output}", err=True)
+    if output is not None:
+        click.echo(f"Wrote {what} of {slug} to {output}", err=True)
+
+
+def _chunks(content):
+    """Return an export's content as an iterable of chunks: itself if it is text or bytes, else its chunks."""
+    return [content] if isinstance(content, (str, bytes)) else content
 
 
 def _export_content(store, design: dict, what: str, fmt: str, level: float, sandbox: bool, simulated: int, *,
                     intervals: str = FIXED, planned: int = DEFAULT_PLANNED):
-    """Return one export's content: text for csv and json, bytes for sav, dta and xlsx."""
+    """Return one export's content: text for csv and json, bytes for sav, dta and xlsx, chunks of text for responses.csv.
+
+    The responses are read page by page (``Store.iter_response_lines``), so responses.csv is
+    written in constant memory whatever the survey's size.
+    """
     from ..core import aggregate as agg
     from ..exports.codebook import codebook as make_codebook
-    from ..exports.export import responses_csv
 
     slug = design["slug"]
     if what == "codebook":
@@ -250,20 +265,44 @@ def _export_content(store, design: dict, what: str, fmt: str, level: float, sand
 
         return aggregates_file(design, rows, fmt)
     if fmt == "csv":
-        return responses_csv(design, store.iter_responses(slug, sandbox=sandbox), sandbox=sandbox)
-    from ..exports.statfiles import responses_file
+        return _responses_chunks(store, design, sandbox)
+    from ..exports.statfiles import StatfileTooLarge, responses_file_from_lines
 
-    return responses_file(design, store.iter_responses(slug, sandbox=sandbox), fmt, sandbox=sandbox)
+    try:
+        return responses_file_from_lines(design, _response_pages(store, design, sandbox), fmt, sandbox=sandbox,
+                                         rows=_stored_rows(store, slug, sandbox))
+    except StatfileTooLarge as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _response_pages(store, design: dict, sandbox: bool):
+    """Return the store's pages of response lines (``Store.iter_response_lines``) in responses.csv's columns."""
+    from ..exports.export import line_cells
+
+    return store.iter_response_lines(design["slug"], line_cells(design), sandbox=sandbox)
+
+
+def _responses_chunks(store, design: dict, sandbox: bool):
+    """Return responses.csv as chunks of text, read from the store a page at a time."""
+    from ..exports.export import csv_from_lines
+
+    return csv_from_lines(design, _response_pages(store, design, sandbox), sandbox=sandbox)
+
+
+def _stored_rows(store, slug: str, sandbox: bool) -> int:
+    """Return how many rows an export of the responses (or of the sandbox) holds."""
+    return sum(store.sandbox_counts(slug).values()) if sandbox else store.response_count(slug)
 
 
 def _write_file(path: Path, content) -> None:
-    """Write text (UTF-8, line ends as given) or bytes to ``path``, or fail with the reason."""
+    """Write text (UTF-8, line ends as given), bytes, or an iterable of text chunks to ``path``, or fail with the reason."""
     try:
         if isinstance(content, bytes):
             path.write_bytes(content)
         else:
             with path.open("w", encoding="utf-8", newline="") as handle:
-                handle.write(content)
+                for chunk in _chunks(content):
+                    handle.write(chunk)
     except OSError as exc:
         raise click.ClickException(f"cannot write {path}: {exc}") from exc
 
@@ -272,7 +311,7 @@ def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool,
                     planned: int = 1000) -> None:
     """Write the Frictionless Data Package of a survey into ``directory`` (made if missing)."""
     from ..core import aggregate as agg
-    from ..exports.codebook import codebook as make_codebook
+    from ..exports.codebook import codebook as make_codebook, simulated_note
     from ..exports.datapackage import package_files
 
     store = open_store(db, must_exist=True)
@@ -281,17 +320,17 @@ def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool,
         simulated = 0 if sandbox else store.sandbox_counts(slug)["simulated"]
         rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level,
                                     intervals=intervals, planned=planned)
-        contents = package_files(design, rows, store.iter_responses(slug, sandbox=sandbox),
+        contents = package_files(design, rows, _responses_chunks(store, design, sandbox),
                                  make_codebook(design, simulated=simulated, sandbox=sandbox,
                                                delete_after=store.retention(slug)["delete_after"]), sandbox=sandbox)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise click.ClickException(f"cannot make the directory {directory}: {exc}") from exc
+        for name, content in contents.items():
+            _write_file(directory / name, content)
     finally:
         store.close()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise click.ClickException(f"cannot make the directory {directory}: {exc}") from exc
-    for name, content in contents.items():
-        _write_file(directory / name, content)
     if simulated:
         click.echo(f"Note: {simulated_note(simulated)}.", err=True)
     click.echo(f"Wrote the data package of {slug} to {directory}: {', '.join(contents)}", err=True)

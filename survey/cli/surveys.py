@@ -8,18 +8,16 @@ from pathlib import Path
 
 import click
 
-from ..core.definition import parse_definition_toml
-from ..core.design import build_design
-from ..core.precision import DEFAULT_SHARES, power_sentence, precision_warnings
-from ..core.releases import early_release_warning, release_plan_sentence, release_sentence, release_view
+from ..core.defaults import DEFAULT_SHARES
 from ..core.words import format_epsilon as eps
-from ..store import StoreError
 from .common import LEVEL, WARN_MARGIN, load_design, open_store
-from .power import plan_power, power_options
+from .power import plan_odds_ratio, plan_power, power_options
 
 
 def _read_definition(file: Path):
     """Return the text and the validated definition of a TOML file, or fail with one clear line."""
+    from ..core.definition import parse_definition_toml
+
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -29,6 +27,8 @@ def _read_definition(file: Path):
 
 def _warn_imprecise(defn, *, respondents: int, warn_margin: float, recommended: dict, design=None) -> dict:
     """Print on stderr the warning of every question too imprecise at ``respondents``; return them by id."""
+    from ..core.precision import precision_warnings
+
     found = precision_warnings(defn, respondents=respondents, warn_margin=warn_margin, design=design,
                                recommended=recommended)
     for message in found.values():
@@ -102,6 +102,10 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
       ldp-survey --db study.db create survey.toml --replace
       ldp-survey create survey.toml --respondents 5000 --warn-margin 0.05
     """
+    from ..core.design import build_design
+    from ..core.releases import release_plan_sentence
+    from ..store import StoreError
+
     text, defn = _read_definition(file)
     design = build_design(defn)
     store = open_store(db)
@@ -249,6 +253,8 @@ def release(db, slug, now, yes):
       ldp-survey release smoking-2026 --now
       ldp-survey --db study.db release smoking-2026 --now --yes
     """
+    from ..core.releases import early_release_warning, release_sentence, release_view
+
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
@@ -311,32 +317,6 @@ def duplicate(db, slug, new_slug):
     click.echo(f"Duplicated {slug} into the draft {new_slug}; publish it with `ldp-survey publish {new_slug}`")
 
 
-def _plan_odds_ratio(defn, odds, shares, level, respondents: int) -> dict:
-    """Return what detecting an odds ratio between two yes/no questions needs, and its power at ``respondents``,
-    under split allocation."""
-    from ..core.design import allocate_split, design_question
-    from ..core.crosstab_planning import odds_ratio_power, respondents_for_odds_ratio
-
-    a, b, text = odds
-    try:
-        ratio = float(text)
-    except ValueError:
-        raise click.BadParameter(f"the odds ratio must be a number, got {text!r}", param_hint="--odds-ratio") from None
-    entries = {question.id: design_question(question, budget)
-               for question, budget in zip(defn.questions, allocate_split(defn))}
-    for qid in (a, b):
-        if qid not in entries:
-            raise click.BadParameter(f"{qid!r} is not a question of {defn.slug!r}; its questions are "
-                                     f"{', '.join(entries)}", param_hint="--odds-ratio")
-    try:
-        needed = respondents_for_odds_ratio(entries[a], entries[b], share_a=shares[0], share_b_without_a=shares[1],
-                                            odds_ratio=ratio, level=level)
-        power = odds_ratio_power(entries[a], entries[b], share_a=shares[0], share_b_without_a=shares[1],
-                                 odds_ratio=ratio, respondents=respondents, level=level)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--odds-ratio") from exc
-    return {"a": a, "b": b, "odds_ratio": ratio, "share_a": shares[0], "share_b_without_a": shares[1],
-            "power": 0.8, "respondents": needed, "at_respondents": respondents, "power_at_respondents": power}
 
 
 @click.command()
@@ -382,7 +362,9 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
       ldp-survey plan examples/smoking.toml --power smoker 0.2 0.3 --respondents 3000
       ldp-survey plan examples/smoking.toml --power-two smoker 0.3 0.2 --one-sided
     """
+    from ..core.design import build_design
     from ..core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS, plan as make_plan
+    from ..core.precision import power_sentence, precision_warnings
 
     if respondents is not None and margin is not None:
         raise click.UsageError("give --respondents or --margin, not both")
@@ -390,7 +372,7 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
     result = make_plan(defn, respondents=respondents or DEFAULT_RESPONDENTS, margin=margin or DEFAULT_MARGIN,
                        level=level)
     if odds is not None:
-        result["odds_ratio"] = _plan_odds_ratio(defn, odds, shares, level, result["respondents"])
+        result["odds_ratio"] = plan_odds_ratio(defn, odds, shares, level, result["respondents"])
     if one_sample is not None or two_sample is not None:
         result["power"] = plan_power(build_design(defn), respondents=result["respondents"],
                                      one_sample=one_sample, two_sample=two_sample, alpha=alpha, one_sided=one_sided,

@@ -19,7 +19,7 @@ from typing import Iterable
 
 import numpy as np
 
-from . import codec, words
+from . import branching, codec, conditional_shares, words
 from .anytime import DEFAULT_PLANNED, FIXED, check_kind, check_planned
 from .estimators import Estimate
 from .mechanisms import BITS, INDEX, LEVEL, mechanism_for
@@ -107,13 +107,49 @@ def aggregate_counts(design: dict, counts, *, level=0.95, intervals=FIXED, plann
     check_kind(intervals)
     planned = check_planned(planned)
     rows = []
+    counts = {question["id"]: _as_counts(counts[question["id"]]) for question in design["questions"]}
     for question in design["questions"]:
-        entry = counts[question["id"]]
-        if not isinstance(entry, QuestionCounts):
-            entry = QuestionCounts(n=int(entry[0]), ones=np.asarray(entry[1], dtype=np.int64))
-        rows.extend(question_rows(question, entry, level=level, intervals=intervals, planned=planned,
-                                  answering=answering_share(design)))
+        rows.extend(question_rows(question, counts[question["id"]], level=level, intervals=intervals,
+                                  planned=planned, answering=answering_share(design)))
+        if branching.is_branched(question):
+            rows.extend(applied_rows(design, question, counts, rows[-len(estimand_labels(question)):], level=level,
+                                     intervals=intervals, planned=planned))
     return rows
+
+
+def _as_counts(entry) -> QuestionCounts:
+    if isinstance(entry, QuestionCounts):
+        return entry
+    return QuestionCounts(n=int(entry[0]), ones=np.asarray(entry[1], dtype=np.int64))
+
+
+def applied_rows(design: dict, question: dict, counts: dict, own: list, *, level, intervals=FIXED,
+                 planned=DEFAULT_PLANNED) -> list[AggregateRow]:
+    """Return a branched question's rows among those it applies to (``survey.core.conditional_shares``).
+
+    A choice or multi question's from its own rows (``own``: simultaneous intervals); a number's
+    from its mean and the earlier question's estimates, each at level 1 − α/2.
+    """
+    answering = answering_share(design)
+    if question["kind"] != "number":
+        estimates = [Estimate(row.estimate, row.std_error, row.ci_low, row.ci_high, row.n, row.noisy_share)
+                     for row in own]
+        pairs = conditional_shares.share_estimates(question, estimates)
+    else:
+        parent = next(q for q in design["questions"] if q["id"] == question["show_if"]["question"])
+        half = conditional_shares.pair_level(level)
+
+        def estimates_of(entry):
+            tallies = counts[entry["id"]]
+            ones = [int(count) for count in tallies.ones]
+            if intervals == FIXED:
+                return mechanism_for(entry).estimates(ones, tallies.n, half)
+            return mechanism_for(entry).anytime_estimates(ones, tallies.n, half, planned * answering)
+
+        applied = conditional_shares.applied_share(parent, estimates_of(parent), question["show_if"]["values"])
+        pairs = [conditional_shares.mean_estimate(question, estimates_of(question)[0], applied)]
+    return [_row(question, option, estimate, level, (None, None, None), intervals,
+                 None if intervals == FIXED else planned) for option, estimate in pairs]
 
 
 def answering_share(design: dict) -> float:
@@ -294,7 +330,9 @@ def format_epsilon(value: float) -> str:
 
 def shown_option(row: AggregateRow) -> str:
     """Return a row's option for people: "mean" for a number's row (its option is "" in the data)."""
-    return "mean" if row.kind == "number" else row.option
+    if row.kind == "number":
+        return f"mean {row.option}" if row.option else "mean"
+    return row.option
 
 
 def rows_to_table(rows: Iterable[AggregateRow]) -> str:

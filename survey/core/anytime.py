@@ -53,11 +53,10 @@ import numbers
 import numpy as np
 from scipy.special import lambertw, logsumexp
 
+from .defaults import ANYTIME, DEFAULT_PLANNED, FIXED  # noqa: F401 (re-exported)
 from .estimators import Estimate, inside
 
-FIXED, ANYTIME = "fixed", "anytime"
 KINDS = (FIXED, ANYTIME)
-DEFAULT_PLANNED = 1000
 BENNETT_GAIN = 0.95
 _STEPS = np.arange(-8, 9)
 _WEIGHTS = 1 / ((np.abs(_STEPS) + 1) * (np.abs(_STEPS) + 2))

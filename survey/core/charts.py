@@ -28,6 +28,7 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 from matplotlib.transforms import blended_transform_factory
 
 from .aggregate import shown_option
+from .conditional_shares import is_conditional
 from .readout import axis_range
 from .readout import line as readout_line
 from .words import format_epsilon
@@ -229,7 +230,7 @@ def _render(fig: Figure, fmt: str, title: str) -> bytes:
 def _group(design: dict, rows) -> dict[str, list]:
     by_question: dict[str, list] = {question["id"]: [] for question in design.get("questions", [])}
     for row in rows:
-        if row.question in by_question:
+        if row.question in by_question and not is_conditional(row.option):
             by_question[row.question].append(row)
     return by_question
 

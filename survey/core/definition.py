@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .branching import branched_options, parse_show_if
 from .mechanisms.registry import offered
 from .panel import Panel, parse_panel
 
@@ -42,10 +43,10 @@ SURVEY_FIELDS = {"slug", "title", "description", "epsilon", "allocation", "sampl
 # planner's default for the survey's epsilon (survey.core.shuffling.default_release_every).
 MAX_RELEASE_EVERY = 1_000_000
 QUESTION_FIELDS = {
-    "yes_no": {"id", "kind", "text", "weight"},
-    "choice": {"id", "kind", "text", "weight", "options", "decline"},
-    "multi": {"id", "kind", "text", "weight", "options", "decline"},
-    "number": {"id", "kind", "text", "weight", "min", "max", "mechanism"},
+    "yes_no": {"id", "kind", "text", "weight", "show_if"},
+    "choice": {"id", "kind", "text", "weight", "options", "decline", "show_if"},
+    "multi": {"id", "kind", "text", "weight", "options", "decline", "show_if"},
+    "number": {"id", "kind", "text", "weight", "min", "max", "mechanism", "show_if"},
 }
 
 
@@ -77,6 +78,8 @@ class Question:
     max: int | None = None
     decline: bool = False
     mechanism: str = "auto"
+    # (earlier question id, the values of it the question applies to): survey/core/branching.py.
+    show_if: tuple[str, tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,7 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
     questions = []
     seen = set()
     for index, qdata in enumerate(questions_data, start=1):
-        question = _parse_question(qdata, index, fail)
+        question = _parse_question(qdata, index, fail, questions)
         if question.id in seen:
             fail("duplicate question id", question=question.id, field_name="id")
         seen.add(question.id)
@@ -193,7 +196,7 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
                             source=source)
 
 
-def _parse_question(qdata, index, fail):
+def _parse_question(qdata, index, fail, earlier=()):
     label = f"#{index}"
     if not isinstance(qdata, Mapping):
         fail("each question must be a table", question=label)
@@ -253,8 +256,17 @@ def _parse_question(qdata, index, fail):
     mechanism = qdata.get("mechanism", "auto")
     if mechanism not in NUMBER_MECHANISMS:
         qfail(f"must be one of {', '.join(NUMBER_MECHANISMS)}, got {mechanism!r}", "mechanism")
+    show_if = None
+    if "show_if" in qdata:
+        show_if = parse_show_if(qdata["show_if"], earlier, lambda message: qfail(message, "show_if"))
+        if kind in ("choice", "multi"):
+            options = branched_options(kind, options, lambda message: qfail(message, "options"))
+            if len(options) > MAX_OPTIONS:
+                qfail(f"show_if adds the option \"Does not apply\", so at most {MAX_OPTIONS - 1} options "
+                      "are allowed", "options")
     return Question(id=qid, kind=kind, text=text, weight=weight, options=options, min=lo, max=hi,
-                    decline=bool(kind in ("choice", "multi") and qdata.get("decline", False)), mechanism=mechanism)
+                    decline=bool(kind in ("choice", "multi") and qdata.get("decline", False)), mechanism=mechanism,
+                    show_if=show_if)
 
 
 def _text(value, fail, name, *, required):

@@ -92,10 +92,19 @@ def definition_errors(data: Any) -> list[FieldError]:
     return errors or [FieldError(None, first.field, first.reason)]
 
 
+def _show_if_error(question: Mapping, base: Mapping, valid_earlier: list) -> DefinitionError | None:
+    """Probe a question's show_if (with its options, which it extends) after the earlier questions that are valid."""
+    probe = {**base, **{k: question[k] for k in ("options", "decline") if k in question},
+             "id": "_probe_branch", "show_if": question["show_if"]}
+    return _probe({**_BASE, "questions": [*valid_earlier, probe]})
+
+
 def _question_errors(questions: list) -> list[FieldError]:
     errors: list[FieldError] = []
     ids: dict[str, int] = {}
+    valid_earlier: list = []
     for index, question in enumerate(questions):
+        before = len(errors)
         if not isinstance(question, Mapping):
             errors.append(FieldError(index, None, _question_probe(question).reason))
             continue
@@ -117,6 +126,12 @@ def _question_errors(questions: list) -> list[FieldError]:
             if exc is not None:
                 errors.append(FieldError(index, exc.field, exc.reason))
         for name, value in checked.items():
+            if name == "show_if":
+                exc = _show_if_error(question, base, valid_earlier)
+                # Its options' own errors are found on their own; here only those show_if causes.
+                if exc is not None and (exc.field == "show_if" or "added by show_if" in exc.reason):
+                    errors.append(FieldError(index, exc.field or name, exc.reason))
+                continue
             if name in ("min", "max"):
                 continue
             probe = {**base, name: value}
@@ -130,6 +145,8 @@ def _question_errors(questions: list) -> list[FieldError]:
             errors.append(FieldError(index, "id", f"duplicate question id: question {ids[qid] + 1} has it too"))
         elif isinstance(qid, str):
             ids.setdefault(qid, index)
+        if len(errors) == before:
+            valid_earlier.append(question)
     return errors
 
 

@@ -12,6 +12,7 @@ import math
 import re
 from dataclasses import fields
 
+from .branching import NOT_APPLICABLE_LABEL
 from .definition import DECLINE_LABEL, DefinitionError, Question, SurveyDefinition, parse_definition_toml
 from .design import build_design
 
@@ -53,6 +54,8 @@ def toml_value(value) -> str:
         return toml_float(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    if isinstance(value, _InlineTable):
+        return str(value)
     raise TypeError(f"no TOML form for {type(value).__name__} {value!r}")
 
 
@@ -82,9 +85,21 @@ def _question_fields(question: Question):
         value = getattr(question, f.name)
         if value is None or (f.name == "decline" and not value) or (f.name == "mechanism" and value == "auto"):
             continue
+        if f.name == "options" and question.show_if and value and value[-1] == NOT_APPLICABLE_LABEL:
+            value = value[:-1]  # show_if adds it again
         if f.name == "options" and question.decline and value and value[-1] == DECLINE_LABEL:
             value = value[:-1]
+        if f.name == "show_if":
+            yield f.name, _InlineTable(question=value[0], equals=list(value[1]))
+            continue
         yield f.name, value
+
+
+class _InlineTable(dict):
+    """A TOML inline table of simple values ({ question = "smoker", equals = ["yes"] })."""
+
+    def __str__(self):
+        return "{ " + ", ".join(f"{key} = {toml_value(value)}" for key, value in self.items()) + " }"
 
 
 # The top-level `slug = "..."` line of a definition (before any [[questions]] table).

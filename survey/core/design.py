@@ -6,12 +6,14 @@ integer thresholds it compares uniform integers against, and the realised epsilo
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 from decimal import Context, Decimal
 from fractions import Fraction
 
+from . import branching
 from .mechanisms import choose, for_kind, mechanism_for
 from .mechanisms.common import THRESHOLD_BITS
 from .definition import DefinitionError, SurveyDefinition
@@ -76,7 +78,7 @@ def build_design(defn: SurveyDefinition) -> dict:
                 f"{float(MIN_QUESTION_EPSILON):g}; raise epsilon or the question's weight",
                 source=defn.source, question=question.id, field="sample" if sampled else "weight")
         try:
-            entry, realised = _design_question(question, Decimal(_float_down(share)))
+            entry, realised = _design_question(question, Decimal(_float_down(share)), defn.questions)
         except DefinitionError as exc:
             raise DefinitionError(exc.reason, source=defn.source, question=exc.question, field=exc.field) from exc
         realised_epsilons.append(realised)
@@ -125,7 +127,11 @@ def design_question(question, budget: Fraction) -> dict:
     return _design_question(question, Decimal(_float_down(budget)))[0]
 
 
-def _design_question(question, share: Decimal) -> tuple[dict, Decimal]:
+def _design_question(question, share: Decimal, questions=()) -> tuple[dict, Decimal]:
+    # The planner designs a question alone: its kind and options, without the rule naming another question.
+    branched = branching.design_fields(question, {q.id: q for q in questions}) if questions else {}
+    if question.show_if and question.kind == "yes_no":
+        question = dataclasses.replace(question, kind="choice", options=branching.branched_options("yes_no", None, None))
     entry = {"id": question.id, "kind": question.kind, "text": question.text,
              "weight": question.weight, "epsilon_nominal": float(share)}
     if not for_kind(question.kind):
@@ -144,6 +150,7 @@ def _design_question(question, share: Decimal) -> tuple[dict, Decimal]:
     if forced is not None:
         entry["chosen_by"] = "definition"
     entry.update(fields)
+    entry.update(branched)  # only for a question with show_if, so other designs (and hashes) are unchanged
     if realised > share:
         raise AssertionError(f"realised epsilon {realised} above nominal {share} for {question.id}")
     entry["epsilon"] = float(realised)

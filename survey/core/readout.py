@@ -10,10 +10,12 @@ Pure: the web page, the command line and the API can all say the same thing.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 from .aggregate import shown_option
+from .conditional_shares import SUFFIX, is_conditional
 from .mechanisms import mechanism_for
 from .words import format_epsilon
 
@@ -47,6 +49,8 @@ class Readout:
     n: int
     axis: tuple[str, str]
     lines: tuple[Line, ...]
+    # A question with display logic: its estimates among those it applies to (survey/core/conditional_shares.py).
+    applied: tuple[Line, ...] = ()
 
 
 def _finite(value) -> bool:
@@ -140,12 +144,22 @@ def line(question: dict, row) -> Line:
 
 def readout(question: dict, rows) -> Readout:
     """Return a question of the design in words, from its own aggregate rows (in option order)."""
-    own = [row for row in rows if row.question == question["id"]]
+    own = [row for row in rows if row.question == question["id"] and not is_conditional(row.option)]
     axis_low, axis_high = axis_range(question)
     ends = (_edge(question, axis_low), _edge(question, axis_high))
     return Readout(question["id"], question.get("text") or question["id"], question.get("kind", ""),
                    mechanism_for(question).list_title, format_epsilon(question["epsilon"]),
-                   max((row.n for row in own), default=0), ends, tuple(line(question, row) for row in own))
+                   max((row.n for row in own), default=0), ends, tuple(line(question, row) for row in own),
+                   tuple(applied_line(question, row) for row in rows
+                         if row.question == question["id"] and is_conditional(row.option)))
+
+
+def applied_line(question: dict, row) -> Line:
+    """Return a row among those a question applies to in words ("Among those it applies to, between …")."""
+    plain = line(question, dataclasses.replace(row, option=row.option.removesuffix(SUFFIX).strip()))
+    sentence = plain.sentence[:1].lower() + plain.sentence[1:] if not plain.sentence.startswith("No ") else plain.sentence
+    return dataclasses.replace(plain, option=row.option, label=shown_option(row),
+                               sentence=f"Among those it applies to, {sentence}")
 
 
 def readouts(design: dict, rows) -> list[Readout]:

@@ -9,6 +9,11 @@ web submission, so simulated data is indistinguishable in form from real data.
 Under ``sample`` allocation each simulated respondent is asked a uniform m-subset of the
 questions, drawn with numpy's seeded generator, and reports only those.
 
+A question with display logic (``show_if``, survey/core/branching.py) is answered from its truth
+by those it applies to; the others' true answer is its declared "does not apply" value, which is
+randomized like any answer. Its truth is the one among those it applies to (a choice or multi
+truth may leave out the "does not apply" option).
+
 Questions are drawn independently unless a *given* links them: ``B|A=V:P`` means that among
 respondents whose true answer to A is V (a yes_no question: ``1``/``yes`` or ``0``/``no``; a
 choice question: an option label), B's truth is P, written as ``--truth`` writes it. Respondents
@@ -23,7 +28,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from . import codec
+from . import branching, codec
 from .mechanisms import randomize_question
 from .reports import check_report_array, validate_submission
 
@@ -69,6 +74,8 @@ def _parse_value(question: dict, value: str):
     what = ("one probability per option summing to 1, or an option label" if kind == "choice"
             else "one inclusion probability per option")
     parts = value.split(",")
+    if branching.is_branched(question) and len(parts) == len(options) - 1:
+        parts.append("0")  # a branched question's truth among those it applies to: none of them "does not apply"
     if len(parts) != len(options):
         raise TruthError(f"the truth for {qid!r} must be {what} ({len(options)} comma-separated values: "
                          f"{', '.join(options)}), got {value!r}")
@@ -164,12 +171,12 @@ def default_truth(question: dict, rng: np.random.Generator):
     if kind == "number":
         lo, hi = question["min"], question["max"]
         return round(float(rng.uniform(lo + 0.2 * (hi - lo), hi - 0.2 * (hi - lo))), 2)
-    d = len(question["options"])
+    d = len(question["options"]) - (1 if branching.is_branched(question) else 0)
     if kind == "multi":
-        return tuple(round(float(p), 2) for p in rng.uniform(0.05, 0.6, size=d))
+        return branching.applicable_truth(question, tuple(round(float(p), 2) for p in rng.uniform(0.05, 0.6, size=d)))
     cents = np.floor(rng.dirichlet(np.ones(d)) * 100).astype(int)
     cents[int(np.argmax(cents))] += 100 - int(cents.sum())
-    return tuple(int(c) / 100 for c in cents)
+    return branching.applicable_truth(question, tuple(int(c) / 100 for c in cents))
 
 
 def complete_truth(design: dict, truth: dict, rng: np.random.Generator) -> dict:
@@ -223,6 +230,8 @@ def _true_answers(design: dict, truth: dict, n: int, rng: np.random.Generator, g
                 for level, case_truth in sorted(cases.items()):
                     chosen = np.flatnonzero(condition == level)
                     result[chosen] = draw_true_values(question, case_truth, chosen.size, rng)
+            if branching.is_branched(question):
+                result = branching.hide_not_applicable(question, result, values(question["show_if"]["question"]))
             drawn[qid] = result
         return drawn[qid]
 

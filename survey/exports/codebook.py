@@ -46,6 +46,8 @@ import unicodedata
 from fractions import Fraction
 
 from ..core.aggregate import estimand_labels
+from ..core.branching import is_branched
+from ..core.conditional_shares import applied_entries
 from ..core.codec import is_bit_vector
 from ..core.design import release_every
 from ..core.mechanisms import BITS, INDEX, mechanism_for
@@ -53,6 +55,9 @@ from ..core.releases import batch_epsilon
 from ..core.shuffling import DEFAULT_DELTA
 
 INTERVAL_METHOD = "clopper-pearson"
+APPLIED_NOTE = (". A question shown only when an earlier answer makes it apply (its design entry has show_if) is "
+                "followed by rows among those it applies to, whose option ends with \"(among those it applies "
+                "to)\": they are described, in the same order, by applied_estimands")
 _FALLBACK_RE = re.compile(r"option_[0-9]+")
 
 
@@ -156,7 +161,7 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_
     columns_by_question: dict[str, list[dict]] = {}
     for column in response_columns(design):
         columns_by_question.setdefault(column["question"], []).append(column)
-    columns, estimands = [], []
+    columns, estimands, applied = [], [], []
     for question in design["questions"]:
         qid, kind = question["id"], question["kind"]
         mechanism = mechanism_for(question)
@@ -190,6 +195,8 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_
             }
             entry.update(mechanism.codebook_fields())
             estimands.append(entry)
+        if is_branched(question):
+            applied.extend(applied_entries(question))
     responses = ("responses.csv: response_id, received_day, then the columns below in order; "
                  "an empty cell is a question the respondent was not asked")
     if sandbox:
@@ -231,7 +238,7 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_
                           "hold together with probability ci_level (Bonferroni over simultaneous_over). "
                           "consistent, consistent_low and consistent_high (single choice only) are the consistent "
                           "view: shares adjusted to be >= 0 and sum to 1, with intervals that hold for all "
-                          "options together",
+                          "options together" + (APPLIED_NOTE if applied else ""),
         },
         "method": ("For each estimand, with n the non-empty cells of its column and a the share of them "
                    "equal to value: estimate = (a - q)/(p - q); std_error = sqrt(b(1 - b)/(n - 1))/|p - q| with b = a "
@@ -269,6 +276,7 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_
                    "onto those intervals' shares summing to 1 (survey.core.estimators.consistent_view)."),
         "columns": columns,
         "estimands": estimands,
+        **({"applied_estimands": applied} if applied else {}),
         # The public design (as design.json serves it): with it, `ldp-survey analyze` recomputes every
         # number of the dashboard from responses.csv and this file alone, through the same code.
         "design": design,

@@ -17,7 +17,6 @@ from typing import Iterable
 from ..core.aggregate import CSV_HEADER, AggregateRow, rows_to_csv
 from ..core.mechanisms import mechanism_for
 from .codebook import codebook
-from .export import responses_csv
 from .labels import AGGREGATE_LABELS
 
 FILES = {"responses": "responses.csv", "aggregates": "aggregates.csv", "codebook": "codebook.json"}
@@ -89,12 +88,13 @@ def data_package(design: dict, *, sandbox: bool = False) -> dict:
     }
 
 
-def package_files(design: dict, rows: Iterable[AggregateRow], responses: Iterable[dict], book: dict, *,
-                  sandbox: bool = False) -> dict[str, str]:
-    """Return the text of every file of the package by name: the three data files and ``datapackage.json``."""
+def package_files(design: dict, rows: Iterable[AggregateRow], responses_chunks: Iterable[str], book: dict, *,
+                  sandbox: bool = False) -> dict[str, str | Iterable[str]]:
+    """Return every file of the package by name: responses.csv as the given chunks of text (streamed, never
+    held whole: ``export.csv_from_lines``), the aggregates, the codebook and ``datapackage.json`` as text."""
     def as_json(value) -> str:
         return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
-    return {FILES["responses"]: responses_csv(design, responses, sandbox=sandbox),
+    return {FILES["responses"]: responses_chunks,
             FILES["aggregates"]: rows_to_csv(rows),
             FILES["codebook"]: as_json(book), "datapackage.json": as_json(data_package(design, sandbox=sandbox))}

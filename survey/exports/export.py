@@ -9,6 +9,8 @@ asked is an empty cell in each of its columns. An export of the sandbox (test an
 respondents, never the real responses) has a ``source`` column after received_day: "test" or
 "simulated". The codebook (``survey.exports.codebook``) explains every column. ``response_records``
 gives the same rows as JSON-ready dicts (None for an empty cell), for the API's paginated JSON.
+``csv_from_lines`` writes the same bytes from lines the store makes page by page
+(``Store.iter_response_lines`` over ``line_cells``): the exports' fast path, in constant memory.
 """
 
 from __future__ import annotations
@@ -66,6 +68,34 @@ def iter_responses_csv(design: dict, responses: Iterable[dict], *, rows_per_chun
             out.seek(0)
             out.truncate()
     yield out.getvalue()
+
+
+def line_cells(design: dict) -> list[tuple[int, int | None]]:
+    """Return each report column of the header as (question index, option): a bit's option, None for a scalar."""
+    index = {question["id"]: number for number, question in enumerate(design["questions"])}
+    return [(index[column["question"]], column["option"]) for column in response_columns(design)]
+
+
+def line_bound(design: dict, *, sandbox: bool = False) -> int:
+    """Return an upper bound on the bytes of one line of responses.csv (20 digits a cell, the line end)."""
+    return 16 + 1 + 10 + (10 if sandbox else 0) + 21 * len(response_columns(design)) + 2
+
+
+def csv_from_lines(design: dict, pages: Iterable[list[str]], *, sandbox: bool = False) -> Iterator[str]:
+    """Yield responses.csv as chunks of text, one per page of lines (``Store.iter_response_lines``), the header in the first.
+
+    The lines hold only integers, hex ids, ISO days and sandbox sources, which CSV never quotes,
+    so the bytes are those of ``iter_responses_csv``.
+    """
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\r\n").writerow(header(design, sandbox=sandbox))
+    head = out.getvalue()
+    for page in pages:
+        if page:
+            yield head + "\r\n".join(page) + "\r\n"
+            head = ""
+    if head:
+        yield head
 
 
 def response_records(design: dict, responses: Iterable[dict], *, sandbox: bool = False) -> Iterator[dict]:

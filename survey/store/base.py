@@ -19,8 +19,9 @@ import numpy as np
 
 from ..core import codec
 from ..core.design import release_every
-from . import admission
+from . import admission, lines
 from .accounts import Accounts
+from .mailing import Mailing
 from .retention import Retention
 from .errors import SlugTaken, StoreError, SurveyClosed, SurveyNotFound
 from .ids import new_ids, today
@@ -67,7 +68,7 @@ _DESIGNS_LOCK = threading.Lock()
 BACKENDS: dict[str, type] = {}
 
 
-class Store(Accounts, Retention):
+class Store(Accounts, Mailing, Retention):
     """A survey database: ``Store(location)`` opens PostgreSQL's store for a ``postgresql://`` URL, else SQLite's.
 
     Both backends (``sqlite.SqliteStore``, ``postgres.PostgresStore``) run the methods here with
@@ -299,12 +300,14 @@ class Store(Accounts, Retention):
 
     def add_report_columns(self, slug: str, design_hash: str, columns: Sequence[np.ndarray], *,
                            asked: np.ndarray | None = None, day: str | None = None,
-                           source: str | None = None) -> int:
+                           source: str | None = None, ids: Sequence[str] | None = None) -> int:
         """Store validated reports given per question as (n, words) arrays (``survey.core.codec``) in one transaction.
 
         The fast path of simulations: every question answered by all n respondents, or with
         ``asked`` (an (n, k) boolean matrix, sample allocation) only the asked ones, the
-        others stored as NULL. With ``source``, into the sandbox (as ``add_responses``). Returns n.
+        others stored as NULL. With ``source``, into the sandbox (as ``add_responses``). ``ids``
+        gives the n rows' random ids (a block of ``ids.sorted_id_blocks``, for a bulk load of
+        simulated respondents); new random ones are drawn if absent or if one is taken. Returns n.
         """
         design = self._design_with_hash(slug, design_hash)
         if len(columns) != len(design["questions"]):
@@ -312,9 +315,11 @@ class Store(Accounts, Retention):
         n = len(columns[0]) if columns else 0
         if asked is not None and np.shape(asked) != (n, len(columns)):
             raise StoreError(f"asked must be an ({n}, {len(columns)}) matrix, got shape {np.shape(asked)}")
+        if ids is not None and len(ids) != n:
+            raise StoreError(f"expected {n} ids, got {len(ids)}")
         days = [day or today()] * n
-        self._insert(slug, design_hash, n, lambda ids: batch_from_columns(design, ids, days, columns, asked),
-                     source=source)
+        self._insert(slug, design_hash, n, lambda made: batch_from_columns(design, made, days, columns, asked),
+                     source=source, ids=ids)
         return n
 
     def _design_with_hash(self, slug: str, design_hash: str) -> dict:
@@ -351,12 +356,16 @@ class Store(Accounts, Retention):
             counts[source] = count
         return counts
 
-    def _insert(self, slug: str, design_hash: str, n: int, make_batch, *, source: str | None = None) -> list[str]:
-        """Insert a batch into the reports (the survey must be open), or with ``source`` into its sandbox (any status)."""
+    def _insert(self, slug: str, design_hash: str, n: int, make_batch, *, source: str | None = None,
+                ids: Sequence[str] | None = None) -> list[str]:
+        """Insert a batch into the reports (the survey must be open), or with ``source`` into its sandbox (any status).
+
+        The rows get ``ids`` if given (new random ones if one collides), else new random ids.
+        """
         if source is not None:
             _check_source(source)
         for attempt in range(ID_ATTEMPTS):
-            ids = new_ids(n)
+            ids = list(ids) if ids is not None and attempt == 0 else new_ids(n)
             batch: Batch = make_batch(ids)
             try:
                 with self._write() as conn:
@@ -523,6 +532,12 @@ class Store(Accounts, Retention):
             if sandbox:
                 response["source"] = row[2]
             yield response
+
+    def iter_response_lines(self, slug: str, cells: Sequence[tuple[int, int | None]], *, sandbox: bool = False,
+                            page: int = lines.PAGE) -> Iterator[list[str]]:
+        """Yield the responses as CSV lines made by the database, ``page`` at a time (``lines``; the export's read)."""
+        design = self.get_design(slug)
+        return lines.response_lines(self._execute, design, cells, _table(design, sandbox), sandbox=sandbox, page=page)
 
     def iter_answers(self, slug: str) -> Iterator[dict]:
         """Yield the noisy answers ``{QID: REPORT}`` of every response, ordered by random id."""

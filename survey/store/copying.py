@@ -1,6 +1,7 @@
 """Copy a whole database into a new, empty one on either backend (``migrate --to``, and PostgreSQL's ``backup``).
 
-Accounts, API tokens, settings, surveys, collaborators, invitations, join links, the record of
+Accounts, API tokens, settings, surveys, collaborators, invitations (and their e-mail addresses and send
+log), join links, the record of
 acknowledged submissions, every survey's released and held reports and its sandbox are copied
 as they are; the counts are made anew from the copied rows by the target's own write path, so
 they are right by construction on the target's layout (PostgreSQL's sharded, SQLite's single
@@ -36,10 +37,12 @@ PLAIN_TABLES = (
     ("unused_invitations", ("token_hash", "survey")),
     ("submissions", ("id_hash", "survey", "answers_check")),
     ("collaborator_invitations", ("id", "token_hash", "survey", "email", "invited_by", "expires_day")),
+    ("invitation_addresses", ("id", "survey", "email", "invite_token", "token_hash", "invited_day", "reminded_day")),
+    ("mail_log", ("id", "survey", "email", "kind", "status", "error", "day")),
     ("sandbox_tallies", ("survey", "source", "question", "option", "count")),
 )
 # Tables whose identity column PostgreSQL must move past the copied ids.
-IDENTITY_TABLES = ("users", "api_tokens", "collaborator_invitations")
+IDENTITY_TABLES = ("users", "api_tokens", "collaborator_invitations", "invitation_addresses", "mail_log")
 
 
 class CopyMismatch(StoreError):

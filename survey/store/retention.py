@@ -113,17 +113,24 @@ class Retention:
         """Delete a survey with its responses, held responses, sandbox, invitations, people and every other row of it.
 
         On SQLite the deleted rows' bytes are zeroed (secure_delete) and the write-ahead log is
-        then emptied (``_forget_order``), so the file keeps no copy of them.
+        then emptied (``_forget_order``), so the file keeps no copy of them; on PostgreSQL the
+        tables of e-mail addresses are rewritten (as ``Mailing.delete_addresses`` does) when the
+        survey had any.
         """
         with self._write() as conn:
             self._lock_survey(conn, slug)
             row = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
+            tables = self._schema.survey_tables(conn)
+            addresses = "invitation_addresses" in tables and conn.execute(
+                "SELECT 1 FROM invitation_addresses WHERE survey = ?", [slug]).fetchone() is not None
             self._schema.drop_reports(conn, slug)
             self._schema.drop_sandbox(conn, slug, row[0])
-            for table in self._schema.survey_tables(conn):
+            for table in tables:
                 conn.execute(f'DELETE FROM "{table}" WHERE survey = ?', [slug])
             conn.execute("DELETE FROM surveys WHERE slug = ?", [slug])
         if not is_postgres_url(self.path):
             self._forget_order()
+        elif addresses:
+            self._execute("VACUUM (FULL) invitation_addresses, mail_log")

@@ -18,12 +18,11 @@ import secrets
 import sqlite3
 from typing import Sequence
 
-import sqlite_utils
-
 from ..core import codec
 from ..core.design import release_every
 from ..core.mechanisms import mechanism_for
 from .batches import Batch, batch_from_answers, batch_from_rows
+from .sqlite_utils_import import sqlite_utils  # without pandas
 
 
 class _Migrations(sqlite_utils.Migrations):
@@ -541,6 +540,28 @@ def m013_account_keys(db):
         conn.execute("UPDATE users SET session_key = ?, token_key = ? WHERE id = ?",
                      [secrets.token_hex(32), secrets.token_hex(32), user_id])
     conn.execute("UPDATE api_tokens SET token_key = (SELECT u.token_key FROM users u WHERE u.id = api_tokens.user_id)")
+
+
+@migrations()
+def m014_invitation_addresses(db):
+    """Add e-mailed invitations: each address with its link's token, and the log of messages sent (``mailing``).
+
+    Both live apart from the reports and are written only when addresses are added or a message
+    is sent, never by a submission; deleting a survey's addresses deletes both (docs/how-to/invitations-and-panels.md).
+    """
+    db.conn.execute("""CREATE TABLE invitation_addresses (
+                        id INTEGER PRIMARY KEY,
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                        email TEXT NOT NULL, invite_token TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,
+                        invited_day TEXT, reminded_day TEXT, UNIQUE (survey, email))""")
+    db.conn.execute("""CREATE TABLE mail_log (
+                        id INTEGER PRIMARY KEY,
+                        survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                        email TEXT NOT NULL,
+                        kind TEXT NOT NULL CHECK (kind IN ('invitation', 'reminder')),
+                        status TEXT NOT NULL CHECK (status IN ('sent', 'failed')),
+                        error TEXT, day TEXT NOT NULL)""")
+    db.conn.execute("CREATE INDEX mail_log_survey ON mail_log (survey)")
 
 
 @migrations()

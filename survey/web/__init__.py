@@ -20,7 +20,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     database server's, made on first use (``secret``). FLOOD_STORE ("memory" or "database") is
     where the flood limit counts (``flood.flood_store``). PROXIES (default 0) is the
     number of reverse proxies in front of the app whose X-Forwarded-For to trust (the flood
-    limit and the sign-in throttle then count the client's own address).
+    limit and the sign-in throttle then count the client's own address). SMTP_HOST, SMTP_PORT,
+    SMTP_SECURITY, SMTP_USER, SMTP_PASSWORD and MAIL_FROM (else $LDP_SURVEY_<name>) are the
+    server that sends e-mailed invitations (``mail``).
     """
     from ..resources import resource_dir
 
@@ -43,7 +45,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.update(test_config)
 
     # auth and results add their views to research.bp: imported here, before it is registered.
-    from . import (account, auth, builder, charts, collaborators, crosstab, db, editor, errors, explain_filters,
+    from . import (account, auth, builder, charts, collaborators, crosstab, db, delivery, editor, errors, explain_filters,
                    fast_submissions, flood, health, invitations, lifecycle, limits, log_privacy, packages, regression, research,
                    respond, results, sandbox, security, static_files, unavailable)
     from .api import views as api
@@ -67,7 +69,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     explain_filters.init_app(app)
     for blueprint in (health.bp, static_files.bp, respond.bp, research.bp, editor.bp, lifecycle.bp,
                       invitations.bp, collaborators.bp, builder.bp, crosstab.bp, charts.bp, account.bp, sandbox.bp, packages.bp,
-                      regression.bp):
+                      regression.bp, delivery.bp):
         app.register_blueprint(blueprint)
     api.init_app(app)
     return app

@@ -37,7 +37,8 @@ from .forms import LogoutForm
 
 bp = Blueprint("builder", __name__)
 
-QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "mechanism", "weight")
+QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "mechanism", "weight", "show_if",
+                   "show_if_equals")
 SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample", "access", "series",
                  "release_every", "thank_you", "panel_parameters", "panel_code", "panel_redirect")
 # The fields of the precision preview: not part of the definition, kept across every button.

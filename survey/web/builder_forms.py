@@ -40,6 +40,9 @@ class QuestionForm(Form):
     mechanism = SelectField("Mechanism", default="auto",
                             choices=[SelectChoice(name, MECHANISM_NAMES[name]) for name in NUMBER_MECHANISMS])
     weight = StringField("Weight", default="1", render_kw={"inputmode": "decimal", **NO_AUTOFILL})
+    # Display logic (survey/core/branching.py): the earlier question's id, and the answers of it that show this one.
+    show_if = StringField("Show only if the answer to question (id)", render_kw=NO_AUTOFILL)
+    show_if_equals = TextAreaField("… is one of these answers, one per line", render_kw={"rows": 2})
 
 
 class BuilderForm(FlaskForm):
@@ -137,6 +140,9 @@ def form_to_mapping(form: BuilderForm) -> dict:
         weight = _number(sub.weight.data)
         if weight is not None:
             question["weight"] = weight
+        show_if = _show_if(sub.show_if.data, sub.show_if_equals.data)
+        if show_if is not None:
+            question["show_if"] = show_if
         questions.append(question)
     data["questions"] = questions
     return {name: value for name, value in data.items() if value is not None}
@@ -170,6 +176,24 @@ def _completion_formdata(data: Mapping) -> dict:
             "panel_code": _text(panel.get("code")), "panel_redirect": _text(panel.get("redirect"))}
 
 
+def _show_if(question: str | None, equals: str | None) -> dict | None:
+    """Return the show_if table of the builder's two fields (None when both are blank)."""
+    question = (question or "").strip()
+    answers = [line.strip() for line in (equals or "").splitlines() if line.strip()]
+    if not question and not answers:
+        return None
+    return {"question": question, "equals": answers[0] if len(answers) == 1 else answers}
+
+
+def _show_if_fields(value) -> tuple[str, str]:
+    """Return the builder's two fields (question id, answers one per line) of a definition's show_if."""
+    if not isinstance(value, Mapping):
+        return ("", "") if value is None else (_text(value), "")
+    equals = value.get("equals")
+    lines = "\n".join(map(str, equals)) if isinstance(equals, list) else _text(equals)
+    return _text(value.get("question")), lines
+
+
 def _text(value) -> str:
     if value is None:
         return ""
@@ -198,6 +222,7 @@ def mapping_to_formdata(data: Mapping) -> dict:
         options = question.get("options")
         if question.get("decline") is True:
             fields[prefix + "decline"] = "y"
+        fields[prefix + "show_if"], fields[prefix + "show_if_equals"] = _show_if_fields(question.get("show_if"))
         fields.update({
             prefix + "kind": kind if kind in KINDS else "yes_no", prefix + "id": _text(question.get("id")),
             prefix + "text": _text(question.get("text")),

@@ -18,7 +18,7 @@ from ..core.anytime import DEFAULT_PLANNED, FIXED, KINDS
 from ..core.crosstab import default_pair
 from ..core.readout import readouts
 from ..core.releases import early_release_warning, release_sentence, release_view
-from ..exports.export import iter_responses_csv
+from ..exports.export import csv_from_lines, line_cells
 from .access import survey_for_researcher
 from .auth import login_required
 from .db import get_store
@@ -145,6 +145,10 @@ def endpoint_at(rule: str) -> str | None:
     return next((item.endpoint for item in current_app.url_map.iter_rules() if item.rule == rule), None)
 
 
+# Rows per chunk of a streamed responses.csv (a page of the store's read).
+STREAM_PAGE = 1000
+
+
 def csv_response(text, filename: str) -> Response:
     """Return a CSV download of ``text`` (a string, or an iterator of chunks streamed as they come)."""
     return Response(text, mimetype="text/csv",
@@ -177,9 +181,10 @@ def results_xlsx(slug):
 
 
 def responses_download(design: dict) -> Response:
-    """Return responses.csv of a survey's design, streamed from the database in random-id order."""
+    """Return responses.csv of a survey's design, streamed from the database in random-id order, a page at a time."""
     slug = design["slug"]
-    return csv_response(iter_responses_csv(design, get_store().iter_responses(slug)), f"{slug}-responses.csv")
+    lines = get_store().iter_response_lines(slug, line_cells(design), page=STREAM_PAGE)
+    return csv_response(csv_from_lines(design, lines), f"{slug}-responses.csv")
 
 
 @bp.get("/surveys/<slug>/responses.csv")

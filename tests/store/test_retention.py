@@ -56,6 +56,9 @@ def _fill(store, design: dict):
     owner = store.get_user("owner@example.org")
     store.invite_collaborator(slug, owner["id"], "third@example.org")
     store.set_deletion_date(slug, "2030-01-01")
+    store.add_addresses(slug, [f"invitee@{slug}.example.org"])
+    (address,) = store.addresses_to_mail(slug, "invitation")
+    store.record_mail(slug, address["id"], "invitation")
     # A third response through the invitation's last token: 2 released, 1 held.
     assert store.add_submission(slug, design["hash"], answers, invite=tokens[2])
     state = store.release_state(slug)
@@ -86,7 +89,7 @@ def test_delete_survey_leaves_no_row_of_it_in_any_table(store):
     before = _rows_naming(store, "gone-survey", gone["hash"])
     # The enumeration finds the rows it must: the survey, its tallies, invitations, sandbox and report tables.
     assert {"surveys", "tallies", "invitations", "collaborators", "sandbox_tallies",
-            "collaborator_invitations"} <= set(before), before
+            "collaborator_invitations", "invitation_addresses", "mail_log"} <= set(before), before
     assert sum(1 for count in before.values() if count == -1) >= 2, "its report and sandbox tables"
     kept_before = _rows_naming(store, "kept-survey", kept["hash"])
 
@@ -99,7 +102,7 @@ def test_delete_survey_leaves_no_row_of_it_in_any_table(store):
     if not is_postgres(store):
         files = [Path(store.path), Path(f"{store.path}-wal")]
         assert not any(b"gone-survey" in path.read_bytes() for path in files if path.exists()), \
-            "no byte of the slug stays in the database file or its write-ahead log"
+            "no byte of the slug or its invitee's address stays in the database file or its write-ahead log"
     if is_postgres(store):
         functions = store.conn.execute("SELECT count(*) FROM pg_proc WHERE proname LIKE ?",
                                        [f"%{gone['hash'][:16]}%"]).fetchone()[0]

@@ -145,7 +145,7 @@ def build_every_kind(client):
     """Build, through the no-JS buttons, a survey with one question of every kind; return the last page."""
     response = client.get("/surveys/build")
     assert response.status_code == 200
-    assert shown(response, 0) == ["kind", "id", "text", "weight"]
+    assert shown(response, 0) == ["kind", "id", "text", "weight", "show_if", "show_if_equals"]
     response = press(client, response, "add:choice", **{
         "title": "Habits", "slug": "habits", "description": 'A "quoted" \\ description\nover two lines',
         "epsilon": "2", "questions-0-id": "smoker", "questions-0-text": "Do you smoke?"})
@@ -521,7 +521,8 @@ def test_the_builder_offers_every_definition_field(owner):
     names = names_in(response)
     assert SURVEY_FIELDS - {"questions", "panel"} | {"panel_parameters", "panel_code", "panel_redirect"} <= names
     for index, kind in enumerate(["yes_no", "choice", "multi", "number"]):
-        assert set(shown(response, index)) == QUESTION_FIELDS[kind], kind
+        # show_if is the pair of fields show_if (the earlier question) and show_if_equals (its answers).
+        assert set(shown(response, index)) - {"show_if_equals"} == QUESTION_FIELDS[kind], kind
     body = page(response)
     for hint in ("single-use invitation link", "waves of one study", f"at most {MAX_OPTIONS}",
                  f"Adds “{DECLINE_LABEL}” as the last option"):
@@ -529,6 +530,16 @@ def test_the_builder_offers_every_definition_field(owner):
     for kind in ("choice", "multi"):
         template = re.search(rf'<template id="question-template-{kind}">(.*?)</template>', body, re.S).group(1)
         assert 'id="questions-__index__-decline"' in template, "the JS path adds the box too"
+
+
+def test_show_only_if_in_the_builder_saves_show_if_and_names_a_bad_answer(owner):
+    response = build_every_kind(owner)
+    response = press(owner, response, "preview", **{"questions-1-show_if": "smoker", "questions-1-show_if_equals": "maybe"})
+    assert "which is not an option of" in page(response)
+    assert 'aria-invalid="true"' in tag_of(response, "questions-1-show_if")
+    response = press(owner, response, "preview", **{"questions-1-show_if": "smoker", "questions-1-show_if_equals": "yes"})
+    assert response.status_code == 200, field_errors_of(response)
+    assert not field_errors_of(response)
 
 
 @pytest.mark.slow
@@ -740,11 +751,11 @@ def test_change_a_questions_kind_without_javascript(owner, db_path):
     assert (values["questions-1-id"], values["questions-1-text"], values["questions-1-weight"]) == (
         "transport", "How do you travel?", "0.5")
     assert values["questions-1-options"] == "walk\nbicycle\ncar" and values["questions-1-decline"] == "y"
-    assert shown(response, 1) == ["kind", "id", "text", "options", "decline", "weight"]
+    assert shown(response, 1) == ["kind", "id", "text", "options", "decline", "weight", "show_if", "show_if_equals"]
     assert "respondents tick any number of them" in page(response), "the options' hint is the multi one"
 
     response = press(owner, response, "kind:1", **{"questions-1-kind": "number"})
-    assert shown(response, 1) == ["kind", "id", "text", "min", "max", "mechanism", "weight"]
+    assert shown(response, 1) == ["kind", "id", "text", "min", "max", "mechanism", "weight", "show_if", "show_if_equals"]
     assert fields(response)["questions-1-options"] == "walk\nbicycle\ncar", "hidden, not lost"
     response = press(owner, response, "preview", **{"questions-1-min": "0", "questions-1-max": "20"})
     assert response.status_code == 200, field_errors_of(response)
@@ -754,7 +765,7 @@ def test_change_a_questions_kind_without_javascript(owner, db_path):
 
     # Back to single choice: the options are back; the hidden smallest and largest answers are no errors.
     response = press(owner, response, "kind:1", **{"questions-1-kind": "choice", "questions-1-max": "lots"})
-    assert shown(response, 1) == ["kind", "id", "text", "options", "decline", "weight"]
+    assert shown(response, 1) == ["kind", "id", "text", "options", "decline", "weight", "show_if", "show_if_equals"]
     assert fields(response)["questions-1-options"] == "walk\nbicycle\ncar"
     preview = owner.post("/surveys/build/preview.json", data=fields(response))
     assert preview.json["ok"] is True and preview.json["errors"] == {}
