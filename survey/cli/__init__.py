@@ -4,7 +4,8 @@ Every command is a thin layer over the core modules; user errors (a bad definiti
 unknown survey, a bad --truth) become one-line messages, never tracebacks.
 
 This package holds the ``main`` group; the commands live in modules by topic:
-surveys (definition and lifecycle), results (estimates and exports), accounts (the
+surveys (definition and lifecycle), holdings (listing, archiving
+and deleting), results (estimates and exports), accounts (the
 ``user`` and ``token`` groups) and operations (serve, demo, simulate, backup), with
 the helpers they share in common.
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import click
 
-from . import accounts, analysis, checking, delivery, operations, results, surveys
+from . import accounts, analysis, checking, delivery, holdings, operations, results, surveys
 from .common import loaded_classes
 
 DEFAULT_DB = "ldp-survey.db"
@@ -93,7 +94,8 @@ def main(ctx, db):
 for command in (
     surveys.create, surveys.plan, surveys.share, surveys.publish, surveys.close, surveys.reopen, surveys.release,
     surveys.invite, delivery.qr, delivery.mail,
-    surveys.duplicate, surveys.delete,
+    surveys.duplicate, holdings.delete,
+    holdings.list_surveys, holdings.archive, holdings.unarchive, holdings.delete_on, holdings.purge,
     results.aggregate, results.crosstab, results.export,
     analysis.regress, analysis.analyze, analysis.codebook,
     accounts.user, accounts.token,

@@ -249,7 +249,8 @@ def _export_content(store, design: dict, what: str, fmt: str, level: float, sand
 
     slug = design["slug"]
     if what == "codebook":
-        return json.dumps(make_codebook(design, simulated=simulated, sandbox=sandbox), indent=2,
+        return json.dumps(make_codebook(design, simulated=simulated, sandbox=sandbox,
+                                        delete_after=store.retention(slug)["delete_after"]), indent=2,
                           ensure_ascii=False) + "\n"
     if what == "aggregates":
         rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level,
@@ -320,7 +321,8 @@ def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool,
         rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level,
                                     intervals=intervals, planned=planned)
         contents = package_files(design, rows, _responses_chunks(store, design, sandbox),
-                                 make_codebook(design, simulated=simulated, sandbox=sandbox), sandbox=sandbox)
+                                 make_codebook(design, simulated=simulated, sandbox=sandbox,
+                                               delete_after=store.retention(slug)["delete_after"]), sandbox=sandbox)
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -1,5 +1,5 @@
 """Commands that define surveys and move them through their lifecycle: create, plan, share,
-publish, close, reopen, invite, duplicate, delete."""
+publish, close, reopen, invite, duplicate (``delete`` is in ``holdings``)."""
 
 from __future__ import annotations
 
@@ -89,7 +89,8 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
     respondent page's path, and warns (on stderr) about every question whose expected
     95% margin at --respondents is wider than --warn-margin, with the respondents it
     needs. Only its owner and collaborators see its results; a survey
-    created without --owner is visible to no researcher until `share` gives it one.
+    created without --owner is visible to no researcher until `share` gives it one
+    (when the database has researcher accounts, a warning on stderr says so).
     The survey is open to respondents at once, or with --draft a draft until `publish`.
     A draft can be replaced freely; an open survey only while it has no responses; a
     closed one not at all.
@@ -111,6 +112,7 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
     try:
         store.create_survey(text, design, replace=replace, owner=owner, status="draft" if draft else None)
         status = store.survey_status(design["slug"])
+        accounts = owner is None and bool(store.list_users())
     except StoreError as exc:
         exists_unanswered = store.survey_exists(design["slug"]) and not store.received_count(design["slug"])
         hint = "; pass --replace to replace it" if exists_unanswered and not replace else ""
@@ -122,7 +124,10 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
     click.echo(release_plan_sentence(design))
     if status == "draft":
         click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
-    if owner is None:
+    if accounts:
+        click.echo(f"Warning: no owner: the survey is invisible in the web to every researcher account until "
+                   f"`ldp-survey share {design['slug']} EMAIL` (or create it with --owner EMAIL)", err=True)
+    elif owner is None:
         click.echo(f"No owner: no researcher sees its results until `ldp-survey share {design['slug']} EMAIL`")
     if design.get("access") == "invite":
         click.echo(f"Invitation only: make links with `ldp-survey invite {design['slug']} --count N --base URL`")
@@ -312,30 +317,6 @@ def duplicate(db, slug, new_slug):
     click.echo(f"Duplicated {slug} into the draft {new_slug}; publish it with `ldp-survey publish {new_slug}`")
 
 
-@click.command()
-@click.argument("slug")
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@click.pass_obj
-def delete(db, slug, yes):
-    """Delete a draft (only a draft: it has no responses).
-
-    \b
-    Examples:
-      ldp-survey delete smoking-2027
-      ldp-survey delete smoking-2027 --yes
-    """
-    store = open_store(db, must_exist=True)
-    try:
-        load_design(store, slug)
-        status = store.survey_status(slug)
-        if status != "draft":
-            store.delete_draft(slug)  # raises the StoreError naming the status and what it allows
-        if not yes:
-            click.confirm(f"Delete the draft {slug}?", abort=True)
-        store.delete_draft(slug)
-    finally:
-        store.close()
-    click.echo(f"Deleted the draft {slug}")
 
 
 @click.command()

@@ -150,11 +150,12 @@ def _release_entry(design: dict) -> dict:
                      "epsilon_spent, the local guarantee")}
 
 
-def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict:
+def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_after: str | None = None) -> dict:
     """Return the JSON-ready codebook of a survey's design (see the module docstring).
 
     ``simulated``, when not 0, adds ``simulated_kept_apart``: how many simulated responses the
-    real files leave out. With ``sandbox`` the codebook is of the sandbox's export, whose rows
+    real files leave out. ``delete_after``, when set, adds ``deletion_date``: the day from which
+    the survey and all its data are deleted from the server. With ``sandbox`` the codebook is of the sandbox's export, whose rows
     also have a source (test answers and simulated responses, never real ones).
     """
     columns_by_question: dict[str, list[dict]] = {}
@@ -225,6 +226,9 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
         **({"data": "sandbox", "leading_columns": ["response_id", "received_day", "source"]} if sandbox else {}),
         **({"simulated_kept_apart": {"responses": simulated, "note": simulated_note(simulated)}}
            if simulated else {}),
+        **({"deletion_date": {"day": delete_after, "note": "from this day (UTC) the survey and all its data are "
+                              "deleted from the server that collected them; copies such as this file are not"}}
+           if delete_after else {}),
         "files": {
             "responses": responses,
             "aggregates": "the aggregates CSV: one row per estimand below, in the same order, with the same "

@@ -22,6 +22,7 @@ from ..core.design import release_every
 from . import admission, lines, patterns
 from .accounts import Accounts
 from .mailing import Mailing
+from .retention import Retention
 from .errors import SlugTaken, StoreError, SurveyClosed, SurveyNotFound
 from .ids import new_ids, today
 from .location import is_postgres_url
@@ -67,7 +68,7 @@ _DESIGNS_LOCK = threading.Lock()
 BACKENDS: dict[str, type] = {}
 
 
-class Store(Accounts, Mailing):
+class Store(Accounts, Mailing, Retention):
     """A survey database: ``Store(location)`` opens PostgreSQL's store for a ``postgresql://`` URL, else SQLite's.
 
     Both backends (``sqlite.SqliteStore``, ``postgres.PostgresStore``) run the methods here with
@@ -151,14 +152,21 @@ class Store(Accounts, Mailing):
         sources, target = TRANSITIONS[action]
         with self._write() as conn:
             self._serialize(conn, survey_lock(slug))
-            row = conn.execute("SELECT status FROM surveys WHERE slug = ?", [slug]).fetchone()
+            row = conn.execute("SELECT status, archived FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
+            if row[1]:
+                raise StoreError(f"cannot {action} survey {slug!r}: it is archived and read-only "
+                                 "(unarchive it first, or delete it)")
             if row[0] not in sources:
                 raise StoreError(f"cannot {action} survey {slug!r}: it is {_status_phrase(row[0])} "
                                  f"({ALLOWED[row[0]]})")
             conn.execute("UPDATE surveys SET status = ? WHERE slug = ?", [target, slug])
         return target
+
+    def _lock_survey(self, conn, slug: str):
+        """Wait in ``conn``'s write for the inserts that checked the survey's status, and hold them off."""
+        self._serialize(conn, survey_lock(slug))
 
     def publish_survey(self, slug: str) -> str:
         """Open a draft to respondents (draft -> open); its design is then frozen once responses arrive."""
@@ -244,21 +252,6 @@ class Store(Accounts, Mailing):
         if row is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
         return row[0]
-
-    def list_surveys(self, *, user_id: int | None = None) -> list[dict]:
-        """Return the slug, title, creation day, design hash, response count, owner and status of surveys, by slug.
-
-        Every survey, or with ``user_id`` only those that researcher owns or collaborates on.
-        """
-        sql = (f"SELECT s.slug, s.title, s.created_day, s.design_hash, {self._responses_sql}, u.email, s.status "
-               "FROM surveys s LEFT JOIN users u ON u.id = s.owner_id")
-        parameters: list = []
-        if user_id is not None:
-            sql += (" WHERE s.owner_id = ? OR EXISTS (SELECT 1 FROM collaborators c "
-                    "WHERE c.survey = s.slug AND c.user_id = ?)")
-            parameters = [user_id, user_id]
-        return [dict(zip(("slug", "title", "created_day", "design_hash", "responses", "owner", "status"), row))
-                for row in self._execute(sql + " ORDER BY s.slug", parameters).fetchall()]
 
     # Responses
 

@@ -29,7 +29,8 @@ PAGE = 50_000
 PLAIN_TABLES = (
     ("users", ("id", "email", "password_hash", "created_day", "session_epoch", "session_key", "token_key")),
     ("settings", ("key", "value")),
-    ("surveys", ("slug", "title", "definition", "design", "design_hash", "created_day", "owner_id", "status")),
+    ("surveys", ("slug", "title", "definition", "design", "design_hash", "created_day", "owner_id", "status",
+                 "archived", "delete_after")),
     ("collaborators", ("survey", "user_id")),
     ("api_tokens", ("id", "user_id", "token_key", "token_hash", "label", "created_day")),
     ("invitations", ("token_hash", "survey", "created_day")),

@@ -45,6 +45,7 @@ COPY_ROWS = 1000
 # Sums of the counts that list_surveys and the count reads use (``s`` is the surveys row).
 RESPONSES_SQL = (f"(SELECT CAST(coalesce(sum(t.count), 0) AS BIGINT) FROM tallies t WHERE t.survey = s.slug "
                  f"AND t.question = {COUNT_QUESTION} AND t.option = {REPORTS})")
+HELD_SQL = RESPONSES_SQL.replace(f"t.question = {COUNT_QUESTION}", f"t.question = {HELD_QUESTION}")
 
 
 def pg_ddl(sql: str) -> str:
@@ -426,3 +427,10 @@ def release_due(conn, slug: str, design: dict, day: str) -> int:
         return 0
     count = held_count(conn, slug)
     return _move_held(conn, slug, design, count // step * step, day) if count >= step else 0
+
+
+def survey_tables(conn) -> list[str]:
+    """Return every table of the current schema that has a ``survey`` column (the rows a survey's deletion removes)."""
+    return [row[0] for row in conn.execute(
+        "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND column_name = 'survey' ORDER BY table_name").fetchall()]

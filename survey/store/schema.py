@@ -583,3 +583,23 @@ def m015_joint_patterns(db):
         patterns.recreate(conn, design, table_name(design), sandbox_table_name(design["hash"]))
         conn.execute(f'DROP TRIGGER IF EXISTS "{trigger_name(design)}"')
         conn.execute(tally_trigger_sql(slug, design))
+
+
+@migrations()
+def m016_retention(db):
+    """Let a survey be archived (read-only, hidden from default lists) and carry an optional deletion date.
+
+    ``archived`` is 1 for an archived survey, whose status is then "closed" (so no insert,
+    which checks status = 'open', can store a response); ``delete_after`` is the ISO day from
+    which ``ldp-survey purge --due`` deletes it (NULL: no date).
+    """
+    db.conn.execute("ALTER TABLE surveys ADD COLUMN archived INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1))")
+    db.conn.execute("ALTER TABLE surveys ADD COLUMN delete_after TEXT")
+
+
+def survey_tables(conn) -> list[str]:
+    """Return every table of the database that has a ``survey`` column (the rows a survey's deletion removes)."""
+    tables = [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()]
+    return [table for table in tables
+            if any(column[1] == "survey" for column in conn.execute(f'PRAGMA table_info("{table}")').fetchall())]

@@ -71,6 +71,7 @@ class SqliteStore(Store, backend="sqlite"):
     _schema = schema
     # The SQL expression of a survey's released responses in list_surveys (``s`` is the surveys row).
     _responses_sql = "s.responses"
+    _held_sql = "s.pending"
 
     def __init__(self, path: str | Path, *, migrate: bool = True, synchronous: str | None = None):
         synchronous = synchronous_level(synchronous)
