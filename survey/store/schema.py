@@ -587,12 +587,7 @@ def m015_joint_patterns(db):
 
 @migrations()
 def m016_retention(db):
-    """Let a survey be archived (read-only, hidden from default lists) and carry an optional deletion date.
-
-    ``archived`` is 1 for an archived survey, whose status is then "closed" (so no insert,
-    which checks status = 'open', can store a response); ``delete_after`` is the ISO day from
-    which ``ldp-survey purge --due`` deletes it (NULL: no date).
-    """
+    """Let a survey be archived (``archived`` 1: status closed, hidden) and carry a deletion day (``delete_after``)."""
     db.conn.execute("ALTER TABLE surveys ADD COLUMN archived INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1))")
     db.conn.execute("ALTER TABLE surveys ADD COLUMN delete_after TEXT")
 
