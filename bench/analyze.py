@@ -12,8 +12,8 @@ child's peak RSS from wait4):
   regress      python -m survey analyze FILE regress lung_disease smoker cigarettes --codebook BOOK --format csv
   floor        python -m survey --version  (the interpreter's and the CLI's start-up)
 
-and prints the medians, each command's ratio to the reference's median, and the peak RSS (which
-counts the benchmark's own RSS at the fork: the floor's figure shows it). The
+and prints the medians, each command's ratio to the reference's median, and the peak RSS (measured by
+/usr/bin/time when there is one, else wait4, which counts the benchmark's own RSS at the fork). The
 runs interleave (reference, aggregate, crosstab, regress; then again) so that a change in the
 machine's load falls on all of them.
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common  # noqa: E402
 import numpy as np  # noqa: E402
+import startup  # noqa: E402
 
 GIVEN = ["lung_disease|smoker=1:0.18", "lung_disease|smoker=0:0.06"]
 BATCH = 100_000
@@ -77,25 +77,9 @@ def commands(responses: Path, book: Path) -> dict[str, list[str]]:
     }
 
 
-def timed(command: list[str], timeout: float) -> tuple[float, float]:
-    """Run a command; return (wall seconds, the child's peak RSS in MB)."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, env=common.child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + timeout
-    while True:
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError(f"{' '.join(command)} took longer than {timeout} s")
-        time.sleep(0.005)
-    elapsed = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode:
-        raise RuntimeError(f"{' '.join(command)} exited {process.returncode}: {process.stderr.read().decode()[-2000:]}")
-    process.stderr.close()
-    return elapsed, usage.ru_maxrss / 1024
+def timed(command: list[str], timeout: float, cwd: Path) -> tuple[float, float]:
+    """Run a command in ``cwd``; return (wall seconds, its peak RSS in MB), as bench/startup.py measures them."""
+    return startup.timed(command, common.child_env(), timeout, cwd)
 
 
 def main() -> None:
@@ -106,26 +90,39 @@ def main() -> None:
     parser.add_argument("--tmp", type=Path, default=None, help="directory for the files")
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--write", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--responses", type=Path, default=None, metavar="CSV",
+                        help="time this responses.csv of the smoking survey (e.g. a 10M-row file made by repeating "
+                             "a 1M-row one's data lines) instead of writing one; its codebook is written beside it "
+                             "in the temporary directory")
     args = parser.parse_args()
     if args.write is not None:
         write_files(args.write, args.n, args.seed)
         return
     common.header("analyze: re-analysis from responses.csv against pandas.read_csv of the same file", args)
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-        # Written by a child process: a child's peak RSS (wait4) counts its parent's at the fork, so this one
-        # stays small.
         start = time.perf_counter()
-        subprocess.run([common.PYTHON, __file__, "--write", tmp, "--n", str(args.n), "--seed", str(args.seed)],
-                       env=common.child_env(), check=True, timeout=args.timeout)
-        responses, book, built = Path(tmp) / "responses.csv", Path(tmp) / "codebook.json", time.perf_counter() - start
+        book = Path(tmp) / "codebook.json"
+        if args.responses is None:
+            # Written by a child process, so that this one stays small (see startup.timed).
+            subprocess.run([common.PYTHON, __file__, "--write", tmp, "--n", str(args.n), "--seed", str(args.seed)],
+                           env=common.child_env(), check=True, timeout=args.timeout)
+            responses = Path(tmp) / "responses.csv"
+        else:
+            from survey.exports.codebook import codebook
+
+            book.write_text(json.dumps(codebook(common.smoking_design()), indent=2), encoding="utf-8")
+            responses = args.responses.resolve()
+        with responses.open("rb") as handle:
+            rows = sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 24), b"")) - 1
         size = responses.stat().st_size
-        print(f"wrote {args.n:,} rows, {size / 1e6:.1f} MB, in {built:.1f} s", flush=True)
+        print(f"{'wrote' if args.responses is None else 'read'} {rows:,} rows, {size / 1e6:.1f} MB, "
+              f"in {time.perf_counter() - start:.1f} s", flush=True)
         todo = commands(responses, book)
         times = {name: [] for name in todo}
         peaks = {name: [] for name in todo}
         for attempt in range(args.runs):
             for name, command in todo.items():
-                elapsed, peak = timed(command, args.timeout)
+                elapsed, peak = timed(command, args.timeout, Path(tmp))
                 times[name].append(elapsed)
                 peaks[name].append(peak)
                 print(f"run {attempt + 1} {name:<10} {elapsed:7.2f} s  peak RSS {peak:6.0f} MB", flush=True)

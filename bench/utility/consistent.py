@@ -10,11 +10,11 @@ so the same answers and reports as its n = 100,000 run), then post-processed by
   with our channel (p on the diagonal, q elsewhere), as its ``*_Aggregator_IBU`` builds it;
 - **MLE**: the same ``IBU`` run to convergence (100,000 iterations): multi-freq-ldpy 0.2.5 has no
   function named MLE, and for GRR the limit of its EM is the exact maximum-likelihood estimate
-  (checked against ``survey.core.estimators.indicator_mle``); for a bit-vector mechanism it is the
+  (checked against ``survey.core.consistent.indicator_mle``); for a bit-vector mechanism it is the
   maximum of the library's likelihood of the count vector;
 - **MI**: multi-freq-ldpy's default post-processing (clip negatives to 0 and renormalise), for reference;
 - **ours**: the ``consistent`` column of ``aggregate_counts``, the product's rule
-  (``estimators.consistent_view``).
+  (``consistent.consistent_view``).
 
 It also reports the mean width of the simultaneous intervals before and after tightening by the
 sum (``consistent_low``/``consistent_high``). Run it in the bench venv:

@@ -32,8 +32,12 @@ import piecewise from './piecewise.js';
 import hybrid from './hybrid.js';
 import opm from './opm.js';
 
-/** Every mechanism, each listed once. */
-export const MECHANISMS = Object.freeze([warner, grr, oue, subset, multiBits, multiSampled, duchi, piecewise, hybrid, opm]);
+/**
+ * Every mechanism, each listed once. The respondent page's joined script (survey/web/page_bundle.py)
+ * leaves out the modules its survey does not use; their imports are then undefined and dropped here.
+ */
+export const MECHANISMS = Object.freeze(
+  [warner, grr, oue, subset, multiBits, multiSampled, duchi, piecewise, hybrid, opm].filter((m) => m !== undefined));
 
 /** Return the mechanism registered for (kind, name), or undefined. */
 export function findMechanism(kind, name) {

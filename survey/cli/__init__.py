@@ -4,9 +4,14 @@ Every command is a thin layer over the core modules; user errors (a bad definiti
 unknown survey, a bad --truth) become one-line messages, never tracebacks.
 
 This package holds the ``main`` group; the commands live in modules by topic:
-surveys (definition and lifecycle), results (estimates and exports), accounts (the
+surveys (definition and lifecycle), holdings (listing, archiving
+and deleting), results (estimates and exports), accounts (the
 ``user`` and ``token`` groups) and operations (serve, demo, simulate, backup), with
 the helpers they share in common.
+
+Start-up stays light: importing this package loads click and the command modules, which import
+the core, the store, numpy, scipy, pandas and the web app only inside the commands that use them
+(tests/cli/test_startup.py), so ``ldp-survey --version`` and ``--help`` load none of them.
 """
 
 from __future__ import annotations
@@ -16,15 +21,14 @@ from pathlib import Path
 
 import click
 
-from ..core.definition import DefinitionError
-from ..core.reports import ReportError
-from ..core.simulate import TruthError
-from ..store.location import display_location
-from ..store import StoreError
-from . import accounts, analysis, delivery, operations, results, surveys
+from . import accounts, analysis, checking, delivery, holdings, operations, results, surveys
+from .common import loaded_classes
 
 DEFAULT_DB = "ldp-survey.db"
-USER_ERRORS = (DefinitionError, StoreError, ReportError, TruthError)
+# The user errors of the core and the store, by module and name (looked up among the imported modules, so that
+# a command imports only what it uses).
+USER_ERRORS = (("survey.core.definition", "DefinitionError"), ("survey.store.errors", "StoreError"),
+               ("survey.core.reports", "ReportError"), ("survey.core.simulate", "TruthError"))
 
 
 def _version() -> str:
@@ -40,23 +44,35 @@ def _version() -> str:
         return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
 
 
+def _print_version(ctx, param, value) -> None:
+    """Print ``ldp-survey, version X`` and exit (the version is looked up only when asked for)."""
+    if value and not ctx.resilient_parsing:
+        click.echo(f"ldp-survey, version {_version()}")
+        ctx.exit()
+
+
 class SurveyGroup(click.Group):
     """A click group that turns the core's user errors into ClickException messages."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except USER_ERRORS as exc:
-            raise click.ClickException(str(exc)) from exc
-        except sqlite3.DatabaseError as exc:
-            raise click.ClickException(f"cannot use the database {display_location(ctx.obj)}: {exc}") from exc
+        except Exception as exc:
+            if isinstance(exc, loaded_classes(USER_ERRORS)):
+                raise click.ClickException(str(exc)) from exc
+            if isinstance(exc, sqlite3.DatabaseError):
+                from ..store.location import display_location
+
+                raise click.ClickException(f"cannot use the database {display_location(ctx.obj)}: {exc}") from exc
+            raise
 
 
 @click.group(cls=SurveyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", default=DEFAULT_DB, envvar="LDP_SURVEY_DB", show_default=True, show_envvar=True,
               help="Where surveys, responses and accounts are kept: a SQLite file (the default), or a "
                    "PostgreSQL database as a URL, postgresql://USER@HOST/DBNAME (several servers can share one).")
-@click.version_option(_version(), "--version", prog_name="ldp-survey")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 @click.pass_context
 def main(ctx, db):
     """Surveys under local differential privacy.
@@ -78,10 +94,12 @@ def main(ctx, db):
 for command in (
     surveys.create, surveys.plan, surveys.share, surveys.publish, surveys.close, surveys.reopen, surveys.release,
     surveys.invite, delivery.qr, delivery.mail,
-    surveys.duplicate, surveys.delete,
+    surveys.duplicate, holdings.delete,
+    holdings.list_surveys, holdings.archive, holdings.unarchive, holdings.delete_on, holdings.purge,
     results.aggregate, results.crosstab, results.export,
     analysis.regress, analysis.analyze, analysis.codebook,
     accounts.user, accounts.token,
     operations.serve, operations.demo, operations.simulate, operations.backup, operations.migrate,
+    checking.check,
 ):
     main.add_command(command)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from ..store import EMAIL_RE, MIN_PASSWORD_LENGTH, Store, StoreError
 from .common import open_store
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
 @click.group()
@@ -31,6 +34,8 @@ def _read_password() -> str:
 
 
 def _checked_password(password: str) -> str:
+    from ..store import MIN_PASSWORD_LENGTH
+
     if len(password) < MIN_PASSWORD_LENGTH:
         raise click.ClickException(f"the password must have at least {MIN_PASSWORD_LENGTH} characters, "
                                    f"got {len(password)}")
@@ -52,6 +57,8 @@ def user_add(db, email, replace):
       printf '%s\\n' "$PASSWORD" | ldp-survey user add alice@example.org --replace
     """
     from werkzeug.security import generate_password_hash
+
+    from ..store import EMAIL_RE, StoreError
 
     email = email.strip()
     if not EMAIL_RE.match(email):

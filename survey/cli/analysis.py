@@ -9,13 +9,18 @@ from pathlib import Path
 import click
 
 from ..core.words import format_epsilon
-from .common import LEVEL, SANDBOX, echo_formatted, load_design, open_store, stderr_progress
+from .common import LEVEL, SANDBOX, echo_formatted, load_design, loaded_classes, open_store, stderr_progress
 from .files import open_responses, read_codebook
 
 # A file larger than this (bytes, about 1,000,000 rows of the example survey) shows a progress bar on stderr
 # while it is read (about 1 s per 1,000,000 rows of plain CSV; a chunk of lines it cannot parse in numpy is
 # read row by row, about 2 s per 100,000 rows).
 PROGRESS_FROM = 45_000_000
+
+# What a re-analysis refuses in the data (looked up among the imported modules: an aggregate never imports the
+# regression's).
+DATA_ERRORS = (("survey.core.answer_rows", "ReanalysisError"), ("survey.core.regression", "RegressionError"),
+               ("survey.core.crosstab", "CrosstabError"))
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
                       show_default=True, help="Output format.")
@@ -93,9 +98,6 @@ class _Files:
     def run(self, analysis, *args, **kwargs):
         """Call ``analysis(book, header, rows, ...)`` over the responses, turning data errors into messages."""
         from ..exports.codebook_check import DESIGN_ERRORS
-        from ..core.crosstab import CrosstabError
-        from ..core.reanalysis import ReanalysisError
-        from ..core.regression import RegressionError
 
         try:
             size = self.responses.stat().st_size
@@ -108,9 +110,9 @@ class _Files:
                     return analysis(self.book, header, rows, *args, **kwargs)
         except OSError as exc:
             raise click.ClickException(f"cannot read {self.responses}: {exc.strerror or exc}") from exc
-        except (ReanalysisError, RegressionError, CrosstabError) as exc:
-            raise click.ClickException(f"{self.responses}: {exc}") from exc
-        except DESIGN_ERRORS as exc:
+        except DESIGN_ERRORS as exc:  # the data errors are ValueErrors too
+            if isinstance(exc, loaded_classes(DATA_ERRORS)):
+                raise click.ClickException(f"{self.responses}: {exc}") from exc
             if self.book["design"] is None:
                 raise
             # A design that hashes right but that ldp-survey did not make (edited, then re-hashed).
@@ -163,10 +165,7 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
       ldp-survey analyze survey.csv regress drug_use sex age_group --codebook forced.json --format csv
       ldp-survey analyze survey.csv power drug_use 0.1 0.2 --codebook forced.json
     """
-    from ..core import aggregate as agg
-    from ..core import crosstab as xt
-    from ..core.precision import power_sentence
-    from ..core.reanalysis import aggregate_files, crosstab_files, power_files, regression_files
+    from ..core import reanalysis
 
     if analysis == "crosstab" and len(names) != 2:
         raise click.UsageError("crosstab takes two questions: crosstab A B")
@@ -178,10 +177,14 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
         raise click.UsageError(f"aggregate takes no question names, got {' '.join(names)}")
     files = _Files(responses, codebook_path)
     if analysis == "aggregate":
-        rows = files.run(aggregate_files, level=level)
+        from ..core import aggregate as agg
+
+        rows = files.run(reanalysis.aggregate_files, level=level)
         echo_formatted(fmt, rows, to_csv=agg.rows_to_csv, to_json=agg.rows_to_json, to_table=agg.rows_to_table)
     elif analysis == "crosstab":
-        table = files.run(crosstab_files, *names, level=level)
+        from ..core import crosstab as xt
+
+        table = files.run(reanalysis.crosstab_files, *names, level=level)
         echo_formatted(fmt, table, to_csv=xt.crosstab_to_csv, to_json=xt.crosstab_to_json,
                        to_table=xt.crosstab_to_table)
     elif analysis == "power":
@@ -189,10 +192,12 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
             null, share = float(names[1]), float(names[2])
         except ValueError:
             raise click.UsageError(f"the shares must be numbers in [0, 1], got {names[1]} and {names[2]}") from None
-        result = files.run(power_files, names[0], null, share, alpha=1 - level)
+        from ..core.precision import power_sentence
+
+        result = files.run(reanalysis.power_files, names[0], null, share, alpha=1 - level)
         click.echo(json.dumps(result, indent=2) if fmt == "json" else power_sentence(result))
     else:
-        _echo_regression(files.run(regression_files, names[0], list(names[1:]), level=level), fmt)
+        _echo_regression(files.run(reanalysis.regression_files, names[0], list(names[1:]), level=level), fmt)
 
 
 @click.command()

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from ..core.anytime import DEFAULT_PLANNED
-from ..core.precision import DEFAULT_WARN_MARGIN
-from ..store import Store, SurveyNotFound
-from ..store.location import is_postgres_url
+from ..core.defaults import DEFAULT_PLANNED, DEFAULT_WARN_MARGIN
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 LEVEL = click.option("--level", default=0.95, show_default=True,
                      type=click.FloatRange(0, 1, min_open=True, max_open=True),
@@ -36,8 +37,19 @@ SANDBOX = click.option("--sandbox", is_flag=True,
                             "its real responses; the two are never mixed.")
 
 
+def loaded_classes(names) -> tuple[type, ...]:
+    """Return the classes (module, name) whose modules are imported: the only ones whose instances can exist.
+
+    So an ``except`` can name the core's and the store's errors without importing their (heavy) modules.
+    """
+    return tuple(getattr(sys.modules[module], name) for module, name in names if module in sys.modules)
+
+
 def open_store(db: str, *, must_exist: bool = False) -> Store:
     """Open the database, refusing to create an empty one when ``must_exist``."""
+    from ..store import Store
+    from ..store.location import is_postgres_url
+
     if must_exist and db != ":memory:" and not is_postgres_url(db) and not Path(db).is_file():
         raise click.ClickException(f"no database at {db}; create a survey first with "
                                    f"`ldp-survey --db {db} create FILE.toml`")
@@ -46,6 +58,8 @@ def open_store(db: str, *, must_exist: bool = False) -> Store:
 
 def load_design(store: Store, slug: str) -> dict:
     """Return a survey's design, or fail with the list of slugs the database holds."""
+    from ..store import SurveyNotFound
+
     try:
         return store.get_design(slug)
     except SurveyNotFound as exc:

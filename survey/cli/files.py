@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 import click
-import numpy as np
 
 MAX_ROW = 1 << 20  # bytes in one row of responses.csv (one line, or the lines of a quoted cell spanning several)
 MAX_CELL = 1 << 16  # characters in one cell
@@ -197,6 +196,8 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
 
 def _check_depth(data: bytes, path: Path) -> None:
     """Refuse arrays and objects nested more than MAX_DEPTH deep, before json.loads recurses into them."""
+    import numpy as np
+
     bare = _STRING.sub(b'""', data)  # brackets inside strings do not nest; strings hold no raw newline
     codes = np.frombuffer(bare, dtype=np.uint8)
     steps = np.isin(codes, (ord("["), ord("{"))).astype(np.int64) - np.isin(codes, (ord("]"), ord("}")))

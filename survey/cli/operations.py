@@ -9,18 +9,14 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import numpy as np
 
-from ..core.definition import parse_definition_toml
-from ..core.design import build_design
-from ..core.simulate import (batch_count, complete_truth, format_given, format_truth, parse_given,
-                             parse_truth, simulate_report_batches)
-from ..resources import resource_dir
-from ..store import Store
-from ..store.ids import sorted_id_blocks
 from .common import load_design, open_store, stderr_progress
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 DEMO_SLUG = "smoking-2026"
 DEMO_EMAIL = "demo@example.org"
@@ -138,6 +134,11 @@ def serve(db, host, port, workers, threads, https, per_minute, proxies, flood_st
 def _simulate_into(store: Store, design: dict, *, n: int, truth: dict, seed: int, batch: int,
                    given: dict | None = None, source: str | None = None) -> dict:
     """Simulate n respondents into the store (with ``source``, into the survey's sandbox) and return the full truth used."""
+    import numpy as np
+
+    from ..core.simulate import batch_count, complete_truth, simulate_report_batches
+    from ..store.ids import sorted_id_blocks
+
     truth_rng, answer_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     truth = complete_truth(design, truth, truth_rng)
     batches = simulate_report_batches(design, truth, n=n, batch=batch, rng=answer_rng, given=given)
@@ -193,6 +194,8 @@ def simulate(db, slug, n, truths, givens, seed, batch, alongside_real, clear):
       ldp-survey simulate smoking-2026 --n 500 --alongside-real
       ldp-survey simulate --clear smoking-2026
     """
+    from ..core.simulate import format_given, format_truth, parse_given, parse_truth
+
     if clear and (n is not None or truths or givens):
         raise click.UsageError("--clear deletes the simulated respondents; it takes no --n, --truth or --given")
     if not clear and n is None:
@@ -249,6 +252,8 @@ def backup(db, destination):
       ldp-survey --db /srv/ldp/ldp-survey.db backup /mnt/backup/ldp-survey.db
       ldp-survey --db postgresql://ldp@db.example.org/ldp backup /mnt/backup/ldp.db
     """
+    from ..store import Store
+
     store = open_store(db, must_exist=True)
     try:
         store.backup(destination)
@@ -357,6 +362,11 @@ def demo(db, host, port, respondents, seed, no_serve, force):
 
 def _prepare_demo(db: str, *, respondents: int, seed: int | None, force: bool, hash_password) -> tuple[str, int]:
     """Create and top up the demo survey, reset the demo account; return its password and the response count."""
+    from ..core.definition import parse_definition_toml
+    from ..core.design import build_design
+    from ..core.simulate import format_given, format_truth, parse_given, parse_truth
+    from ..resources import resource_dir
+
     store = open_store(db)
     try:
         others = sorted(survey["slug"] for survey in store.list_surveys() if survey["slug"] != DEMO_SLUG)

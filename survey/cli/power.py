@@ -1,4 +1,5 @@
-"""`plan --power` and `plan --power-two`: the power of a prevalence test for a yes/no question of a definition."""
+"""`plan --power`, `plan --power-two` and `plan --odds-ratio`: the power of a prevalence test for a yes/no question of a
+definition, and the respondents an odds ratio between two needs."""
 
 from __future__ import annotations
 
@@ -51,3 +52,31 @@ def plan_power(design: dict, *, respondents: int, one_sample, two_sample, alpha:
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint=hint) from exc
     return results
+
+
+def plan_odds_ratio(defn, odds, shares, level, respondents: int) -> dict:
+    """Return what detecting an odds ratio between two yes/no questions needs, and its power at ``respondents``,
+    under split allocation."""
+    from ..core.design import allocate_split, design_question
+    from ..core.crosstab_planning import odds_ratio_power, respondents_for_odds_ratio
+
+    a, b, text = odds
+    try:
+        ratio = float(text)
+    except ValueError:
+        raise click.BadParameter(f"the odds ratio must be a number, got {text!r}", param_hint="--odds-ratio") from None
+    entries = {question.id: design_question(question, budget)
+               for question, budget in zip(defn.questions, allocate_split(defn))}
+    for qid in (a, b):
+        if qid not in entries:
+            raise click.BadParameter(f"{qid!r} is not a question of {defn.slug!r}; its questions are "
+                                     f"{', '.join(entries)}", param_hint="--odds-ratio")
+    try:
+        needed = respondents_for_odds_ratio(entries[a], entries[b], share_a=shares[0], share_b_without_a=shares[1],
+                                            odds_ratio=ratio, level=level)
+        power = odds_ratio_power(entries[a], entries[b], share_a=shares[0], share_b_without_a=shares[1],
+                                 odds_ratio=ratio, respondents=respondents, level=level)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--odds-ratio") from exc
+    return {"a": a, "b": b, "odds_ratio": ratio, "share_a": shares[0], "share_b_without_a": shares[1],
+            "power": 0.8, "respondents": needed, "at_respondents": respondents, "power_at_respondents": power}

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..core.anytime import DEFAULT_PLANNED, FIXED
-from ..exports.codebook import simulated_note
+from ..core.defaults import DEFAULT_PLANNED, FIXED
 from .common import (
     INTERVALS,
     LEVEL,
@@ -226,6 +225,8 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
     finally:
         store.close()
     if simulated:
+        from ..exports.codebook import simulated_note
+
         click.echo(f"Note: {simulated_note(simulated)}.", err=True)
     if output is not None:
         click.echo(f"Wrote {what} of {slug} to {output}", err=True)
@@ -248,7 +249,8 @@ def _export_content(store, design: dict, what: str, fmt: str, level: float, sand
 
     slug = design["slug"]
     if what == "codebook":
-        return json.dumps(make_codebook(design, simulated=simulated, sandbox=sandbox), indent=2,
+        return json.dumps(make_codebook(design, simulated=simulated, sandbox=sandbox,
+                                        delete_after=store.retention(slug)["delete_after"]), indent=2,
                           ensure_ascii=False) + "\n"
     if what == "aggregates":
         rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level,
@@ -309,7 +311,7 @@ def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool,
                     planned: int = 1000) -> None:
     """Write the Frictionless Data Package of a survey into ``directory`` (made if missing)."""
     from ..core import aggregate as agg
-    from ..exports.codebook import codebook as make_codebook
+    from ..exports.codebook import codebook as make_codebook, simulated_note
     from ..exports.datapackage import package_files
 
     store = open_store(db, must_exist=True)
@@ -319,7 +321,8 @@ def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool,
         rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level,
                                     intervals=intervals, planned=planned)
         contents = package_files(design, rows, _responses_chunks(store, design, sandbox),
-                                 make_codebook(design, simulated=simulated, sandbox=sandbox), sandbox=sandbox)
+                                 make_codebook(design, simulated=simulated, sandbox=sandbox,
+                                               delete_after=store.retention(slug)["delete_after"]), sandbox=sandbox)
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -1,5 +1,5 @@
 """Commands that define surveys and move them through their lifecycle: create, plan, share,
-publish, close, reopen, invite, duplicate, delete."""
+publish, close, reopen, invite, duplicate (``delete`` is in ``holdings``)."""
 
 from __future__ import annotations
 
@@ -8,19 +8,16 @@ from pathlib import Path
 
 import click
 
-from ..core.definition import parse_definition_toml
-from ..core.design import build_design
-from ..core.languages import translation_warnings
-from ..core.precision import DEFAULT_SHARES, power_sentence, precision_warnings
-from ..core.releases import early_release_warning, release_plan_sentence, release_sentence, release_view
+from ..core.defaults import DEFAULT_SHARES
 from ..core.words import format_epsilon as eps
-from ..store import StoreError
 from .common import LEVEL, WARN_MARGIN, load_design, open_store
-from .power import plan_power, power_options
+from .power import plan_odds_ratio, plan_power, power_options
 
 
 def _read_definition(file: Path):
     """Return the text and the validated definition of a TOML file, or fail with one clear line."""
+    from ..core.definition import parse_definition_toml
+
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -30,6 +27,8 @@ def _read_definition(file: Path):
 
 def _warn_imprecise(defn, *, respondents: int, warn_margin: float, recommended: dict, design=None) -> dict:
     """Print on stderr the warning of every question too imprecise at ``respondents``; return them by id."""
+    from ..core.precision import precision_warnings
+
     found = precision_warnings(defn, respondents=respondents, warn_margin=warn_margin, design=design,
                                recommended=recommended)
     for message in found.values():
@@ -39,6 +38,7 @@ def _warn_imprecise(defn, *, respondents: int, warn_margin: float, recommended: 
 
 def _print_precision(defn, design: dict, *, respondents: int, warn_margin: float):
     """Print what the survey needs for a ±5-point margin; warn where a question is too imprecise or its protection nominal."""
+    from ..core.languages import translation_warnings
     from ..core.planning import DEFAULT_MARGIN, NOMINAL_EPSILON, nominal_warning, plan, plan_allocation
 
     current = plan_allocation(defn, sample=defn.sample if defn.allocation == "sample" else None,
@@ -90,7 +90,8 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
     respondent page's path, and warns (on stderr) about every question whose expected
     95% margin at --respondents is wider than --warn-margin, with the respondents it
     needs, and about each text without a translation. Only its owner and collaborators see its results; a survey
-    created without --owner is visible to no researcher until `share` gives it one.
+    created without --owner is visible to no researcher until `share` gives it one
+    (when the database has researcher accounts, a warning on stderr says so).
     The survey is open to respondents at once, or with --draft a draft until `publish`.
     A draft can be replaced freely; an open survey only while it has no responses; a
     closed one not at all.
@@ -102,12 +103,17 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
       ldp-survey --db study.db create survey.toml --replace
       ldp-survey create survey.toml --respondents 5000 --warn-margin 0.05
     """
+    from ..core.design import build_design
+    from ..core.releases import release_plan_sentence
+    from ..store import StoreError
+
     text, defn = _read_definition(file)
     design = build_design(defn)
     store = open_store(db)
     try:
         store.create_survey(text, design, replace=replace, owner=owner, status="draft" if draft else None)
         status = store.survey_status(design["slug"])
+        accounts = owner is None and bool(store.list_users())
     except StoreError as exc:
         exists_unanswered = store.survey_exists(design["slug"]) and not store.received_count(design["slug"])
         hint = "; pass --replace to replace it" if exists_unanswered and not replace else ""
@@ -119,7 +125,10 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
     click.echo(release_plan_sentence(design))
     if status == "draft":
         click.echo(f"Draft: respondents cannot see it until `ldp-survey publish {design['slug']}`")
-    if owner is None:
+    if accounts:
+        click.echo(f"Warning: no owner: the survey is invisible in the web to every researcher account until "
+                   f"`ldp-survey share {design['slug']} EMAIL` (or create it with --owner EMAIL)", err=True)
+    elif owner is None:
         click.echo(f"No owner: no researcher sees its results until `ldp-survey share {design['slug']} EMAIL`")
     if design.get("access") == "invite":
         click.echo(f"Invitation only: make links with `ldp-survey invite {design['slug']} --count N --base URL`")
@@ -245,6 +254,8 @@ def release(db, slug, now, yes):
       ldp-survey release smoking-2026 --now
       ldp-survey --db study.db release smoking-2026 --now --yes
     """
+    from ..core.releases import early_release_warning, release_sentence, release_view
+
     store = open_store(db, must_exist=True)
     try:
         design = load_design(store, slug)
@@ -307,58 +318,6 @@ def duplicate(db, slug, new_slug):
     click.echo(f"Duplicated {slug} into the draft {new_slug}; publish it with `ldp-survey publish {new_slug}`")
 
 
-@click.command()
-@click.argument("slug")
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@click.pass_obj
-def delete(db, slug, yes):
-    """Delete a draft (only a draft: it has no responses).
-
-    \b
-    Examples:
-      ldp-survey delete smoking-2027
-      ldp-survey delete smoking-2027 --yes
-    """
-    store = open_store(db, must_exist=True)
-    try:
-        load_design(store, slug)
-        status = store.survey_status(slug)
-        if status != "draft":
-            store.delete_draft(slug)  # raises the StoreError naming the status and what it allows
-        if not yes:
-            click.confirm(f"Delete the draft {slug}?", abort=True)
-        store.delete_draft(slug)
-    finally:
-        store.close()
-    click.echo(f"Deleted the draft {slug}")
-
-
-def _plan_odds_ratio(defn, odds, shares, level, respondents: int) -> dict:
-    """Return what detecting an odds ratio between two yes/no questions needs, and its power at ``respondents``,
-    under split allocation."""
-    from ..core.design import allocate_split, design_question
-    from ..core.crosstab_planning import odds_ratio_power, respondents_for_odds_ratio
-
-    a, b, text = odds
-    try:
-        ratio = float(text)
-    except ValueError:
-        raise click.BadParameter(f"the odds ratio must be a number, got {text!r}", param_hint="--odds-ratio") from None
-    entries = {question.id: design_question(question, budget)
-               for question, budget in zip(defn.questions, allocate_split(defn))}
-    for qid in (a, b):
-        if qid not in entries:
-            raise click.BadParameter(f"{qid!r} is not a question of {defn.slug!r}; its questions are "
-                                     f"{', '.join(entries)}", param_hint="--odds-ratio")
-    try:
-        needed = respondents_for_odds_ratio(entries[a], entries[b], share_a=shares[0], share_b_without_a=shares[1],
-                                            odds_ratio=ratio, level=level)
-        power = odds_ratio_power(entries[a], entries[b], share_a=shares[0], share_b_without_a=shares[1],
-                                 odds_ratio=ratio, respondents=respondents, level=level)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--odds-ratio") from exc
-    return {"a": a, "b": b, "odds_ratio": ratio, "share_a": shares[0], "share_b_without_a": shares[1],
-            "power": 0.8, "respondents": needed, "at_respondents": respondents, "power_at_respondents": power}
 
 
 @click.command()
@@ -404,7 +363,9 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
       ldp-survey plan examples/smoking.toml --power smoker 0.2 0.3 --respondents 3000
       ldp-survey plan examples/smoking.toml --power-two smoker 0.3 0.2 --one-sided
     """
+    from ..core.design import build_design
     from ..core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS, plan as make_plan
+    from ..core.precision import power_sentence, precision_warnings
 
     if respondents is not None and margin is not None:
         raise click.UsageError("give --respondents or --margin, not both")
@@ -412,7 +373,7 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
     result = make_plan(defn, respondents=respondents or DEFAULT_RESPONDENTS, margin=margin or DEFAULT_MARGIN,
                        level=level)
     if odds is not None:
-        result["odds_ratio"] = _plan_odds_ratio(defn, odds, shares, level, result["respondents"])
+        result["odds_ratio"] = plan_odds_ratio(defn, odds, shares, level, result["respondents"])
     if one_sample is not None or two_sample is not None:
         result["power"] = plan_power(build_design(defn), respondents=result["respondents"],
                                      one_sample=one_sample, two_sample=two_sample, alpha=alpha, one_sided=one_sided,

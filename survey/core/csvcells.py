@@ -57,7 +57,8 @@ def split_cells(data: bytes, width: int, longest: int) -> Cells | None:
     if crlf and (buf[np.flatnonzero(buf == RETURN) + 1] != NEWLINE).any():
         return None  # a carriage return that does not end a line
     delimiters = np.flatnonzero((buf == COMMA) | (buf == NEWLINE))
-    ends = delimiters[buf[delimiters] == NEWLINE]
+    newline = buf[delimiters] == NEWLINE
+    ends = delimiters[newline]
     if ends.size == 0:
         return _empty(buf, width)
     lengths = np.diff(ends, prepend=-1) - 1
@@ -72,13 +73,15 @@ def split_cells(data: bytes, width: int, longest: int) -> Cells | None:
             gone = np.union1d(gone, gone[buf[gone - 1] == RETURN] - 1)
         buf = np.delete(buf, gone)
         delimiters = np.flatnonzero((buf == COMMA) | (buf == NEWLINE))
+        newline = buf[delimiters] == NEWLINE
     rows = ends.size - int(np.count_nonzero(blank))
     if delimiters.size != rows * width:
         return None
     if rows == 0:
         return _empty(buf, width)
     table = delimiters.reshape(rows, width)
-    if not (buf[table[:, -1]] == NEWLINE).all() or not (buf[table[:, :-1]] == COMMA).all():
+    # rows line ends among rows × width delimiters: each row has its own exactly when it ends every row.
+    if int(np.count_nonzero(newline)) != rows or not newline.reshape(rows, width)[:, -1].all():
         return None
     starts = np.empty_like(table)
     starts[:, 1:] = table[:, :-1] + 1

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import ndtri
-from scipy.stats import norm
+from scipy.special import ndtr, ndtri  # ndtr(-x) is scipy.stats' norm.sf(x), without importing scipy.stats
 
 from .mechanisms import LEVEL, mechanism_for
 from .regression import (EMPTY_CELL, RegressionError, Variable, cells_likelihood, covariate_cells, design_matrix,
@@ -155,7 +154,7 @@ def mean_model(outcome: str, values, covariates: list[Variable], counts, *, leve
     for name, estimate, error in zip(names, gamma, errors):
         z = estimate / error if error > 0 else math.nan
         terms.append(MeanTerm(term=name, estimate=float(estimate), std_error=float(error), z=float(z),
-                              p_value=float(2 * norm.sf(abs(z))) if math.isfinite(z) else math.nan,
+                              p_value=float(2 * ndtr(-abs(z))) if math.isfinite(z) else math.nan,
                               ci_low=float(estimate - z_level * error), ci_high=float(estimate + z_level * error)))
     return MeanModel(outcome=outcome, covariates=tuple(v.name for v in covariates), n=n, level=level,
                      terms=tuple(terms), warnings=tuple(warnings))

@@ -16,15 +16,13 @@ import math
 from dataclasses import dataclass
 
 from .crosstab import CrosstabError, check_allocation, check_pair
+from .defaults import DEFAULT_SHARES, DEFAULT_WARN_MARGIN  # noqa: F401 (re-exported)
 from .definition import MAX_EPSILON, SurveyDefinition
 from .design import design_question
 from .crosstab_planning import pair_share, respondents_for_odds_ratio, worst_conditional_share_variance
 from .planning import DEFAULT_LEVEL, allocation_budgets, plan_question, z_value
 
-DEFAULT_WARN_MARGIN = 0.10
 DEFAULT_ODDS_RATIO = 2.0
-# The population an odds ratio is planned for: the share with A, and with B among those without A.
-DEFAULT_SHARES = (0.5, 0.2)
 DEFAULT_POWER = 0.8
 
 

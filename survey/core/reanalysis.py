@@ -18,18 +18,20 @@ import math
 import re
 import unicodedata
 from fractions import Fraction
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
 
 from .aggregate import AggregateRow, aggregate_counts
 from .answer_rows import ReanalysisError, answers_from_rows, check_header, integer_cell  # noqa: F401 (re-exported)
 from .codec import decode_report, word_count
-from .crosstab import Crosstab, check_allocation, check_pair, crosstab
 from .estimators import debias_binary
-from .modelling import fit_reports, model_questions
-from .planning import prevalence_power
-from .regression import Regression, RegressionError, Variable, logistic_regression
+
+# The crosstab, the models and the power are imported by the analyses that use them: an aggregate of the files
+# need not load scipy.stats and scipy.optimize (0.4 s of `ldp-survey analyze`'s start-up).
+if TYPE_CHECKING:
+    from .crosstab import Crosstab
+    from .regression import Regression
 
 BINARY = "binary"
 EXACT = "exact"
@@ -186,6 +188,8 @@ def _questions(book: dict) -> tuple[dict, dict]:
 def crosstab_files(book: dict, header: list[str], rows: Iterable[list[str]], a: str, b: str, *,
                    level: float) -> Crosstab:
     """Return the crosstab of two questions from the files, as the dashboard computes it."""
+    from .crosstab import check_allocation, check_pair, crosstab
+
     design, questions = _questions(book)
     for qid in (a, b):
         if qid not in questions:
@@ -206,6 +210,9 @@ def crosstab_files(book: dict, header: list[str], rows: Iterable[list[str]], a: 
 def regression_files(book: dict, header: list[str], rows: Iterable[list[str]], outcome: str, covariates: list[str],
                      *, level: float):
     """Return the model of an outcome (yes/no: logistic; number: its mean) on covariates, from the files alone."""
+    from .modelling import model_questions
+    from .regression import RegressionError
+
     names = [outcome, *covariates]
     design = design_of(book)
     if design is not None:
@@ -231,6 +238,9 @@ def design_batches(book: dict, design: dict, header: list[str], rows) -> Iterato
 
 def _fit(questions: list[dict], distinct: np.ndarray, counts: np.ndarray, level: float):
     """Fit the model over the distinct patterns of complete answers' words (the questions' words side by side)."""
+    from .modelling import fit_reports
+    from .regression import RegressionError
+
     if not counts.size:
         raise RegressionError("no response answered all of these questions")
     reports, start = [], 0
@@ -244,6 +254,8 @@ def _fit(questions: list[dict], distinct: np.ndarray, counts: np.ndarray, level:
 def _binary_regression(book: dict, header: list[str], rows: Iterable[list[str]], names: list[str],
                        level: float) -> Regression:
     """Fit the model on a codebook of other designs: randomized yes/no items by their (p, q), exact columns as given."""
+    from .regression import RegressionError, Variable, logistic_regression
+
     check_header(book, header)
     columns = {column["name"]: column for column in book["columns"]}
     estimands = {estimand["column"]: estimand for estimand in book["estimands"]}
@@ -294,6 +306,8 @@ def power_files(book: dict, header: list[str], rows: Iterable[list[str]], questi
     The item's (p, q) come from the codebook and n is the number of its reports in the file, so
     this is the power of the design as it was run (as ``planning.power_plan`` gives it beforehand).
     """
+    from .planning import prevalence_power
+
     estimand = next((entry for entry in book["estimands"]
                      if entry["question"] == question and entry["option"] == "yes"), None)
     if estimand is None:

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import expit, ndtri
-from scipy.stats import chi2, norm
+# scipy.special's chdtrc and ndtr are what scipy.stats' chi2.sf and norm.sf compute, without importing scipy.stats
+# (0.3 s of every command that fits a model).
+from scipy.special import chdtrc, expit, ndtr, ndtri
 
 # Above this |β| an odds ratio is past e^12 ≈ 160,000: some group is estimated all yes or all no.
 BOUNDARY_COEFFICIENT = 12.0
@@ -269,14 +270,14 @@ def logistic_regression(outcome: Variable, covariates: list[Variable], counts, *
     for name, estimate, error in zip(names, beta, std_errors):
         z = estimate / error if error > 0 else math.nan
         terms.append(Term(term=name, estimate=float(estimate), std_error=float(error), z=float(z),
-                          p_value=float(2 * norm.sf(abs(z))) if math.isfinite(z) else math.nan,
+                          p_value=float(2 * ndtr(-abs(z))) if math.isfinite(z) else math.nan,
                           odds_ratio=_odds(estimate),
                           ci_low=_odds(estimate - z_level * error), ci_high=_odds(estimate + z_level * error)))
     statistic = max(0.0, 2 * (value - null_value))
     df = full.dims - 1
     return Regression(outcome=outcome.name, covariates=tuple(v.name for v in covariates), n=n, level=level,
                       terms=tuple(terms), log_likelihood=value, null_log_likelihood=null_value,
-                      lr_statistic=statistic, lr_df=df, lr_p_value=float(chi2.sf(statistic, df)),
+                      lr_statistic=statistic, lr_df=df, lr_p_value=float(chdtrc(df, statistic)) if df > 0 else math.nan,
                       converged=converged, warnings=tuple(warnings))
 
 

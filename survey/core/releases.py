@@ -15,7 +15,6 @@ import math
 from dataclasses import asdict, dataclass
 
 from .design import release_every
-from .planning import posterior_bound
 from .shuffling import DEFAULT_DELTA, central_epsilon
 from .wording import N_, number, tr
 from .words import format_epsilon, percent_up, round_up
@@ -123,6 +122,8 @@ def early_release_sentence(local_epsilon: float, size: int) -> str:
 
 def release_note(design: dict) -> str:
     """Return the respondent's plain sentence on who sees what (the respondent page)."""
+    from .planning import posterior_bound  # here: planning imports scipy.stats, which the codebook's users need not
+
     view = release_view(design, released=0, held=0)
     if view.every == 1:
         return tr("Results are updated as each set of answers arrives, so the protection above is also what anyone "

@@ -28,9 +28,6 @@ import functools
 import math
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import bdtrc
-from scipy.stats import binom
 
 DEFAULT_DELTA = 1e-6
 # The smallest release step the planner proposes, and the largest batch it searches.
@@ -69,6 +66,8 @@ def shuffle_delta(epsilon0: float, n: int, epsilon: float) -> float:
 
 def _at_least(k: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Return Pr[Bin(c, 1/2) ≥ k] elementwise (1 for k ≤ 0, 0 for k > c)."""
+    from scipy.special import bdtrc  # here, not at the top: importing a design stays light (the CLI's start-up)
+
     result = np.where(k <= 0, 1.0, 0.0)
     inside = (k > 0) & (k <= c)
     result[inside] = bdtrc(k[inside] - 1, c[inside], 0.5)
@@ -78,6 +77,8 @@ def _at_least(k: np.ndarray, c: np.ndarray) -> np.ndarray:
 @functools.lru_cache(maxsize=256)
 def _clones(epsilon0: float, n: int) -> tuple[np.ndarray, np.ndarray, float]:
     """Return the values c of C ~ Bin(n − 1, e^−ε₀) worth summing, their probabilities, and the mass left out."""
+    from scipy.stats import binom  # here, not at the top: scipy.stats takes 0.3 s to import
+
     if n == 1:
         return np.zeros(1, dtype=np.int64), np.ones(1), 0.0
     clone = math.exp(-epsilon0)
@@ -107,6 +108,8 @@ def central_epsilon(epsilon0: float, n: int, delta: float = DEFAULT_DELTA) -> fl
 
 @functools.lru_cache(maxsize=4096)
 def _central_epsilon(epsilon0: float, n: int, delta: float) -> float:
+    from scipy.optimize import brentq
+
     if is_within(epsilon0, n, 0.0, delta):
         return 0.0
     if not is_within(epsilon0, n, epsilon0 * (1 - 1e-12), delta):

@@ -150,11 +150,12 @@ def _release_entry(design: dict) -> dict:
                      "epsilon_spent, the local guarantee")}
 
 
-def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict:
+def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_after: str | None = None) -> dict:
     """Return the JSON-ready codebook of a survey's design (see the module docstring).
 
     ``simulated``, when not 0, adds ``simulated_kept_apart``: how many simulated responses the
-    real files leave out. With ``sandbox`` the codebook is of the sandbox's export, whose rows
+    real files leave out. ``delete_after``, when set, adds ``deletion_date``: the day from which
+    the survey and all its data are deleted from the server. With ``sandbox`` the codebook is of the sandbox's export, whose rows
     also have a source (test answers and simulated responses, never real ones).
     """
     columns_by_question: dict[str, list[dict]] = {}
@@ -225,6 +226,9 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
         **({"data": "sandbox", "leading_columns": ["response_id", "received_day", "source"]} if sandbox else {}),
         **({"simulated_kept_apart": {"responses": simulated, "note": simulated_note(simulated)}}
            if simulated else {}),
+        **({"deletion_date": {"day": delete_after, "note": "from this day (UTC) the survey and all its data are "
+                              "deleted from the server that collected them; copies such as this file are not"}}
+           if delete_after else {}),
         "files": {
             "responses": responses,
             "aggregates": "the aggregates CSV: one row per estimand below, in the same order, with the same "
@@ -269,7 +273,7 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False) -> dict
                    "r = q + (p - q)/d, else the iterative Bayesian update (Agrawal & Aggarwal 2001) of the "
                    "option counts from uniform shares, stopped when their deviance falls to k·d, "
                    "k = 0.2 + 0.4·d·sqrt(r(1 - r)/n)/(p - q) kept within [0.25, 0.4] (at most 100,000 iterations); either is then projected "
-                   "onto those intervals' shares summing to 1 (survey.core.estimators.consistent_view)."),
+                   "onto those intervals' shares summing to 1 (survey.core.consistent.consistent_view)."),
         "columns": columns,
         "estimands": estimands,
         **({"applied_estimands": applied} if applied else {}),

@@ -137,7 +137,7 @@ def _check_estimand(entry, index: int, columns: dict[str, dict]) -> str:
 
 def _check_other_design(book: dict) -> None:
     """Check a codebook of another design (``design`` null) field by field."""
-    _keys(book, BOOK_KEYS, "top level")
+    _keys({key: value for key, value in book.items() if key != "deletion_date"}, BOOK_KEYS, "top level")
     for key in ("survey", "title", "method"):
         _text(book[key], key)
     if book["design_hash"] is not None:

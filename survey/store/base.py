@@ -19,9 +19,10 @@ import numpy as np
 
 from ..core import codec
 from ..core.design import release_every
-from . import admission, lines
+from . import admission, lines, patterns
 from .accounts import Accounts
 from .mailing import Mailing
+from .retention import Retention
 from .errors import SlugTaken, StoreError, SurveyClosed, SurveyNotFound
 from .ids import new_ids, today
 from .location import is_postgres_url
@@ -67,7 +68,7 @@ _DESIGNS_LOCK = threading.Lock()
 BACKENDS: dict[str, type] = {}
 
 
-class Store(Accounts, Mailing):
+class Store(Accounts, Mailing, Retention):
     """A survey database: ``Store(location)`` opens PostgreSQL's store for a ``postgresql://`` URL, else SQLite's.
 
     Both backends (``sqlite.SqliteStore``, ``postgres.PostgresStore``) run the methods here with
@@ -151,14 +152,21 @@ class Store(Accounts, Mailing):
         sources, target = TRANSITIONS[action]
         with self._write() as conn:
             self._serialize(conn, survey_lock(slug))
-            row = conn.execute("SELECT status FROM surveys WHERE slug = ?", [slug]).fetchone()
+            row = conn.execute("SELECT status, archived FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
+            if row[1]:
+                raise StoreError(f"cannot {action} survey {slug!r}: it is archived and read-only "
+                                 "(unarchive it first, or delete it)")
             if row[0] not in sources:
                 raise StoreError(f"cannot {action} survey {slug!r}: it is {_status_phrase(row[0])} "
                                  f"({ALLOWED[row[0]]})")
             conn.execute("UPDATE surveys SET status = ? WHERE slug = ?", [target, slug])
         return target
+
+    def _lock_survey(self, conn, slug: str):
+        """Wait in ``conn``'s write for the inserts that checked the survey's status, and hold them off."""
+        self._serialize(conn, survey_lock(slug))
 
     def publish_survey(self, slug: str) -> str:
         """Open a draft to respondents (draft -> open); its design is then frozen once responses arrive."""
@@ -244,21 +252,6 @@ class Store(Accounts, Mailing):
         if row is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
         return row[0]
-
-    def list_surveys(self, *, user_id: int | None = None) -> list[dict]:
-        """Return the slug, title, creation day, design hash, response count, owner and status of surveys, by slug.
-
-        Every survey, or with ``user_id`` only those that researcher owns or collaborates on.
-        """
-        sql = (f"SELECT s.slug, s.title, s.created_day, s.design_hash, {self._responses_sql}, u.email, s.status "
-               "FROM surveys s LEFT JOIN users u ON u.id = s.owner_id")
-        parameters: list = []
-        if user_id is not None:
-            sql += (" WHERE s.owner_id = ? OR EXISTS (SELECT 1 FROM collaborators c "
-                    "WHERE c.survey = s.slug AND c.user_id = ?)")
-            parameters = [user_id, user_id]
-        return [dict(zip(("slug", "title", "created_day", "design_hash", "responses", "owner", "status"), row))
-                for row in self._execute(sql + " ORDER BY s.slug", parameters).fetchall()]
 
     # Responses
 
@@ -351,6 +344,7 @@ class Store(Accounts, Mailing):
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
             deleted = conn.execute(f'DELETE FROM "{sandbox_table_name(row[0])}" WHERE source = ?',
                                    [source]).rowcount
+            patterns.clear_sandbox(conn, self.get_design(slug), source)
             conn.execute("DELETE FROM sandbox_tallies WHERE survey = ? AND source = ?", [slug, source])
         return deleted
 
@@ -483,13 +477,14 @@ class Store(Accounts, Mailing):
         (words_a, words_b), counts = self.joint_patterns(slug, [first, second], sandbox=sandbox)
         return words_a, words_b, counts
 
-    def joint_patterns(self, slug: str, questions: list[str], *,
-                       sandbox: bool = False) -> tuple[list[np.ndarray], np.ndarray]:
+    def joint_patterns(self, slug: str, questions: list[str], *, sandbox: bool = False,
+                       recount: bool = False) -> tuple[list[np.ndarray], np.ndarray]:
         """Return the distinct report patterns of some questions among respondents who answered all of them.
 
         Returns ([the words of each pattern, per question in the order given], how many respondents sent
-        each pattern): one GROUP BY in SQL, so a regression over a million responses reads only their
-        patterns. A question may be named twice (a crosstab of a question with itself).
+        each pattern), in ascending order of the words: one GROUP BY in SQL over the report patterns kept
+        at insert (``patterns``) when they cover the questions, else (or with ``recount``) over every
+        stored report; both give the same. A question may be named twice (a crosstab of a question with itself).
         """
         design = self.get_design(slug)
         index = {question["id"]: i for i, question in enumerate(design["questions"])}
@@ -499,9 +494,15 @@ class Store(Accounts, Mailing):
         columns = report_columns(design)
         chosen = [columns[index[qid]] for qid in questions]
         selected = ", ".join(name for names in chosen for name in names)
-        answered = " AND ".join(f"{names[0]} IS NOT NULL" for names in chosen)
-        rows = self._execute(f'SELECT {selected}, count(*) FROM "{_table(design, sandbox)}" '
-                             f"WHERE {answered} GROUP BY {selected}").fetchall()
+        if not recount and patterns.covers(design, questions):
+            table = patterns.sandbox_table(design["hash"]) if sandbox else patterns.released_table(design)
+            answered = " AND ".join(f"{names[0]} >= 0" for names in chosen)
+            count = "CAST(sum(count) AS BIGINT)"
+        else:
+            table, count = _table(design, sandbox), "count(*)"
+            answered = " AND ".join(f"{names[0]} IS NOT NULL" for names in chosen)
+        rows = self._execute(f'SELECT {selected}, {count} FROM "{table}" '
+                             f"WHERE {answered} GROUP BY {selected} ORDER BY {selected}").fetchall()
         width = sum(len(names) for names in chosen)
         table = np.array(rows, dtype=np.int64).reshape(-1, width + 1)
         words, start = [], 0
@@ -509,6 +510,11 @@ class Store(Accounts, Mailing):
             words.append(table[:, start:start + len(names)])
             start += len(names)
         return words, table[:, -1]
+
+    def released_patterns(self, slug: str, questions: list[str]) -> tuple[int, list[np.ndarray], np.ndarray]:
+        """Return the released response count with ``joint_patterns`` of the released reports, read in one snapshot."""
+        with self._snapshot():
+            return (self.response_count(slug), *self.joint_patterns(slug, questions))
 
     def iter_responses(self, slug: str, *, sandbox: bool = False, after: str | None = None,
                        limit: int | None = None) -> Iterator[dict]:

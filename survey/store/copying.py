@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..core.aggregate import aggregate_counts, rows_to_csv
 from ..core.design import release_every
-from . import schema
+from . import patterns, schema
 from .batches import batch_from_rows
 from .base import Store
 from .errors import StoreError
@@ -29,7 +29,8 @@ PAGE = 50_000
 PLAIN_TABLES = (
     ("users", ("id", "email", "password_hash", "created_day", "session_epoch", "session_key", "token_key")),
     ("settings", ("key", "value")),
-    ("surveys", ("slug", "title", "definition", "design", "design_hash", "created_day", "owner_id", "status")),
+    ("surveys", ("slug", "title", "definition", "design", "design_hash", "created_day", "owner_id", "status",
+                 "archived", "delete_after")),
     ("collaborators", ("survey", "user_id")),
     ("api_tokens", ("id", "user_id", "token_key", "token_hash", "label", "created_day")),
     ("invitations", ("token_hash", "survey", "created_day")),
@@ -140,6 +141,7 @@ def _copy_reports(source: Store, target: Store, conn, slug: str, design: dict, p
         _insert(conn, sandbox, sandbox_columns, rows)
         if progress:
             progress(len(rows))
+    patterns.fill(conn, design, sandbox, sandbox=True, postgres=is_postgres_url(target.path))
 
 
 def survey_fingerprint(store: Store, slug: str) -> dict:

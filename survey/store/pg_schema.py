@@ -22,13 +22,14 @@ may come an arrival or a few later than the B-th.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from typing import Sequence
 
 from ..core import codec
 from ..core.design import release_every
-from . import schema
+from . import patterns, schema
 from .batches import Batch, batch_from_rows
 from .schema import REPORTS, column_names, pending_table_name, table_name
 
@@ -44,6 +45,7 @@ COPY_ROWS = 1000
 # Sums of the counts that list_surveys and the count reads use (``s`` is the surveys row).
 RESPONSES_SQL = (f"(SELECT CAST(coalesce(sum(t.count), 0) AS BIGINT) FROM tallies t WHERE t.survey = s.slug "
                  f"AND t.question = {COUNT_QUESTION} AND t.option = {REPORTS})")
+HELD_SQL = RESPONSES_SQL.replace(f"t.question = {COUNT_QUESTION}", f"t.question = {HELD_QUESTION}")
 
 
 def pg_ddl(sql: str) -> str:
@@ -109,8 +111,17 @@ def _m008_sandbox(db):
                         PRIMARY KEY (survey, source, question, option))""")
 
 
+def _m015_joint_patterns(db):
+    for slug, design_text in db.conn.execute("SELECT slug, design FROM surveys").fetchall():
+        design = json.loads(design_text)
+        patterns.recreate(db.conn, design, table_name(design), schema.sandbox_table_name(design["hash"]),
+                          postgres=True)
+        create_submit_function(db.conn, slug, design)
+
+
 # Migrations written against sqlite_utils' API, or that move SQLite data, have their own body here.
-BODIES = {"m001_initial": _m001_initial, "m002_counting": _m002_counting, "m008_sandbox": _m008_sandbox}
+BODIES = {"m001_initial": _m001_initial, "m002_counting": _m002_counting, "m008_sandbox": _m008_sandbox,
+          "m015_joint_patterns": _m015_joint_patterns}
 
 
 def migrate(conn):
@@ -143,6 +154,7 @@ def create_reports(conn, slug: str, design: dict):
     """Give a survey a new, empty report table (and held table) and zeroed counts, dropping any old ones."""
     drop_reports(conn, slug)
     conn.execute(_table_sql(table_name(design), design))
+    patterns.create_released(conn, design, postgres=True)
     rows = [(slug, question, REPORTS) for question in (HELD_QUESTION, COUNT_QUESTION)]
     rows += [(slug, index, option) for index, question in enumerate(design["questions"])
              for option in range(REPORTS, codec.tally_count(question))]
@@ -168,6 +180,7 @@ def create_sandbox(conn, slug: str, design: dict):
     table = schema.sandbox_table_name(design["hash"])
     if conn.execute("SELECT to_regclass(?)", [f'"{table}"']).fetchone()[0] is None:
         conn.execute(_table_sql(table, design, extra))
+    patterns.create_sandbox(conn, design, postgres=True)
 
 
 drop_sandbox = schema.drop_sandbox
@@ -217,6 +230,7 @@ def _write_rows(conn, table: str, design: dict, rows: Sequence[tuple]):
 def insert_reports(conn, slug: str, design: dict, batch: Batch):
     """Insert a batch's rows into the survey's report table and add its counts, in the caller's transaction."""
     _write_rows(conn, table_name(design), design, batch.rows)
+    patterns.add_rows(conn, design, batch.rows, shard=random.randrange(SHARDS))
     _add_counts(conn, slug, _report_counts(batch), _days(batch.rows))
 
 
@@ -272,6 +286,7 @@ def _move_held(conn, slug: str, design: dict, count: int | None, day: str) -> in
                         f'INSERT INTO "{reports}" (id, received_day{names}) SELECT id, ?{names} FROM moved '
                         f"ORDER BY id RETURNING id, received_day{names}", [day]).fetchall()
     if rows:
+        patterns.add_rows(conn, design, rows, shard=random.randrange(SHARDS))
         counts = _report_counts(batch_from_rows(design, rows))
         counts[HELD_QUESTION, REPORTS] = -len(rows)
         _add_counts(conn, slug, counts, {day: len(rows)})
@@ -321,7 +336,8 @@ def create_submit_function(conn, slug: str, design: dict):
     values = "".join(f", p_words[{index}]" for index in range(1, len(names) + 1))
     columns = "".join(f", {name}" for name in names)
     if step == 1:
-        tail = (f"INSERT INTO daily_responses (survey, day, shard, responses) VALUES ({survey}, p_day, p_shard, 1) "
+        tail = (patterns.submit_statement(design) + "\n  "
+                f"INSERT INTO daily_responses (survey, day, shard, responses) VALUES ({survey}, p_day, p_shard, 1) "
                 "ON CONFLICT (survey, day, shard) DO UPDATE SET responses = daily_responses.responses + 1;\n"
                 "  RETURN 'stored';")
     else:
@@ -411,3 +427,10 @@ def release_due(conn, slug: str, design: dict, day: str) -> int:
         return 0
     count = held_count(conn, slug)
     return _move_held(conn, slug, design, count // step * step, day) if count >= step else 0
+
+
+def survey_tables(conn) -> list[str]:
+    """Return every table of the current schema that has a ``survey`` column (the rows a survey's deletion removes)."""
+    return [row[0] for row in conn.execute(
+        "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND column_name = 'survey' ORDER BY table_name").fetchall()]

@@ -223,6 +223,7 @@ class PostgresStore(Store, backend="postgresql"):
 
     _schema = pg_schema
     _responses_sql = pg_schema.RESPONSES_SQL
+    _held_sql = pg_schema.HELD_SQL
 
     def __init__(self, url: str, *, migrate: bool = True, synchronous: str | None = None):
         self.path = str(url)

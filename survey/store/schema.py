@@ -18,12 +18,12 @@ import secrets
 import sqlite3
 from typing import Sequence
 
-import sqlite_utils
-
 from ..core import codec
 from ..core.design import release_every
 from ..core.mechanisms import mechanism_for
+from . import patterns
 from .batches import Batch, batch_from_answers, batch_from_rows
+from .sqlite_utils_import import sqlite_utils  # without pandas
 
 
 class _Migrations(sqlite_utils.Migrations):
@@ -176,6 +176,7 @@ def create_reports(conn: sqlite3.Connection, slug: str, design: dict):
     columns = "".join(f", {name} INTEGER" for name in column_names(design))
     conn.execute(f'CREATE TABLE "{table}" (id TEXT PRIMARY KEY NOT NULL, received_day TEXT NOT NULL'
                  f"{columns}) WITHOUT ROWID")
+    patterns.create_released(conn, design)
     conn.executemany("INSERT INTO tallies (survey, question, option, count) VALUES (?, ?, ?, 0)",
                      [(slug, index, option) for index, question in enumerate(design["questions"])
                       for option in range(REPORTS, codec.tally_count(question))])
@@ -191,6 +192,7 @@ def drop_reports(conn: sqlite3.Connection, slug: str):
     if old:
         conn.execute(f'DROP TABLE IF EXISTS "{old}"')
         conn.execute(f'DROP TABLE IF EXISTS "{_pending_of(old)}"')
+        patterns.drop_released(conn, old)
     conn.execute("DELETE FROM tallies WHERE survey = ?", [slug])
     conn.execute("DELETE FROM daily_responses WHERE survey = ?", [slug])
 
@@ -250,6 +252,8 @@ def tally_trigger_sql(slug: str, design: dict) -> str:
             continue
         updates.append(f"UPDATE tallies SET count = count + 1 WHERE survey = {survey} AND question = {index} "
                        f"AND NEW.{names[0]} IS NOT NULL AND (option = {REPORTS} OR {_indicator_sql(question, names)});")
+    if patterns.trigger_statement(design):
+        updates.append(patterns.trigger_statement(design))
     body = "\n  ".join(updates)
     return (f'CREATE TRIGGER "{trigger_name(design)}" AFTER INSERT ON "{table_name(design)}" FOR EACH ROW\n'
             f"BEGIN\n  {body}\nEND")
@@ -286,6 +290,7 @@ def _insert_reports(conn: sqlite3.Connection, slug: str, design: dict, batch: Ba
     """
     conn.execute(f'DROP TRIGGER IF EXISTS "{trigger_name(design)}"')
     conn.executemany(insert_sql(design), batch.rows)
+    patterns.add_rows(conn, design, batch.rows)
     increments = [(count, slug, index, REPORTS) for index, count in enumerate(batch.reports) if count]
     increments.extend((count, slug, index, option) for (index, option), count in batch.ones.items())
     conn.executemany("UPDATE tallies SET count = count + ? WHERE survey = ? AND question = ? AND option = ?",
@@ -448,6 +453,7 @@ def sandbox_table_name(design_hash: str) -> str:
 def drop_sandbox(conn: sqlite3.Connection, slug: str, design_hash: str):
     """Drop a survey's sandbox table of the design with this hash and its tallies."""
     conn.execute(f'DROP TABLE IF EXISTS "{sandbox_table_name(design_hash)}"')
+    patterns.drop_sandbox(conn, design_hash)
     conn.execute("DELETE FROM sandbox_tallies WHERE survey = ?", [slug])
 
 
@@ -457,6 +463,7 @@ def create_sandbox(conn: sqlite3.Connection, slug: str, design: dict):
     conn.execute(f'CREATE TABLE IF NOT EXISTS "{sandbox_table_name(design["hash"])}" '
                  "(id TEXT PRIMARY KEY NOT NULL, received_day TEXT NOT NULL, "
                  f"source TEXT NOT NULL CHECK (source IN ('test', 'simulated')){columns}) WITHOUT ROWID")
+    patterns.create_sandbox(conn, design)
 
 
 def insert_sandbox(conn: sqlite3.Connection, slug: str, design: dict, batch: Batch, source: str):
@@ -465,6 +472,7 @@ def insert_sandbox(conn: sqlite3.Connection, slug: str, design: dict, batch: Bat
     conn.executemany(f'INSERT INTO "{sandbox_table_name(design["hash"])}" (id, received_day, source'
                      f'{"".join(", " + c for c in names)}) VALUES ({", ".join("?" * (3 + len(names)))})',
                      [(row[0], row[1], source, *row[2:]) for row in batch.rows])
+    patterns.add_rows(conn, design, batch.rows, source=source)
     increments = [(slug, source, RESPONSES, REPORTS, len(batch.rows))]
     increments.extend((slug, source, index, REPORTS, count) for index, count in enumerate(batch.reports) if count)
     increments.extend((slug, source, index, option, count) for (index, option), count in batch.ones.items())
@@ -563,3 +571,30 @@ def m014_invitation_addresses(db):
                         status TEXT NOT NULL CHECK (status IN ('sent', 'failed')),
                         error TEXT, day TEXT NOT NULL)""")
     db.conn.execute("CREATE INDEX mail_log_survey ON mail_log (survey)")
+
+
+@migrations()
+def m015_joint_patterns(db):
+    """Keep every survey's report patterns at insert (``patterns``): make its tables, fill them from the stored reports
+    and its sandbox, and give its report table the tally trigger that counts them."""
+    conn = db.conn
+    for slug, design_text in conn.execute("SELECT slug, design FROM surveys").fetchall():
+        design = json.loads(design_text)
+        patterns.recreate(conn, design, table_name(design), sandbox_table_name(design["hash"]))
+        conn.execute(f'DROP TRIGGER IF EXISTS "{trigger_name(design)}"')
+        conn.execute(tally_trigger_sql(slug, design))
+
+
+@migrations()
+def m016_retention(db):
+    """Let a survey be archived (``archived`` 1: status closed, hidden) and carry a deletion day (``delete_after``)."""
+    db.conn.execute("ALTER TABLE surveys ADD COLUMN archived INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1))")
+    db.conn.execute("ALTER TABLE surveys ADD COLUMN delete_after TEXT")
+
+
+def survey_tables(conn) -> list[str]:
+    """Return every table of the database that has a ``survey`` column (the rows a survey's deletion removes)."""
+    tables = [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()]
+    return [table for table in tables
+            if any(column[1] == "survey" for column in conn.execute(f'PRAGMA table_info("{table}")').fetchall())]

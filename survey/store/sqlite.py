@@ -14,8 +14,6 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import sqlite_utils
-
 from ..core.design import release_every
 from . import admission, schema
 from .base import ID_ATTEMPTS, Store, closed_message, lock_timeout_ms
@@ -23,6 +21,7 @@ from .errors import StoreError, SurveyClosed, SurveyNotFound, unavailable
 from .ids import new_ids, today
 from .batches import row_from_answer
 from .schema import insert_one_sql, migrations
+from .sqlite_utils_import import sqlite_utils  # without pandas
 
 LOCK_FIRST_PAUSE = 20e-6
 LOCK_MAX_PAUSE = 2e-3
@@ -72,6 +71,7 @@ class SqliteStore(Store, backend="sqlite"):
     _schema = schema
     # The SQL expression of a survey's released responses in list_surveys (``s`` is the surveys row).
     _responses_sql = "s.responses"
+    _held_sql = "s.pending"
 
     def __init__(self, path: str | Path, *, migrate: bool = True, synchronous: str | None = None):
         synchronous = synchronous_level(synchronous)

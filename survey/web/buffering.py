@@ -32,6 +32,11 @@ MAX_HEAD = 64 * 1024
 # The app's limit (MAX_CONTENT_LENGTH), set by ``serve``; larger bodies are not buffered.
 MAX_BODY = 64 * 1024
 RECV = 65536
+# A kept-alive connection is closed after this many requests (the answer says "Connection: close"; the
+# client opens a new one), set by ``serve``; 0 keeps it open. gunicorn's workers share one listening
+# socket, and keep-alive connections opened in a burst land on whichever worker accepts first, often
+# nearly all on one; reconnecting lets them spread again (bench/README.md, "Keep-alive").
+KEEPALIVE_REQUESTS = 0
 TIMEOUT_RESPONSE = (b"HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain\r\nContent-Length: 50\r\n"
                     b"Connection: close\r\n\r\nThe request did not arrive in time; send it again.")
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
@@ -140,6 +145,14 @@ class BufferingWorker(ThreadWorker):
         now = time.monotonic()
         for conn in [c for c, (_, deadline) in self.buffering.items() if deadline <= now]:
             self._drop(conn, TIMEOUT_RESPONSE)
+
+    def handle_request(self, req, conn):
+        """Serve one request, asking the client to close the connection after its KEEPALIVE_REQUESTS-th."""
+        served = getattr(conn, "served", 0) + 1
+        conn.served = served
+        if KEEPALIVE_REQUESTS and served >= KEEPALIVE_REQUESTS:
+            req.must_close = True
+        return super().handle_request(req, conn)
 
     def handle(self, conn):
         """Serve the buffered request: the parser reads it from memory, then the socket for anything after."""

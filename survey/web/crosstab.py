@@ -3,8 +3,8 @@
 ``GET /surveys/<slug>/crosstab?a=Q&b=Q[&level=]`` shows the tables and a plain-words summary (a
 question left out is the first that can be crossed, yes/no first: ``default_pair``);
 ``GET /surveys/<slug>/crosstab.csv?a=Q&b=Q[&level=]`` downloads the same rows. The joint
-counts come from one GROUP BY (``Store.joint_reports``); the estimates from
-``survey.core.crosstab`` (post-processing of noisy reports only).
+counts are the report patterns kept at insert (``Store.released_patterns``, ``joint_cache``); the
+estimates from ``survey.core.crosstab`` (post-processing of noisy reports only).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from ..core.crosstab import (CrosstabError, check_allocation, check_pair, crosst
                              sampled_pair_note)
 from .access import survey_for_researcher
 from .auth import login_required
-from .db import get_store
 from .forms import LogoutForm
+from .joint_cache import joint_result
 from .results import csv_response, level_argument
 
 bp = Blueprint("crosstab", __name__)
@@ -56,9 +56,10 @@ def _pair(design: dict):
     return questions[a], questions[b]
 
 
-def _table(slug: str, question_a: dict, question_b: dict, level: float):
-    words_a, words_b, counts = get_store().joint_reports(slug, question_a["id"], question_b["id"])
-    return crosstab(question_a, question_b, words_a, words_b, counts, level=level)
+def crosstab_table(slug: str, design: dict, question_a: dict, question_b: dict, level: float):
+    """Return the crosstab of two questions of a survey's released responses, from its report patterns (cached)."""
+    return joint_result(slug, design, [question_a["id"], question_b["id"]], ("crosstab", level),
+                        lambda words, counts: crosstab(question_a, question_b, *words, counts, level=level))
 
 
 def _percent(row) -> str:
@@ -111,7 +112,7 @@ def page(slug):
     status = 200
     try:
         question_a, question_b = _pair(design)
-        table = _table(slug, question_a, question_b, level)
+        table = crosstab_table(slug, design, question_a, question_b, level)
     except _BadPair as exc:
         error, status = str(exc), 400 if exc.requested else 200
     cells = {} if table is None else {(row.measure, row.a_option, row.b_option): row for row in table.rows}
@@ -132,5 +133,5 @@ def csv_download(slug):
         question_a, question_b = _pair(design)
     except _BadPair as exc:
         return Response(f"Error: {exc}\n", status=400, mimetype="text/plain")
-    table = _table(slug, question_a, question_b, level)
+    table = crosstab_table(slug, design, question_a, question_b, level)
     return csv_response(crosstab_to_csv(table), f"{slug}-{question_a['id']}-{question_b['id']}-crosstab.csv")

@@ -149,11 +149,15 @@ def script_messages(modules: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(found)
 
 
-def js_messages(entry: str = "respond.js") -> dict[str, str]:
-    """Return the translations of the page's JavaScript messages, passed to it as a JSON blob."""
-    from .static_files import page_modules
+def js_messages(entry: str, design: dict) -> dict[str, str]:
+    """Return the translations of the JavaScript messages of ``entry``'s page for ``design``, passed as a JSON blob.
 
-    return {message: flask_babel.gettext(message) for message in script_messages(page_modules(entry))}
+    The messages are those of every module the page's joined script runs (``page_script_modules``: each
+    module as written, which the join keeps, its import and export lines aside).
+    """
+    from .static_files import page_script_modules
+
+    return {message: flask_babel.gettext(message) for message in script_messages(page_script_modules(entry, design))}
 
 
 def render_respondent_page(design: dict, **context) -> str:

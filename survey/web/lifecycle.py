@@ -1,4 +1,5 @@
-"""A survey's lifecycle on the dashboard: publish a draft, close, reopen, duplicate, delete a draft, share.
+"""A survey's lifecycle on the dashboard: publish a draft, close, reopen, duplicate, share, archive, set a
+deletion date, and delete (a draft, or any survey with all its data).
 
 Publishing, closing and deleting cannot be taken back quietly, so each asks first: a POST
 without ``confirm=yes`` changes nothing and returns to the dashboard at ``?confirm=<action>``,
@@ -8,14 +9,18 @@ Every route is a POST (with a CSRF token) protected by ``survey_for_researcher``
 but the survey's owner and collaborators it answers 404, exactly as for a survey that does
 not exist. The CSRF token is checked inside each view, after the access check, so another
 researcher learns nothing from a missing token either.
+
+Deleting a published survey with its data, archiving and the deletion date are the owner's
+alone (a collaborator gets 403). The deletion asks on a page of its own
+(``GET /surveys/<slug>/delete``), which offers the data package for download first.
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, g, redirect, url_for
+from flask import Blueprint, abort, flash, g, redirect, render_template, url_for
 from flask_wtf import FlaskForm
-from wtforms import EmailField, HiddenField, StringField
-from wtforms.validators import DataRequired, Length
+from wtforms import DateField, EmailField, HiddenField, StringField
+from wtforms.validators import DataRequired, Length, Optional
 
 from ..core.definition import DefinitionError
 from ..core.definition_toml import definition_with_slug
@@ -40,6 +45,12 @@ class DuplicateForm(FlaskForm):
 
     new_slug = StringField("New slug", validators=[DataRequired(), Length(max=64)],
                            render_kw={"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"})
+
+
+class DeletionDateForm(FlaskForm):
+    """Set or clear the day from which ``ldp-survey purge --due`` deletes the survey."""
+
+    day = DateField("Deletion date", validators=[Optional()])
 
 
 class ShareForm(FlaskForm):
@@ -143,22 +154,93 @@ def duplicate(slug):
     return _results(new_slug)
 
 
+def _owner_only(slug: str, what: str):
+    """Abort with 403 unless the signed-in researcher owns the survey (after the 404 of survey_for_researcher)."""
+    if not get_store().is_owner(slug, g.user["id"]):
+        abort(403, description=f"Only the survey's owner can {what}.")
+
+
+@bp.get("/surveys/<slug>/delete")
+@login_required
+def delete_page(slug):
+    """Ask the owner to confirm deleting a survey with all its data, offering its data package first."""
+    design = survey_for_researcher(slug)
+    _owner_only(slug, "delete it with its data")
+    store = get_store()
+    survey = next(item for item in store.list_surveys() if item["slug"] == slug)
+    return render_template("delete_survey.html", design=design, survey=survey,
+                           invitations=store.invitation_counts(slug)[0], people=store.collaborators(slug),
+                           form=LifecycleForm())
+
+
 @bp.post("/surveys/<slug>/delete")
 @login_required
 def delete(slug):
-    """Delete a draft; the first POST (without confirm=yes) asks for confirmation on the dashboard."""
+    """Delete a survey: a draft after the dashboard's confirmation, any other (owner only) after the delete page's."""
     form = _submitted(slug, LifecycleForm)
-    if ask := _unconfirmed(form, slug, "delete"):
-        return ask
+    store = get_store()
+    draft = store.survey_status(slug) == "draft" and not store.received_count(slug)
+    if not draft:
+        _owner_only(slug, "delete it with its data")
+    if form.confirm.data != "yes":
+        return _results(slug, confirm="delete", _anchor="confirm") if draft else \
+            redirect(url_for("lifecycle.delete_page", slug=slug))
     try:
-        get_store().delete_draft(slug)
+        store.delete_draft(slug) if draft else store.delete_survey(slug)
     except StoreUnavailable:
         raise
     except StoreError as exc:
         flash(_sentence(exc), "error")
         return _results(slug)
-    flash(f"Deleted the draft {slug}.", "success")
+    flash(f"Deleted the draft {slug}." if draft else f"Deleted {slug} and all its data.", "success")
     return redirect(url_for("research.surveys"))
+
+
+@bp.post("/surveys/<slug>/archive")
+@login_required
+def archive(slug):
+    """Archive the survey (the owner only): closed, read-only and hidden from the survey list."""
+    _submitted(slug, LifecycleForm)
+    _owner_only(slug, "archive it")
+    return _retention_change(slug, "archive_survey", "Archived: read-only, takes no responses, and listed only "
+                                                     "under “Show archived surveys”.")
+
+
+@bp.post("/surveys/<slug>/unarchive")
+@login_required
+def unarchive(slug):
+    """Bring an archived survey back to the list, closed (the owner only)."""
+    _submitted(slug, LifecycleForm)
+    _owner_only(slug, "unarchive it")
+    return _retention_change(slug, "unarchive_survey", "Unarchived: the survey is closed; reopen it to take responses.")
+
+
+@bp.post("/surveys/<slug>/deletion-date")
+@login_required
+def deletion_date(slug):
+    """Set or clear the survey's deletion date (the owner only); an empty date clears it."""
+    form = _submitted(slug, DeletionDateForm)
+    _owner_only(slug, "set its deletion date")
+    if form.errors:
+        flash("Give the deletion date as a day, e.g. 2027-06-30.", "error")
+        return _results(slug, _anchor="keeping")
+    day = form.day.data.isoformat() if form.day.data else None
+    return _retention_change(slug, "set_deletion_date",
+                             f"From {day} the survey and all its data will be deleted." if day
+                             else "The survey has no deletion date now.", day)
+
+
+def _retention_change(slug: str, method: str, done: str, *args):
+    """Call a store method of the survey's retention, flash what happened, and return to the dashboard."""
+    try:
+        getattr(get_store(), method)(slug, *args)
+    except StoreUnavailable:
+        raise
+    except StoreError as exc:
+        flash(_sentence(exc), "error")
+    else:
+        flash(done, "success")
+    return _results(slug, _anchor="keeping")
 
 
 @bp.post("/surveys/<slug>/release")
@@ -210,5 +292,6 @@ def lifecycle_context():
     return {"survey_status": lambda slug: get_store().survey_status(slug),
             "survey_is_owner": lambda slug: g.user is not None and get_store().is_owner(slug, g.user["id"]),
             "survey_collaborators": lambda slug: get_store().collaborators(slug),
+            "survey_retention": lambda slug: get_store().retention(slug), "deletion_date_form": DeletionDateForm,
             "lifecycle_form": LifecycleForm, "duplicate_form": DuplicateForm, "share_form": ShareForm,
             "confirmed_actions": CONFIRMED}

@@ -57,7 +57,8 @@ def package_zip(slug):
     """Download the Frictionless Data Package: datapackage.json, responses.csv, aggregates.csv, codebook.json."""
     design, rows = cached_rows(slug, level_argument(), *intervals_arguments())
     store = get_store()
-    book = codebook(design, simulated=store.sandbox_counts(slug)["simulated"])
+    book = codebook(design, simulated=store.sandbox_counts(slug)["simulated"],
+                    delete_after=store.retention(slug)["delete_after"])
     files = package_files(design, rows, csv_from_lines(design, store.iter_response_lines(slug, line_cells(design))),
                           book)
     handle = tempfile.TemporaryFile()

@@ -3,7 +3,7 @@
 ``GET /surveys/<slug>/regression?outcome=Q&covariate=A[&covariate=B…][&level=]`` shows the odds
 ratios (or, for a number, the groups' means and differences) with their intervals, the test and
 any warning; ``regression.csv`` with the same parameters downloads the terms. The data are the counts of distinct report patterns
-(``Store.joint_patterns``); the models are ``survey.core.modelling``'s.
+kept at insert (``Store.released_patterns``, ``joint_cache``); the models are ``survey.core.modelling``'s.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from ..core.regression import RegressionError
 from ..core.regression_text import regression_to_csv, summary, term_sentence
 from .access import survey_for_researcher
 from .auth import login_required
-from .db import get_store
 from .forms import LogoutForm
+from .joint_cache import joint_result
 from .results import csv_response, level_argument
 
 bp = Blueprint("regression", __name__)
@@ -35,8 +35,8 @@ def candidates(design: dict) -> tuple[list[dict], list[dict]]:
 def fit(slug: str, design: dict, outcome: str, covariates: list[str], level: float):
     """Return the regression of a survey's outcome on covariates (RegressionError with the reason)."""
     model_questions(design, outcome, covariates)
-    words, counts = get_store().joint_patterns(slug, [outcome, *covariates])
-    return fit_words(design, outcome, covariates, words, counts, level=level)
+    return joint_result(slug, design, [outcome, *covariates], ("regression", level),
+                        lambda words, counts: fit_words(design, outcome, covariates, words, counts, level=level))
 
 
 def _requested(design: dict) -> tuple[str, list[str], bool]:

@@ -33,9 +33,13 @@ _CACHE_LOCK = threading.Lock()
 @bp.get("/surveys")
 @login_required
 def surveys():
-    """List the surveys the researcher owns or collaborates on, with their response counts."""
-    return render_template("surveys.html", surveys=get_store().list_surveys(user_id=g.user["id"]),
-                           logout_form=LogoutForm())
+    """List the surveys the researcher owns or collaborates on, with their responses released and held.
+
+    Archived surveys are listed only with ``?archived=1`` (the "Show archived surveys" link).
+    """
+    show_archived = request.args.get("archived") == "1"
+    return render_template("surveys.html", show_archived=show_archived, logout_form=LogoutForm(),
+                           surveys=get_store().list_surveys(user_id=g.user["id"], archived=show_archived))
 
 
 def level_argument() -> float:
@@ -199,7 +203,8 @@ def codebook_json(slug):
     from ..exports.codebook import codebook
 
     design = survey_for_researcher(slug)
-    body = json.dumps(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"]), indent=2,
+    body = json.dumps(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"],
+                               delete_after=get_store().retention(slug)["delete_after"]), indent=2,
                       ensure_ascii=False)
     return Response(body, mimetype="application/json",
                     headers={"Cache-Control": "no-store",

@@ -42,6 +42,9 @@ DEFAULT_THREADS = 8
 MAX_DEFAULT_WORKERS = 8
 GRACEFUL_TIMEOUT = 30
 KEEPALIVE = 5
+# Close a kept-alive connection after this many requests, so that connections spread over the workers
+# (survey.web.buffering.KEEPALIVE_REQUESTS; chosen by measurement, bench/README.md "Keep-alive").
+KEEPALIVE_REQUESTS = 50
 BACKLOG = 2048
 
 _CLIENT_ADDRESS = re.compile(r"\bip=\S*?(?=:?(?:\s|$))")
@@ -208,6 +211,7 @@ def serve(app, listener: socket.socket, *, workers: int | None = None, threads: 
     fd = listener.detach()  # gunicorn duplicates it and closes this descriptor
     if app.config.get("MAX_CONTENT_LENGTH"):
         buffering.MAX_BODY = app.config["MAX_CONTENT_LENGTH"]
+    buffering.KEEPALIVE_REQUESTS = KEEPALIVE_REQUESTS
     stores = app.extensions.get("ldp_stores")
     options = gunicorn_options(fd=fd, workers=workers or default_workers(), threads=threads,
                                max_body=app.config.get("MAX_CONTENT_LENGTH"), on_ready=on_ready,

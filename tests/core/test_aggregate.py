@@ -14,7 +14,8 @@ from survey.core.aggregate import (CSV_HEADER, AggregateRow, aggregate, count_re
                               rows_to_json, rows_to_table)
 from survey.core.definition import load_definition
 from survey.core.design import build_design, response_probabilities
-from survey.core.estimators import consistent_view, debias_indicators
+from survey.core.consistent import consistent_view
+from survey.core.estimators import debias_indicators
 from survey.core.mechanisms.duchi import debias_duchi_mean
 from survey.core.mechanisms.warner import debias_rr
 from survey.resources import resource_dir

@@ -3,18 +3,15 @@
 import numpy as np
 import pytest
 
-from survey.core.estimators import (
+from survey.core.consistent import (
     DEVIANCE_EVERY,
     IBU_ITERATIONS,
     QUIET_NOISE,
     consistent_view,
     indicator_mle,
     iterative_bayesian_update,
-    project_box_simplex,
-    project_simplex,
-    relative_noise,
-    simplex_intervals,
 )
+from survey.core.estimators import project_box_simplex, project_simplex, relative_noise, simplex_intervals
 from survey.core.mechanisms import GeneralizedRR, OptimizedUnaryEncoding
 from survey.core.mechanisms.grr import grr_keep_threshold
 from survey.core.mechanisms.oue import oue_q_threshold

@@ -239,11 +239,21 @@ def test_respondent_page_links_every_module_it_runs_each_served_as_javascript(we
     html = web.get(f"/s/{SLUG}").get_data(as_text=True)
     linked = re.findall(r'<a href="/static/js/([\w./-]+\.js)">', html)
     client_js = REPO / "client_js"
-    mechanisms = {f"mechanisms/{path.name}" for path in (client_js / "mechanisms").glob("*.js")}
+    design = json.loads(web.get(f"/s/{SLUG}/design.json").get_data(as_text=True))
+    registry = (client_js / "mechanisms" / "index.js").read_text(encoding="utf-8")
+    used = set()
+    for path in (client_js / "mechanisms").glob("*.js"):
+        declared = re.search(r"kind: '(\w+)',\s*name: '(\w+)',", path.read_text(encoding="utf-8"))
+        if declared and (declared.group(1), declared.group(2)) in {(q["kind"], q["mechanism"]) for q in design["questions"]}:
+            used.add(f"mechanisms/{path.name}")
     assert linked[0] == "respond.js" and len(linked) == len(set(linked))
-    assert mechanisms <= set(linked), "every mechanism module (and the registry) is listed for the respondent"
-    preloaded = re.findall(r'<link rel="modulepreload" href="/static/js/([\w./-]+\.js)">', html)
-    assert preloaded == linked[1:], "the imported modules are fetched at once, not one import level at a time"
+    assert used and used <= set(linked), "every mechanism module the survey uses is listed for the respondent"
+    assert {"mechanisms/index.js", "mechanisms/common.js"} <= set(linked) and "./opm.js" in registry
+    assert "mechanisms/opm.js" not in linked, "a mechanism the survey does not use is neither sent nor listed"
+    scripts = re.findall(r'<script type="module" src="(/static/js/page/respond\.js\?[^"]+)"></script>', html)
+    assert len(scripts) == 1 and html.count("<script type=\"module\"") == 1, "one script: the modules joined"
+    joined = web.get(scripts[0].replace("&amp;", "&")).get_data(as_text=True)
+    assert sorted(re.findall(r'^define\("([\w./-]+\.js)"', joined, re.M)) == sorted(linked)
     for name in linked:
         served = web.get(f"/static/js/{name}")
         text = served.get_data(as_text=True)

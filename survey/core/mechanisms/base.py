@@ -24,7 +24,8 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from ..anytime import anytime_estimate
-from ..estimators import ConsistentView, Estimate, consistent_view, debias_indicators
+from ..consistent import consistent_view
+from ..estimators import ConsistentView, Estimate, debias_indicators
 from .common import TWO53, check_threshold, uniform_variance, worst_case_spread
 from .mixture import mixture_population_worst
 

@@ -183,7 +183,7 @@ def _schemas() -> dict:
               "properties": {"slug": string, "title": string, "owner": {"type": "string", "format": "email"},
                              "responses": {"type": "integer", "minimum": 0}, "created_day": day,
                              "design_hash": design_hash,
-                             "status": {"type": "string", "enum": ["draft", "open", "closed"]}}}
+                             "status": {"type": "string", "enum": ["draft", "open", "closed", "archived"]}}}
     aggregate_row = {
         "type": "object", "additionalProperties": False,
         "required": ["question", "option", "kind", "mechanism", "epsilon", "n", "noisy_share", "estimate",

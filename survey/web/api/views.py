@@ -17,11 +17,12 @@ from flask import Blueprint, abort, g, jsonify, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from ...core.aggregate import rows_to_json
-from ...core.crosstab import CrosstabError, check_allocation, check_pair, crosstab, crosstab_to_json
+from ...core.crosstab import CrosstabError, check_allocation, check_pair, crosstab_to_json
 from ...exports.export import header, response_records
 from ...store import StoreError, StoreUnavailable, SurveyNotFound
 from .. import unavailable
 from ..access import survey_for_researcher
+from ..crosstab import crosstab_table
 from ..db import get_store
 from ..results import (cached_rows, intervals_arguments, level_argument, responses_download, survey_release,
                        xlsx_download)
@@ -154,8 +155,7 @@ def crosstab_view(slug):
         check_pair(questions[a], questions[b])
     except CrosstabError as exc:
         return error(400, str(exc))
-    words_a, words_b, counts = get_store().joint_reports(slug, a, b)
-    table = crosstab(questions[a], questions[b], words_a, words_b, counts, level=level)
+    table = crosstab_table(slug, design, questions[a], questions[b], level)
     return jsonify({"slug": slug, "design_hash": design["hash"], **crosstab_to_json(table)})
 
 

@@ -1,0 +1,16 @@
+"""Defaults the command line shows in its help before it computes anything, kept apart so reading them is light.
+
+The modules that use them (anytime, precision) re-export them; this module imports nothing, so
+``ldp-survey --help`` need not load numpy or scipy to print them.
+"""
+
+from __future__ import annotations
+
+# The two kinds of interval (survey.core.anytime): valid at the planned end, or at every look.
+FIXED, ANYTIME = "fixed", "anytime"
+# The respondents an anytime interval is tuned for unless told (survey.core.anytime).
+DEFAULT_PLANNED = 1000
+# A question whose expected 95% margin is wider than this share is warned about (survey.core.precision).
+DEFAULT_WARN_MARGIN = 0.10
+# The population an odds ratio is planned for: the share with A, and with B among those without A.
+DEFAULT_SHARES = (0.5, 0.2)
