@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 
@@ -151,3 +152,20 @@ def test_the_thanks_completion_progress_and_display_logic_are_in_the_language(cl
     arabic = client.get("/s/habits?lang=ar").get_data(as_text=True)
     assert "Thanks for your time." in arabic, "an untranslated thank-you is shown in the first language"
     assert "أكّد مشاركتك" in arabic and "لا ينطبق" in arabic
+
+
+@pytest.mark.parametrize("slug", [SLUG, "habits"])
+def test_every_message_of_the_joined_page_script_is_in_the_pages_words(client, survey, db_path, slug):
+    from babel.messages.extract import extract
+
+    if slug == "habits":
+        create_from_toml(db_path, PANEL_BRANCHED)
+    body = client.get(f"/s/{slug}?lang=fr").get_data(as_text=True)
+    src = re.search(r'<script type="module" src="([^"]+)"></script>', body).group(1).replace("&amp;", "&")
+    script = client.get(src)
+    assert script.status_code == 200 and b'define("respond.js"' in script.data
+    marked = {message for _line, message, _comments, _context in
+              extract("javascript", io.BytesIO(script.data), keywords={"_": None})}
+    messages = embedded(body, "messages")
+    assert len(marked) > 20 and marked <= set(messages), marked - set(messages)
+    assert [message for message in marked if messages[message] == message] == [], "each one in French"
