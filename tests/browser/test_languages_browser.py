@@ -119,3 +119,41 @@ def test_each_language_passes_axe(browser, live_server, survey, language, width)
     results = Axe().run(page, options=RULES).response
     assert [f"{v['id']}: {v['nodes'][0]['target']}" for v in results["violations"]] == [], "with its errors"
     context.close()
+
+
+BRANCHED = """slug = "habits-fr"
+title = "Habits"
+epsilon = 2.0
+languages = ["en", "fr"]
+
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+translations.fr.text = "Fumez-vous ?"
+
+[[questions]]
+id = "brand"
+kind = "choice"
+text = "Which brand?"
+options = ["Red", "Blue"]
+show_if = { question = "smoker", equals = "yes" }
+translations.fr.options = ["Rouge", "Bleue"]
+"""
+
+
+def test_display_logic_speaks_the_pages_language(browser, live_server):
+    create_from_toml(live_server["db"], BRANCHED)
+    context = browser.new_context(viewport={"width": 360, "height": 800})
+    page = context.new_page()
+    page.goto(f"{live_server['origin']}/s/habits-fr?lang=fr")
+    note = " ".join(page.locator("#branching-note").text_content().split())  # folded at 360 px: its text
+    assert note.startswith("Certaines questions ne s’affichent"), note
+    page.locator("#q-smoker-yes").check()
+    assert page.locator("#q-brand").is_visible()
+    assert page.locator("#q-brand label").all_inner_texts() == ["Rouge", "Bleue"], "“Does not apply” is not offered"
+    page.locator("#q-smoker-no").check()
+    status = page.locator("#branching-status").text_content()
+    words = translated("fr", "No longer asked (a randomized report is still sent): %(questions)s.")
+    assert status == words % {"questions": "“Which brand?”"}, status
+    context.close()
