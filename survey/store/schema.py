@@ -563,3 +563,16 @@ def m014_invitation_addresses(db):
                         status TEXT NOT NULL CHECK (status IN ('sent', 'failed')),
                         error TEXT, day TEXT NOT NULL)""")
     db.conn.execute("CREATE INDEX mail_log_survey ON mail_log (survey)")
+
+
+@migrations()
+def m015_password_resets(db):
+    """Add password reset links: only each token's SHA-256 hash, its account and when it stops working.
+
+    A link is deleted when used, when a newer one is issued for its account, or with its account.
+    """
+    db.conn.execute("""CREATE TABLE password_resets (
+                        token_hash TEXT PRIMARY KEY,
+                        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        expires_at BIGINT NOT NULL)""")
+    db.conn.execute("CREATE INDEX password_resets_user ON password_resets (user_id)")
