@@ -13,7 +13,8 @@ from conftest import OTHER, OWNER, PANEL_TOML, create_from_toml
 from smtp_server import mail_settings, smtp_server
 from test_accounts import client_from, csrf_token, lock_out, post_login, run_cli
 
-pytestmark = pytest.mark.both_backends
+# The tests of what the store keeps run on both backends; the pages' own checks on SQLite only.
+both_backends = pytest.mark.both_backends
 
 SLUG = "smoking-2026"
 NEW = "a brand new password"
@@ -37,6 +38,7 @@ def sees_surveys(client) -> bool:
     return client.get("/surveys").status_code == 200
 
 
+@both_backends
 def test_changing_the_password_signs_out_other_sessions_and_clears_the_lock(app, accounts):
     laptop, phone = signed_in(app), signed_in(app, address="198.51.100.21")
     locked = lock_out(app)
@@ -74,6 +76,7 @@ def use_reset(client, path, password=NEW):
     return client.post(path, data={"csrf_token": token, "password": password, "confirm": password})
 
 
+@both_backends
 def test_an_operators_reset_link_works_once_and_signs_out_other_sessions(app, db_path, accounts):
     other_session = signed_in(app)
     path = reset_link(db_path)
@@ -94,6 +97,7 @@ def test_an_operators_reset_link_works_once_and_signs_out_other_sessions(app, db
     assert result.returncode == 1 and "no researcher account" in result.stderr
 
 
+@both_backends
 def test_a_reset_link_expires_is_replaced_by_a_newer_one_and_is_stored_hashed(db_path, accounts):
     store = Store(db_path)
     try:
@@ -125,6 +129,7 @@ def wait_for_links(inbox, address, seconds=10.0) -> list[str]:
     return inbox.links(address)
 
 
+@both_backends
 def test_the_forgot_form_answers_alike_and_mails_a_working_link(app, accounts):
     with smtp_server() as inbox:
         app.config.update(mail_settings(inbox.port))
@@ -158,6 +163,7 @@ def test_without_smtp_the_forgot_page_names_the_operators_command(app, accounts,
     assert "ldp-survey user reset" in page
 
 
+@both_backends
 def test_user_add_replace_clears_the_sign_in_lock(app, db_path, accounts):
     locked = lock_out(app)
     result = run_cli(db_path, "user", "add", OWNER[0], "--replace", input=NEW + "\n")
@@ -183,6 +189,7 @@ def person_action(client, action, email, confirmed):
     return client.post(f"/surveys/{SLUG}/collaborators/{action}", data=data)
 
 
+@both_backends
 def test_the_owner_removes_a_collaborator_after_confirming(app, db_path, accounts):
     share(db_path)
     owner, other = signed_in(app), signed_in(app, OTHER, address="198.51.100.30")
@@ -194,6 +201,7 @@ def test_the_owner_removes_a_collaborator_after_confirming(app, db_path, account
     assert other.get(f"/surveys/{SLUG}/results").status_code == 404
 
 
+@both_backends
 def test_ownership_is_handed_to_a_collaborator(app, db_path, accounts):
     share(db_path)
     owner, other = signed_in(app), signed_in(app, OTHER, address="198.51.100.31")
@@ -221,6 +229,7 @@ def test_ownership_is_handed_to_a_collaborator(app, db_path, accounts):
         store.close()
 
 
+@both_backends
 def test_only_the_owner_removes_or_transfers(app, db_path, accounts):
     share(db_path)
     other = signed_in(app, OTHER, address="198.51.100.32")
@@ -251,6 +260,7 @@ def panel(db_path, accounts):
         store.close()
 
 
+@both_backends
 def test_a_cancelled_invitation_link_is_refused_like_a_used_one(app, db_path, panel):
     slug, tokens = panel
     owner = signed_in(app)
