@@ -81,7 +81,7 @@ for command in (
     surveys.duplicate, surveys.delete,
     results.aggregate, results.crosstab, results.export,
     analysis.regress, analysis.analyze, analysis.codebook,
-    accounts.user, accounts.token, accounts.invite_cancel,
+    accounts.user, accounts.token, accounts.uninvite,
     operations.serve, operations.demo, operations.simulate, operations.backup, operations.migrate,
 ):
     main.add_command(command)

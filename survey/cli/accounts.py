@@ -289,20 +289,20 @@ def token_revoke(db, email, which):
     click.echo(f"Revoked API token {record['label']!r} (id {record['id']}) of {email.strip()}")
 
 
-@click.command("invite-cancel")
+@click.command("uninvite")
 @click.argument("slug")
 @click.argument("links", nargs=-1, required=True, metavar="LINK|TOKEN...")
 @click.pass_obj
-def invite_cancel(db, slug, links):
-    """Cancel invitation links of an invitation-only survey: they are refused from then on, like used ones.
+def uninvite(db, slug, links):
+    """Cancel invitation links (then refused like used ones).
 
-    Give each link as made by `invite` (…/s/SLUG?invite=TOKEN) or just its token. A link
+    For an invitation-only survey. Give each link as made by `invite` (…/s/SLUG?invite=TOKEN) or just its token. A link
     already used or cancelled is reported and left as it is.
 
     \b
     Examples:
-      ldp-survey invite-cancel panel 'https://surveys.example.org/s/panel?invite=Fq5AagnPRwETiCtQ3eDsEA'
-      ldp-survey invite-cancel panel Fq5AagnPRwETiCtQ3eDsEA Zk3uMZ2b9Lq0aW1xYv7c8g
+      ldp-survey uninvite panel 'https://surveys.example.org/s/panel?invite=Fq5AagnPRwETiCtQ3eDsEA'
+      ldp-survey uninvite panel Fq5AagnPRwETiCtQ3eDsEA Zk3uMZ2b9Lq0aW1xYv7c8g
     """
     from ..core.invitations import invite_token
 

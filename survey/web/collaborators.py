@@ -83,7 +83,7 @@ def _owners_form(slug: str, form_class: type[FlaskForm]) -> FlaskForm:
     """Return the posted form of an owner's action: 404 to strangers, 400 on a bad token, 403 to a collaborator."""
     form = _submitted(slug, form_class)
     if not get_store().is_owner(slug, g.user["id"]):
-        abort(403, description="Only the survey's owner can invite, remove or promote collaborators.")
+        abort(403, description="Only the survey's owner can invite collaborators, revoke their links, remove or promote them.")
     return form
 
 
