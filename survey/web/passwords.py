@@ -9,6 +9,7 @@ password ends every other session of the account and clears its sign-in locks.
 from __future__ import annotations
 
 import math
+import os
 import threading
 
 from flask import Blueprint, current_app, flash, g, redirect, render_template, request, session, url_for
@@ -17,6 +18,7 @@ from werkzeug.security import generate_password_hash
 from wtforms import EmailField, PasswordField
 from wtforms.validators import DataRequired, EqualTo, Length
 
+from ..core.invitations import check_base
 from ..store import EMAIL_MAX, MIN_PASSWORD_LENGTH
 from ..store.accounts import RESET_SECONDS
 from .auth import check_password, login_required, start_session
@@ -119,12 +121,21 @@ def forgot():
     issued = get_store().issue_password_reset(email)
     if issued is not None:
         token, account = issued
-        link = url_for("passwords.reset", token=token, _external=True)
+        link = public_base() + url_for("passwords.reset", token=token)
         # Sent aside, so that the answer takes as long for an unknown address as for a known one.
         threading.Thread(target=_send_with_app, args=(current_app._get_current_object(), account["email"], link),
                          daemon=True).start()
     return render_template("forgot.html", form=ForgotForm(formdata=None), ready=ready,
                            sent=SENT.format(email=email, minutes=RESET_MINUTES)), 200
+
+
+def public_base() -> str:
+    """Return the address e-mailed links start with: PUBLIC_URL (or LDP_SURVEY_PUBLIC_URL), else the request's host.
+
+    Set it on a public server: otherwise whoever asks for a link chooses its host (the Host header).
+    """
+    configured = current_app.config.get("PUBLIC_URL") or os.environ.get("LDP_SURVEY_PUBLIC_URL")
+    return check_base(configured) if configured else request.host_url.rstrip("/")
 
 
 def _send_with_app(app, email: str, link: str):

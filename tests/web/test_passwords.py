@@ -148,6 +148,18 @@ def test_the_forgot_form_answers_alike_and_mails_a_working_link(app, accounts):
         assert client_from(app, "192.0.2.24").get(path).status_code == 404
 
 
+def test_a_mailed_link_starts_with_the_public_address_whatever_the_host_header(app, accounts):
+    with smtp_server() as inbox:
+        app.config.update({**mail_settings(inbox.port), "PUBLIC_URL": "https://surveys.example.org/"})
+        client = client_from(app, "192.0.2.25")
+        forged = "http://evil.example.net"
+        token = csrf_token(client.get("/forgot", base_url=forged).get_data(as_text=True))
+        response = client.post("/forgot", data={"csrf_token": token, "email": OWNER[0]}, base_url=forged)
+        assert response.status_code == 200
+        links = wait_for_links(inbox, OWNER[0])
+        assert len(links) == 1 and links[0].startswith("https://surveys.example.org/reset/")
+
+
 def test_the_forgot_form_is_flood_limited_alike_for_every_address(app, accounts):
     with smtp_server() as inbox:
         app.config.update(mail_settings(inbox.port))
