@@ -215,7 +215,7 @@ class Accounts:
     # Users
 
     def add_user(self, email: str, password_hash: str, *, replace: bool = False):
-        """Create a researcher account, or set its password when ``replace`` is true (ending its sessions)."""
+        """Create a researcher account, or set its password when ``replace`` is true (ending its sessions and locks)."""
         with self._write():
             existing = self.get_user(email)
             if existing and not replace:
@@ -223,16 +223,19 @@ class Accounts:
             if existing:
                 self._execute("UPDATE users SET password_hash = ?, session_key = ? WHERE id = ?",
                               [password_hash, new_account_key(), existing["id"]])
+                self._execute("DELETE FROM password_resets WHERE user_id = ?", [existing["id"]])
                 signin.unlock(self.conn, signin.account_key(existing["email"]))
             else:
                 _insert_user(self.conn, email, password_hash)
 
     def set_password(self, email: str, password_hash: str):
-        """Set an account's password; every earlier session of the account ends."""
+        """Set an account's password; every earlier session and reset link of the account ends, its locks clear."""
         with self._write() as conn:
             if not conn.execute("UPDATE users SET password_hash = ?, session_key = ? WHERE lower(email) = lower(?)",
                                 [password_hash, new_account_key(), email]).rowcount:
                 raise StoreError(f"no researcher account {email!r}")
+            conn.execute("DELETE FROM password_resets WHERE user_id = (SELECT id FROM users WHERE lower(email) = lower(?))",
+                         [email])
             signin.unlock(conn, signin.account_key(email))
 
     def change_password(self, user_id: int, password_hash: str) -> str:

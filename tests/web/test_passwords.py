@@ -124,6 +124,9 @@ def test_a_reset_link_expires_is_replaced_by_a_newer_one_and_is_stored_hashed(db
         assert store.use_password_reset(newer, "hash", now=start + 10)["email"] == OWNER[0]
         assert store.use_password_reset(newer, "hash", now=start + 11) is None
         assert store.issue_password_reset("nobody@example.org") is None
+        last, _ = store.issue_password_reset(OWNER[0])
+        store.set_password(OWNER[0], "operator's hash")
+        assert store.password_reset_account(last) is None
     finally:
         store.close()
 
