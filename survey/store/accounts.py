@@ -234,8 +234,8 @@ class Accounts:
             if not conn.execute("UPDATE users SET password_hash = ?, session_key = ? WHERE lower(email) = lower(?)",
                                 [password_hash, new_account_key(), email]).rowcount:
                 raise StoreError(f"no researcher account {email!r}")
-            conn.execute("DELETE FROM password_resets WHERE user_id = (SELECT id FROM users WHERE lower(email) = lower(?))",
-                         [email])
+            conn.execute("DELETE FROM password_resets WHERE user_id IN "
+                         "(SELECT id FROM users WHERE lower(email) = lower(?))", [email])
             signin.unlock(conn, signin.account_key(email))
 
     def change_password(self, user_id: int, password_hash: str) -> str:

@@ -133,8 +133,8 @@ PERSON_ACTIONS = {
     "remove": ("Remove {email} from this survey?", "They no longer see this survey or its results; its pages "
                "answer them “not found”. You can invite them again later.", "Remove collaborator",
                "Removed {email}: they no longer see this survey."),
-    "transfer": ("Make {email} the owner of this survey?", "They can then delete, close and share it; you stay "
-                 "a collaborator and can no longer do those things.", "Make them the owner",
+    "transfer": ("Make {email} the owner of this survey?", "They get what only the owner may do (inviting, "
+                 "removing and promoting collaborators); you stay a collaborator and no longer may.", "Make them the owner",
                  "{email} owns this survey now; you are a collaborator."),
 }
 
