@@ -98,7 +98,7 @@ for command in (
     holdings.list_surveys, holdings.archive, holdings.unarchive, holdings.delete_on, holdings.purge,
     results.aggregate, results.crosstab, results.export,
     analysis.regress, analysis.analyze, analysis.codebook,
-    accounts.user, accounts.token,
+    accounts.user, accounts.token, accounts.uninvite,
     operations.serve, operations.demo, operations.simulate, operations.backup, operations.migrate,
     checking.check,
 ):

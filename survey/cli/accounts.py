@@ -22,6 +22,7 @@ def user():
       ldp-survey user add alice@example.org
       ldp-survey user passwd alice@example.org
       ldp-survey user unlock alice@example.org
+      ldp-survey user reset alice@example.org --base https://surveys.example.org
       ldp-survey user list
     """
 
@@ -44,7 +45,8 @@ def _checked_password(password: str) -> str:
 
 @user.command("add")
 @click.argument("email")
-@click.option("--replace", is_flag=True, help="Set a new password if the account exists.")
+@click.option("--replace", is_flag=True,
+              help="Set a new password if the account exists (ending its sessions and clearing its sign-in locks).")
 @click.pass_obj
 def user_add(db, email, replace):
     """Create a researcher account.
@@ -97,6 +99,41 @@ def user_passwd(db, email):
         store.close()
     click.echo(f"Set a new password for {email.strip()}; its earlier sessions have ended and its sign-in "
                "locks are cleared")
+
+
+@user.command("reset")
+@click.argument("email")
+@click.option("--base", default="http://127.0.0.1:5000", show_default=True,
+              help="The public address researchers reach the server at.")
+@click.pass_obj
+def user_reset(db, email, base):
+    """Print a single-use link with which a researcher sets a new password.
+
+    The link works once, for one hour; only a hash of it is stored. A newer link replaces an
+    older one. Using it ends every session of the account and clears its sign-in locks.
+    Send it to the researcher over a channel you trust.
+
+    \b
+    Examples:
+      ldp-survey user reset alice@example.org --base https://surveys.example.org
+    """
+    from ..core.invitations import check_base
+    from ..store.accounts import RESET_SECONDS
+
+    try:
+        base = check_base(base)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    store = open_store(db, must_exist=True)
+    try:
+        issued = store.issue_password_reset(email.strip())
+    finally:
+        store.close()
+    if issued is None:
+        raise click.ClickException(f"no researcher account {email.strip()!r}")
+    click.echo(f"{base}/reset/{issued[0]}")
+    click.echo(f"A reset link for {issued[1]['email']}: it works once, for {RESET_SECONDS // 60} minutes, "
+               "and is shown only this once", err=True)
 
 
 @user.command("unlock")
@@ -257,3 +294,31 @@ def token_revoke(db, email, which):
     finally:
         store.close()
     click.echo(f"Revoked API token {record['label']!r} (id {record['id']}) of {email.strip()}")
+
+
+@click.command("uninvite")
+@click.argument("slug")
+@click.argument("links", nargs=-1, required=True, metavar="LINK|TOKEN...")
+@click.pass_obj
+def uninvite(db, slug, links):
+    """Cancel invitation links (then refused like used ones).
+
+    For an invitation-only survey. Give each link as made by `invite` (…/s/SLUG?invite=TOKEN) or just its token. A link
+    already used or cancelled is reported and left as it is.
+
+    \b
+    Examples:
+      ldp-survey uninvite panel 'https://surveys.example.org/s/panel?invite=Fq5AagnPRwETiCtQ3eDsEA'
+      ldp-survey uninvite panel Fq5AagnPRwETiCtQ3eDsEA Zk3uMZ2b9Lq0aW1xYv7c8g
+    """
+    from ..core.invitations import invite_token
+
+    store = open_store(db, must_exist=True)
+    try:
+        results = [(link, store.cancel_invitation(slug, invite_token(link))) for link in links]
+    finally:
+        store.close()
+    for link, cancelled in results:
+        click.echo(f"{'Cancelled' if cancelled else 'Not an unused invitation of ' + slug + ':'} {link}")
+    if not all(cancelled for _, cancelled in results):
+        raise click.ClickException("some links were not cancelled: unknown, used or cancelled already")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
-from urllib.parse import quote, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 
 def check_base(base: str) -> str:
@@ -28,6 +28,13 @@ def invitation_links(base: str, slug: str, tokens: list[str]) -> list[str]:
     """Return ``<base>/s/<slug>?invite=TOKEN`` for every token."""
     base = check_base(base)
     return [f"{base}/s/{quote(slug)}?invite={quote(token)}" for token in tokens]
+
+
+def invite_token(link: str) -> str:
+    """Return the token of an invitation link (its ``invite`` parameter), or the text itself if it is a bare token."""
+    text = link.strip()
+    values = parse_qs(urlsplit(text).query).get("invite")
+    return values[0] if values else text
 
 
 def links_csv(links: list[str]) -> str:

@@ -12,8 +12,10 @@ import hashlib
 import hmac
 import re
 import secrets
+import time
 
 from . import flood, joining, signin
+from .admission import invite_hash
 from .errors import JoinLinkInvalid, NotOwner, StoreError, SurveyNotFound
 from .ids import today
 
@@ -23,6 +25,8 @@ EMAIL_MAX = 254
 MIN_PASSWORD_LENGTH = 8
 TOKEN_LABEL_MAX = 64
 TOKEN_MAX_LENGTH = 128
+RESET_SECONDS = 60 * 60
+RESET_TOKEN_MAX = 128
 
 
 def token_hash(token: str) -> str:
@@ -43,6 +47,18 @@ def _insert_user(conn, email: str, password_hash: str):
     """Insert a new account with its own random session and token keys, in the caller's transaction."""
     conn.execute("INSERT INTO users (email, password_hash, created_day, session_key, token_key) "
                  "VALUES (?, ?, ?, ?, ?)", [email, password_hash, today(), new_account_key(), new_account_key()])
+
+
+def _new_password(conn, user_id: int, password_hash: str) -> str:
+    """Set a password, a new session key (ending every session), no reset link and no sign-in lock; return the key."""
+    row = conn.execute("SELECT email FROM users WHERE id = ?", [user_id]).fetchone()
+    if row is None:
+        raise StoreError("no such researcher account")
+    key = new_account_key()
+    conn.execute("UPDATE users SET password_hash = ?, session_key = ? WHERE id = ?", [password_hash, key, user_id])
+    conn.execute("DELETE FROM password_resets WHERE user_id = ?", [user_id])
+    signin.unlock(conn, signin.account_key(row[0]))
+    return key
 
 
 class Accounts:
@@ -157,10 +173,49 @@ class Accounts:
             "SELECT u.email FROM collaborators c JOIN users u ON u.id = c.user_id WHERE c.survey = ? "
             "ORDER BY lower(u.email)", [slug]).fetchall()]
 
+    def remove_collaborator(self, slug: str, owner_id: int, email: str):
+        """Take a collaborator's access to a survey away; only its owner may (NotOwner otherwise)."""
+        with self._write() as conn:
+            self._owned(conn, slug, owner_id, "remove collaborators")
+            account = self.get_user(email.strip())
+            if account is None or not conn.execute("DELETE FROM collaborators WHERE survey = ? AND user_id = ?",
+                                                    [slug, account["id"]]).rowcount:
+                raise StoreError(f"{email.strip()} is not a collaborator of this survey")
+
+    def transfer_ownership(self, slug: str, owner_id: int, email: str):
+        """Make a collaborator the survey's owner and the old owner a collaborator, in one transaction."""
+        with self._write() as conn:
+            self._owned(conn, slug, owner_id, "hand ownership over")
+            account = self.get_user(email.strip())
+            if account is None or not conn.execute("DELETE FROM collaborators WHERE survey = ? AND user_id = ?",
+                                                    [slug, account["id"]]).rowcount:
+                raise StoreError(f"{email.strip()} is not a collaborator of this survey; share it with them first")
+            conn.execute("UPDATE surveys SET owner_id = ? WHERE slug = ?", [account["id"], slug])
+            conn.execute("INSERT INTO collaborators (survey, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                         [slug, owner_id])
+
+    @staticmethod
+    def _owned(conn, slug: str, owner_id: int, what: str):
+        """Raise SurveyNotFound or NotOwner unless ``owner_id`` owns the survey (inside the caller's write)."""
+        survey = conn.execute("SELECT owner_id FROM surveys WHERE slug = ?", [slug]).fetchone()
+        if survey is None:
+            raise SurveyNotFound(f"no survey with slug {slug!r}")
+        if survey[0] != owner_id:
+            raise NotOwner(f"only the survey's owner can {what}")
+
+    def cancel_invitation(self, slug: str, token: str) -> bool:
+        """Cancel one unused invitation link of a survey: it is refused from now on like a used one.
+
+        Returns False if the token is no unused invitation of the survey (unknown, used or cancelled).
+        """
+        with self._write() as conn:
+            return bool(conn.execute("DELETE FROM unused_invitations WHERE token_hash = ? AND survey = ?",
+                                     [invite_hash(token), slug]).rowcount)
+
     # Users
 
     def add_user(self, email: str, password_hash: str, *, replace: bool = False):
-        """Create a researcher account, or set its password when ``replace`` is true (ending its sessions)."""
+        """Create a researcher account, or set its password when ``replace`` is true (ending its sessions and locks)."""
         with self._write():
             existing = self.get_user(email)
             if existing and not replace:
@@ -168,16 +223,65 @@ class Accounts:
             if existing:
                 self._execute("UPDATE users SET password_hash = ?, session_key = ? WHERE id = ?",
                               [password_hash, new_account_key(), existing["id"]])
+                self._execute("DELETE FROM password_resets WHERE user_id = ?", [existing["id"]])
+                signin.unlock(self.conn, signin.account_key(existing["email"]))
             else:
                 _insert_user(self.conn, email, password_hash)
 
     def set_password(self, email: str, password_hash: str):
-        """Set an account's password; every earlier session of the account ends."""
+        """Set an account's password; every earlier session and reset link of the account ends, its locks clear."""
         with self._write() as conn:
             if not conn.execute("UPDATE users SET password_hash = ?, session_key = ? WHERE lower(email) = lower(?)",
                                 [password_hash, new_account_key(), email]).rowcount:
                 raise StoreError(f"no researcher account {email!r}")
+            conn.execute("DELETE FROM password_resets WHERE user_id IN "
+                         "(SELECT id FROM users WHERE lower(email) = lower(?))", [email])
             signin.unlock(conn, signin.account_key(email))
+
+    def change_password(self, user_id: int, password_hash: str) -> str:
+        """Set an account's password, end all its sessions and clear its sign-in locks; return the new session key."""
+        with self._write() as conn:
+            return _new_password(conn, user_id, password_hash)
+
+    def issue_password_reset(self, email: str, *, now: float | None = None,
+                             seconds: int = RESET_SECONDS) -> tuple[str, dict] | None:
+        """Make a single-use password reset token for an account; return it (shown once) and the account, or None.
+
+        Only its SHA-256 hash is stored, with the time it stops working; a new one replaces
+        the account's earlier one.
+        """
+        token = secrets.token_urlsafe(32)
+        expires = int((time.time() if now is None else now) + seconds)
+        with self._write() as conn:
+            account = self.get_user(email.strip())
+            if account is None:
+                return None
+            conn.execute("DELETE FROM password_resets WHERE user_id = ?", [account["id"]])
+            conn.execute("INSERT INTO password_resets (token_hash, user_id, expires_at) VALUES (?, ?, ?)",
+                         [token_hash(token), account["id"], expires])
+        return token, account
+
+    def password_reset_account(self, token: str, *, now: float | None = None) -> dict | None:
+        """Return the account a working reset token is for, or None (unknown, used, replaced or expired)."""
+        if not token or len(token) > RESET_TOKEN_MAX:
+            return None
+        row = self._execute("SELECT user_id, expires_at FROM password_resets WHERE token_hash = ?",
+                            [token_hash(token)]).fetchone()
+        if row is None or row[1] <= (time.time() if now is None else now):
+            return None
+        return self.get_user_by_id(row[0])
+
+    def use_password_reset(self, token: str, password_hash: str, *, now: float | None = None) -> dict | None:
+        """Set a new password with a reset token, once: every session ends and locks clear; return the account or None."""
+        account = self.password_reset_account(token, now=now)
+        if account is None:
+            return None
+        with self._write() as conn:
+            if not conn.execute("DELETE FROM password_resets WHERE token_hash = ? AND user_id = ?",
+                                [token_hash(token), account["id"]]).rowcount:
+                return None  # used at the same moment by another request
+            _new_password(conn, account["id"], password_hash)
+        return self.get_user_by_id(account["id"])
 
     def end_sessions(self, user_id: int):
         """End every session of an account (sign-out ends them all, on every device): a new session key."""
@@ -196,6 +300,7 @@ class Accounts:
                 raise StoreError(f"no researcher account {email!r}")
             conn.execute("DELETE FROM collaborators WHERE user_id = ?", [account["id"]])
             conn.execute("DELETE FROM api_tokens WHERE user_id = ?", [account["id"]])
+            conn.execute("DELETE FROM password_resets WHERE user_id = ?", [account["id"]])
             conn.execute("UPDATE surveys SET owner_id = NULL WHERE owner_id = ?", [account["id"]])
             conn.execute("DELETE FROM users WHERE id = ?", [account["id"]])
             signin.unlock(conn, signin.account_key(email))

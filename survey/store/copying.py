@@ -39,6 +39,7 @@ PLAIN_TABLES = (
     ("collaborator_invitations", ("id", "token_hash", "survey", "email", "invited_by", "expires_day")),
     ("invitation_addresses", ("id", "survey", "email", "invite_token", "token_hash", "invited_day", "reminded_day")),
     ("mail_log", ("id", "survey", "email", "kind", "status", "error", "day")),
+    ("password_resets", ("token_hash", "user_id", "expires_at")),
     ("sandbox_tallies", ("survey", "source", "question", "option", "count")),
 )
 # Tables whose identity column PostgreSQL must move past the copied ids.

@@ -23,6 +23,7 @@ from ..core.design import release_every
 from ..core.mechanisms import mechanism_for
 from . import patterns
 from .batches import Batch, batch_from_answers, batch_from_rows
+from .tables import survey_tables  # noqa: F401  (the rows a deletion removes; Store asks its schema)
 from .sqlite_utils_import import sqlite_utils  # without pandas
 
 
@@ -491,11 +492,8 @@ def load_held(conn: sqlite3.Connection, slug: str, design: dict, rows: Sequence[
 
 @migrations()
 def m010_flood(db):
-    """Add the submission counts of the flood limit that every server shares (``flood``).
-
-    A row is a client's keyed hash (its key changes every window), the window's number and
-    the count: never an address. Rows are deleted two windows after their own.
-    """
+    """Add the flood limit's shared submission counts (``flood``): per row a client's keyed hash (its key changes
+    every window, never an address), the window's number and the count; deleted two windows after their own."""
     db.conn.execute("""CREATE TABLE flood_counts (
                         client TEXT NOT NULL, window_number BIGINT NOT NULL, count BIGINT NOT NULL,
                         PRIMARY KEY (client, window_number))""")
@@ -575,8 +573,7 @@ def m014_invitation_addresses(db):
 
 @migrations()
 def m015_joint_patterns(db):
-    """Keep every survey's report patterns at insert (``patterns``): make its tables, fill them from the stored reports
-    and its sandbox, and give its report table the tally trigger that counts them."""
+    """Keep report patterns at insert (``patterns``): make and fill their tables, and give each survey the new trigger."""
     conn = db.conn
     for slug, design_text in conn.execute("SELECT slug, design FROM surveys").fetchall():
         design = json.loads(design_text)
@@ -592,9 +589,11 @@ def m016_retention(db):
     db.conn.execute("ALTER TABLE surveys ADD COLUMN delete_after TEXT")
 
 
-def survey_tables(conn) -> list[str]:
-    """Return every table of the database that has a ``survey`` column (the rows a survey's deletion removes)."""
-    tables = [row[0] for row in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall()]
-    return [table for table in tables
-            if any(column[1] == "survey" for column in conn.execute(f'PRAGMA table_info("{table}")').fetchall())]
+@migrations()
+def m017_password_resets(db):
+    """Add password reset links: each token's SHA-256 hash, its account and its expiry (deleted once used or replaced)."""
+    db.conn.execute("""CREATE TABLE password_resets (
+                        token_hash TEXT PRIMARY KEY,
+                        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        expires_at BIGINT NOT NULL)""")
+    db.conn.execute("CREATE INDEX password_resets_user ON password_resets (user_id)")

@@ -1,4 +1,8 @@
-"""Collaborators without the command line: the owner makes a single-use join link, the colleague opens it.
+"""Collaborators without the command line: join links, removing a collaborator, handing ownership over.
+
+The owner makes a single-use join link, the colleague opens it; the owner removes a
+collaborator or makes one the owner (each after a confirmation page). Anyone who sees an
+invitation-only survey may cancel one respondent invitation link.
 
 ``/surveys/<slug>/collaborators/...`` are the owner's POSTs (CSRF checked after the access
 check, as in ``lifecycle``: 404 to anyone who may not see the survey, 403 to a
@@ -11,9 +15,10 @@ from __future__ import annotations
 from flask import Blueprint, abort, flash, g, redirect, render_template, url_for
 from flask_wtf import FlaskForm
 from werkzeug.security import generate_password_hash
-from wtforms import EmailField, HiddenField, PasswordField
+from wtforms import EmailField, HiddenField, PasswordField, StringField
 from wtforms.validators import DataRequired, EqualTo, Length
 
+from ..core.invitations import invite_token
 from ..store import EMAIL_MAX, MIN_PASSWORD_LENGTH, JoinLinkInvalid, StoreError, StoreUnavailable
 from ..store.joining import JOIN_DAYS
 from .auth import check_password, login_required, start_session
@@ -37,6 +42,20 @@ class RevokeForm(FlaskForm):
     """Revoke one join link, named by its id."""
 
     invitation = HiddenField(validators=[DataRequired()])
+
+
+class PersonForm(FlaskForm):
+    """Remove a collaborator, or make them the owner: their email, and whether the owner confirmed."""
+
+    email = HiddenField(validators=[DataRequired(), Length(max=EMAIL_MAX)])
+    confirmed = HiddenField()
+
+
+class CancelInvitationForm(FlaskForm):
+    """Cancel one respondent invitation link, pasted whole or as its token."""
+
+    link = StringField("Invitation link to cancel", validators=[DataRequired(), Length(max=2048)],
+                       render_kw={"autocomplete": "off", "spellcheck": "false", "autocapitalize": "off"})
 
 
 class AcceptForm(FlaskForm):
@@ -64,7 +83,7 @@ def _owners_form(slug: str, form_class: type[FlaskForm]) -> FlaskForm:
     """Return the posted form of an owner's action: 404 to strangers, 400 on a bad token, 403 to a collaborator."""
     form = _submitted(slug, form_class)
     if not get_store().is_owner(slug, g.user["id"]):
-        abort(403, description="Only the survey's owner can invite collaborators or revoke their links.")
+        abort(403, description="Only the survey's owner can invite collaborators, revoke their links, remove or promote them.")
     return form
 
 
@@ -108,6 +127,69 @@ def revoke(slug):
     else:
         flash(f"Revoked the join link for {record['email']}.", "success")
     return _people(slug)
+
+
+PERSON_ACTIONS = {
+    "remove": ("Remove {email} from this survey?", "They no longer see this survey or its results; its pages "
+               "answer them “not found”. You can invite them again later.", "Remove collaborator",
+               "Removed {email}: they no longer see this survey."),
+    "transfer": ("Make {email} the owner of this survey?", "They get what only the owner may do (inviting, "
+                 "removing and promoting collaborators); you stay a collaborator and no longer may.", "Make them the owner",
+                 "{email} owns this survey now; you are a collaborator."),
+}
+
+
+def _person_action(slug: str, action: str):
+    """Ask the owner to confirm, then remove a collaborator or make them the owner."""
+    form = _owners_form(slug, PersonForm)
+    email = (form.email.data or "").strip()
+    question, consequence, button, done = (text.format(email=email) for text in PERSON_ACTIONS[action])
+    if form.confirmed.data != "yes":
+        return render_template("confirm_person.html", slug=slug, email=email, question=question,
+                               consequence=consequence, button=button, action=action, form=form,
+                               title=get_store().get_design(slug)["title"], logout_form=LogoutForm())
+    store = get_store()
+    try:
+        (store.remove_collaborator if action == "remove" else store.transfer_ownership)(slug, g.user["id"], email)
+    except StoreUnavailable:
+        raise
+    except StoreError as exc:
+        flash(f"{str(exc)[:1].upper()}{str(exc)[1:]}.", "error")
+    else:
+        flash(done, "success")
+    return _people(slug)
+
+
+@bp.post("/surveys/<slug>/collaborators/remove")
+@csrf.exempt  # checked by _owners_form, after the access check
+@login_required
+def remove(slug):
+    """Take a collaborator's access away, after a confirmation."""
+    return _person_action(slug, "remove")
+
+
+@bp.post("/surveys/<slug>/collaborators/transfer")
+@csrf.exempt  # checked by _owners_form, after the access check
+@login_required
+def transfer(slug):
+    """Make a collaborator the owner (the owner becomes a collaborator), after a confirmation."""
+    return _person_action(slug, "transfer")
+
+
+@bp.post("/surveys/<slug>/invitations/cancel")
+@csrf.exempt  # checked by _submitted, after the access check
+@login_required
+def cancel_invitation(slug):
+    """Cancel one respondent invitation link: opening it then says it was used."""
+    form = _submitted(slug, CancelInvitationForm)
+    target = url_for("research.results", slug=slug, _anchor="invitations")
+    if form.errors:
+        flash("Paste the invitation link to cancel.", "error")
+    elif get_store().cancel_invitation(slug, invite_token(form.link.data)):
+        flash("Cancelled that invitation link: it no longer admits an answer.", "success")
+    else:
+        flash("That is no unused invitation link of this survey (unknown, used or cancelled already).", "error")
+    return redirect(target)
 
 
 def _invalid():
@@ -169,4 +251,5 @@ def collaborators_context():
     """Give the dashboard the owner check, a survey's pending join links and the two forms."""
     return {"is_survey_owner": lambda slug: g.get("user") is not None and get_store().is_owner(slug, g.user["id"]),
             "pending_join_links": lambda slug: get_store().collaborator_invitations(slug),
-            "invite_form": InviteForm, "revoke_invite_form": RevokeForm}
+            "invite_form": InviteForm, "revoke_invite_form": RevokeForm, "person_form": PersonForm,
+            "cancel_invitation_form": CancelInvitationForm}

@@ -16,8 +16,8 @@ import re
 
 from flask import has_request_context, request
 
-# A join token in a path, plain or URL-encoded (a sign-in page's ?next=%2Fjoin%2F...).
-_JOIN = re.compile(r"(?i)((?:/|%2F)join(?:/|%2F))[^\s/?#&\"']+")
+# A join or password reset token in a path, plain or URL-encoded (a sign-in page's ?next=%2Fjoin%2F...).
+_JOIN = re.compile(r"(?i)((?:/|%2F)(?:join|reset)(?:/|%2F))[^\s/?#&\"']+")
 # The value of a query parameter that carries a secret.
 _QUERY = re.compile(r"(?i)((?:^|[?&;\s]|%3F|%26)(?:invite|token)(?:=|%3D))[^\s&#\"']+")
 # An API token anywhere (``ldps_`` and 43 URL-safe characters), and any bearer credential.

@@ -14,8 +14,8 @@ CONTENT_SECURITY_POLICY = (
     "frame-ancestors 'none'; form-action 'self'"
 )
 
-# Paths whose responses must never be cached: researcher pages, exports, account pages, the API and join links.
-NO_STORE_PREFIXES = ("/surveys", "/account", "/api/", "/join/")
+# Paths whose responses must never be cached: researcher pages, exports, account pages, the API, join and reset links.
+NO_STORE_PREFIXES = ("/surveys", "/account", "/api/", "/join/", "/reset/", "/forgot")
 HSTS_SECONDS = 31536000
 
 
