@@ -79,7 +79,8 @@ def contains_zero(request, n, level):
     The decision ``ci_low <= 0 <= ci_high`` on bounded_intervals' result, made by
     bounded_mean.mean_intervals_contain with two tests an end instead of a bisection each.
     """
-    totals, unit_sum, unit_squares, low, width = _unit_moments(*request, n)
+    totals, squares, low, high = request
+    totals, unit_sum, unit_squares, low, width = _unit_moments(totals, squares, n, low, high)
     counts = np.full(totals.size, float(n))
     inside = mean_intervals_contain((0.0 - low.ravel()) / width.ravel(), unit_sum.ravel(), unit_squares.ravel(),
                                     counts, low=0.0, high=1.0, level=level)
