@@ -29,7 +29,13 @@ Both one-sided tests run at α/2, so the interval covers the mean with probabili
 ``level`` for every n ≥ 1 and every distribution on [low, high] (the variance range only
 places the bets: a wrong one costs width, never coverage); n = 0 gives the whole range. It is
 never a single point: at m = ū every bet's bound is at most log(1 + λ(ū − m)) = 0 by Jensen's
-inequality, so no mean within reach of ū is rejected. Pure numpy: no Flask, no SQL, no I/O.
+inequality, so no mean within reach of ū is rejected.
+
+Whether an interval contains a given point needs no bisection (mean_intervals_contain, which a
+crosstab's confidence sets ask at many points): the bisection's lower end is the largest point
+k·ū/2^44 of its grid that the test rejects, so it lies at or below p exactly when 0 or the first
+grid point above p is not rejected; two tests an end give the same decision as the interval.
+Pure numpy: no Flask, no SQL, no I/O.
 """
 
 from __future__ import annotations
