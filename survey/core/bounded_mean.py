@@ -29,7 +29,13 @@ Both one-sided tests run at α/2, so the interval covers the mean with probabili
 ``level`` for every n ≥ 1 and every distribution on [low, high] (the variance range only
 places the bets: a wrong one costs width, never coverage); n = 0 gives the whole range. It is
 never a single point: at m = ū every bet's bound is at most log(1 + λ(ū − m)) = 0 by Jensen's
-inequality, so no mean within reach of ū is rejected. Pure numpy: no Flask, no SQL, no I/O.
+inequality, so no mean within reach of ū is rejected.
+
+Whether an interval contains a given point needs no bisection (mean_intervals_contain, which a
+crosstab's confidence sets ask at many points): the bisection's lower end is the largest point
+k·ū/2^44 of its grid that the test rejects, so it lies at or below p exactly when 0 or the first
+grid point above p is not rejected; two tests an end give the same decision as the interval.
+Pure numpy: no Flask, no SQL, no I/O.
 """
 
 from __future__ import annotations
@@ -60,6 +66,38 @@ def mean_interval(total, squares, n, *, low, high, level, variance=None) -> tupl
 
 def mean_intervals(totals, squares, counts, *, low, high, level, variance=None) -> tuple[np.ndarray, np.ndarray]:
     """Return the intervals of mean_interval for arrays of sums, sums of squares and counts (one per sample)."""
+    low, high, counts, unit_sum, unit_squares, threshold, unit_variance = _prepared(
+        totals, squares, counts, low, high, level, variance)
+    width = high - low
+    lower = _bound(unit_sum, unit_squares, counts, threshold, unit_variance)
+    upper = 1.0 - _bound(counts - unit_sum, _flipped_squares(unit_sum, unit_squares, counts), counts,
+                         threshold, unit_variance)
+    empty = counts == 0
+    lower = np.where(empty, 0.0, lower)
+    upper = np.where(empty, 1.0, upper)
+    return low + lower * width, low + upper * width
+
+
+def mean_intervals_contain(points, totals, squares, counts, *, low, high, level, variance=None) -> np.ndarray:
+    """Return whether each interval of mean_intervals contains its point (``points`` broadcast), at two tests an end.
+
+    The same decision as ``low <= point <= high`` on mean_intervals' result up to round-off, without the bisections:
+    the bisection's lower end is the largest point k·ū/2^_BISECTIONS of its grid whose test rejects (0 when 0 is
+    not rejected), the rejected means forming [0, end); so the end lies at or below a point p exactly when 0 is
+    not rejected or the first grid point above p is not. The upper end is the same on 1 − u, at 1 − p.
+    """
+    low, high, counts, unit_sum, unit_squares, threshold, unit_variance = _prepared(
+        totals, squares, counts, low, high, level, variance)
+    target = (np.broadcast_to(np.asarray(points, dtype=float), counts.shape) - low) / (high - low)
+    below = _end_at_most(unit_sum, unit_squares, counts, target, threshold, unit_variance)
+    above = _end_at_most(counts - unit_sum, _flipped_squares(unit_sum, unit_squares, counts), counts, 1.0 - target,
+                         threshold, unit_variance)
+    empty = counts == 0
+    return np.where(empty, (target >= 0.0) & (target <= 1.0), below & above)
+
+
+def _prepared(totals, squares, counts, low, high, level, variance):
+    """Check the arguments; return (low, high, counts, Σu, Σu², threshold, unit variance) on the [0, 1] scale."""
     low, high = float(low), float(high)
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
         raise ValueError(f"the range must be finite with low < high, got low={low!r}, high={high!r}")
@@ -78,13 +116,12 @@ def mean_intervals(totals, squares, counts, *, low, high, level, variance=None) 
     safe_n = np.maximum(counts, 1.0)
     unit_squares = np.clip(unit_squares, unit_sum * unit_sum / safe_n, unit_sum)
     threshold = math.log(2.0 / (1.0 - float(level)))
-    lower = _bound(unit_sum, unit_squares, counts, threshold, unit_variance)
-    upper = 1.0 - _bound(counts - unit_sum, np.maximum(counts - 2 * unit_sum + unit_squares, 0.0), counts,
-                         threshold, unit_variance)
-    empty = counts == 0
-    lower = np.where(empty, 0.0, lower)
-    upper = np.where(empty, 1.0, upper)
-    return low + lower * width, low + upper * width
+    return low, high, counts, unit_sum, unit_squares, threshold, unit_variance
+
+
+def _flipped_squares(unit_sum, unit_squares, counts):
+    """Return Σ(1 − u)² from n, Σu and Σu²."""
+    return np.maximum(counts - 2 * unit_sum + unit_squares, 0.0)
 
 
 def _unit_variance(variance, width: float) -> tuple[float, float]:
@@ -113,20 +150,10 @@ def bets(n: float, threshold: float, variance: tuple[float, float] = (0.0, 0.25)
 def _bound(unit_sum, unit_squares, counts, threshold, variance) -> np.ndarray:
     """Return the largest m in [0, ū] whose one-sided test (mean above m) rejects, 0 when none does (vectorised)."""
     result = np.zeros(unit_sum.shape)
-    for n_value in np.unique(counts):
-        if n_value == 0:
-            continue
-        rows = counts == n_value
-        grid = bets(float(n_value), threshold, variance)
-        s1, s2 = unit_sum[rows], unit_squares[rows]
-        mean = s1 / n_value
-        # The two-point law {0, u0} with the data's first two moments: weight w at u0 = Σu²/Σu.
-        positive = s2 > 0
-        top = np.where(positive, s2 / np.where(positive, s1, 1.0), 0.0)
-        weight = np.where(positive, s1 * s1 / (n_value * np.where(positive, s2, 1.0)), 0.0)
-        rejected = np.zeros(s1.shape)          # invariant: rejected at `rejected` (or it is 0) ...
+    for n_value, rows, grid, top, weight, mean in _groups(unit_sum, unit_squares, counts, threshold, variance):
+        rejected = np.zeros(mean.shape)        # invariant: rejected at `rejected` (or it is 0) ...
         accepted = mean.copy()                 # ... and not rejected at `accepted`
-        rejects_zero = _rejects(top, weight, n_value, np.zeros(s1.shape), grid, threshold)
+        rejects_zero = _rejects(top, weight, n_value, np.zeros(mean.shape), grid, threshold)
         for _ in range(_BISECTIONS):
             middle = (rejected + accepted) / 2
             hit = _rejects(top, weight, n_value, middle, grid, threshold)
@@ -134,6 +161,38 @@ def _bound(unit_sum, unit_squares, counts, threshold, variance) -> np.ndarray:
             accepted = np.where(hit, accepted, middle)
         result[rows] = np.where(rejects_zero, rejected, 0.0)
     return result
+
+
+def _end_at_most(unit_sum, unit_squares, counts, target, threshold, variance) -> np.ndarray:
+    """Return whether _bound's end is at most ``target`` (per sample), from the tests at 0 and at one grid point."""
+    result = np.zeros(unit_sum.shape, dtype=bool)
+    for n_value, rows, grid, top, weight, mean in _groups(unit_sum, unit_squares, counts, threshold, variance):
+        goal = target[rows]
+        step = mean * 2.0 ** -_BISECTIONS       # the bisection's grid: k·step for k = 0 … 2^_BISECTIONS
+        with np.errstate(divide="ignore", invalid="ignore"):
+            index = np.floor(np.where(step > 0, goal / np.where(step > 0, step, 1.0), 0.0)) + 1.0
+        inside = (goal >= 0.0) & (step > 0) & (index < 2.0 ** _BISECTIONS)
+        point = np.where(inside, index * step, 0.0)
+        size = mean.size
+        hits = _rejects(np.tile(top, 2), np.tile(weight, 2), n_value, np.concatenate([np.zeros(size), point]),
+                        grid, threshold)
+        settled = ~hits[:size] | ~hits[size:]
+        result[rows] = (goal >= 0.0) & (~inside | settled)
+    return result
+
+
+def _groups(unit_sum, unit_squares, counts, threshold, variance):
+    """Yield (n, rows, bets, u0, w, ū) for each nonzero count: the two-point law {0, u0} (weight w at u0) per row."""
+    for n_value in np.unique(counts):
+        if n_value == 0:
+            continue
+        rows = counts == n_value
+        s1, s2 = unit_sum[rows], unit_squares[rows]
+        # The two-point law {0, u0} with the data's first two moments: weight w at u0 = Σu²/Σu.
+        positive = s2 > 0
+        top = np.where(positive, s2 / np.where(positive, s1, 1.0), 0.0)
+        weight = np.where(positive, s1 * s1 / (n_value * np.where(positive, s2, 1.0)), 0.0)
+        yield n_value, rows, bets(float(n_value), threshold, variance), top, weight, s1 / n_value
 
 
 def _rejects(top, weight, n, m, grid, threshold) -> np.ndarray:

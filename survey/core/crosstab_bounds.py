@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 from . import codec
-from .bounded_mean import mean_intervals
+from .bounded_mean import mean_intervals, mean_intervals_contain
 
 COARSE_POINTS = 65
 FINE_POINTS = 33
@@ -67,15 +67,35 @@ def product_range(range_a, range_b):
 
 def bounded_intervals(totals, squares, n, low, high, level):
     """Return (ci_low, ci_high) arrays of bounded-mean intervals, each sample with its own range [low, high]."""
+    totals, unit_sum, unit_squares, low, width = _unit_moments(totals, squares, n, low, high)
+    counts = np.full(totals.size, float(n))
+    lower, upper = mean_intervals(unit_sum.ravel(), unit_squares.ravel(), counts, low=0.0, high=1.0, level=level)
+    return low + lower.reshape(totals.shape) * width, low + upper.reshape(totals.shape) * width
+
+
+def contains_zero(request, n, level):
+    """Return whether each bounded-mean interval of a request (totals, squares, low, high) contains 0.
+
+    The decision ``ci_low <= 0 <= ci_high`` on bounded_intervals' result, made by
+    bounded_mean.mean_intervals_contain with two tests an end instead of a bisection each.
+    """
+    totals, squares, low, high = request
+    totals, unit_sum, unit_squares, low, width = _unit_moments(totals, squares, n, low, high)
+    counts = np.full(totals.size, float(n))
+    inside = mean_intervals_contain((0.0 - low.ravel()) / width.ravel(), unit_sum.ravel(), unit_squares.ravel(),
+                                    counts, low=0.0, high=1.0, level=level)
+    return inside.reshape(totals.shape)
+
+
+def _unit_moments(totals, squares, n, low, high):
+    """Return (totals, Σu, Σu², low, width) with each sample rescaled from its own [low, high] to [0, 1]."""
     totals, squares = np.asarray(totals, dtype=float), np.asarray(squares, dtype=float)
     low, high = np.broadcast_to(np.asarray(low, dtype=float), totals.shape), \
         np.broadcast_to(np.asarray(high, dtype=float), totals.shape)
     width = high - low
     unit_sum = (totals - n * low) / width
     unit_squares = (squares - 2 * low * totals + n * low * low) / (width * width)
-    counts = np.full(totals.size, float(n))
-    lower, upper = mean_intervals(unit_sum.ravel(), unit_squares.ravel(), counts, low=0.0, high=1.0, level=level)
-    return low + lower.reshape(totals.shape) * width, low + upper.reshape(totals.shape) * width
+    return totals, unit_sum, unit_squares, low, width
 
 
 def clipped(ci_low, ci_high):
@@ -146,12 +166,6 @@ class Cells:
         return totals, squares, low, high
 
 
-def _accepted(interval):
-    """Return whether each interval of W(c) contains 0 (c is not rejected)."""
-    ci_low, ci_high = interval
-    return (ci_low <= 0.0) & (0.0 <= ci_high)
-
-
 def table_intervals(cells: Cells, level: float, seeds, *, joint: bool, odds: bool):
     """Return (joint, conditional, odds) dicts {sides: (low, high, flag) arrays [i, j]} for the cells.
 
@@ -181,18 +195,19 @@ def _split_hulls(cells: Cells, hulls):
 
 def conditional_hulls(cells: Cells, level: float, seeds, extra=()):
     """Return flat per-cell (low, high, whole) of the conditional shares' confidence sets at ``level``, and the
-    intervals of the ``extra`` requests at the same level (computed in the first batch).
+    intervals of the ``extra`` requests at the same level (one batch).
 
     Each set is the c in [0, 1] whose W(c) interval contains 0, found on a grid refined around
-    its ends; each end reported is a rejected point, so the hull only widens. ``whole`` = the
+    its ends; each end reported is a rejected point, so the hull only widens. Each point needs only
+    whether its W(c) interval contains 0 (contains_zero: two tests an end, not a bisection). ``whole`` = the
     hull is all of [0, 1] (no c is rejected, or none is accepted).
     """
     n = cells.n
     coarse = np.broadcast_to(np.linspace(0.0, 1.0, COARSE_POINTS), (seeds.size, COARSE_POINTS))
     seed = np.clip(np.nan_to_num(np.asarray(seeds, dtype=float), nan=0.5), 0.0, 1.0)
     grid = np.sort(np.column_stack([coarse, seed]), axis=1)
-    answers = batched([cells.ratio_request(grid), *extra], n, level)
-    passed = _accepted(answers[0])
+    joints = batched(list(extra), n, level) if extra else []
+    passed = contains_zero(cells.ratio_request(grid), n, level)
     rows = np.arange(grid.shape[0])
     first = np.argmax(passed, axis=1)
     last = grid.shape[1] - 1 - np.argmax(passed[:, ::-1], axis=1)
@@ -203,7 +218,7 @@ def conditional_hulls(cells: Cells, level: float, seeds, extra=()):
     steps = np.linspace(0.0, 1.0, FINE_POINTS)
     for _ in range(REFINEMENTS if active.any() else 0):
         points = rejected[:, None] + (accepted - rejected)[:, None] * steps[None, :]
-        hit = _accepted(batched([_ends_request(cells, points, len(rows))], n, level)[0])
+        hit = contains_zero(_ends_request(cells, points, len(rows)), n, level)
         hit[:, -1] = True
         index = np.argmax(hit, axis=1)
         moved = active & (index > 0)
@@ -213,7 +228,7 @@ def conditional_hulls(cells: Cells, level: float, seeds, extra=()):
     none = ~passed.any(axis=1)
     low = np.where(none, 0.0, rejected[:len(rows)])
     high = np.where(none, 1.0, rejected[len(rows):])
-    return (low, high, none | ((low <= 0.0) & (high >= 1.0))), answers[1:]
+    return (low, high, none | ((low <= 0.0) & (high >= 1.0))), joints
 
 
 def odds_level(level: float) -> float:
