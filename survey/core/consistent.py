@@ -260,66 +260,103 @@ def _flow_rest(path: _Path, shares: np.ndarray, start: int, iterations: int, pre
                older: tuple, newer: tuple) -> tuple[np.ndarray, int, str, tuple[int, np.ndarray]]:
     """Go on from iterate ``start`` as ``_update`` does, along the flow of the EM's steps; the same four returns.
 
-    The deviance is checked at every DEVIANCE_EVERY-th iterate as in ``_update`` (target, then the stall and
-    limit rule with the previous check's deviance); the tolerance (no share moves by ``tolerance``, the step
-    being G(f) exactly) is checked at those iterates only, so a run can stop there up to 9 steps later.
+    The flow is integrated over windows of FLOW_AFTER iterations growing fourfold, each checked before the
+    next. The deviance is checked at every DEVIANCE_EVERY-th iterate as in ``_update`` (target, then the
+    stall and limit rule with the previous check's deviance); the tolerance (no share moves by
+    ``tolerance``, the step being G(f) exactly) is checked at those iterates only, so a run can stop
+    there up to 9 steps later.
     """
     from scipy.integrate import solve_ivp
 
-    spread, q = path.spread, path.q
-    observed = path.counts / path.counts.sum()
+    flow = _Flow(path)
+    state, low, window, limit = np.asarray(shares, dtype=float), start, max(FLOW_AFTER, DEVIANCE_EVERY), None
+    while True:
+        high = min(low + window, iterations)
+        solution = solve_ivp(flow.modified, (float(low), float(high)), state, method="DOP853", rtol=FLOW_RTOL,
+                             atol=FLOW_ATOL, dense_output=True)
+        if not solution.success:  # never seen; the steps one by one are always right
+            raise RuntimeError(f"the consistent view's flow failed: {solution.message}")
+        flow.pieces.append((float(high), solution.sol))
+        checks = np.arange(low, high, DEVIANCE_EVERY)
+        stop, previous, limit = _flow_stop(flow, checks, iterations, previous, tolerance, limit)
+        if stop is not None or high >= iterations:
+            break
+        state, low, window = solution.y[:, -1], high, 4 * window
+    if stop is None:
+        end, reason, result = iterations, "cap", flow.at([iterations])[0]
+    else:
+        reason, end, result = stop
+    back = (end - WARM_BACK) // WARM_BACK * WARM_BACK
+    point = (back, flow.at([back])[0]) if back >= start and back > 0 else _back(older, newer, end)
+    return result, end, reason, point
 
-    def step(f):
-        ratio = observed / (spread * f + q)
-        return f * (spread * ratio + q * ratio.sum(axis=-1, keepdims=True) - 1.0), ratio
 
-    def modified(_, f):
-        move, ratio = step(f)
+class _Flow:
+    """The flow of the EM's steps for one set of counts: its vector fields and the pieces of its solution."""
+
+    def __init__(self, path: _Path):
+        self.path = path
+        self.observed = path.counts / path.counts.sum()
+        self.pieces: list[tuple[float, object]] = []
+
+    def step(self, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return the EM's step G(f) = f ⊙ (m(f) − 1) (rows of f at once) and the ratio c / λ it used."""
+        ratio = self.observed / (self.path.spread * f + self.path.q)
+        return f * (self.path.spread * ratio + self.path.q * ratio.sum(axis=-1, keepdims=True) - 1.0), ratio
+
+    def modified(self, _, f: np.ndarray) -> np.ndarray:
+        """Return the modified equation's field G − ½ J_G G (J_G: diagonal plus rank one)."""
+        spread, q = self.path.spread, self.path.q
+        move, ratio = self.step(f)
         weight = ratio / (spread * f + q)
         slope = (spread * ratio + q * ratio.sum() - 1.0) * move - f * spread * (spread * weight * move
                                                                               + q * float(weight @ move))
         return move - 0.5 * slope
 
-    solution = solve_ivp(modified, (float(start), float(iterations)), np.asarray(shares, dtype=float),
-                         method="DOP853", rtol=FLOW_RTOL, atol=FLOW_ATOL, dense_output=True)
-    if not solution.success:  # never seen; the steps one by one are always right
-        raise RuntimeError(f"the consistent view's flow failed: {solution.message}")
-
-    def at(times):
-        points = np.clip(np.atleast_2d(solution.sol(np.asarray(times, dtype=float)).T), 0.0, None)
+    def at(self, times) -> np.ndarray:
+        """Return the flow's shares at ``times`` (rows), clipped at 0 and summing to 1."""
+        times = np.asarray(times, dtype=float)
+        ends = np.array([end for end, _ in self.pieces])
+        which = np.minimum(np.searchsorted(ends, times), len(ends) - 1)
+        points = np.empty((times.size, self.observed.size))
+        for index in np.unique(which):
+            points[which == index] = self.pieces[index][1](times[which == index]).T
+        points = np.clip(points, 0.0, None)
         return points / points.sum(axis=1, keepdims=True)
 
-    checks = np.arange(start, iterations, DEVIANCE_EVERY)
-    points = at(checks) if checks.size else np.empty((0, observed.size))
+
+def _flow_stop(flow: _Flow, checks: np.ndarray, iterations: int, previous, tolerance: float, limit):
+    """Return the first stop among ``checks`` as (reason, iteration, shares) or None, the last deviance and the limit."""
+    path, spread, q = flow.path, flow.path.spread, flow.path.q
+    if not checks.size:
+        return None, previous, limit
+    points = flow.at(checks)
     expected = path.n * (q + spread * points)
     deviance = path.saturated - np.sum(xlogy(path.counts, expected), axis=1)
     if not path.multinomial:
         deviance -= np.sum(xlogy(path.n - path.counts, path.n - expected), axis=1)
     deviance *= 2.0
-    before = np.concatenate(([np.nan if previous is None else previous], deviance[:-1]))
-    drop = before - deviance
+    drop = np.concatenate(([np.nan if previous is None else previous], deviance[:-1])) - deviance
     with np.errstate(invalid="ignore"):
         stalled = drop < DEVIANCE_STALL * (deviance - path.target)
     stops = {"target": deviance <= path.target}
     if np.any(stalled):
-        limit = indicator_mle(path.checked, path.n, p=path.p, q=q, multinomial=True)
+        if limit is None:
+            limit = indicator_mle(path.checked, path.n, p=path.p, q=q, multinomial=True)
         floor = _deviance(path.counts, path.n, q + spread * limit, path.multinomial, path.saturated)
         stops["limit"] = stalled & (floor > path.target) & (np.abs(drop) * (iterations - checks) / DEVIANCE_EVERY
                                                              >= DEVIANCE_REACH * np.abs(deviance - floor))
-    moves = np.abs(step(points)[0]).max(axis=1) if points.size else np.empty(0)
-    stops["tolerance"] = moves < tolerance
+    stops["tolerance"] = np.abs(flow.step(points)[0]).max(axis=1) < tolerance
     first = {reason: int(np.argmax(hit)) for reason, hit in stops.items() if np.any(hit)}
     if not first:
-        end, reason, result = iterations, "cap", at([iterations])[0]
-    else:
-        reason = min(first, key=lambda name: (first[name], ("target", "limit", "tolerance").index(name)))
-        end = int(checks[first[reason]])
-        result = {"target": lambda: points[first[reason]], "limit": lambda: limit,
-                  "tolerance": lambda: points[first[reason]] + step(points[first[reason]])[0]}[reason]()
-        end += reason == "tolerance"
-    back = (end - WARM_BACK) // WARM_BACK * WARM_BACK
-    point = (back, at([back])[0]) if back >= start and back > 0 else _back(older, newer, end)
-    return result, end, reason, point
+        return None, float(deviance[-1]), limit
+    reason = min(first, key=lambda name: (first[name], ("target", "limit", "tolerance").index(name)))
+    at, end = points[first[reason]], int(checks[first[reason]])
+    if reason == "limit":
+        return (reason, end, limit), previous, limit
+    if reason == "tolerance":
+        return (reason, end + 1, at + flow.step(at)[0]), previous, limit
+    return (reason, end, at), previous, limit
 
 
 def _back(older: tuple, newer: tuple, end: int) -> tuple[int, np.ndarray]:
