@@ -238,7 +238,7 @@ def _update(checked: list[int], n: int, *, p, q, multinomial, iterations, tolera
 # thousands of steps), its iterate k is the solution at t = k of the modified equation df/dt = G − ½ J_G G (Hairer,
 # Lubich & Wanner 2006, "Geometric Numerical Integration", ch. IX: Euler's method follows it to second order),
 # which an adaptive Runge-Kutta method (DOP853) integrates in some hundreds of evaluations: at d = 128, ε = 0.5 the
-# 100,000th iterate to 1e-9 standard errors in about 20 ms instead of 1 s (bench/README.md). FLOW_AFTER steps are
+# 100,000th iterate to 1e-9 standard errors in about 0.1 s instead of 1–2 s (bench/README.md). FLOW_AFTER steps are
 # run one by one first, so an EM that stops early is exact.
 FLOW_AFTER = 2000
 FLOW_RTOL = 1e-10
