@@ -19,9 +19,10 @@ from survey.core.design import build_design
 from survey.core.simulate import complete_truth, simulate_answers, simulate_reports
 from survey.exports.codebook import codebook
 from survey.exports.datapackage import data_package
-from survey.exports.export import csv_from_lines, line_cells, responses_csv
+from survey.exports.export import csv_from_chunks, csv_from_lines, header, line_cells, responses_csv
 from survey.exports.statfiles import StatfileTooLarge, responses_file, responses_file_from_lines
 from survey.store import Store
+from survey.store.lines import BIT_CELL, LINE_FIXED, PAGE_BYTES, SCALAR_CELL, default_page
 
 pytestmark = pytest.mark.both_backends
 
@@ -190,3 +191,61 @@ def test_the_web_streams_the_package_zip_with_its_former_bytes_and_refuses_a_lar
         assert "40 responses are more than" in refused.get_data(as_text=True)
     finally:
         app.extensions["ldp_stores"].close_all()
+
+
+def chunks_of(store, design, *, sandbox=False, page=None) -> list[str]:
+    return list(store.iter_response_chunks("mixed", line_cells(design), sandbox=sandbox, page=page))
+
+
+@pytest.mark.parametrize("sandbox", [False, True], ids=["responses", "sandbox"])
+def test_the_chunks_give_the_bytes_with_a_page_boundary_at_the_chunk_size(stored, sandbox):
+    store, design = stored
+    rows = 9 if sandbox else 40
+    old = responses_csv(design, store.iter_responses("mixed", sandbox=sandbox), sandbox=sandbox)
+    head = old.split("\r\n", 1)[0] + "\r\n"
+    for page in (1, rows // 3, rows - 1, rows, rows + 1, None):
+        chunks = chunks_of(store, design, sandbox=sandbox, page=page)
+        assert head + "".join(chunks) == old, page
+        assert "".join(csv_from_chunks(design, iter(chunks), sandbox=sandbox)) == old
+        sizes = [chunk.count("\r\n") for chunk in chunks]
+        expected = [page] * (rows // page) + ([rows % page] if rows % page else []) if page else [rows]
+        assert sizes == expected, page  # a last page exactly full is followed by no empty chunk
+        assert all(chunk.endswith("\r\n") and "\r\n\r\n" not in chunk for chunk in chunks)
+    ids = [line.split(",", 1)[0] for line in "".join(chunks_of(store, design, sandbox=sandbox, page=4)).splitlines()]
+    assert ids == sorted(ids) and len(set(ids)) == rows  # random-id order across and within the pages
+
+
+def test_unasked_questions_are_empty_cells_in_every_column_of_the_chunks(stored):
+    store, design = stored
+    width = len(header(design, sandbox=True))
+    names = header(design, sandbox=True)
+    wide = [index for index, name in enumerate(names) if name.startswith("wide__")]
+    lines = "".join(chunks_of(store, design, sandbox=True, page=3)).splitlines()
+    cells = [line.split(",") for line in lines]
+    assert all(len(row) == width for row in cells)
+    blanks = [row for row in cells if row[wide[0]] == ""]
+    if design.get("allocation") == "sample":
+        assert blanks and all(all(row[index] == "" for index in wide) for row in blanks)
+        assert all(all(row[index] in ("0", "1") for index in wide) for row in cells if row not in blanks)
+    else:
+        assert not any("" in row for row in cells)
+
+
+def test_a_page_of_the_widest_lines_stays_within_its_byte_bound(db_path):
+    design = design_of({})
+    cells = line_cells(design)
+    page = default_page(cells)
+    bound = LINE_FIXED + sum(SCALAR_CELL if option is None else BIT_CELL for _, option in cells)
+    assert page * bound <= PAGE_BYTES < (page + 1) * bound
+    store = Store(db_path)
+    try:
+        store.create_survey("", design)
+        rng = np.random.default_rng(3)
+        store.add_responses("mixed", design["hash"], simulate_answers(design, complete_truth(design, {}, rng), 5, rng))
+        columns, asked = simulate_reports(design, complete_truth(design, {}, rng), 4, rng)
+        store.add_report_columns("mixed", design["hash"], columns, asked=asked, source="test")
+        for sandbox in (False, True):
+            lines = "".join(chunks_of(store, design, sandbox=sandbox)).split("\r\n")[:-1]
+            assert lines and max(len(line) + 2 for line in lines) <= bound
+    finally:
+        store.close()
