@@ -22,7 +22,8 @@ from survey.exports.datapackage import data_package
 from survey.exports.export import csv_from_chunks, csv_from_lines, header, line_cells, responses_csv
 from survey.exports.statfiles import StatfileTooLarge, responses_file, responses_file_from_lines
 from survey.store import Store
-from survey.store.lines import BIT_CELL, LINE_FIXED, PAGE_BYTES, SCALAR_CELL, default_page
+from survey.store.lines import (BIT_CELL, LINE_FIXED, PAGE_BYTES, SCALAR_CELL, bit_runs, cell_sql, default_page,
+                                line_value_sql, lookup_sql)
 
 pytestmark = pytest.mark.both_backends
 
@@ -249,3 +250,31 @@ def test_a_page_of_the_widest_lines_stays_within_its_byte_bound(db_path):
             assert lines and max(len(line) + 2 for line in lines) <= bound
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("options", [[0, 1, 2], [3, 4, 5, 6, 7], [60, 61, 62], [2, 0, 4]])
+def test_a_lookup_of_bits_is_the_text_of_each_bit_for_any_integer_and_null(options):
+    import sqlite3
+
+    values = [None, 0, 1, 5, 31, 255, 2**62 + 7, 2**63 - 1, -1, -2**63, -12345]
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE TABLE t (w INTEGER)")
+        conn.executemany("INSERT INTO t VALUES (?)", [(value,) for value in values])
+        bits = " || ',' || ".join(f"coalesce({cell_sql(['w'], option)}, '')" for option in options)
+        rows = conn.execute(f"SELECT {lookup_sql('w', options)}, {bits} FROM t ORDER BY rowid").fetchall()
+    finally:
+        conn.close()
+    assert [looked for looked, _ in rows] == [one for _, one in rows]
+    assert rows[0][0] == "," * (len(options) - 1)
+
+
+def test_bit_runs_stay_in_one_word_and_span_and_a_very_wide_survey_keeps_its_select_short():
+    cells = [(0, None), (1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), (1, 62), (1, 63), (2, None), (3, 1)]
+    assert [len(run) for run in bit_runs(cells)] == [1, 5, 1, 1, 1, 1, 1]
+    wide = build_design(parse_definition({
+        "slug": "wide", "title": "Wide", "epsilon": 20, "release_every": 1,
+        "questions": [{"id": f"q{i}", "kind": "choice", "text": "?", "options": WIDE[:64]} for i in range(100)]}))
+    sql = line_value_sql(wide, line_cells(wide), sandbox=False, lookup=True)
+    assert sql == line_value_sql(wide, line_cells(wide), sandbox=False) and len(sql) < 1_000_000
+    assert "substr(x'" in line_value_sql(design_of({}), line_cells(design_of({})), sandbox=False, lookup=True)
