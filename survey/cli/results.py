@@ -283,10 +283,11 @@ def _response_pages(store, design: dict, sandbox: bool):
 
 
 def _responses_chunks(store, design: dict, sandbox: bool):
-    """Return responses.csv as chunks of text, read from the store a page at a time."""
-    from ..exports.export import csv_from_lines
+    """Return responses.csv as chunks of text, each a page of lines the store made (``Store.iter_response_chunks``)."""
+    from ..exports.export import csv_from_chunks, line_cells
 
-    return csv_from_lines(design, _response_pages(store, design, sandbox), sandbox=sandbox)
+    return csv_from_chunks(design, store.iter_response_chunks(design["slug"], line_cells(design), sandbox=sandbox),
+                           sandbox=sandbox)
 
 
 def _stored_rows(store, slug: str, sandbox: bool) -> int:

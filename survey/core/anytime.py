@@ -51,7 +51,6 @@ import math
 import numbers
 
 import numpy as np
-from scipy.special import lambertw
 
 from .defaults import ANYTIME, DEFAULT_PLANNED, FIXED  # noqa: F401 (re-exported)
 from .estimators import Estimate, inside
@@ -84,6 +83,8 @@ def mixture_ratio(alpha: float) -> float:
     """Return r = (v* + ρ)/ρ of the normal mixture tuned at v*: the root r > 1 of r − log r = 1 + 2 log(1/α)."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    from scipy.special import lambertw  # here, not at the top: a store or an export needs no scipy (start-up)
+
     return float(-lambertw(-alpha * alpha / math.e, -1).real)
 
 

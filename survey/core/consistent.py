@@ -27,7 +27,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import xlogy
 
 from .estimators import (
     ConsistentView,
@@ -370,12 +369,16 @@ def _back(older: tuple, newer: tuple, end: int) -> tuple[int, np.ndarray]:
 
 def _saturated(counts: np.ndarray, n: int, multinomial: bool) -> float:
     """Return Σ C log C (+ Σ (n − C) log(n − C) for binomial indicators): the deviance's constant part."""
+    from scipy.special import xlogy  # here, not at the top: a store or an export needs no scipy (start-up)
+
     value = float(np.sum(xlogy(counts, counts)))
     return value if multinomial else value + float(np.sum(xlogy(n - counts, n - counts)))
 
 
 def _deviance(counts: np.ndarray, n: int, rates: np.ndarray, multinomial: bool, saturated: float) -> float:
     """Return the deviance 2Σ C log(C/E) (+ the same for the n − C zeros of each indicator when not multinomial)."""
+    from scipy.special import xlogy
+
     expected = n * rates
     value = saturated - float(np.sum(xlogy(counts, expected)))
     if not multinomial:

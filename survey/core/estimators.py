@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy.special import betaincinv
 
 from .bounded_mean import mean_interval
 
@@ -295,6 +294,8 @@ def _finite_vector(values, name: str) -> np.ndarray:
 
 
 def _clopper_pearson(successes: int, n: int, alpha: float) -> tuple[float, float]:
+    from scipy.special import betaincinv  # here, not at the top: a store or an export needs no scipy (start-up)
+
     low = 0.0 if successes == 0 else float(betaincinv(successes, n - successes + 1, alpha / 2))
     high = 1.0 if successes == n else float(betaincinv(successes + 1, n - successes, 1 - alpha / 2))
     return low, high

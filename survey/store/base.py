@@ -77,6 +77,9 @@ class Store(Accounts, Mailing, Retention):
     (``_schema``) and its own way of storing one response.
     """
 
+    # How the backend concatenates a page of CSV lines in order (``lines.response_chunks``).
+    LINE_CONCAT = lines.SQLITE_CONCAT
+
     def __init_subclass__(cls, *, backend: str | None = None, **kwargs):
         """Record a backend's class under the kind of location it opens (``BACKENDS``)."""
         super().__init_subclass__(**kwargs)
@@ -547,10 +550,18 @@ class Store(Accounts, Mailing, Retention):
             yield response
 
     def iter_response_lines(self, slug: str, cells: Sequence[tuple[int, int | None]], *, sandbox: bool = False,
-                            page: int = lines.PAGE) -> Iterator[list[str]]:
+                            page: int | None = None) -> Iterator[list[str]]:
         """Yield the responses as CSV lines made by the database, ``page`` at a time (``lines``; the export's read)."""
         design = self.get_design(slug)
-        return lines.response_lines(self._execute, design, cells, _table(design, sandbox), sandbox=sandbox, page=page)
+        return lines.response_lines(self._execute, design, cells, _table(design, sandbox), sandbox=sandbox, page=page,
+                                    concat=self.LINE_CONCAT)
+
+    def iter_response_chunks(self, slug: str, cells: Sequence[tuple[int, int | None]], *, sandbox: bool = False,
+                             page: int | None = None) -> Iterator[str]:
+        """Yield the responses as CSV text made by the database, one string of ``page`` lines at a time (``lines``)."""
+        design = self.get_design(slug)
+        return lines.response_chunks(self._execute, design, cells, _table(design, sandbox), sandbox=sandbox, page=page,
+                                     concat=self.LINE_CONCAT)
 
     def iter_answers(self, slug: str) -> Iterator[dict]:
         """Yield the noisy answers ``{QID: REPORT}`` of every response, ordered by random id."""

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..core.design import release_every
-from . import admission, pg_schema
+from . import admission, lines, pg_schema
 from .base import ID_ATTEMPTS, Store, lock_timeout_ms, survey_lock
 from .errors import StoreError, StoreUnavailable, SurveyNotFound, unavailable
 from .faults import UNREACHABLE
@@ -224,6 +224,7 @@ class PostgresStore(Store, backend="postgresql"):
     _schema = pg_schema
     _responses_sql = pg_schema.RESPONSES_SQL
     _held_sql = pg_schema.HELD_SQL
+    LINE_CONCAT = lines.POSTGRES_CONCAT
 
     def __init__(self, url: str, *, migrate: bool = True, synchronous: str | None = None):
         self.path = str(url)

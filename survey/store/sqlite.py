@@ -178,15 +178,23 @@ class SqliteStore(Store, backend="sqlite"):
 
     def iter_response_lines(self, slug: str, cells, *, sandbox: bool = False, page: int | None = None):
         """Yield the responses as CSV lines (``Store.iter_response_lines``) with a small page cache while they are read."""
+        yield from self._with_export_cache(super().iter_response_lines(slug, cells, sandbox=sandbox, page=page))
+
+    def iter_response_chunks(self, slug: str, cells, *, sandbox: bool = False, page: int | None = None):
+        """Yield the responses as CSV text (``Store.iter_response_chunks``) with a small page cache while they are read."""
+        yield from self._with_export_cache(super().iter_response_chunks(slug, cells, sandbox=sandbox, page=page))
+
+    def _with_export_cache(self, pages):
+        """Yield from ``pages`` with the page cache at EXPORT_CACHE_KIB, restored afterwards."""
         self.conn.execute(f"PRAGMA cache_size = -{EXPORT_CACHE_KIB}")
         try:
-            options = {} if page is None else {"page": page}
-            yield from super().iter_response_lines(slug, cells, sandbox=sandbox, **options)
+            yield from pages
         finally:
             try:
                 self.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
             except sqlite3.ProgrammingError:  # closed before the export was read to its end
                 pass
+
     def add_response(self, slug: str, design_hash: str, answers: dict, *, day: str | None = None) -> str:
         """Store one validated response and return its random id.
 

@@ -15,7 +15,7 @@ from flask import Blueprint, Response, abort
 
 from ..exports.codebook import codebook
 from ..exports.datapackage import package_files
-from ..exports.export import csv_from_lines, line_bound, line_cells
+from ..exports.export import csv_from_chunks, line_bound, line_cells
 from ..exports.statfiles import MIMETYPES, StatfileTooLarge, aggregates_file, responses_file_from_lines
 from .access import survey_for_researcher
 from .auth import login_required
@@ -59,7 +59,7 @@ def package_zip(slug):
     store = get_store()
     book = codebook(design, simulated=store.sandbox_counts(slug)["simulated"],
                     delete_after=store.retention(slug)["delete_after"])
-    files = package_files(design, rows, csv_from_lines(design, store.iter_response_lines(slug, line_cells(design))),
+    files = package_files(design, rows, csv_from_chunks(design, store.iter_response_chunks(slug, line_cells(design))),
                           book)
     handle = tempfile.TemporaryFile()
     try:

@@ -18,7 +18,7 @@ from ..core.anytime import DEFAULT_PLANNED, FIXED, KINDS
 from ..core.crosstab import default_pair
 from ..core.readout import readouts
 from ..core.releases import early_release_warning, release_sentence, release_view
-from ..exports.export import csv_from_lines, line_cells
+from ..exports.export import csv_from_chunks, line_cells
 from .access import survey_for_researcher
 from .auth import login_required
 from .db import get_store
@@ -183,8 +183,8 @@ def results_xlsx(slug):
 def responses_download(design: dict) -> Response:
     """Return responses.csv of a survey's design, streamed from the database in random-id order, a page at a time."""
     slug = design["slug"]
-    lines = get_store().iter_response_lines(slug, line_cells(design), page=STREAM_PAGE)
-    return csv_response(csv_from_lines(design, lines), f"{slug}-responses.csv")
+    chunks = get_store().iter_response_chunks(slug, line_cells(design), page=STREAM_PAGE)
+    return csv_response(csv_from_chunks(design, chunks), f"{slug}-responses.csv")
 
 
 @bp.get("/surveys/<slug>/responses.csv")

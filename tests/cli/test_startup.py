@@ -128,6 +128,16 @@ def test_a_store_command_loads_neither_pandas_nor_the_web_app(tmp_path):
     assert not bad, bad
 
 
+def test_an_export_of_the_responses_loads_no_scipy(tmp_path):
+    """export --responses is the database's CSV written out: no scipy (its 0.3 s import is a fifth of a 1M export)."""
+    db = tmp_path / "s.db"
+    create_from_toml(db, smoking_text())
+    modules = loaded(["--db", str(db), "export", "smoking-2026", "--responses", "-o", str(tmp_path / "r.csv")])
+    assert "survey.store" in modules and "survey.exports.export" in modules
+    bad = among(modules, ["scipy", "pandas", "matplotlib", "flask", "survey.web"])
+    assert not bad, bad
+
+
 def test_pandas_still_imports_after_the_store():
     """Hiding pandas from sqlite_utils leaves it importable for the exports that use it."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -19,9 +19,11 @@ from survey.core.design import build_design
 from survey.core.simulate import complete_truth, simulate_answers, simulate_reports
 from survey.exports.codebook import codebook
 from survey.exports.datapackage import data_package
-from survey.exports.export import csv_from_lines, line_cells, responses_csv
+from survey.exports.export import csv_from_chunks, csv_from_lines, header, line_cells, responses_csv
 from survey.exports.statfiles import StatfileTooLarge, responses_file, responses_file_from_lines
 from survey.store import Store
+from survey.store.lines import (BIT_CELL, LINE_FIXED, PAGE_BYTES, SCALAR_CELL, bit_runs, cell_sql, default_page,
+                                line_value_sql, lookup_sql)
 
 pytestmark = pytest.mark.both_backends
 
@@ -190,3 +192,89 @@ def test_the_web_streams_the_package_zip_with_its_former_bytes_and_refuses_a_lar
         assert "40 responses are more than" in refused.get_data(as_text=True)
     finally:
         app.extensions["ldp_stores"].close_all()
+
+
+def chunks_of(store, design, *, sandbox=False, page=None) -> list[str]:
+    return list(store.iter_response_chunks("mixed", line_cells(design), sandbox=sandbox, page=page))
+
+
+@pytest.mark.parametrize("sandbox", [False, True], ids=["responses", "sandbox"])
+def test_the_chunks_give_the_bytes_with_a_page_boundary_at_the_chunk_size(stored, sandbox):
+    store, design = stored
+    rows = 9 if sandbox else 40
+    old = responses_csv(design, store.iter_responses("mixed", sandbox=sandbox), sandbox=sandbox)
+    head = old.split("\r\n", 1)[0] + "\r\n"
+    for page in (1, rows // 3, rows - 1, rows, rows + 1, None):
+        chunks = chunks_of(store, design, sandbox=sandbox, page=page)
+        assert head + "".join(chunks) == old, page
+        assert "".join(csv_from_chunks(design, iter(chunks), sandbox=sandbox)) == old
+        sizes = [chunk.count("\r\n") for chunk in chunks]
+        expected = [page] * (rows // page) + ([rows % page] if rows % page else []) if page else [rows]
+        assert sizes == expected, page  # a last page exactly full is followed by no empty chunk
+        assert all(chunk.endswith("\r\n") and "\r\n\r\n" not in chunk for chunk in chunks)
+    ids = [line.split(",", 1)[0] for line in "".join(chunks_of(store, design, sandbox=sandbox, page=4)).splitlines()]
+    assert ids == sorted(ids) and len(set(ids)) == rows  # random-id order across and within the pages
+
+
+def test_unasked_questions_are_empty_cells_in_every_column_of_the_chunks(stored):
+    store, design = stored
+    width = len(header(design, sandbox=True))
+    names = header(design, sandbox=True)
+    wide = [index for index, name in enumerate(names) if name.startswith("wide__")]
+    lines = "".join(chunks_of(store, design, sandbox=True, page=3)).splitlines()
+    cells = [line.split(",") for line in lines]
+    assert all(len(row) == width for row in cells)
+    blanks = [row for row in cells if row[wide[0]] == ""]
+    if design.get("allocation") == "sample":
+        assert blanks and all(all(row[index] == "" for index in wide) for row in blanks)
+        assert all(all(row[index] in ("0", "1") for index in wide) for row in cells if row not in blanks)
+    else:
+        assert not any("" in row for row in cells)
+
+
+def test_a_page_of_the_widest_lines_stays_within_its_byte_bound(db_path):
+    design = design_of({})
+    cells = line_cells(design)
+    page = default_page(cells)
+    bound = LINE_FIXED + sum(SCALAR_CELL if option is None else BIT_CELL for _, option in cells)
+    assert page * bound <= PAGE_BYTES < (page + 1) * bound
+    store = Store(db_path)
+    try:
+        store.create_survey("", design)
+        rng = np.random.default_rng(3)
+        store.add_responses("mixed", design["hash"], simulate_answers(design, complete_truth(design, {}, rng), 5, rng))
+        columns, asked = simulate_reports(design, complete_truth(design, {}, rng), 4, rng)
+        store.add_report_columns("mixed", design["hash"], columns, asked=asked, source="test")
+        for sandbox in (False, True):
+            lines = "".join(chunks_of(store, design, sandbox=sandbox)).split("\r\n")[:-1]
+            assert lines and max(len(line) + 2 for line in lines) <= bound
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("options", [[0, 1, 2], [3, 4, 5, 6, 7], [60, 61, 62], [2, 0, 4]])
+def test_a_lookup_of_bits_is_the_text_of_each_bit_for_any_integer_and_null(options):
+    import sqlite3
+
+    values = [None, 0, 1, 5, 31, 255, 2**62 + 7, 2**63 - 1, -1, -2**63, -12345]
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE TABLE t (w INTEGER)")
+        conn.executemany("INSERT INTO t VALUES (?)", [(value,) for value in values])
+        bits = " || ',' || ".join(f"coalesce({cell_sql(['w'], option)}, '')" for option in options)
+        rows = conn.execute(f"SELECT {lookup_sql('w', options)}, {bits} FROM t ORDER BY rowid").fetchall()
+    finally:
+        conn.close()
+    assert [looked for looked, _ in rows] == [one for _, one in rows]
+    assert rows[0][0] == "," * (len(options) - 1)
+
+
+def test_bit_runs_stay_in_one_word_and_span_and_a_very_wide_survey_keeps_its_select_short():
+    cells = [(0, None), (1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), (1, 62), (1, 63), (2, None), (3, 1)]
+    assert [len(run) for run in bit_runs(cells)] == [1, 5, 1, 1, 1, 1, 1]
+    wide = build_design(parse_definition({
+        "slug": "wide", "title": "Wide", "epsilon": 20, "release_every": 1,
+        "questions": [{"id": f"q{i}", "kind": "choice", "text": "?", "options": WIDE[:64]} for i in range(100)]}))
+    sql = line_value_sql(wide, line_cells(wide), sandbox=False, lookup=True)
+    assert sql == line_value_sql(wide, line_cells(wide), sandbox=False) and len(sql) < 1_000_000
+    assert "substr(x'" in line_value_sql(design_of({}), line_cells(design_of({})), sandbox=False, lookup=True)
