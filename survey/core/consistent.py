@@ -330,6 +330,8 @@ class _Flow:
 
 def _flow_stop(flow: _Flow, checks: np.ndarray, iterations: int, previous, tolerance: float, limit):
     """Return the first stop among ``checks`` as (reason, iteration, shares) or None, the last deviance and the limit."""
+    from scipy.special import xlogy  # here, not at the top: a store or an export needs no scipy (start-up)
+
     path, spread, q = flow.path, flow.path.spread, flow.path.q
     if not checks.size:
         return None, previous, limit
