@@ -519,9 +519,11 @@ def tag_of(response, name) -> str:
 def test_the_builder_offers_every_definition_field(owner):
     response = build_every_kind(owner)
     names = names_in(response)
-    assert SURVEY_FIELDS - {"questions", "panel"} | {"panel_parameters", "panel_code", "panel_redirect"} <= names
+    # Translations are a field per language beside each text once the survey lists languages (test_builder_languages).
+    assert SURVEY_FIELDS - {"questions", "panel", "translations"} | {"panel_parameters", "panel_code",
+                                                                      "panel_redirect"} <= names
     for index, kind in enumerate(["yes_no", "choice", "multi", "number"]):
-        # A question's translations are edited with the survey's others, in the Translations box;
+        # A question's translations are fields per language (none here: one language);
         # show_if is the pair of fields show_if (the earlier question) and show_if_equals (its answers).
         assert set(shown(response, index)) - {"show_if_equals"} == QUESTION_FIELDS[kind] - {"translations"}, kind
     body = page(response)
