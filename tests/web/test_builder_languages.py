@@ -163,3 +163,10 @@ def test_import_says_which_translations_the_form_cannot_hold(owner):
     response = imported(owner, THREE.replace('languages = ["en", "fr", "ar"]', 'languages = ["en", "fr"]'))
     assert "left out: questions.translations.ar, translations.ar." in page(response)
     assert "translations-ar-title" not in fields(response)
+
+
+def test_a_wrong_survey_translation_is_named_in_the_error_summary(owner):
+    response = press(owner, imported(owner), "preview", **{"translations-fr-title": "x" * 2001})
+    assert response.status_code == 422
+    assert field_error(response, "translations-fr-title")
+    assert re.search(r'href="#translations-fr-title">Translation of title \(fr\)</a>', response.get_data(as_text=True))
