@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from flask import Blueprint, Response, flash, g, jsonify, redirect, render_template, request, url_for
 from werkzeug.datastructures import MultiDict
 
-from ..core.definition import DECLINE_LABEL, KINDS, MAX_OPTIONS, SurveyDefinition, parse_definition
+from ..core.definition import DECLINE_LABEL, KINDS, LANGUAGE_RE, MAX_OPTIONS, SurveyDefinition, parse_definition
 from ..core.definition import QUESTION_FIELDS as DEFINITION_QUESTION_FIELDS
 from ..core.definition import SURVEY_FIELDS as DEFINITION_SURVEY_FIELDS
 from ..core.definition_check import FieldError, definition_errors, design_errors
 from ..core.definition_toml import dump_definition
-from ..core.languages import translation_warnings
+from ..core.languages import DEFAULT_LANGUAGE, translation_warnings
 from ..core.planning import NOMINAL_EPSILON, nominal_warning, power_plan, question_previews, recommend
 from ..core.precision import DEFAULT_WARN_MARGIN, crosstab_precision, power_sentence, precision_warnings
 from ..store import SLUG_TAKEN, SlugTaken, StoreError, StoreUnavailable
@@ -338,10 +338,12 @@ def _render(form: BuilderForm, evaluation: Evaluation | None = None, *, focus: s
         template = QuestionForm(prefix="questions-__index__-")
         template.kind.data = kind
         question_templates[kind] = template
-    others = parse_languages(form.languages.data)[1:]
+    languages = parse_languages(form.languages.data)
+    # A field per valid language after the first, once each (a wrong list is an error beside Languages).
+    others = [tag for tag in dict.fromkeys(languages[1:]) if LANGUAGE_RE.fullmatch(tag) and tag != languages[0]]
     return render_template("builder.html", form=form, evaluation=evaluation, summary=summary(evaluation), focus=focus,
                            other_languages=[(tag, language_name(tag)) for tag in others],
-                           first_language=language_name((parse_languages(form.languages.data) or ["en"])[0]),
+                           first_language=language_name((languages or [DEFAULT_LANGUAGE])[0]),
                            translated=form.translation_data,
                            import_form=import_form or ImportForm(), kinds=KINDS, kind_names=KIND_NAMES,
                            question_templates=question_templates, editing=editing,

@@ -673,6 +673,10 @@ def test_import_a_definition_with_every_field_and_export_it_back(owner):
     assert values["questions-1-decline"] == "y" and values["questions-2-decline"] == "y"
     assert "questions-0-decline" not in values and "questions-3-decline" not in values
     assert len(values["questions-1-options"].splitlines()) == MAX_OPTIONS - 1
+    # Translations: a field per language beside each text (tests/web/test_builder_languages.py).
+    assert values["translations-fr-title"] == "Santé" and values["translations-fr-thank_you"] == "Merci !"
+    assert values["translations-fr-description"] == "" and values["questions-0-translations-fr-text"] == "Fumez-vous ?"
+    assert values["questions-2-translations-fr-options"] == "chien\nchat"
     assert "about 50% of respondents: each answers 2 of the 4 questions" in page(response)
     exported = press(owner, response, "export")
     assert exported.status_code == 200

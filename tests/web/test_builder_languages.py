@@ -170,3 +170,11 @@ def test_a_wrong_survey_translation_is_named_in_the_error_summary(owner):
     assert response.status_code == 422
     assert field_error(response, "translations-fr-title")
     assert re.search(r'href="#translations-fr-title">Translation of title \(fr\)</a>', response.get_data(as_text=True))
+
+
+def test_a_wrong_language_list_gets_no_duplicate_fields(owner):
+    response = press(owner, imported(owner), "preview", languages="en, fr, fr, en, b@d")
+    assert response.status_code == 422 and field_error(response, "languages")
+    body = response.get_data(as_text=True)
+    assert body.count('id="translations-fr-title"') == 1
+    assert 'id="translations-en-title"' not in body and "b@d-title" not in body
