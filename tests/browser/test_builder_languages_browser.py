@@ -65,6 +65,10 @@ def test_translate_side_by_side_in_the_browser(browser, live_server, width):
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "translations-ar-title"
     page.keyboard.type("الصحة")
+    assert page.locator("#translations-ar-title-missing").inner_text() == "", "typing clears the flag in place"
+    page.fill("#translations-fr-title", "")
+    assert page.locator("#translations-fr-title-missing").inner_text().startswith("Missing: respondents reading French")
+    page.fill("#translations-fr-title", "Santé")
     # A question added in place has its translation fields too.
     page.get_by_role("button", name="Add single choice question").click()
     page.locator("#questions-1-translations-fr-options").wait_for()

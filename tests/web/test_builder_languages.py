@@ -66,7 +66,7 @@ def imported(client, text=THREE):
 
 def missing_note(response, name) -> str:
     """Return the missing-translation note beside a translation field (empty when it is translated)."""
-    return re.search(rf'<p class="translation-missing" id="{re.escape(name)}-missing">(.*?)</p>',
+    return re.search(rf'<p class="translation-missing" id="{re.escape(name)}-missing"[^>]*>(.*?)</p>',
                      response.get_data(as_text=True), re.S).group(1)
 
 
