@@ -304,8 +304,17 @@ form.addEventListener('click', (event) => {
   schedule();
 });
 
+/** Flag a translation field of a text as missing while it is blank (the server's note, kept in data-missing). */
+function flagMissing(control) {
+  const note = document.getElementById(`${control.id}-missing`);
+  if (note !== null && note.classList.contains('translation-missing')) {
+    note.textContent = control.value.trim() ? '' : note.dataset.missing || '';
+  }
+}
+
 form.addEventListener('input', (event) => {
   event.target.dataset.touched = 'yes';
+  flagMissing(event.target);
   schedule();
 });
 form.addEventListener('change', (event) => {

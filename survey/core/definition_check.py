@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .definition import KINDS, DefinitionError, SurveyDefinition, parse_definition
+from .definition import KINDS, SURVEY_TEXT_FIELDS, DefinitionError, SurveyDefinition, parse_definition
 from .design import build_design
 
 
@@ -75,7 +75,10 @@ def definition_errors(data: Any) -> list[FieldError]:
         if name not in data:
             record(None, name, _probe({**{k: v for k, v in _BASE.items() if k != name}, "questions": one_question}))
     for name, value in data.items():
-        if name not in _TOGETHER:
+        if name == "translations":
+            record(None, name, _own_error(_probe({**_BASE, **_texts(data), "languages": data.get("languages"),
+                                                  name: value, "questions": one_question}), name))
+        elif name not in _TOGETHER:
             record(None, name, _probe({**_BASE, name: value, "questions": one_question}))
 
     questions = data.get("questions")
@@ -84,7 +87,7 @@ def definition_errors(data: Any) -> list[FieldError]:
     if shape is not None:
         record(None, "questions", shape)
     else:
-        errors.extend(_question_errors(questions))
+        errors.extend(_question_errors(questions, data.get("languages")))
 
     allocation = {name: data[name] for name in ("allocation", "sample") if name in data}
     if allocation:
@@ -99,7 +102,17 @@ def _show_if_error(question: Mapping, base: Mapping, valid_earlier: list) -> Def
     return _probe({**_BASE, "questions": [*valid_earlier, probe]})
 
 
-def _question_errors(questions: list) -> list[FieldError]:
+def _texts(data: Mapping) -> dict:
+    """Return the survey texts a translation may give (those that are text), for probing its translations."""
+    return {name: data[name] for name in SURVEY_TEXT_FIELDS if isinstance(data.get(name), str)}
+
+
+def _own_error(exc: DefinitionError | None, name: str) -> DefinitionError | None:
+    """Return a probe's error if it is the probed field's own (a translation probed with the languages it needs)."""
+    return exc if exc is not None and exc.field == name else None
+
+
+def _question_errors(questions: list, languages=None) -> list[FieldError]:
     errors: list[FieldError] = []
     ids: dict[str, int] = {}
     valid_earlier: list = []
@@ -137,7 +150,11 @@ def _question_errors(questions: list) -> list[FieldError]:
             probe = {**base, name: value}
             if name == "options" and isinstance(checked.get("decline"), bool):
                 probe["decline"] = checked["decline"]  # decline adds an option: checked with the options
-            exc = _question_probe(probe)
+            if name == "translations":  # checked with the survey's languages and the options it translates
+                probe.update({k: question[k] for k in ("options", "decline") if k in question})
+                exc = _own_error(_probe({**_BASE, "languages": languages, "questions": [probe]}), name)
+            else:
+                exc = _question_probe(probe)
             if exc is not None:
                 errors.append(FieldError(index, exc.field or name, exc.reason))
         qid = question.get("id")

@@ -13,18 +13,19 @@ its maker; re-saving one's own draft replaces it; publishing is the dashboard's 
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 
 from flask import Blueprint, Response, flash, g, jsonify, redirect, render_template, request, url_for
 from werkzeug.datastructures import MultiDict
 
-from ..core.definition import DECLINE_LABEL, KINDS, MAX_OPTIONS, SurveyDefinition, parse_definition
+from ..core.definition import DECLINE_LABEL, KINDS, LANGUAGE_RE, MAX_OPTIONS, SurveyDefinition, parse_definition
 from ..core.definition import QUESTION_FIELDS as DEFINITION_QUESTION_FIELDS
 from ..core.definition import SURVEY_FIELDS as DEFINITION_SURVEY_FIELDS
 from ..core.definition_check import FieldError, definition_errors, design_errors
 from ..core.definition_toml import dump_definition
-from ..core.languages import translation_warnings
+from ..core.languages import DEFAULT_LANGUAGE, translation_warnings
 from ..core.planning import NOMINAL_EPSILON, nominal_warning, power_plan, question_previews, recommend
 from ..core.precision import DEFAULT_WARN_MARGIN, crosstab_precision, power_sentence, precision_warnings
 from ..store import SLUG_TAKEN, SlugTaken, StoreError, StoreUnavailable
@@ -32,7 +33,7 @@ from .access import survey_for_researcher
 from .auth import login_required
 from .builder_forms import (KIND_NAMES, BuilderForm, ImportForm, QuestionForm, form_to_mapping, mapping_to_formdata,
                             panel_field)
-from .builder_languages import translations_from_text, unknown_questions
+from .builder_languages import field_name, language_name, left_out, parse_languages
 from .builder_text import preview_terms, summary
 from .db import get_store
 from .forms import LogoutForm
@@ -42,8 +43,7 @@ bp = Blueprint("builder", __name__)
 QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "mechanism", "weight", "show_if",
                    "show_if_equals")
 SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample", "access", "series",
-                 "release_every", "thank_you", "panel_parameters", "panel_code", "panel_redirect", "languages",
-                 "translations")
+                 "release_every", "thank_you", "panel_parameters", "panel_code", "panel_redirect", "languages")
 # The fields of the precision preview: not part of the definition, kept across every button.
 PREVIEW_FIELDS = ("respondents", "margin", "pair_a", "pair_b", "odds_ratio", "power_question", "power_null",
                   "power_share")
@@ -70,8 +70,22 @@ class Evaluation:
         self.errors.setdefault(name, []).append(message)
 
 
+def _translation_field(error: FieldError) -> str | None:
+    """Return the translation field a translation error belongs beside ("fr.options must ..."), else None."""
+    found = re.match(r"([A-Za-z0-9-]+)\.(title|description|thank_you|text|options)\b", error.message)
+    if error.field != "translations" or found is None:
+        return None
+    prefix = "" if error.question is None else f"questions-{error.question}-"
+    return prefix + field_name(*found.groups())
+
+
 def _field_name(error: FieldError) -> str:
     """Return the form field an error belongs beside (a question's fieldset for its kind or a whole-question error)."""
+    translation = _translation_field(error)
+    if translation is not None:
+        return translation
+    if error.question is None and error.field == "translations":
+        return "languages"
     if error.question is None and (error.field or "").startswith("panel"):
         return panel_field(error.field)
     if error.question is None or (error.field in SURVEY_FIELDS and error.field not in QUESTION_FIELDS):
@@ -201,11 +215,6 @@ def evaluate(form: BuilderForm) -> Evaluation:
     shares = (_percent_share(form, evaluation, "power_null"), _percent_share(form, evaluation, "power_share"))
     mapping = form_to_mapping(form)
     errors = definition_errors(mapping)
-    if mapping.get("languages"):
-        _, by_question, problems = translations_from_text(form.translations.data or "")
-        ids = [question["id"] for question in mapping["questions"]]
-        for problem in problems + unknown_questions(by_question, ids):
-            evaluation.add("translations", problem)
     if not errors:
         evaluation.defn = parse_definition(mapping, source="the builder")
         evaluation.design, errors = design_errors(evaluation.defn)
@@ -271,14 +280,22 @@ def recommendation(defn: SurveyDefinition, *, respondents: int, margin: float) -
 
 
 def _questions(form: BuilderForm) -> list[dict]:
-    """Return each question's fields as form text (a ticked box as "y")."""
-    return [{name: ("y" if entry.form[name].data is True else entry.form[name].data or "") for name in QUESTION_FIELDS}
-            for entry in form.questions]
+    """Return each question's fields as form text (a ticked box as "y"), its translation fields included."""
+    questions = []
+    for index, entry in enumerate(form.questions):
+        question = {name: ("y" if entry.form[name].data is True else entry.form[name].data or "")
+                    for name in QUESTION_FIELDS}
+        prefix = f"questions-{index}-"
+        question.update({name.removeprefix(prefix): value for name, value in form.translation_data.items()
+                         if name.startswith(prefix)})
+        questions.append(question)
+    return questions
 
 
 def _rebuild(form: BuilderForm, questions: list[dict]) -> BuilderForm:
     """Return a fresh form with the survey's fields of ``form`` and these questions, in this order."""
     data = MultiDict({name: form[name].data or "" for name in (*SURVEY_FIELDS, *PREVIEW_FIELDS)})
+    data.update({name: value for name, value in form.translation_data.items() if not name.startswith("questions-")})
     for index, question in enumerate(questions):
         for name, value in question.items():
             data[f"questions-{index}-{name}"] = value
@@ -321,7 +338,13 @@ def _render(form: BuilderForm, evaluation: Evaluation | None = None, *, focus: s
         template = QuestionForm(prefix="questions-__index__-")
         template.kind.data = kind
         question_templates[kind] = template
+    languages = parse_languages(form.languages.data)
+    # A field per valid language after the first, once each (a wrong list is an error beside Languages).
+    others = [tag for tag in dict.fromkeys(languages[1:]) if LANGUAGE_RE.fullmatch(tag) and tag != languages[0]]
     return render_template("builder.html", form=form, evaluation=evaluation, summary=summary(evaluation), focus=focus,
+                           other_languages=[(tag, language_name(tag)) for tag in others],
+                           first_language=language_name((languages or [DEFAULT_LANGUAGE])[0]),
+                           translated=form.translation_data,
                            import_form=import_form or ImportForm(), kinds=KINDS, kind_names=KIND_NAMES,
                            question_templates=question_templates, editing=editing,
                            max_options=MAX_OPTIONS, decline_label=DECLINE_LABEL,
@@ -431,7 +454,7 @@ def import_toml():
         if "decline" in question and "decline" in known and not isinstance(decline, bool):
             evaluation.add(f"questions-{index}-decline",
                            f"Must be true or false, got {decline!r}; the box was left unticked.")
-    unknown += sorted(unknown_in_questions)
+    unknown += sorted(unknown_in_questions) + left_out(data)
     if unknown:
         evaluation.add("questions", f"Fields the builder does not know were left out: {', '.join(unknown)}.")
     return _render(form, evaluation, import_form=import_form, status=422 if evaluation.errors else 200)

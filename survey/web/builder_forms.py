@@ -19,7 +19,7 @@ from ..core.definition import DECLINE_LABEL, KINDS, MAX_QUESTIONS, NUMBER_MECHAN
 from ..core.mechanisms import for_kind
 from ..core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS
 from ..core.precision import DEFAULT_ODDS_RATIO
-from .builder_languages import translations_from_text, translations_to_text
+from .builder_languages import parse_languages, translation_formdata, translation_values, translations_from_form
 from .forms import MAX_DEFINITION_SIZE
 
 KIND_NAMES = {"yes_no": "yes/no", "choice": "single choice", "multi": "multiple choice", "number": "number"}
@@ -69,7 +69,6 @@ class BuilderForm(FlaskForm):
     panel_code = StringField("Completion code (optional)", render_kw=NO_AUTOFILL)
     panel_redirect = StringField("Completion redirect URL (optional)", render_kw={"inputmode": "url", **NO_AUTOFILL})
     languages = StringField("Languages (optional)", render_kw=NO_AUTOFILL)
-    translations = TextAreaField("Translations", render_kw={"rows": 8, **NO_AUTOFILL})
     questions = FieldList(FormField(QuestionForm), min_entries=0, max_entries=MAX_QUESTIONS)
     respondents = StringField("Respondents you expect", default=str(DEFAULT_RESPONDENTS),
                               render_kw={"inputmode": "numeric", **NO_AUTOFILL})
@@ -84,6 +83,12 @@ class BuilderForm(FlaskForm):
     power_question = SelectField("Yes/no question", choices=[], validate_choice=False)
     power_null = StringField("Share to test against (%)", default="10", render_kw={"inputmode": "decimal", **NO_AUTOFILL})
     power_share = StringField("Share you expect (%)", default="20", render_kw={"inputmode": "decimal", **NO_AUTOFILL})
+
+    def process(self, formdata=None, obj=None, data=None, extra_filters=None, **kwargs):
+        """Fill the fields, and keep the translation fields (one per language, builder_languages) as posted."""
+        formdata = self.meta.wrap_formdata(self, formdata)
+        self.translation_data = translation_values(formdata) if formdata is not None else {}
+        super().process(formdata, obj, data=data, extra_filters=extra_filters, **kwargs)
 
 
 class ImportForm(FlaskForm):
@@ -117,7 +122,7 @@ def _number(text: str | None, kind=float):
 
 def form_to_mapping(form: BuilderForm) -> dict:
     """Return the definition mapping the form describes (blank optional fields left out)."""
-    languages = [tag.strip() for tag in (form.languages.data or "").replace(",", " ").split() if tag.strip()]
+    languages = parse_languages(form.languages.data)
     data = {"slug": (form.slug.data or "").strip(), "title": form.title.data or "",
             "description": form.description.data or "", "epsilon": _number(form.epsilon.data),
             "allocation": form.allocation.data or "split", "access": form.access.data or "open",
@@ -151,12 +156,14 @@ def form_to_mapping(form: BuilderForm) -> dict:
     data["questions"] = questions
     if languages:
         data["languages"] = languages
-        survey, by_question, _ = translations_from_text(form.translations.data or "")
+        survey, by_question = translations_from_form(form.translation_data, languages, len(questions))
         if survey:
             data["translations"] = survey
-        for question in questions:
-            if question["id"] in by_question:
-                question["translations"] = by_question.pop(question["id"])
+        for question, texts in zip(questions, by_question):
+            if "options" not in question:  # a kind without options: its hidden option translations are not read
+                texts = {tag: {"text": own["text"]} for tag, own in texts.items() if own.get("text")}
+            if texts:
+                question["translations"] = texts
     return {name: value for name, value in data.items() if value is not None}
 
 
@@ -228,7 +235,7 @@ def mapping_to_formdata(data: Mapping) -> dict:
     languages = data.get("languages")
     if isinstance(languages, list):
         fields["languages"] = ", ".join(map(str, languages))
-        fields["translations"] = translations_to_text(data)
+        fields.update(translation_formdata(data))
     questions = data.get("questions")
     for index, question in enumerate(questions if isinstance(questions, list) else []):
         if not isinstance(question, Mapping):

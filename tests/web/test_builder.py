@@ -519,9 +519,11 @@ def tag_of(response, name) -> str:
 def test_the_builder_offers_every_definition_field(owner):
     response = build_every_kind(owner)
     names = names_in(response)
-    assert SURVEY_FIELDS - {"questions", "panel"} | {"panel_parameters", "panel_code", "panel_redirect"} <= names
+    # Translations are a field per language beside each text once the survey lists languages (test_builder_languages).
+    assert SURVEY_FIELDS - {"questions", "panel", "translations"} | {"panel_parameters", "panel_code",
+                                                                      "panel_redirect"} <= names
     for index, kind in enumerate(["yes_no", "choice", "multi", "number"]):
-        # A question's translations are edited with the survey's others, in the Translations box;
+        # A question's translations are fields per language (none here: one language);
         # show_if is the pair of fields show_if (the earlier question) and show_if_equals (its answers).
         assert set(shown(response, index)) - {"show_if_equals"} == QUESTION_FIELDS[kind] - {"translations"}, kind
     body = page(response)
@@ -671,6 +673,10 @@ def test_import_a_definition_with_every_field_and_export_it_back(owner):
     assert values["questions-1-decline"] == "y" and values["questions-2-decline"] == "y"
     assert "questions-0-decline" not in values and "questions-3-decline" not in values
     assert len(values["questions-1-options"].splitlines()) == MAX_OPTIONS - 1
+    # Translations: a field per language beside each text (tests/web/test_builder_languages.py).
+    assert values["translations-fr-title"] == "Santé" and values["translations-fr-thank_you"] == "Merci !"
+    assert values["translations-fr-description"] == "" and values["questions-0-translations-fr-text"] == "Fumez-vous ?"
+    assert values["questions-2-translations-fr-options"] == "chien\nchat"
     assert "about 50% of respondents: each answers 2 of the 4 questions" in page(response)
     exported = press(owner, response, "export")
     assert exported.status_code == 200
