@@ -61,8 +61,11 @@ def _plain(value: Decimal) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def format_epsilon(epsilon: float, digits: int = 2) -> str:
-    """Return ε rounded up to ``digits`` significant digits, without exponent notation (0.4942 → "0.5", 2 → "2")."""
+def format_epsilon(epsilon: float, digits: int = 3) -> str:
+    """Return ε rounded up to ``digits`` significant digits, without exponent notation (0.4942 → "0.495", 2 → "2").
+
+    Pages show every ε at the default three significant digits.
+    """
     return _plain(round_up(epsilon, digits))
 
 

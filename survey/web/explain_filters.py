@@ -10,7 +10,7 @@ from ..core.words import format_epsilon
 def init_app(app):
     """Register protection_note, sample_note, posterior_note and release_note as Jinja globals, and the epsilon filter.
 
-    ``{{ value|epsilon(6) }}`` shows an ε rounded up to 6 significant digits (``words.format_epsilon``).
+    ``{{ value|epsilon }}`` shows an ε rounded up to 3 significant digits, as on every page (``words.format_epsilon``).
     """
     app.jinja_env.globals["protection_note"] = explain.protection_note
     app.jinja_env.globals["sample_note"] = explain.sample_note

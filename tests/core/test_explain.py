@@ -78,11 +78,11 @@ def test_percent_rejects_a_non_probability():
 
 
 @pytest.mark.parametrize("epsilon, text", [
-    (0.5714285714285713, "0.58"), (2.0, "2"), (1.999999999999999, "2"), (0.0029, "0.0029"),
-    (0.000123, "0.00013"), (12.34, "13"), (150.0, "150"),
+    (0.5714285714285713, "0.572"), (2.0, "2"), (1.999999999999999, "2"), (0.0029, "0.0029"),
+    (0.000123, "0.000123"), (0.0001231, "0.000124"), (12.34, "12.4"), (150.0, "150"),
 ])
 def test_format_epsilon(epsilon, text):
-    """ε rounds up at two significant digits (the stated guarantee is never below the bound)."""
+    """ε rounds up at three significant digits (the stated guarantee is never below the bound)."""
     assert format_epsilon(epsilon) == text
 
 
@@ -91,7 +91,7 @@ def test_yes_no_note_matches_the_flip_threshold():
     question = {"id": "q", "kind": "yes_no", "mechanism": "rr", "flip_threshold": threshold,
                 "epsilon": float(rr_epsilon(threshold))}
     assert protection_note(question) == \
-        "Your answer is kept with probability 64% and flipped otherwise (ε′ = 0.58)."
+        "Your answer is kept with probability 64% and flipped otherwise (ε′ = 0.572)."
 
 
 def test_grr_note_names_the_other_options(design):
