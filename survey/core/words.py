@@ -82,3 +82,16 @@ def percent_up(probability: float, decimals: int = 0) -> str:
         if rounded < 100 or float(probability) >= 1:
             break
     return f"{format(min(rounded, Decimal(100)), 'f')}%"
+
+
+def format_p(p: float | None) -> str:
+    """Return a p-value for people: "< 0.001" below a thousandth, else three decimals; "–" when there is none."""
+    if p is None or p != p:
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def p_text(p: float | None) -> str:
+    """Return "p < 0.001" or "p = 0.123" for a sentence (never "p = 0")."""
+    shown = format_p(p)
+    return f"p {shown}" if shown.startswith("<") else f"p = {shown}"

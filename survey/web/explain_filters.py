@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core import explain
 from ..core.releases import release_note
-from ..core.words import format_epsilon
+from ..core.words import format_epsilon, format_p
 
 
 def init_app(app):
@@ -17,3 +17,4 @@ def init_app(app):
     app.jinja_env.globals["posterior_note"] = explain.posterior_note
     app.jinja_env.globals["release_note"] = release_note
     app.jinja_env.filters["epsilon"] = format_epsilon
+    app.jinja_env.filters["p_value"] = format_p

@@ -217,3 +217,14 @@ def test_hybrid_number_note_gives_both_branches(design):
     assert note.startswith(f"Your number is randomized one of two ways, chosen at random: with probability "
                            f"{percent(Fraction(a - b, a))} it is replaced by one of {a + b} points")
     assert f"kept with probability {percent(Fraction(a * a, a * a + b * b))}" in note and "18–90" in note
+
+
+@pytest.mark.parametrize("p, cell, sentence", [
+    (0.0, "< 0.001", "p < 0.001"), (1e-30, "< 0.001", "p < 0.001"), (0.000999, "< 0.001", "p < 0.001"),
+    (0.001, "0.001", "p = 0.001"), (0.861125, "0.861", "p = 0.861"), (1.0, "1.000", "p = 1.000"),
+    (float("nan"), "–", "p = –"),
+])
+def test_a_p_value_never_reads_zero(p, cell, sentence):
+    from survey.core.words import format_p, p_text
+
+    assert format_p(p) == cell and p_text(p) == sentence
