@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core import explain
 from ..core.releases import release_note
+from ..core.readout import share_decimals, share_text
 from ..core.words import format_epsilon, format_p
 
 
@@ -18,3 +19,5 @@ def init_app(app):
     app.jinja_env.globals["release_note"] = release_note
     app.jinja_env.filters["epsilon"] = format_epsilon
     app.jinja_env.filters["p_value"] = format_p
+    app.jinja_env.filters["share"] = share_text
+    app.jinja_env.globals["share_decimals"] = share_decimals
