@@ -23,3 +23,37 @@ def test_the_respondent_404_stays_as_it_was(app, accounts):
     text = response.get_data(as_text=True)
     assert response.status_code == 404 and "There is no survey at this address." in text
     assert "Researcher" not in text and "way-back" not in text and '<body class="">' in text
+
+
+def _token(client, path: str) -> str:
+    import re
+
+    return re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', client.get(path).get_data(as_text=True)).group(1)
+
+
+def test_the_toml_editor_lists_every_mistake_with_did_you_mean(app, accounts):
+    import html
+
+    from test_every_mistake import BAD
+
+    owner = signed_in(app, *OWNER)
+    response = owner.post("/surveys/new", data={"csrf_token": _token(owner, "/surveys/new"), "definition": BAD,
+                                                "preview": "Preview"})
+    text = html.unescape(response.get_data(as_text=True))
+    assert response.status_code == 422
+    assert "7 mistakes, all of them:" in text and text.count("<li>the definition, ") == 7
+    assert "(did you mean 'title'?)" in text and "(did you mean 'text'?)" in text and "(did you mean 'options'?)" in text
+
+
+def test_the_builders_import_says_did_you_mean_for_a_misspelt_key(app, accounts):
+    import html
+
+    from test_every_mistake import BAD
+
+    owner = signed_in(app, *OWNER)
+    token = _token(owner, "/surveys/build")
+    response = owner.post("/surveys/build/import", data={"csrf_token": token, "toml": BAD})
+    text = html.unescape(response.get_data(as_text=True))
+    assert "titel (did you mean 'title'?)" in text and "questions.txt (did you mean 'text'?)" in text
+    assert "questions.option (did you mean 'options'?)" in text
+    assert "Must be a number" in text or "must be a number" in text, "the epsilon mistake too, beside its field"
