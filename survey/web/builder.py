@@ -402,7 +402,9 @@ def import_toml():
         try:
             data = tomllib.loads(text.replace("\r\n", "\n"))
         except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
-            import_form.toml.errors.append(f"This is not valid TOML ({exc}).")
+            # Beside the field it came from: an uploaded file's error beside the upload (issue 27).
+            (import_form.upload if import_form.upload.data else import_form.toml).errors.append(
+                f"This is not valid TOML ({exc}).")
     if data is None:
         return _render(_blank_form(), import_form=import_form, status=422)
     form = BuilderForm(formdata=MultiDict({**mapping_to_formdata(data), "respondents": "1000", "margin": "5"}))

@@ -39,7 +39,9 @@ def new_survey():
             try:
                 design = build_design(parse_definition_toml(text, source="the definition"))
             except DefinitionError:
-                form.definition.errors.extend(every_mistake(text, source="the definition"))
+                # An uploaded file's mistakes go beside the upload field, a typed one's beside the text (issue 27).
+                target = form.upload if form.upload.data else form.definition
+                target.errors.extend(every_mistake(text, source="the file" if form.upload.data else "the definition"))
             else:
                 if form.create.data:
                     store = get_store()

@@ -57,3 +57,28 @@ def test_the_builders_import_says_did_you_mean_for_a_misspelt_key(app, accounts)
     assert "titel (did you mean 'title'?)" in text and "questions.txt (did you mean 'text'?)" in text
     assert "questions.option (did you mean 'options'?)" in text
     assert "Must be a number" in text or "must be a number" in text, "the epsilon mistake too, beside its field"
+
+
+def test_an_uploaded_files_error_is_beside_the_upload_field(app, accounts):
+    """A CSV uploaded as the survey file: the error under the upload field, which takes the focus (no scrolling down)."""
+    import io
+    import re
+
+    owner = signed_in(app, *OWNER)
+    csv = b"question,option\nsmoker,yes\n"
+    builder = owner.post("/surveys/build/import", data={"csrf_token": _token(owner, "/surveys/build"),
+                                                       "upload": (io.BytesIO(csv), "answers.toml")},
+                         content_type="multipart/form-data")
+    text = builder.get_data(as_text=True)
+    upload = re.search(r'<p class="field-error" id="upload-error" role="alert">([^<]*)</p>\s*<input([^>]*)>', text)
+    assert builder.status_code == 422 and upload and "This is not valid TOML" in upload.group(1)
+    assert "autofocus" in upload.group(2) and 'aria-invalid="true"' in upload.group(2)
+    assert re.search(r'id="toml-error">\s*</p>', text), "not under the paste field"
+    editor = owner.post("/surveys/new", data={"csrf_token": _token(owner, "/surveys/new"), "preview": "Preview",
+                                              "upload": (io.BytesIO(csv), "answers.toml")},
+                        content_type="multipart/form-data")
+    text = editor.get_data(as_text=True)
+    assert editor.status_code == 422
+    assert re.search(r'id="upload-error" role="alert">the file: not valid TOML', text), text[text.find("upload-error") - 200:][:600]
+    assert 'id="definition-error"' not in text
+    assert re.search(r'<input[^>]*autofocus[^>]*id="upload"|<input[^>]*id="upload"[^>]*autofocus', text)
