@@ -13,7 +13,7 @@ import { clearInvalid, markInvalid, readAnswer } from './respond-fields.js';
 import { _ } from './messages.js';
 
 /**
- * Return ε′ as a short number for the page: rounded UP to two significant digits (never below
+ * Return ε′ as a short number for the page: rounded UP to three significant digits, as on every page (never below
  * the bound it states), ignoring float noise below 1e-12 relative (2 shows as "2").
  */
 export function shortEpsilon(epsilon) {
@@ -21,7 +21,7 @@ export function shortEpsilon(epsilon) {
   if (!(value > 0)) return '0';
   // The decimal exponent of value, read from its shortest exact decimal form (no float logarithm).
   const [, exponent = '0'] = value.toExponential().split('e');
-  const scale = 10 ** Math.max(1 - Number(exponent), 0);
+  const scale = 10 ** Math.max(2 - Number(exponent), 0);
   return String(Number((Math.ceil(value * scale) / scale).toPrecision(12)));
 }
 

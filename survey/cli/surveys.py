@@ -15,14 +15,22 @@ from .power import plan_odds_ratio, plan_power, power_options
 
 
 def _read_definition(file: Path):
-    """Return the text and the validated definition of a TOML file, or fail with one clear line."""
-    from ..core.definition import parse_definition_toml
+    """Return the text and the validated definition of a TOML file, or fail listing every mistake (with "did you mean")."""
+    from ..core.definition import DefinitionError, parse_definition_toml
+    from ..core.definition_check import every_mistake
 
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise click.ClickException(f"cannot read {file}: {exc}") from exc
-    return text, parse_definition_toml(text, source=str(file))
+    try:
+        return text, parse_definition_toml(text, source=str(file))
+    except DefinitionError as exc:
+        mistakes = every_mistake(text, source=str(file))
+        if len(mistakes) <= 1:
+            raise click.ClickException(mistakes[0] if mistakes else str(exc)) from exc
+        listed = "\n".join(f"  - {mistake}" for mistake in mistakes)
+        raise click.ClickException(f"{len(mistakes)} mistakes in {file}, all of them:\n{listed}") from exc
 
 
 def _warn_imprecise(defn, *, respondents: int, warn_margin: float, recommended: dict, design=None) -> dict:

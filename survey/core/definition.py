@@ -7,6 +7,7 @@ mechanisms a number question may ask for, this module uses the standard library 
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import tomllib
@@ -137,6 +138,12 @@ def parse_definition_toml(text: str, *, source: str = "<definition>") -> SurveyD
     return parse_definition(data, source=source)
 
 
+def did_you_mean(name: Any, allowed) -> str:
+    """Return " (did you mean 'title'?)" for a misspelt field name close to an allowed one, else ""."""
+    close = difflib.get_close_matches(str(name).lower(), sorted(allowed), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -> SurveyDefinition:
     """Validate a survey definition given as a mapping of TOML fields."""
 
@@ -150,7 +157,8 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
         fail("a survey definition must be a table of fields")
     unknown = sorted(set(data) - SURVEY_FIELDS)
     if unknown:
-        fail(f"unknown field; allowed fields are {', '.join(sorted(SURVEY_FIELDS))}", field_name=unknown[0])
+        fail(f"unknown field{did_you_mean(unknown[0], SURVEY_FIELDS)}; allowed fields are {', '.join(sorted(SURVEY_FIELDS))}",
+             field_name=unknown[0])
 
     slug = data.get("slug")
     if not isinstance(slug, str) or not SLUG_RE.fullmatch(slug):
@@ -282,8 +290,8 @@ def _parse_question(qdata, index, fail, earlier=(), languages=None):
     if "mechanism" in unknown:
         fail(f"only a number question has a mechanism, not a {kind} question", question=qid, field_name="mechanism")
     if unknown:
-        fail(f"not a field of a {kind} question; allowed fields are {', '.join(sorted(QUESTION_FIELDS[kind]))}",
-             question=qid, field_name=unknown[0])
+        fail(f"not a field of a {kind} question{did_you_mean(unknown[0], QUESTION_FIELDS[kind])}; allowed fields are "
+             f"{', '.join(sorted(QUESTION_FIELDS[kind]))}", question=qid, field_name=unknown[0])
 
     def qfail(message, field_name):
         fail(message, question=qid, field_name=field_name)

@@ -11,11 +11,12 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .definition import KINDS, SURVEY_TEXT_FIELDS, DefinitionError, SurveyDefinition, parse_definition
+from .definition import KINDS, SURVEY_TEXT_FIELDS, DefinitionError, SurveyDefinition, parse_definition, parse_definition_toml
 from .design import build_design
 
 
@@ -174,3 +175,32 @@ def design_errors(defn: SurveyDefinition) -> tuple[dict | None, list[FieldError]
     except DefinitionError as exc:
         positions = {question.id: index for index, question in enumerate(defn.questions)}
         return None, [FieldError(positions.get(exc.question), exc.field, exc.reason)]
+
+
+def every_mistake(text: str, *, source: str = "<definition>") -> list[str]:
+    """Return every mistake of a TOML definition, one line each, in the order of the file (empty when it is valid).
+
+    A file that is not TOML has one mistake; otherwise each field is checked (definition_errors),
+    then the design (build_design), so a researcher sees all at once.
+    """
+    try:
+        defn = parse_definition_toml(text, source=source)
+    except DefinitionError as first:
+        try:
+            data = tomllib.loads(text.replace("\r\n", "\n"))
+        except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+            return [str(first)]
+        return [_line(error, data, source) for error in definition_errors(data)] or [str(first)]
+    _, errors = design_errors(defn)
+    return [_line(error, {"questions": [{"id": q.id} for q in defn.questions]}, source) for error in errors]
+
+
+def _line(error: FieldError, data: Mapping, source: str) -> str:
+    """Return one FieldError as DefinitionError words: source, question id (or number), field, reason."""
+    question = None
+    if error.question is not None:
+        questions = data.get("questions")
+        entry = questions[error.question] if isinstance(questions, list) and error.question < len(questions) else None
+        qid = entry.get("id") if isinstance(entry, Mapping) else None
+        question = qid if isinstance(qid, str) and qid else f"#{error.question + 1}"
+    return str(DefinitionError(error.message, source=source, question=question, field=error.field))

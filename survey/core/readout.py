@@ -78,6 +78,18 @@ def _decimals(question: dict, low: float, high: float) -> int:
     return digits
 
 
+def share_decimals(low, high) -> int:
+    """Return the decimals of a share's percentages in every table: the dashboard's rule for its interval (1 without one)."""
+    if not (_finite(low) and _finite(high)):
+        return 1
+    return _decimals({"kind": "share"}, float(low), float(high))
+
+
+def share_text(value, digits: int) -> str:
+    """Return a share as a percentage to ``digits`` decimals, as the dashboard shows it ("–" when there is none)."""
+    return _figure({"kind": "share"}, float(value), digits) if _finite(value) else "–"
+
+
 def _figure(question: dict, value: float, digits: int) -> str:
     """Return a share as a percentage, or a mean as a number, to ``digits`` decimals (never "-0")."""
     if question.get("kind") == "number":

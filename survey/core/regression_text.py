@@ -16,6 +16,7 @@ from dataclasses import asdict
 from .aggregate import CSV_LINE_TERMINATOR, aligned_lines, json_value
 from .mean_model import MeanModel
 from .regression import Regression
+from .words import format_p, p_text
 
 REGRESSION_HEADER = ["term", "estimate", "std_error", "z", "p_value", "odds_ratio", "ci_low", "ci_high", "ci_level"]
 MEAN_HEADER = ["term", "estimate", "std_error", "z", "p_value", "ci_low", "ci_high", "ci_level"]
@@ -54,9 +55,10 @@ def regression_to_table(fit: Regression | MeanModel) -> str:
         cells = [["term", "log_odds", "std_error", "p_value", "odds_ratio", "ci_low", "ci_high"]]
         names = ("estimate", "std_error", "p_value", "odds_ratio", "ci_low", "ci_high")
     for term in fit.terms:
-        cells.append([term.term, *(_number(getattr(term, name)) or "-" for name in names)])
+        cells.append([term.term, *((format_p(term.p_value) if name == "p_value" else _number(getattr(term, name)))
+                                   or "-" for name in names)])
     lines = aligned_lines(cells, ["<", *[">"] * len(names)])
-    lines.insert(0, summary(fit))
+    lines[0:0] = [summary(fit), *([tests_sentence(fit)] if tests_sentence(fit) else [])]
     lines += [f"Warning: {warning}." for warning in fit.warnings]
     return "\n".join(lines)
 
@@ -70,8 +72,16 @@ def summary(fit: Regression | MeanModel) -> str:
                 "standard errors.")
     return (f"Logistic regression of {fit.outcome} on {', '.join(fit.covariates)}: n = {fit.n} responses that "
             f"answered all of them; likelihood-ratio test of every covariate together: chi-square "
-            f"{fit.lr_statistic:.2f} on {fit.lr_df} df, p = {_number(fit.lr_p_value)}; "
+            f"{fit.lr_statistic:.2f} on {fit.lr_df} df, {p_text(fit.lr_p_value)}; "
             f"{format(fit.level * 100, 'g')}% Wald intervals for the odds ratios.")
+
+
+def tests_sentence(fit: Regression | MeanModel) -> str:
+    """Return what the two kinds of p-value test, in one plain sentence ("" for a mean model, which has no LR test)."""
+    if isinstance(fit, MeanModel):
+        return ""
+    return ("The likelihood-ratio p asks whether all the covariates together tell anything about the outcome; "
+            "the p beside each term (a Wald test) asks the same of that one term alone.")
 
 
 def term_sentence(fit: Regression | MeanModel, term) -> str:

@@ -61,8 +61,11 @@ def _plain(value: Decimal) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def format_epsilon(epsilon: float, digits: int = 2) -> str:
-    """Return ε rounded up to ``digits`` significant digits, without exponent notation (0.4942 → "0.5", 2 → "2")."""
+def format_epsilon(epsilon: float, digits: int = 3) -> str:
+    """Return ε rounded up to ``digits`` significant digits, without exponent notation (0.4942 → "0.495", 2 → "2").
+
+    Pages show every ε at the default three significant digits.
+    """
     return _plain(round_up(epsilon, digits))
 
 
@@ -79,3 +82,16 @@ def percent_up(probability: float, decimals: int = 0) -> str:
         if rounded < 100 or float(probability) >= 1:
             break
     return f"{format(min(rounded, Decimal(100)), 'f')}%"
+
+
+def format_p(p: float | None) -> str:
+    """Return a p-value for people: "< 0.001" below a thousandth, else three decimals; "–" when there is none."""
+    if p is None or p != p:
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def p_text(p: float | None) -> str:
+    """Return "p < 0.001" or "p = 0.123" for a sentence (never "p = 0")."""
+    shown = format_p(p)
+    return f"p {shown}" if shown.startswith("<") else f"p = {shown}"

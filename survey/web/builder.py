@@ -22,7 +22,7 @@ from werkzeug.datastructures import MultiDict
 
 from ..core.definition import DECLINE_LABEL, KINDS, LANGUAGE_RE, MAX_OPTIONS, SurveyDefinition, parse_definition
 from ..core.definition import QUESTION_FIELDS as DEFINITION_QUESTION_FIELDS
-from ..core.definition import SURVEY_FIELDS as DEFINITION_SURVEY_FIELDS
+from ..core.definition import SURVEY_FIELDS as DEFINITION_SURVEY_FIELDS, did_you_mean
 from ..core.definition_check import FieldError, definition_errors, design_errors
 from ..core.definition_toml import dump_definition
 from ..core.languages import DEFAULT_LANGUAGE, translation_warnings
@@ -435,12 +435,15 @@ def import_toml():
         try:
             data = tomllib.loads(text.replace("\r\n", "\n"))
         except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
-            import_form.toml.errors.append(f"This is not valid TOML ({exc}).")
+            # Beside the field it came from: an uploaded file's error beside the upload (issue 27).
+            (import_form.upload if import_form.upload.data else import_form.toml).errors.append(
+                f"This is not valid TOML ({exc}).")
     if data is None:
         return _render(_blank_form(), import_form=import_form, status=422)
     form = BuilderForm(formdata=MultiDict({**mapping_to_formdata(data), "respondents": "1000", "margin": "5"}))
     evaluation = evaluate(form)
-    unknown = sorted(set(data) - DEFINITION_SURVEY_FIELDS)
+    unknown = [f"{name}{did_you_mean(name, DEFINITION_SURVEY_FIELDS)}"
+               for name in sorted(set(data) - DEFINITION_SURVEY_FIELDS)]
     if "sample" in data and data.get("allocation") != "sample":
         unknown.append('sample (used only with allocation = "sample")')
     questions = data.get("questions") if isinstance(data.get("questions"), list) else []
@@ -449,7 +452,7 @@ def import_toml():
         if not isinstance(question, dict):
             continue
         known = DEFINITION_QUESTION_FIELDS.get(question.get("kind"), DEFINITION_QUESTION_FIELDS["yes_no"])
-        unknown_in_questions |= {f"questions.{name}" for name in set(question) - known}
+        unknown_in_questions |= {f"questions.{name}{did_you_mean(name, known)}" for name in set(question) - known}
         decline = question.get("decline")
         if "decline" in question and "decline" in known and not isinstance(decline, bool):
             evaluation.add(f"questions-{index}-decline",

@@ -32,11 +32,11 @@ def preview_terms(p: dict, entry: dict) -> list[tuple[str, str]]:
                   f"±{p['anytime_half_width'] * 100:.1f} points valid at every look")
     margin += f" ({p['level']:.0%} interval, worst case"
     margin += f", all {p['simultaneous_over']} options at once)" if p["simultaneous_over"] > 1 else ")"
-    terms = [("Mechanism", f"{name}, ε′ = {format_epsilon(p['epsilon'], 3)}")]
+    terms = [("Mechanism", f"{name}, ε′ = {format_epsilon(p['epsilon'])}")]
     if p.get("sample"):
         terms.append(("Answered by", f"about {p['sample'] / p['questions']:.0%} of respondents: each answers "
                                      f"{p['sample']} of the {p['questions']} questions, drawn at random, "
-                                     f"each at ε/{p['sample']} = {format_epsilon(p['budget'], 3)}"))
+                                     f"each at ε/{p['sample']} = {format_epsilon(p['budget'])}"))
     return [*terms,
             ("Kept", kept),
             ("What someone can learn", f"Someone who thought an answer 50/50 can be at most {percent_up(p['posterior'], 1)} "
@@ -48,8 +48,8 @@ def preview_terms(p: dict, entry: dict) -> list[tuple[str, str]]:
 def summary(evaluation) -> dict:
     """Return the survey-wide lines of the preview and its warning, for a builder.Evaluation."""
     if evaluation.design is not None and evaluation.previews is not None:
-        lines = [f"Budget ε = {format_epsilon(evaluation.design['epsilon'], 6)} per respondent; the questions together spend "
-                 f"ε′ = {format_epsilon(evaluation.design['epsilon_spent'], 6)}. Each question's numbers are beside it."]
+        lines = [f"Budget ε = {format_epsilon(evaluation.design['epsilon'])} per respondent; the questions together spend "
+                 f"ε′ = {format_epsilon(evaluation.design['epsilon_spent'])}. Each question's numbers are beside it."]
     elif evaluation.errors:
         count = len(evaluation.errors)
         lines = [f"Fix the {count} marked field{'' if count == 1 else 's'} to see the preview."]

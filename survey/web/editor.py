@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, flash, g, redirect, render_template, request, url_for
 
 from ..core.definition import DefinitionError, parse_definition_toml
+from ..core.definition_check import every_mistake
 from ..core.design import build_design
 from ..store import SLUG_TAKEN, SlugTaken, StoreError, StoreUnavailable
 from .access import survey_for_researcher
@@ -37,8 +38,10 @@ def new_survey():
         if text is not None:
             try:
                 design = build_design(parse_definition_toml(text, source="the definition"))
-            except DefinitionError as exc:
-                form.definition.errors.append(str(exc))
+            except DefinitionError:
+                # An uploaded file's mistakes go beside the upload field, a typed one's beside the text (issue 27).
+                target = form.upload if form.upload.data else form.definition
+                target.errors.extend(every_mistake(text, source="the file" if form.upload.data else "the definition"))
             else:
                 if form.create.data:
                     store = get_store()

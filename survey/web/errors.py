@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import flask_babel
-from flask import jsonify, make_response, render_template, request
+from flask import g, jsonify, make_response, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
@@ -24,9 +24,20 @@ def wants_json() -> bool:
             or SUBMISSIONS.fullmatch(path) is not None)
 
 
+def researcher_url() -> bool:
+    """Return whether the path is a researcher's (anything but the respondent pages and the static files)."""
+    return not request.path.startswith(("/s/", "/static/"))
+
+
 def _error(status: int, message: str, field=None):
     if wants_json():
         return jsonify({"error": message, "field": field}), status
+    if researcher_url():
+        from .forms import LogoutForm
+
+        form = LogoutForm() if getattr(g, "user", None) else None
+        return render_template("error.html", status=status, message=message, researcher=True,
+                               logout_form=form), status
     # In the page's language where the catalogs have the sentence (a respondent's error pages, survey.web.i18n).
     return render_template("error.html", status=status, message=flask_babel.gettext(message)), status
 
@@ -55,7 +66,10 @@ def init_app(app):
         if request.path.startswith("/api/"):
             # Raised while routing, before the API blueprint is chosen (another method than GET).
             return error_for(exc)
-        response = make_response(_error(exc.code or 500, exc.description or exc.name))
+        message = exc.description or exc.name
+        if exc.code == 404 and researcher_url() and not wants_json():
+            message = "There is no page at this address, or it is not one of your surveys."
+        response = make_response(_error(exc.code or 500, message))
         if isinstance(exc, MethodNotAllowed) and exc.valid_methods:
             response.headers["Allow"] = ", ".join(exc.valid_methods)
         return response

@@ -13,7 +13,7 @@ from flask import Blueprint, render_template, request
 from ..core.mean_model import MeanModel
 from ..core.modelling import fit_words, model_questions
 from ..core.regression import RegressionError
-from ..core.regression_text import regression_to_csv, summary, term_sentence
+from ..core.regression_text import regression_to_csv, summary, term_sentence, tests_sentence
 from .access import survey_for_researcher
 from .auth import login_required
 from .forms import LogoutForm
@@ -71,6 +71,7 @@ def page(slug):
                            outcomes=outcomes, others=others, model=model, error=error,
                            mean=isinstance(model, MeanModel),
                            summary=summary(model) if model else None,
+                           tests=tests_sentence(model) if model else None,
                            sentences=[term_sentence(model, term) for term in model.terms] if model else [],
                            logout_form=LogoutForm()), status
 

@@ -54,7 +54,7 @@ def reads(page, origin: str, token: str) -> dict:
     page.goto(f"{origin}/surveys/{SLUG}/results")
     api = page.request.get(f"{origin}/api/surveys/{SLUG}/results", headers={"Authorization": f"Bearer {token}"})
     assert api.status == 200
-    return {"released": page.locator("#release-sentence").inner_text(),
+    return {"released": " ".join(page.locator("#release-sentence").text_content().split()),  # folded (issue 27)
             "meter": page.locator("#release-meter").get_attribute("value"),
             "csv": page.request.get(f"{origin}/surveys/{SLUG}/results.csv").body(),
             "api": api.json()["rows"], "api_release": api.json()["release"]}

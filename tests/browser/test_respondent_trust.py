@@ -110,6 +110,7 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
     design = json.loads(page.locator("#design").text_content())
     assert all(report is None for report, _ in previews(page).values()), "no report is shown before an answer"
     assert "at most 89% sure" in page.locator("#posterior-bound").inner_text()
+    page.locator("#check-files summary").click()  # the design and the file list are folded (issue 27)
     links = set(page.locator("#protection p a").all_inner_texts())
     assert links == {"the public design (design.json)", "one file", *page_modules(design)}
     assert {"mechanisms/index.js", "mechanisms/common.js"} < page_modules(design), "the page links the registry"

@@ -78,11 +78,11 @@ def test_percent_rejects_a_non_probability():
 
 
 @pytest.mark.parametrize("epsilon, text", [
-    (0.5714285714285713, "0.58"), (2.0, "2"), (1.999999999999999, "2"), (0.0029, "0.0029"),
-    (0.000123, "0.00013"), (12.34, "13"), (150.0, "150"),
+    (0.5714285714285713, "0.572"), (2.0, "2"), (1.999999999999999, "2"), (0.0029, "0.0029"),
+    (0.000123, "0.000123"), (0.0001231, "0.000124"), (12.34, "12.4"), (150.0, "150"),
 ])
 def test_format_epsilon(epsilon, text):
-    """ε rounds up at two significant digits (the stated guarantee is never below the bound)."""
+    """ε rounds up at three significant digits (the stated guarantee is never below the bound)."""
     assert format_epsilon(epsilon) == text
 
 
@@ -91,7 +91,7 @@ def test_yes_no_note_matches_the_flip_threshold():
     question = {"id": "q", "kind": "yes_no", "mechanism": "rr", "flip_threshold": threshold,
                 "epsilon": float(rr_epsilon(threshold))}
     assert protection_note(question) == \
-        "Your answer is kept with probability 64% and flipped otherwise (ε′ = 0.58)."
+        "Your answer is kept with probability 64% and flipped otherwise (ε′ = 0.572)."
 
 
 def test_grr_note_names_the_other_options(design):
@@ -217,3 +217,14 @@ def test_hybrid_number_note_gives_both_branches(design):
     assert note.startswith(f"Your number is randomized one of two ways, chosen at random: with probability "
                            f"{percent(Fraction(a - b, a))} it is replaced by one of {a + b} points")
     assert f"kept with probability {percent(Fraction(a * a, a * a + b * b))}" in note and "18–90" in note
+
+
+@pytest.mark.parametrize("p, cell, sentence", [
+    (0.0, "< 0.001", "p < 0.001"), (1e-30, "< 0.001", "p < 0.001"), (0.000999, "< 0.001", "p < 0.001"),
+    (0.001, "0.001", "p = 0.001"), (0.861125, "0.861", "p = 0.861"), (1.0, "1.000", "p = 1.000"),
+    (float("nan"), "–", "p = –"),
+])
+def test_a_p_value_never_reads_zero(p, cell, sentence):
+    from survey.core.words import format_p, p_text
+
+    assert format_p(p) == cell and p_text(p) == sentence

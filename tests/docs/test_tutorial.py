@@ -162,7 +162,7 @@ def test_the_tutorial_as_written(tmp_path, monkeypatch):
     assert "ε′ = 0.667" in yes_no and "each one gets about 0.67" in flat(step)
     summary = text(re.search(r'id="builder-summary"[^>]*>(.*?)</div>', markup, re.S).group(1))
     assert "Recommended allocation" in summary, "the summary recommends another way to spend the budget"
-    shows(step, summary, "Releases: every 370 responses, so readers of the results get central ε = 1 (δ = 10⁻⁶) "
+    shows(step, summary, "Releases: every 370 responses, so readers of the results get central ε = 0.992 (δ = 10⁻⁶) "
                          "instead of the local ε′ = 2")
     saved = press(browser, page, "save")
     assert saved.headers["Location"] == "/surveys/campus-life/results"

@@ -102,7 +102,10 @@ def test_results_page_offers_both_and_says_which_is_shown(app, answered):
     assert "valid at every look" in page.split('id="results-title"')[1]
     design, counts = answered
     first = aggregate_counts(design, counts, intervals="anytime", planned=400)[0]
-    assert f"[{first.ci_low:.3f}, {first.ci_high:.3f}]" in page
+    from survey.core.readout import share_decimals, share_text
+
+    digits = share_decimals(first.ci_low, first.ci_high)  # shares read as the dashboard's percentages (issue 27)
+    assert f"[{share_text(first.ci_low, digits)}, {share_text(first.ci_high, digits)}]" in page
     # The charts and the downloads linked from the page are of the intervals shown.
     assert "intervals=anytime&amp;planned=400" in page
     download = client.get(f"/surveys/{SLUG}/results.csv?intervals=anytime&planned=400").get_data(as_text=True)

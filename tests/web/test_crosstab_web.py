@@ -66,6 +66,14 @@ def web(client, db_path, smoking_survey):
     return client
 
 
+def shown(row) -> str:
+    """Return a share cell as the page shows it: percentages with the dashboard's decimals (issue 27)."""
+    from survey.core.readout import share_decimals, share_text
+
+    digits = share_decimals(row.ci_low, row.ci_high)
+    return f"{share_text(row.estimate, digits)} [{share_text(row.ci_low, digits)}, {share_text(row.ci_high, digits)}]"
+
+
 def test_page_shows_the_numbers(web, db_path):
     response = web.get(f"/surveys/{SLUG}/crosstab?a=smoker&b=lung_disease")
     assert response.status_code == 200
@@ -74,7 +82,7 @@ def test_page_shows_the_numbers(web, db_path):
     assert "n = 40000 respondents answered both" in text
     for measure in ("joint", "b_given_a"):
         row = table.get(measure, "yes", "yes")
-        assert f"{row.estimate:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]" in text
+        assert shown(row) in text
     yes, no = table.get("b_given_a", "yes", "yes"), table.get("b_given_a", "no", "yes")
     odds = table.get("odds_ratio", "", "")
     assert odds.ci_low > 1
@@ -90,7 +98,7 @@ def test_page_shows_the_numbers(web, db_path):
 def test_page_with_a_choice_and_a_number(web, db_path):
     text = html.unescape(web.get(f"/surveys/{SLUG}/crosstab?a=cigarettes&b=smoker&level=0.9").get_data(as_text=True))
     row = expected(db_path, "cigarettes", "smoker", level=0.9).get("b_given_a", "none", "yes")
-    assert f"{row.estimate:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]" in text
+    assert shown(row) in text
     text = html.unescape(web.get(f"/surveys/{SLUG}/crosstab?a=smoker&b=age").get_data(as_text=True))
     row = expected(db_path, "smoker", "age").get("mean_given_a", "yes")
     assert f"[{row.ci_low:.2f}, {row.ci_high:.2f}]" in text and "the mean of age is" in text
@@ -132,7 +140,7 @@ def test_a_question_left_out_is_the_first_that_can_be_crossed(web, db_path, quer
     assert f"<h2>{a} × {b}</h2>" in text
     row = expected(db_path, a, b).get("b_given_a", *(("yes", "yes") if b != "smoker" or a == "lung_disease"
                                                      else ("none", "yes")))
-    assert f"{row.estimate:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]" in text
+    assert shown(row) in text
     assert f'<option value="{a}" selected>' in text.replace("  ", " ")
     download = web.get(f"/surveys/{SLUG}/crosstab.csv?{query}")
     assert download.data == crosstab_to_csv(expected(db_path, a, b)).encode()

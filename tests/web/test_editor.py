@@ -116,9 +116,9 @@ def test_preview_shows_mechanisms_and_epsilons_and_stores_nothing(researcher, db
     assert "<code>ss</code> <span class=\"muted\">(subset selection)</span>" in page, "every mechanism is named"
     assert "()" not in page
     for question in design["questions"]:  # privacy figures are rounded up (survey.core.words)
-        assert format_epsilon(question["epsilon"], 6) in page
-        assert format_epsilon(question["epsilon_nominal"], 6) in page
-    assert format_epsilon(design["epsilon_spent"], 6) in page and "budget ε = 2" in page
+        assert format_epsilon(question["epsilon"]) in page
+        assert format_epsilon(question["epsilon_nominal"]) in page
+    assert format_epsilon(design["epsilon_spent"]) in page and "budget ε = 2" in page
     assert "kept with probability" in page
     assert textarea_text(response) == definition, "the textarea keeps the previewed text"
     assert surveys(db_path) == []

@@ -105,3 +105,36 @@ def test_a_numbers_mean_by_covariates_on_the_page_and_in_the_api(app, db_path, s
     body = response.json
     assert body.pop("slug") == SLUG and len(body.pop("design_hash")) == 64 and body["model"] == "mean"
     assert body == json.loads(simulated("age", "smoker", "lung_disease", "--format", "json"))
+
+
+
+def _with_zero_p(fit):
+    """Return the fit with its intercept's and its LR test's p set to 0.0 (as a float underflow gives for a strong effect)."""
+    from dataclasses import replace
+
+    terms = (replace(fit.terms[0], p_value=0.0), *fit.terms[1:])
+    return replace(fit, terms=terms, lr_p_value=0.0)
+
+
+def test_a_tiny_p_reads_below_a_thousandth_and_the_lr_test_is_explained(app, simulated, monkeypatch):
+    """Issue 27: "p < 0.001", never "p 0", on the page and in `regress`; the LR test has a sentence beside the Wald p."""
+    import re
+
+    from survey.core import regression_text
+    from survey.web import regression as page
+
+    real = page.fit
+    monkeypatch.setattr(page, "fit", lambda *args: _with_zero_p(real(*args)))
+    text = signed_in(app, *OWNER).get(f"/surveys/{SLUG}/regression?outcome=lung_disease&covariate=smoker").get_data(
+        as_text=True)
+    cells = re.findall(r'<td class="num">([^<]*)</td>\s*</tr>', text)  # the last cell of each row: p
+    assert cells[0] == "&lt; 0.001" and all(re.fullmatch(r"&lt; 0\.001|[01]\.\d{3}|–", cell) for cell in cells), cells
+    assert "likelihood-ratio test of every covariate together: chi-square" in text and ", p &lt; 0.001;" in text
+    assert 'id="tests-sentence">The likelihood-ratio p asks whether all the covariates together' in text
+    monkeypatch.undo()
+    real_table = regression_text.regression_to_table
+    monkeypatch.setattr(regression_text, "regression_to_table", lambda fit: real_table(_with_zero_p(fit)))
+    table = simulated("lung_disease", "smoker")
+    intercept = next(line for line in table.splitlines() if line.startswith("(intercept)"))
+    assert "< 0.001" in intercept and not re.search(r"\s0(\s|$)", intercept), intercept
+    assert "a Wald test" in table and "p < 0.001" in table
