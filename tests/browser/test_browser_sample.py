@@ -76,7 +76,7 @@ def test_the_page_shows_m_questions_sends_exactly_those_and_they_are_stored(brow
             design = json.loads(page.request.get(f"{origin}/s/{SLUG}/design.json").text())
             questions = {question["id"]: question for question in design["questions"]}
         before = len(stored(sample_server["db"]))
-        page.locator("#protection summary").click()  # folded at first on a small screen
+        page.locator("#protection > summary").click()  # folded at first on a small screen
         text = page.locator("#sample-note").inner_text()
         assert f"Each person answers {M} of the {K} questions, chosen at random on your device" in text
         assert "at most ε = 1" in page.locator(".protection").inner_text()

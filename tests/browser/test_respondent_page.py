@@ -216,7 +216,7 @@ def test_the_privacy_explanation_folds_on_a_small_screen_and_opens_by_keyboard(b
     assert details.get_attribute("open") is None
     assert page.locator("#posterior-bound").is_hidden()
     assert page.locator("#q-smoker").bounding_box()["y"] < 800, "the first question is on the first screen"
-    page.locator("#protection summary").focus()
+    page.locator("#protection > summary").focus()
     page.keyboard.press("Enter")
     assert details.get_attribute("open") is not None and page.locator("#posterior-bound").is_visible()
     context.close()

@@ -176,8 +176,12 @@ def test_close_publish_and_delete_ask_first_and_look_dangerous(browser, origin, 
     page.get_by_label("New slug").fill("every-kind-copy")
     page.get_by_role("button", name="Duplicate as a new draft").click()
     page.wait_for_url(re.compile("/surveys/every-kind-copy/results"))
-    colour = "element => getComputedStyle(element).backgroundColor"
+    # How a button looks: its fill, text colour and border (the delete button is outlined, dashed, in red).
+    colour = ("element => { const s = getComputedStyle(element);"
+              " return [s.backgroundColor, s.color, s.borderTopStyle, s.borderTopColor].join(' '); }")
     safe = page.get_by_role("button", name="Duplicate as a new draft").evaluate(colour)
+    assert (page.get_by_role("button", name="Publish…").evaluate(colour)
+            != page.get_by_role("button", name="Delete draft…").evaluate(colour)), "deleting looks like publishing"
     for name, question in (("Publish…", "Yes, publish the survey"), ("Delete draft…", "Yes, delete the draft")):
         button = page.get_by_role("button", name=name)
         assert button.evaluate(colour) != safe, f"{name} looks different from a safe action"
@@ -228,7 +232,7 @@ def test_crosstab_opens_on_a_default_pair_with_numbers(browser, origin, width):
     assert page.get_by_role("heading", name="smoker × trip").is_visible()
     assert page.get_by_label("First question (rows)").input_value() == "smoker"
     cells = page.locator("table.results td.num").all_inner_texts()
-    assert cells and all(re.match(r"-?\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]$", cell) for cell in cells), cells
+    assert cells and all(re.match(r"-?\d+(\.\d+)?% \[\d+(\.\d+)?%, \d+(\.\d+)?%\]$", cell) for cell in cells), cells
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     page.screenshot(path=str(SHOTS / f"crosstab-{width}.png"), full_page=True)
     assert errors == []
