@@ -28,6 +28,8 @@ ALLOCATIONS = ("split", "sample")
 ACCESS = ("open", "invite")
 # A series names the waves of one study: the browser reuses its memoized reports across them.
 SERIES_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# A series' per-wave ε₁ (mechanisms/waves.py): at least this, at most the survey's epsilon (ε∞).
+MIN_WAVE_EPSILON = 0.05
 SLUG_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
 # Matched with fullmatch: "$" would also accept a trailing newline ("smoker\n").
 QUESTION_ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -39,7 +41,7 @@ MAX_NUMBER_RANGE = 10**9
 MAX_TEXT = 2000
 
 SURVEY_FIELDS = {"slug", "title", "description", "epsilon", "allocation", "sample", "questions", "access",
-                 "series", "release_every", "thank_you", "panel", "languages", "translations"}
+                 "series", "wave_epsilon", "release_every", "thank_you", "panel", "languages", "translations"}
 # Language tags (BCP 47, e.g. "en", "fr", "pt-BR", "ar"): the first of `languages` is that of the texts themselves.
 LANGUAGE_RE = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
 MAX_LANGUAGES = 20
@@ -103,6 +105,8 @@ class SurveyDefinition:
     sample: int | None = None
     access: str = "open"
     series: str | None = None
+    # The per-wave ε₁ of a series' instantaneous layer; None: one layer, each wave resending the kept reports.
+    wave_epsilon: float | None = None
     release_every: int | None = None
     # Shown after the server acknowledged the answers (plain text); the panel's completion (survey/core/panel.py).
     thank_you: str | None = None
@@ -202,6 +206,7 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
     if series is not None and (not isinstance(series, str) or not SERIES_RE.fullmatch(series)):
         fail(f"must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, got {series!r}",
              field_name="series")
+    wave_epsilon = _wave_epsilon(data, series, epsilon, sfail)
 
     release_every = data.get("release_every")
     if release_every is not None and (isinstance(release_every, bool) or not isinstance(release_every, int)
@@ -215,7 +220,7 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
     translations = _translations(data.get("translations"), languages, known, sfail, "translations")
     return SurveyDefinition(slug=slug, title=title, description=description, epsilon=epsilon,
                             allocation=allocation, sample=sample, questions=tuple(questions), access=access,
-                            series=series, release_every=release_every, thank_you=thank_you, panel=panel,
+                            series=series, wave_epsilon=wave_epsilon, release_every=release_every, thank_you=thank_you, panel=panel,
                             languages=languages, translations=translations, source=source)
 
 
@@ -359,6 +364,20 @@ def _text(value, fail, name, *, required):
         article = "a non-empty" if required else "a"
         fail(f"must be {article} string of at most {MAX_TEXT} characters, got {value!r}", name)
     return value.strip()
+
+
+def _wave_epsilon(data, series, epsilon, fail):
+    """Return the validated per-wave ε₁ of a series (None when absent: one layer, as designs before it)."""
+    if "wave_epsilon" not in data:
+        return None
+    value = data["wave_epsilon"]
+    if series is None:
+        fail("only allowed with series = \"...\": it is the per-wave ε₁ of a series' reports", "wave_epsilon")
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or not MIN_WAVE_EPSILON <= value <= epsilon:
+        fail(f"must be a number from {MIN_WAVE_EPSILON:g} to epsilon = {epsilon:g} (a wave's report is never "
+             f"more private than its ε∞; epsilon/2 = {epsilon / 2:g} is a good start), got {value!r}", "wave_epsilon")
+    return float(value)
 
 
 def _positive_number(value, fail, name, *, upper):

@@ -14,7 +14,8 @@ from decimal import Context, Decimal
 from fractions import Fraction
 
 from . import branching
-from .mechanisms import choose, for_kind, mechanism_for
+from .mechanisms import choose, for_kind, mechanism_class, mechanism_for
+from .mechanisms.waves import build_layer
 from .mechanisms.common import THRESHOLD_BITS
 from .definition import DefinitionError, SurveyDefinition
 from .shuffling import default_release_every
@@ -71,6 +72,7 @@ def build_design(defn: SurveyDefinition) -> dict:
     shares = allocate_sample(defn) if sampled else allocate_split(defn)
     questions = []
     realised_epsilons = []
+    wave_epsilons = []
     for question, share in zip(defn.questions, shares):
         if share < MIN_QUESTION_EPSILON:
             raise DefinitionError(
@@ -78,10 +80,13 @@ def build_design(defn: SurveyDefinition) -> dict:
                 f"{float(MIN_QUESTION_EPSILON):g}; raise epsilon or the question's weight",
                 source=defn.source, question=question.id, field="sample" if sampled else "weight")
         try:
-            entry, realised = _design_question(question, Decimal(_float_down(share)), defn.questions)
+            entry, realised = _design_question(question, Decimal(_float_down(share)), defn.questions,
+                                               wave_share=wave_share(defn, share))
         except DefinitionError as exc:
             raise DefinitionError(exc.reason, source=defn.source, question=exc.question, field=exc.field) from exc
         realised_epsilons.append(realised)
+        if "wave" in entry:
+            wave_epsilons.append(Decimal(entry["wave"]["epsilon"]))
         questions.append(entry)
     # Sequential composition: a respondent's reports together cost the sum of the realised
     # epsilons of the questions they answer (all of them under split, the m costliest at
@@ -109,6 +114,11 @@ def build_design(defn: SurveyDefinition) -> dict:
         design["access"] = defn.access
     if defn.series is not None:
         design["series"] = defn.series
+    if defn.wave_epsilon is not None:
+        # Two layers (mechanisms/waves.py): ε∞ per answer value above, ε₁ per wave here, composed like ε.
+        worst = sorted(wave_epsilons, reverse=True)[:defn.sample] if sampled else wave_epsilons
+        design["wave_epsilon"] = defn.wave_epsilon
+        design["wave_epsilon_spent"] = float(sum(worst, Decimal(0)))
     if defn.thank_you is not None:
         design["thank_you"] = defn.thank_you
     if defn.panel is not None:
@@ -124,15 +134,23 @@ def build_design(defn: SurveyDefinition) -> dict:
     return design
 
 
-def design_question(question, budget: Fraction) -> dict:
+def wave_share(defn: SurveyDefinition, share: Fraction) -> Fraction | None:
+    """Return a question's exact share of the per-wave ε₁ (its share of ε, scaled by wave_epsilon/epsilon), or None."""
+    if defn.wave_epsilon is None:
+        return None
+    return share * Fraction(defn.wave_epsilon) / Fraction(defn.epsilon)
+
+
+def design_question(question, budget: Fraction, wave_budget: Fraction | None = None) -> dict:
     """Return the design entry of one definition question given its exact budget (mechanism, thresholds, ε′).
 
-    The same entry build_design makes for that budget; the planner uses it to try budgets.
+    The same entry build_design makes for that budget (and per-wave budget, under two layers);
+    the planner uses it to try budgets.
     """
-    return _design_question(question, Decimal(_float_down(budget)))[0]
+    return _design_question(question, Decimal(_float_down(budget)), wave_share=wave_budget)[0]
 
 
-def _design_question(question, share: Decimal, questions=()) -> tuple[dict, Decimal]:
+def _design_question(question, share: Decimal, questions=(), wave_share=None) -> tuple[dict, Decimal]:
     # The planner designs a question alone: its kind and options, without the rule naming another question.
     branched = branching.design_fields(question, {q.id: q for q in questions}) if questions else {}
     if question.show_if and question.kind == "yes_no":
@@ -151,7 +169,7 @@ def _design_question(question, share: Decimal, questions=()) -> tuple[dict, Deci
         entry["translations"] = _plain_texts(question.translations)
     forced = None if question.mechanism == "auto" else question.mechanism
     try:
-        _, fields, realised = choose(question, share, forced=forced)
+        _, fields, realised = choose(question, share, forced=forced, layered=wave_share is not None)
     except ValueError as exc:
         raise DefinitionError(str(exc), question=question.id, field="mechanism") from exc
     if forced is not None:
@@ -161,6 +179,12 @@ def _design_question(question, share: Decimal, questions=()) -> tuple[dict, Deci
     if realised > share:
         raise AssertionError(f"realised epsilon {realised} above nominal {share} for {question.id}")
     entry["epsilon"] = float(realised)
+    if wave_share is not None:
+        inner = mechanism_class(entry["kind"], entry["mechanism"]).from_entry(entry)
+        try:
+            entry["wave"], _ = build_layer(inner, Decimal(_float_down(wave_share)), question.id)
+        except ValueError as exc:
+            raise DefinitionError(str(exc), question=question.id, field="wave_epsilon") from exc
     return entry, realised
 
 

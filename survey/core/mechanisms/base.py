@@ -56,6 +56,9 @@ class Mechanism(ABC):
     gain_needed: ClassVar[float] = 0.0
     label: ClassVar[str] = ""
     menu: ClassVar[int | None] = None
+    # Whether a series' per-wave layer can randomize its report again (mechanisms/waves.py): a report
+    # domain the layer keeps (a bit, an option index, an unconstrained bit list, levels affine in R).
+    layered: ClassVar[bool] = False
 
     @property
     def list_title(self) -> str:

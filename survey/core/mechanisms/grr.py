@@ -78,6 +78,7 @@ class GeneralizedRR(OptionMechanism):
 
     keep_threshold: int
     epsilon_nominal: float | None = None
+    layered = True
     kind = "choice"
     name = "grr"
     title = "generalized randomized response"

@@ -42,6 +42,7 @@ class PerOptionRR(BitVectorMechanism):
 
     flip_threshold: int
     epsilon_per_option: float | None = None
+    layered = True
     kind = "multi"
     name = "rr"
     title = "randomized response"

@@ -63,6 +63,7 @@ class OptimizedUnaryEncoding(BitVectorMechanism):
 
     q_threshold: int
     epsilon_nominal: float | None = None
+    layered = True
     kind = "choice"
     name = "oue"
     title = "optimized unary encoding"

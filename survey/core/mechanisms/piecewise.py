@@ -165,6 +165,7 @@ class RatioLevelMechanism(LevelMechanism):
 class Piecewise(RatioLevelMechanism):
     """Report a level k in 0..G−1 (G = a + b): near the answer w.p. a/G, else elsewhere; e^ε′ = (a/b)²."""
 
+    layered = True
     kind = "number"
     name = "piecewise"
     title = "piecewise mechanism"

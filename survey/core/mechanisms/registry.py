@@ -23,6 +23,7 @@ from .oue import OptimizedUnaryEncoding
 from .piecewise import Piecewise
 from .subset import SubsetSelection
 from .warner import WarnerRR
+from .waves import compose
 
 MECHANISMS: tuple[type[Mechanism], ...] = (
     WarnerRR,
@@ -75,24 +76,30 @@ def mechanism_for(entry: Mapping) -> Mechanism:
     except ValueError as exc:
         raise ValueError(f"question {entry.get('id')!r} has an {exc}") from None
     mechanism = cls.from_entry(entry)
-    keys = ("kind", "mechanism", *cls.entry_key_names())
+    wave = entry.get("wave")
+    if wave is not None:
+        # A series wave under two layers: the kept report randomized again (mechanisms/waves.py).
+        mechanism = compose(mechanism, mechanism_for({**wave, "id": entry.get("id")}), wave.get("epsilon"))
+    keys = ("kind", "mechanism", "wave", *cls.entry_key_names())
     if len(_READ) >= _READ_LIMIT:
         _READ.clear()
     _READ[id(entry)] = (entry, keys, tuple(map(entry.get, keys)), mechanism)
     return mechanism
 
 
-def choose(question, share: Decimal, *, forced: str | None = None) -> tuple[type[Mechanism], dict, Decimal]:
+def choose(question, share: Decimal, *, forced: str | None = None,
+           layered: bool = False) -> tuple[type[Mechanism], dict, Decimal]:
     """Return the mechanism of least variance for a definition question at its share, its entry fields and its ε′.
 
     The classic mechanisms of the kind are ranked by their ``ranking_variance``; one with a
     ``gain_needed`` replaces the best of them only when its ``selection_variance`` is at least
     that share below every classic's. ``forced`` names the one mechanism a definition asks for
-    (ValueError when it is impossible at this share).
+    (ValueError when it is impossible at this share). ``layered`` keeps only the mechanisms a
+    series' per-wave layer can randomize again (``Mechanism.layered``).
     """
     candidates = []
     for mechanism in for_kind(question.kind):
-        if forced is not None and mechanism.name != forced:
+        if (forced is not None and mechanism.name != forced) or (layered and not mechanism.layered):
             continue
         try:
             fields, realised = mechanism.build(question, share)
@@ -102,6 +109,10 @@ def choose(question, share: Decimal, *, forced: str | None = None) -> tuple[type
                  "epsilon_nominal": float(share), **fields}
         candidates.append((mechanism, mechanism.from_entry(entry), fields, realised))
     if not candidates:
+        if layered:
+            names = ", ".join(m.name for m in for_kind(question.kind) if m.layered)
+            raise ValueError(f"under wave_epsilon a {question.kind} question needs a mechanism whose report each wave "
+                             f"can randomize again ({names}), possible at a share of {float(share):.3g}")
         if forced is None:
             raise ValueError(f"no {question.kind} mechanism works at a share of {float(share):.3g}")
         always = " or ".join(f'"{name}"' for name in ["auto", *(mechanism.name for mechanism in for_kind(question.kind)

@@ -20,6 +20,7 @@ class WarnerRR(Mechanism):
     """Keep the answer w.p. 1 − f = (2^53 − T)/2^53, else flip it: e^ε′ = (2^53 − T)/T."""
 
     flip_threshold: int
+    layered = True
     kind = "yes_no"
     name = "rr"
     title = "randomized response"
