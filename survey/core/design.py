@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from . import branching
 from .mechanisms import choose, for_kind, mechanism_class, mechanism_for
-from .mechanisms.waves import build_layer
+from .mechanisms.registry import build_wave_layer
 from .mechanisms.common import THRESHOLD_BITS
 from .definition import DefinitionError, SurveyDefinition
 from .shuffling import default_release_every
@@ -182,7 +182,7 @@ def _design_question(question, share: Decimal, questions=(), wave_share=None) ->
     if wave_share is not None:
         inner = mechanism_class(entry["kind"], entry["mechanism"]).from_entry(entry)
         try:
-            entry["wave"], _ = build_layer(inner, Decimal(_float_down(wave_share)), question.id)
+            entry["wave"], _ = build_wave_layer(inner, Decimal(_float_down(wave_share)), question.id)
         except ValueError as exc:
             raise DefinitionError(str(exc), question=question.id, field="wave_epsilon") from exc
     return entry, realised

@@ -23,7 +23,7 @@ from .oue import OptimizedUnaryEncoding
 from .piecewise import Piecewise
 from .subset import SubsetSelection
 from .warner import WarnerRR
-from .waves import compose
+from .waves import LAYER_OF_SHAPE, build_layer, compose
 
 MECHANISMS: tuple[type[Mechanism], ...] = (
     WarnerRR,
@@ -85,6 +85,12 @@ def mechanism_for(entry: Mapping) -> Mechanism:
         _READ.clear()
     _READ[id(entry)] = (entry, keys, tuple(map(entry.get, keys)), mechanism)
     return mechanism
+
+
+def build_wave_layer(inner: Mechanism, share: Decimal, qid: str = "") -> tuple[dict, Decimal]:
+    """Return the design entry of a series' per-wave layer on ``inner``'s reports at ε₁ ≤ share (mechanisms/waves.py)."""
+    layer_class = mechanism_class(*LAYER_OF_SHAPE[inner.report]) if inner.report in LAYER_OF_SHAPE else None
+    return build_layer(inner, layer_class, share, qid)
 
 
 def choose(question, share: Decimal, *, forced: str | None = None,

@@ -45,17 +45,15 @@ def layer_question(inner: Mechanism, qid: str = "") -> SimpleNamespace:
     return SimpleNamespace(id=qid, kind=kind, options=options, min=lo, max=hi, mechanism="auto")
 
 
-def build_layer(inner: Mechanism, share: Decimal, qid: str = "") -> tuple[dict, Decimal]:
+def build_layer(inner: Mechanism, layer_class: type[Mechanism], share: Decimal, qid: str = "") -> tuple[dict, Decimal]:
     """Return the design entry of the instantaneous layer on ``inner``'s reports at ε₁ ≤ share, and its realised ε₁.
 
+    ``layer_class`` is the registry's mechanism for the report's shape (``LAYER_OF_SHAPE``).
     ValueError when the inner mechanism cannot carry a layer or the share is too small for it.
     """
     if not getattr(type(inner), "layered", False):
         raise ValueError(f"the {inner.title} cannot carry a per-wave layer; choose another mechanism")
-    from .registry import mechanism_class  # the registry imports this module
-
     question = layer_question(inner, qid)
-    layer_class = mechanism_class(*LAYER_OF_SHAPE[inner.report])
     if float(share) < layer_class.smallest_epsilon():
         raise ValueError(f"this question's share of the per-wave budget, {float(share):.3g}, is below the "
                          f"{layer_class.smallest_epsilon():.3g} its per-wave layer ({layer_class.title}) needs; "
