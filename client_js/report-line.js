@@ -21,7 +21,9 @@ const noneTickedWords = () => _('none ticked');
 
 /** Return the plain words of a report: what the researcher will see for this question. */
 export function describeReport(question, report) {
-  return findMechanism(question.kind, question.mechanism)?.describe(question, report) ?? JSON.stringify(report);
+  // Under a series' two layers a number's report is a level of its per-wave layer: of that many levels.
+  const shown = question.wave?.bins ? { ...question, bins: question.wave.bins } : question;
+  return findMechanism(question.kind, question.mechanism)?.describe(shown, report) ?? JSON.stringify(report);
 }
 
 /** Return whether a true answer is a multi-select's blank: no box ticked. */

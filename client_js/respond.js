@@ -17,18 +17,19 @@
  *
  * True-answer inputs carry no name attribute, so a plain form submission cannot send
  * them (docs/explanation/privacy.md); respond-send.js is the only way answers leave the page.
- * In a series, reports come from the memo of series.js, the same in every wave.
+ * In a series, reports come from the memo of series.js, the same in every wave (randomized again
+ * per wave when the design has two layers).
  *
  * In test mode (the form's data-test, the survey's owner trying it) the randomization and the
  * send are the same, but nothing is kept on this device: no answered mark, no pending send and
  * no series memo reach localStorage, which an in-memory store replaces for the page's life.
  */
 
-import { mechanismOf } from './mechanisms/index.js';
+import { randomizeQuestion } from './mechanisms/index.js';
 import { askedQuestions } from './question-sample.js';
 import { Branching } from './respond-branching.js';
 import { describeReport } from './report-line.js';
-import { canMemoize, forgetSeries, loadMemo, memoReport } from './series.js';
+import { canMemoize, forgetSeries, loadMemo, waveEpsilon, waveReport } from './series.js';
 import { addOptionFilter } from './option-filter.js';
 import { keepNothing, rememberAnswered, storage, wasAnswered } from './respond-device.js';
 import { clearAnswers, clearInvalid, markInvalid, setUpDecline, setUpRadioGroup, showOnly } from './respond-fields.js';
@@ -82,6 +83,12 @@ function seriesMemos(design) {
     parts.push(_('%(count)s question(s) cannot be kept on this device and are randomized afresh in every wave, '
       + 'each answer costing its ε′ again: %(questions)s',
     { count: counts.fresh, questions: fresh.map((text) => `“${text}”`).join(', ') }));
+  }
+  const epsilon1 = waveEpsilon(design);
+  if (epsilon1 !== null) {
+    parts.push(_('this wave randomizes the kept reports again (two layers, per-wave ε₁ = %(epsilon)s), so its '
+      + 'reports differ from earlier waves\' and do not show whether an answer changed beyond what ε₁ allows',
+    { epsilon: epsilon1 }));
   }
   return { memos, status: `${parts.join('; ')}.` };
 }
@@ -325,7 +332,7 @@ function setUpSurvey(form, design) {
   form.querySelectorAll('[data-radio-group]').forEach(setUpRadioGroup);
   page.reports = new ReportState(page.fieldsets, asked, (question, value) => {
     const memo = series.memos.get(question.id);
-    return memo === undefined ? mechanismOf(question).randomize(question, value) : memoReport(question, memo, value);
+    return memo === undefined ? randomizeQuestion(question, value) : waveReport(question, memo, value);
   }, (question, fieldset) => page.branching.read(question, fieldset));
   listenToAnswers(page);
   setUpProgress(form, page.fieldsets);

@@ -13,10 +13,15 @@
  * with the reports of its blank and its tick. A question that cannot be memoized is randomized
  * afresh every wave, and the page names it. What a memo holds, and how an answer's report is
  * read from it, is each mechanism's own (mechanisms/*.js, found through mechanisms/index.js).
+ *
+ * Under two layers (the design's `wave_epsilon`, RAPPOR's instantaneous randomized response), every
+ * wave randomizes the kept report again with the question's per-wave layer at ε₁ (waveReport),
+ * so two waves' reports differ and a change of answer shows at most as much as ε₁ allows. The memo
+ * itself is the same as under one layer: a series' kept reports stay valid when it adds the layer.
  */
 
 import { cryptoRandom } from './mechanisms/common.js';
-import { findMechanism, mechanismOf } from './mechanisms/index.js';
+import { findMechanism, mechanismOf, waveLayer } from './mechanisms/index.js';
 
 const PREFIX = 'ldp-survey:series:';
 
@@ -59,6 +64,16 @@ export function memoFits(question, memo) {
 /** Return the memoized report of a true answer (same wire format as the mechanism's randomize). */
 export function memoReport(question, memo, value) {
   return mechanismOf(question).memoReport(question, memo, value);
+}
+
+/** Return the report this wave sends of a true answer: the memoized one, randomized again under two layers. */
+export function waveReport(question, memo, value, rnd = cryptoRandom) {
+  return waveLayer(question, memoReport(question, memo, value), rnd);
+}
+
+/** Return the per-wave ε₁ of a series design under two layers, or null when each wave resends the kept reports. */
+export function waveEpsilon(design) {
+  return typeof design.wave_epsilon === 'number' ? design.wave_epsilon : null;
 }
 
 /**

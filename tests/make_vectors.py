@@ -506,6 +506,28 @@ def branching_vectors() -> dict:
     return {"questions": entries, "cases": cases}
 
 
+def wave_cases(rng: random.Random) -> list[dict]:
+    """Return two-layer draws of a series (the mechanism, then its per-wave layer on the report), one per layer kind."""
+    from survey.core.definition import parse_definition
+    from survey.core.design import build_design
+
+    questions = [
+        {"id": "smoker", "kind": "yes_no", "text": "Smoker?"},
+        {"id": "colour", "kind": "choice", "text": "Colour?", "options": ["a", "b", "c", "d", "e"]},
+        {"id": "many", "kind": "choice", "text": "Which?", "options": [f"option {i}" for i in range(40)]},
+        {"id": "ticks", "kind": "multi", "text": "Ticks?", "options": ["p", "q", "r"]},
+        {"id": "age", "kind": "number", "text": "Age?", "min": 18, "max": 90, "mechanism": "piecewise"},
+        {"id": "days", "kind": "number", "text": "Days?", "min": 0, "max": 30, "mechanism": "duchi"},
+    ]
+    design = build_design(parse_definition({"slug": "waves", "title": "Waves", "epsilon": 12, "series": "panel",
+                                            "wave_epsilon": 6, "questions": questions}))
+    answers = {"smoker": [0, 1], "colour": [0, 3], "many": [7, 19], "ticks": [[1, 0, 1], [0, 0, 0]],
+               "age": [18, 57], "days": [0, 30]}
+    return [_case(f"two layers {entry['kind']}/{entry['mechanism']} + {entry['wave']['mechanism']} #{i}", "question",
+                  rng, question=entry, true=true)
+            for entry in design["questions"] for i, true in enumerate(answers[entry["id"]])]
+
+
 def build_vectors() -> dict:
     """Return the whole vectors document; equal on every run."""
     rng = random.Random(SEED)
@@ -515,7 +537,7 @@ def build_vectors() -> dict:
         "threshold_bits": 53,
         "thresholds": thresholds,
         "streams": primitive_cases(rng) + question_cases(rng) + piecewise_cases(rng) + hybrid_cases(rng)
-                   + opm_cases(rng),
+                   + opm_cases(rng) + wave_cases(rng),
         "piecewise": [piecewise_row(eps) for eps in EPSILONS],
         "hybrid": [hybrid_row(eps) for eps in EPSILONS if eps >= 0.5],
         "opm": [opm_row(eps) for eps in EPSILONS],

@@ -61,11 +61,25 @@ export function mechanismOf(question) {
 }
 
 /**
+ * Return the report a series wave sends of a kept (or just drawn) report: the instantaneous layer.
+ *
+ * A question with a `wave` entry (a series under two layers, survey/core/mechanisms/waves.py)
+ * randomizes the report again, as an answer of the wave entry's own mechanism on the report's
+ * domain (rr on a bit, grr on an option index, rr per bit on a bit list, piecewise on a level);
+ * any other question sends it as it is.
+ */
+export function waveLayer(question, report, rnd = cryptoRandom) {
+  if (!question.wave) return report;
+  return mechanismOf(question.wave).randomize(question.wave, report, rnd);
+}
+
+/**
  * Return the report of one design.json question for its true answer, in the wire format.
  *
  * trueValue: 0/1 for yes_no, the option index for choice, an array of d 0/1 bits for
- * multi, an integer in min..max for number.
+ * multi, an integer in min..max for number. Under a series' two layers, the mechanism's
+ * report then goes through the per-wave layer (waveLayer), drawn after it.
  */
 export function randomizeQuestion(question, trueValue, rnd = cryptoRandom) {
-  return mechanismOf(question).randomize(question, trueValue, rnd);
+  return waveLayer(question, mechanismOf(question).randomize(question, trueValue, rnd), rnd);
 }

@@ -161,8 +161,9 @@ def script_for(entry: str, used: frozenset, folder: Path) -> tuple[bytes, bytes,
 
 
 def used_mechanisms(design: dict) -> frozenset:
-    """Return the (kind, mechanism) pairs of a design's questions."""
-    return frozenset((question["kind"], question["mechanism"]) for question in design.get("questions", ()))
+    """Return the (kind, mechanism) pairs of a design's questions, with their per-wave layers' (a series' two layers)."""
+    entries = [entry for question in design.get("questions", ()) for entry in (question, question.get("wave")) if entry]
+    return frozenset((entry["kind"], entry["mechanism"]) for entry in entries)
 
 
 def mechanisms_parameter(used: frozenset) -> str:
