@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 JS_TESTS = Path(__file__).resolve().parent
 # The files whose audits or simulations take more than a few seconds (the fast lane leaves them out).
 SLOW = {"audit.test.mjs", "branching.test.mjs", "frequency.test.mjs", "mechanism-conformance.test.mjs", "question-sample.test.mjs",
-        "series.test.mjs"}
+        "series.test.mjs", "waves-audit.test.mjs"}
 
 
 def _node_test_files() -> list:
