@@ -140,7 +140,11 @@ def create(db, file, replace, owner, draft, respondents, warn_margin):
         click.echo(f"No owner: no researcher sees its results until `ldp-survey share {design['slug']} EMAIL`")
     if design.get("access") == "invite":
         click.echo(f"Invitation only: make links with `ldp-survey invite {design['slug']} --count N --base URL`")
-    if design.get("series"):
+    if design.get("series") and "wave_epsilon" in design:
+        click.echo(f"Series {design['series']} in two layers: browsers keep one report per answer (ε∞ = each "
+                   f"question's epsilon) and randomize it again in every wave (ε₁ = {eps(design['wave_epsilon'], 6)} "
+                   "per wave in all), so waves' reports differ")
+    elif design.get("series"):
         click.echo(f"Series {design['series']}: browsers resend their kept report of an unchanged answer in every wave")
 
 
@@ -395,13 +399,18 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
     click.echo(f"{defn.slug}: epsilon {eps(defn.epsilon, 6)} per respondent; {format(level * 100, 'g')}% intervals; "
                f"margins at {result['respondents']} respondents (at the end, and valid at every look), "
                f"respondents for ±{result['margin']:g}")
+    if defn.wave_epsilon is not None:
+        click.echo(f"series {defn.series} in two layers: epsilon below is ε∞ per answer value over every wave; each "
+                   f"wave randomizes the kept reports again at ε₁ = {eps(defn.wave_epsilon, 6)} in all (per question "
+                   "below), which bounds what two linked waves show of a change of answer")
     for allocation in result["allocations"]:
         name = "split" if allocation["sample"] is None else f"sample {allocation['sample']} of {len(defn.questions)}"
         click.echo(f"\n{name}: needs {allocation['respondents']:,} respondents")
         width = max(len(question["id"]) for question in allocation["questions"])
         for question in allocation["questions"]:
+            wave = "" if question["wave_epsilon"] is None else f"  ε₁ {eps(question['wave_epsilon'], 4):<8}"
             click.echo(f"  {question['id']:<{width}}  {question['mechanism']:<9}  epsilon {eps(question['epsilon'], 4):<8}"
-                       f"  ±{question['half_width']:.3f} at the end, ±{question['anytime_half_width']:.3f} at every look"
+                       f"{wave}  ±{question['half_width']:.3f} at the end, ±{question['anytime_half_width']:.3f} at every look"
                        f"  {question['respondents']:>12,} respondents")
     if odds is not None:
         detect = result["odds_ratio"]

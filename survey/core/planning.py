@@ -29,7 +29,7 @@ from scipy.stats import norm
 
 from .definition import DefinitionError, SurveyDefinition
 from .anytime import half_width as anytime_width
-from .design import MIN_QUESTION_EPSILON, allocate_split, design_question, response_probabilities
+from .design import MIN_QUESTION_EPSILON, allocate_split, design_question, response_probabilities, wave_share
 from .bounded_mean import mean_interval
 from .mechanisms import LevelMechanism, mechanism_for
 from .mechanisms.common import worst_case_spread
@@ -54,6 +54,8 @@ class QuestionPlan:
     respondents: int
     simultaneous_over: int
     anytime_half_width: float = math.inf
+    # A series under two layers: the question's per-wave ε₁ (its ``epsilon`` is then ε∞ per answer value).
+    wave_epsilon: float | None = None
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,8 @@ def plan_question(question: dict, *, respondents: int, margin: float, share: flo
     return QuestionPlan(
         id=question["id"], mechanism=question["mechanism"], epsilon=float(question["epsilon"]),
         half_width=width, respondents=math.ceil(needed / share), simultaneous_over=simultaneous,
-        anytime_half_width=anytime_half_width(question, reports, level=level, simultaneous_over=simultaneous))
+        anytime_half_width=anytime_half_width(question, reports, level=level, simultaneous_over=simultaneous),
+        wave_epsilon=question["wave"]["epsilon"] if "wave" in question else None)
 
 
 def level_half_width(mechanism: LevelMechanism, reports: float, level: float = DEFAULT_LEVEL) -> float:
@@ -192,15 +195,16 @@ def question_planner(*, respondents: int, margin: float, level: float = DEFAULT_
 
     A question's design, and so its plan, depends only on its kind, options, range,
     decline flag and mechanism and its budget, so questions of one shape share it: surveys of many
-    similar questions plan in the time of a few designs.
+    similar questions plan in the time of a few designs. ``wave_budget`` is a series' per-wave
+    budget under two layers (None: one layer), whose layer the precision includes.
     """
     cache: dict = {}
 
-    def planned(question, budget: Fraction, share: float) -> QuestionPlan:
+    def planned(question, budget: Fraction, share: float, wave_budget: Fraction | None = None) -> QuestionPlan:
         key = (question.kind, len(question.options or ()), question.min, question.max, question.decline,
-               question.mechanism, budget, share)
+               question.mechanism, budget, share, wave_budget)
         if key not in cache:
-            cache[key] = plan_question(design_question(question, budget), respondents=respondents,
+            cache[key] = plan_question(design_question(question, budget, wave_budget), respondents=respondents,
                                        margin=margin, share=share, level=level)
         return replace(cache[key], id=question.id)
 
@@ -216,7 +220,8 @@ def plan_allocation(defn: SurveyDefinition, *, sample: int | None, respondents: 
     """
     planner = planner or question_planner(respondents=respondents, margin=margin, level=level)
     budgets, share = allocation_budgets(defn, sample)
-    questions = tuple(planner(question, budget, share) for question, budget in zip(defn.questions, budgets))
+    questions = tuple(planner(question, budget, share, wave_share(defn, budget))
+                      for question, budget in zip(defn.questions, budgets))
     return AllocationPlan(allocation="split" if sample is None else "sample", sample=sample, questions=questions)
 
 
@@ -247,8 +252,8 @@ def plan(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS, marg
         raise refused
     best = min(allocations, key=lambda allocation: allocation.respondents)
     return {
-        "survey": defn.slug, "epsilon": defn.epsilon, "level": level, "respondents": respondents,
-        "margin": margin,
+        "survey": defn.slug, "epsilon": defn.epsilon, "wave_epsilon": defn.wave_epsilon, "level": level,
+        "respondents": respondents, "margin": margin,
         "recommended": {"allocation": best.allocation, "sample": best.sample},
         "allocations": [{"allocation": a.allocation, "sample": a.sample, "respondents": a.respondents,
                          "questions": [asdict(question) for question in a.questions]} for a in allocations],
@@ -295,14 +300,15 @@ def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESP
     expected worst-case ``half_width`` at ``respondents`` (a share of [min, max] for a
     number, whose range is ``scale``) and the ``anytime_half_width`` valid at every look
     there, the ``respondents_needed`` for ``margin``, and
-    whether the protection is ``nominal`` (ε′ above NOMINAL_EPSILON). The definition
+    whether the protection is ``nominal`` (ε′ above NOMINAL_EPSILON); under a series' two layers,
+    ``wave_epsilon``, the question's per-wave ε₁ (else None), ε′ being ε∞ per answer value. The definition
     must be one build_design accepts; ``design``, its build_design result when the caller has
     it, saves designing every question again.
     """
     sample = defn.sample if defn.allocation == "sample" else None
     budgets, share = allocation_budgets(defn, sample)
     entries = design["questions"] if design is not None else [
-        design_question(question, budget) for question, budget in zip(defn.questions, budgets)]
+        design_question(question, budget, wave_share(defn, budget)) for question, budget in zip(defn.questions, budgets)]
     previews = []
     for question, entry in zip(defn.questions, entries):
         planned = plan_question(entry, respondents=respondents, margin=margin, share=share, level=level)
@@ -311,7 +317,7 @@ def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESP
             "keep": response_probabilities(entry)[0], "posterior": posterior_bound(entry["epsilon"]),
             "respondents": respondents, "margin": margin, "level": level, "half_width": planned.half_width,
             "respondents_needed": planned.respondents, "simultaneous_over": planned.simultaneous_over,
-            "anytime_half_width": planned.anytime_half_width,
+            "anytime_half_width": planned.anytime_half_width, "wave_epsilon": planned.wave_epsilon,
             "scale": None if question.kind != "number" else question.max - question.min,
             "nominal": entry["epsilon"] > NOMINAL_EPSILON})
     return previews

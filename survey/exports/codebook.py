@@ -150,6 +150,18 @@ def _release_entry(design: dict) -> dict:
                      "epsilon_spent, the local guarantee")}
 
 
+def _waves_entry(design: dict) -> dict:
+    """Return what a series' two layers mean for its reports: both epsilons and what a linked observer learns."""
+    return {"series": design["series"], "layers": 2, "wave_epsilon": float(design["wave_epsilon"]),
+            "wave_epsilon_spent": float(design["wave_epsilon_spent"]),
+            "note": ("a wave of a series in two layers (Erlingsson, Pihur & Korolova 2014): each device keeps one "
+                     "report per possible answer, made by the question's mechanism at its epsilon (epsilon_inf, "
+                     "over every wave), and each wave sends the kept report randomized again by the question's "
+                     "per-wave layer at its wave_epsilon (epsilon_1); p and q below are those of the two layers "
+                     "composed, which the estimates debias. Two waves' reports of one respondent are not "
+                     "identical, and what they show of a change of answer is bounded by wave_epsilon_spent")}
+
+
 def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_after: str | None = None) -> dict:
     """Return the JSON-ready codebook of a survey's design (see the module docstring).
 
@@ -223,6 +235,7 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_
         "allocation": design.get("allocation", "split"),
         **sampled,
         "release": _release_entry(design),
+        **({"waves": _waves_entry(design)} if "wave_epsilon" in design else {}),
         **({"data": "sandbox", "leading_columns": ["response_id", "received_day", "source"]} if sandbox else {}),
         **({"simulated_kept_apart": {"responses": simulated, "note": simulated_note(simulated)}}
            if simulated else {}),

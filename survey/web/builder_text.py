@@ -33,6 +33,10 @@ def preview_terms(p: dict, entry: dict) -> list[tuple[str, str]]:
     margin += f" ({p['level']:.0%} interval, worst case"
     margin += f", all {p['simultaneous_over']} options at once)" if p["simultaneous_over"] > 1 else ")"
     terms = [("Mechanism", f"{name}, ε′ = {format_epsilon(p['epsilon'])}")]
+    if p.get("wave_epsilon") is not None:
+        terms.append(("Per wave", f"ε₁ = {format_epsilon(p['wave_epsilon'])}: ε′ above is what the kept report of one "
+                                  "answer reveals over all waves; every wave randomizes it again at ε₁, so two waves' "
+                                  "reports differ and what they show of a change of answer is bounded by ε₁"))
     if p.get("sample"):
         terms.append(("Answered by", f"about {p['sample'] / p['questions']:.0%} of respondents: each answers "
                                      f"{p['sample']} of the {p['questions']} questions, drawn at random, "
@@ -50,6 +54,11 @@ def summary(evaluation) -> dict:
     if evaluation.design is not None and evaluation.previews is not None:
         lines = [f"Budget ε = {format_epsilon(evaluation.design['epsilon'])} per respondent; the questions together spend "
                  f"ε′ = {format_epsilon(evaluation.design['epsilon_spent'])}. Each question's numbers are beside it."]
+        if "wave_epsilon" in evaluation.design:
+            lines.append(f"Series in two layers: ε∞ = ε′ above per answer value over every wave, and per wave "
+                         f"ε₁ = {format_epsilon(evaluation.design['wave_epsilon'])} (the questions together spend "
+                         f"{format_epsilon(evaluation.design['wave_epsilon_spent'])}), which bounds what two linked "
+                         "waves show of a change of answer.")
     elif evaluation.errors:
         count = len(evaluation.errors)
         lines = [f"Fix the {count} marked field{'' if count == 1 else 's'} to see the preview."]

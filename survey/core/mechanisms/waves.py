@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from decimal import Decimal
 from fractions import Fraction
 from types import SimpleNamespace
@@ -99,6 +100,11 @@ class TwoLayer:
         """Return one wave's reports of already kept (memoized) permanent reports: the instantaneous layer alone."""
         return self.layer.randomize(kept_reports, default_rng(rng))
 
+    def exact_denominators(self) -> tuple[int, ...]:
+        """Return the one denominator the composed p′ and q′ share (their least common one)."""
+        p, q = self.probabilities()
+        return (math.lcm(p.denominator, q.denominator),)
+
     def report_error(self, qid: str, ones: int) -> str | None:
         return self.layer.report_error(qid, ones)
 
@@ -168,7 +174,7 @@ class TwoLayerLevels(TwoLayer):
     def estimates(self, ones, n, level) -> list[Estimate]:
         """The mean of R = (k + 1/2)/G₁ debiased with the composed (p′, q′) (p′ + q′ = 1: given as integer weights)."""
         p, q = self.probabilities()
-        denominator = p.denominator * q.denominator // np.gcd(p.denominator, q.denominator)
+        denominator = math.lcm(p.denominator, q.denominator)
         weight_p, weight_q = int(p * denominator), int(q * denominator)
         if weight_p + weight_q != denominator:
             raise AssertionError("a level composition's p′ + q′ must be 1")
