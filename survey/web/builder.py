@@ -42,7 +42,7 @@ bp = Blueprint("builder", __name__)
 
 QUESTION_FIELDS = ("kind", "id", "text", "options", "decline", "min", "max", "mechanism", "weight", "show_if",
                    "show_if_equals")
-SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample", "access", "series",
+SURVEY_FIELDS = ("title", "slug", "description", "epsilon", "allocation", "sample", "access", "series", "wave_epsilon",
                  "release_every", "thank_you", "panel_parameters", "panel_code", "panel_redirect", "languages")
 # The fields of the precision preview: not part of the definition, kept across every button.
 PREVIEW_FIELDS = ("respondents", "margin", "pair_a", "pair_b", "odds_ratio", "power_question", "power_null",

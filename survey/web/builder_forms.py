@@ -62,6 +62,7 @@ class BuilderForm(FlaskForm):
                          choices=[SelectChoice("open", "Anyone with the link"),
                                   SelectChoice("invite", "Only people with an invitation link")])
     series = StringField("Series (optional)", render_kw=NO_AUTOFILL)
+    wave_epsilon = StringField("Per-wave ε₁ of the series (optional)", render_kw={"inputmode": "decimal", **NO_AUTOFILL})
     release_every = StringField("Release results every … responses (optional)",
                                 render_kw={"inputmode": "numeric", **NO_AUTOFILL})
     thank_you = TextAreaField("Thank-you text (optional)", render_kw={"rows": 2})
@@ -128,6 +129,9 @@ def form_to_mapping(form: BuilderForm) -> dict:
             "allocation": form.allocation.data or "split", "access": form.access.data or "open",
             "series": (form.series.data or "").strip() or None,
             "release_every": _number(form.release_every.data, int)}
+    wave_epsilon = _number(form.wave_epsilon.data)
+    if wave_epsilon is not None:
+        data["wave_epsilon"] = wave_epsilon
     if data["allocation"] == "sample":
         data["sample"] = _number(form.sample.data, int)
     data.update(_completion_mapping(form))
@@ -231,6 +235,7 @@ def mapping_to_formdata(data: Mapping) -> dict:
               "description": _text(data.get("description")), "epsilon": _text(data.get("epsilon")),
               "allocation": _text(data.get("allocation", "split")), "sample": _text(data.get("sample")),
               "access": _text(data.get("access", "open")), "series": _text(data.get("series")),
+              "wave_epsilon": _text(data.get("wave_epsilon")),
               "release_every": _text(data.get("release_every")), **_completion_formdata(data)}
     languages = data.get("languages")
     if isinstance(languages, list):
