@@ -317,9 +317,11 @@ def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESP
             "keep": response_probabilities(entry)[0], "posterior": posterior_bound(entry["epsilon"]),
             "respondents": respondents, "margin": margin, "level": level, "half_width": planned.half_width,
             "respondents_needed": planned.respondents, "simultaneous_over": planned.simultaneous_over,
-            "anytime_half_width": planned.anytime_half_width, "wave_epsilon": planned.wave_epsilon,
+            "anytime_half_width": planned.anytime_half_width,
             "scale": None if question.kind != "number" else question.max - question.min,
-            "nominal": entry["epsilon"] > NOMINAL_EPSILON})
+            "nominal": entry["epsilon"] > NOMINAL_EPSILON,
+            # Only under two layers, so that other previews are unchanged.
+            **({"wave_epsilon": planned.wave_epsilon} if planned.wave_epsilon is not None else {})})
     return previews
 
 
