@@ -5,7 +5,7 @@ translations, panel completion) leaves the randomization as it was, so the respo
 before and after stay one data set. A *design* change alters what a report means or how
 it was drawn (questions added, removed, reordered or renamed, their kinds, options added,
 removed or reordered, the "prefer not to say" option, ranges, mechanisms, weights, ε,
-allocation, sample, release step, branching, series): responses under the two designs
+allocation, sample, release step, branching, series, per-wave ε₁): responses under the two designs
 cannot be pooled, so a survey that has responses gets a new version.
 """
 
@@ -20,7 +20,7 @@ TEXT = "text"
 DESIGN = "design"
 
 # Survey fields that change what a report means or how it is drawn (see the module docstring).
-_SURVEY_DESIGN_FIELDS = ("epsilon", "allocation", "sample", "release_every", "series")
+_SURVEY_DESIGN_FIELDS = ("epsilon", "allocation", "sample", "release_every", "series", "wave_epsilon")
 # Survey fields that change only what respondents read or where they go afterwards.
 _SURVEY_TEXT_FIELDS = ("title", "description", "thank_you", "languages", "translations", "panel", "access")
 _QUESTION_DESIGN_FIELDS = ("kind", "weight", "min", "max", "decline", "mechanism", "show_if")
