@@ -34,7 +34,10 @@ from ..estimators import Estimate, debias_indicators, level_mean
 from .base import BIT, BITS, INDEX, LEVEL, Mechanism
 from .common import default_rng
 
-# The layer of each report shape: (the layer question's kind, its mechanism's name).
+# The layer of each report shape: (the layer question's kind, its mechanism's name). Each one's ε is its own
+# over every pair of inputs, here every pair of kept reports: ln((1 − f)/f) for randomized response (Warner
+# 1965), ln(p/q) for GRR (Wang et al. 2017), d·ln((1 − f)/f) for randomized response on each of d bits,
+# and 2 ln(a/b) for the piecewise mechanism on the levels 0..G−1 as a number's range (Wang et al. 2019).
 LAYER_OF_SHAPE = {BIT: ("yes_no", "rr"), INDEX: ("choice", "grr"), BITS: ("multi", "rr"), LEVEL: ("number", "piecewise")}
 
 
