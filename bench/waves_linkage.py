@@ -41,9 +41,9 @@ def row(name: str, config: dict, wave_epsilon, n: int, seed: int, nearest: bool)
     linkage = measure_linkage(design, n, seed, nearest=nearest)
     first = design["questions"][0]
     layers = "one layer " if wave_epsilon is None else f"ε₁ = {wave_epsilon:<5g}"
+    near = f"{linkage.above_chance('nearest'):+8.2%}" if nearest else f"{'-':>8}"
     return (f"{name:38} {layers}  unique {linkage.unique:7.1%}  equality {linkage.above_chance('equality'):+8.2%}  "
-            f"nearest {linkage.above_chance('nearest'):+8.2%}  change {change_advantage(first):.3f} "
-            f"(bound {change_bound(first):.3f})")
+            f"nearest {near}  change {change_advantage(first):.3f} (bound {change_bound(first):.3f})")
 
 
 def main() -> None:
