@@ -115,6 +115,33 @@ def measure_linkage(design: dict, n: int, seed: int, *, nearest: bool = True) ->
                    nearest=nearest_links(records1, records2, scales, categorical) if nearest else math.nan)
 
 
+def profile_links(design: dict, n: int, seed: int, earlier: int) -> float:
+    """Return the share of a new wave's records linked, by nearest match, to profiles of ``earlier`` linked waves.
+
+    The observer already holds each respondent's ``earlier`` waves together (say, from a panel's
+    own list) and averages them into a profile (for an option index, the share of each option);
+    a new wave's record is linked to the nearest profile (random among ties). Under one layer
+    one earlier wave is enough; under two, the profile approaches the kept reports as waves add up.
+    """
+    rng = np.random.default_rng(seed)
+    waves = simulate_waves(design, n, rng, waves=earlier + 1)
+    records = [_columns(design, reports) for reports in waves]
+    _, scales, categorical = records[0]
+    history = np.stack([record for record, _, _ in records[:-1]])  # (earlier, n, columns)
+    new = records[-1][0]
+    total = 0.0
+    for start in range(0, n, _BLOCK):
+        block = new[start:start + _BLOCK]
+        spread = np.abs(block[:, None, :] - history.mean(axis=0)[None, :, :]) / scales
+        # A label: the share of the earlier waves that did not report it.
+        mismatch = (block[:, None, None, :] != history.transpose(1, 0, 2)[None, :, :, :]).mean(axis=2)
+        distance = np.where(categorical, mismatch, spread).sum(axis=2)
+        nearest = np.isclose(distance, distance.min(axis=1, keepdims=True), rtol=0, atol=1e-9)
+        own = nearest[np.arange(len(block)), np.arange(start, start + len(block))]
+        total += float(np.sum(own / nearest.sum(axis=1)))
+    return total / n
+
+
 def _row_keys(records1: np.ndarray, records2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Return integer keys of the rows of both waves, equal exactly when the rows are."""
     both = np.vstack([records1, records2])
@@ -155,6 +182,20 @@ def nearest_links(records1: np.ndarray, records2: np.ndarray, scales: np.ndarray
         own = nearest[np.arange(len(block)), np.arange(start, start + len(block))]
         total += float(np.sum(own / nearest.sum(axis=1)))
     return total / n
+
+
+def linkage_bound(design: dict, n: int) -> float:
+    """Return the most any observer links one wave's record to its respondent among n: e^ε₁/(e^ε₁ + n − 1), or 1.
+
+    Under two layers any two respondents' kept reports give a wave's record likelihoods within
+    e^ε₁ of each other (ε₁ the design's spent per-wave budget), whatever the observer knows of
+    their other waves; from even odds on the n candidates the posterior of the right one is at
+    most e^ε₁/(e^ε₁ + n − 1). Under one layer there is no bound.
+    """
+    if "wave_epsilon_spent" not in design:
+        return 1.0
+    odds = math.exp(design["wave_epsilon_spent"])
+    return odds / (odds + n - 1)
 
 
 def change_advantage(question: dict, before: int = 0, after: int = 1) -> float:

@@ -16,7 +16,8 @@ import pytest
 
 from survey.core.definition import DefinitionError, parse_definition
 from survey.core.design import build_design
-from survey.core.linkage import (change_advantage, change_bound, change_simulated, measure_linkage, series_design)
+from survey.core.linkage import (change_advantage, change_bound, change_simulated, linkage_bound, measure_linkage,
+                                  profile_links, series_design)
 from survey.core.mechanisms import mechanism_for
 
 LINKED_ABOVE_CHANCE = 0.01  # the stated bound under two layers (docs/how-to/waves.md)
@@ -44,6 +45,15 @@ def test_two_layers_link_at_most_the_stated_share_above_chance(two_layers):
     linkage = measure_linkage(two_layers, 1000, seed=29)
     assert linkage.above_chance("equality") <= LINKED_ABOVE_CHANCE
     assert linkage.above_chance("nearest") <= LINKED_ABOVE_CHANCE
+
+
+def test_many_earlier_waves_do_not_link_a_new_one_beyond_the_epsilon_1_bound(one_layer, two_layers):
+    n = 1000
+    assert profile_links(one_layer, n, seed=5, earlier=8) > 0.9
+    bound = linkage_bound(two_layers, n)
+    assert bound < 0.01
+    # One respondent's success is Bernoulli(≤ bound): 5 SE of the share over n respondents.
+    assert profile_links(two_layers, n, seed=5, earlier=8) <= bound + 5 * math.sqrt(bound / n)
 
 
 def test_a_change_shows_under_one_layer_and_is_bounded_by_epsilon_1_under_two(one_layer, two_layers):
