@@ -614,6 +614,7 @@ allocation = "sample"
 sample = 2
 access = "invite"
 series = "health-panel"
+wave_epsilon = 1.5
 release_every = 500
 languages = ["en", "fr"]
 translations.fr.title = "Santé"
@@ -678,6 +679,8 @@ def test_import_a_definition_with_every_field_and_export_it_back(owner):
     assert values["translations-fr-description"] == "" and values["questions-0-translations-fr-text"] == "Fumez-vous ?"
     assert values["questions-2-translations-fr-options"] == "chien\nchat"
     assert "about 50% of respondents: each answers 2 of the 4 questions" in page(response)
+    # Two layers: the summary and each question state ε₁ beside ε∞ (ε′).
+    assert "Series in two layers" in page(response) and "Per wave" in page(response)
     exported = press(owner, response, "export")
     assert exported.status_code == 200
     text = exported.get_data(as_text=True)
