@@ -198,3 +198,22 @@ def test_a_mechanism_without_a_layer_is_refused_with_the_ones_that_have_one():
     with pytest.raises(DefinitionError) as info:
         _design([question])
     assert "piecewise" in str(info.value) and "wave_epsilon" in str(info.value)
+
+
+@pytest.mark.parametrize("question", QUESTIONS[:2] + QUESTIONS[3:], ids=["yes", "pick", "count", "rounded"])
+def test_the_vectorised_draw_and_the_browser_replay_of_two_layers_agree(question):
+    """The mean report (an option's share for a choice) of randomize and of replay on random words, within 5 SE."""
+    from survey.core.replay import U32Stream
+
+    entry = _design([question])["questions"][0]
+    mechanism = mechanism_for(entry)
+    true = 1 if entry["kind"] in ("yes_no", "choice") else 70
+    rng = np.random.default_rng(11)
+    drawn = mechanism.randomize(np.full(40_000, true), rng).astype(float)
+    words = rng.integers(0, 2**32, size=3000 * 40, dtype=np.uint64).tolist()
+    stream = U32Stream(words)
+    replayed = np.array([mechanism.replay(true, stream) for _ in range(3000)], dtype=float)
+    if entry["kind"] == "choice":
+        drawn, replayed = drawn == true, replayed == true
+    se = math.sqrt(np.var(drawn) / len(drawn) + np.var(replayed) / len(replayed))
+    assert abs(np.mean(drawn) - np.mean(replayed)) <= 5 * se

@@ -79,3 +79,16 @@ test('two layers, a number: a wave\'s level of the lowest and highest kept level
     draw: (kept) => groupOf(waveLayer(number, kept)),
   });
 });
+
+test('without a wave entry a series resends the kept report; with one, a wave changes it at the layer\'s rate', () => {
+  const { wave, ...oneLayer } = yesNo;
+  const memo = makeMemo(oneLayer);
+  const before = JSON.stringify(memo);
+  for (let i = 0; i < 50; i += 1) assert.equal(waveReport(oneLayer, memo, 1), memoReport(oneLayer, memo, 1));
+  const n = 20000;
+  let changed = 0;
+  for (let i = 0; i < n; i += 1) changed += waveReport(yesNo, memo, 1) !== memoReport(yesNo, memo, 1);
+  const flip = wave.flip_threshold / TWO_53;
+  assert.ok(Math.abs(changed / n - flip) <= 5 * Math.sqrt((flip * (1 - flip)) / n), `${changed / n} vs ${flip}`);
+  assert.equal(JSON.stringify(memo), before, 'sending never changes the kept reports');
+});
