@@ -376,7 +376,7 @@ def _wave_epsilon(data, series, epsilon, fail):
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or not MIN_WAVE_EPSILON <= value <= epsilon:
         fail(f"must be a number from {MIN_WAVE_EPSILON:g} to epsilon = {epsilon:g} (a wave's report is never "
-             f"more private than its ε∞; epsilon/2 = {epsilon / 2:g} is a good start), got {value!r}", "wave_epsilon")
+             f"more private than its ε∞; epsilon itself is the most precise), got {value!r}", "wave_epsilon")
     return float(value)
 
 
