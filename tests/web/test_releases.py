@@ -308,7 +308,7 @@ def test_the_respondent_page_says_who_sees_what(client, batches):
     assert note == release_note(batches)
     assert "only totals over at least 3 people" in note
     immediate = build_design(parse_definition_toml(TOML.replace("release_every = 3", "release_every = 1")))
-    assert "as each set of answers arrives" in release_note(immediate)
+    assert "each time a set of answers arrives" in release_note(immediate)
 
 
 def test_the_release_command_shows_and_releases(db_path, batches, cli_runner):
