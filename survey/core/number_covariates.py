@@ -33,6 +33,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -102,6 +103,31 @@ def noise_quadratic(variances: np.ndarray, truths: np.ndarray) -> tuple[tuple[fl
     return (float(coefficients[0]), float(coefficients[1]), float(coefficients[2])), misfit
 
 
+@functools.cache
+def _noise_of(mechanism, lo: int, hi: int) -> tuple[tuple[float, float, float], float]:
+    steps = np.unique(np.rint(np.linspace(0, hi - lo, min(VARIANCE_GRID, hi - lo + 1))).astype(np.int64))
+    variances = np.array([mechanism.variance_at(Fraction(int(k), hi - lo)) for k in steps]) * (hi - lo) ** 2
+    return noise_quadratic(variances, lo + steps.astype(float))
+
+
+def number_noise(question: dict) -> tuple[tuple[float, float, float], float]:
+    """Return the quadratic (a, b, c) of a number question's per-report variance in its answer, and its misfit."""
+    from .mechanisms import mechanism_for
+
+    return _noise_of(mechanism_for(question), int(question["min"]), int(question["max"]))
+
+
+def number_covariate_problem(question: dict) -> str | None:
+    """Return why a randomized number question cannot be a calibrated covariate, or None when it can."""
+    from .mechanisms import mechanism_for
+
+    if 1 + number_noise(question)[0][2] >= SPREAD_BLIND:
+        return None
+    return (f"{question['id']!r} is answered by {mechanism_for(question).title}, whose reports carry the number's "
+            "mean but not its spread (the square of a report is the same for every answer), and a number covariate "
+            "needs its spread; it can be an outcome")
+
+
 def question_column(question: dict, reports) -> Column:
     """Return a randomized number or yes/no question as a calibrated column: unbiased values and their noise."""
     from .mechanisms import BIT, mechanism_for
@@ -109,14 +135,10 @@ def question_column(question: dict, reports) -> Column:
     mechanism = mechanism_for(question)
     reports = np.asarray(reports, dtype=np.int64).reshape(-1)
     if question["kind"] == "number":
-        lo, hi = int(question["min"]), int(question["max"])
-        steps = np.unique(np.rint(np.linspace(0, hi - lo, min(VARIANCE_GRID, hi - lo + 1))).astype(np.int64))
-        variances = np.array([mechanism.variance_at(Fraction(int(k), hi - lo)) for k in steps]) * (hi - lo) ** 2
-        noise, misfit = noise_quadratic(variances, lo + steps.astype(float))
-        if 1 + noise[2] < SPREAD_BLIND:
-            raise RegressionError(f"{question['id']!r} is answered by {mechanism.title}, whose reports carry the "
-                                  "number's mean but not its spread (the square of a report is the same for "
-                                  "every answer), and a number covariate needs its spread; it can be an outcome")
+        noise, misfit = number_noise(question)
+        problem = number_covariate_problem(question)
+        if problem:
+            raise RegressionError(problem)
         return Column(question["id"], unbiased_values(question, reports), noise, True, misfit)
     if question["kind"] == "yes_no" and mechanism.report == BIT:
         p, q = mechanism.response_probabilities()
