@@ -5,7 +5,13 @@ numerical Newton steps with a numerical Hessian for the standard errors (coeffic
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -130,3 +136,31 @@ def test_a_constant_number_is_refused_with_the_reason(cli_runner, tmp_path):
                                     "-o", str(book)]).exit_code == 0
     result = cli_runner.invoke(main, ["analyze", str(responses), "regress", "drug_use", "age", "--codebook", str(book)])
     assert result.exit_code == 1 and "cannot be told apart" in result.stderr, result.output
+
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "docs" / "scripts"
+
+
+@pytest.mark.parametrize("command", ["python", "R"])
+def test_the_docs_scripts_reproduce_the_products_numbers(cli_runner, tmp_path, command):
+    """docs/scripts/number_covariates.{py,R} (the how-to's): coefficients to 1e-6, standard errors to 1e-4."""
+    responses, *_ = survey(tmp_path, n=2000, seed=9)
+    book = tmp_path / "forced.json"
+    assert cli_runner.invoke(main, ["codebook", "--binary", "drug_use", "5/6", "1/6", "--exact-number", "age",
+                                    "--exact", "sex", "-o", str(book)]).exit_code == 0
+    product = json.loads(cli_runner.invoke(main, ["analyze", str(responses), "regress", "drug_use", "age", "sex",
+                                                  "--codebook", str(book), "--format", "json"]).stdout)
+    if command == "R":
+        rscript = shutil.which("Rscript")
+        assert rscript, "Rscript is missing: install Debian's r-base-core and r-cran-jsonlite (.ci/run does)"
+        run = [rscript, "--vanilla", str(SCRIPTS / "number_covariates.R")]
+    else:
+        run = [sys.executable, "-I", str(SCRIPTS / "number_covariates.py")]
+    result = subprocess.run([*run, str(responses), str(book), "drug_use", "age", "sex"], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [row["term"] for row in rows] == [term["term"] for term in product["terms"]]
+    for row, term in zip(rows, product["terms"]):
+        assert abs(float(row["estimate"]) - term["estimate"]) < 1e-6, (row, term)
+        assert abs(float(row["std_error"]) - term["std_error"]) < 1e-4, (row, term)
