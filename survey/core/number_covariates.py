@@ -105,6 +105,7 @@ def noise_quadratic(variances: np.ndarray, truths: np.ndarray) -> tuple[tuple[fl
 
 @functools.cache
 def _noise_of(mechanism, lo: int, hi: int) -> tuple[tuple[float, float, float], float]:
+    """Return the quadratic of a mechanism's per-report variance over lo..hi (at most VARIANCE_GRID answers)."""
     steps = np.unique(np.rint(np.linspace(0, hi - lo, min(VARIANCE_GRID, hi - lo + 1))).astype(np.int64))
     variances = np.array([mechanism.variance_at(Fraction(int(k), hi - lo)) for k in steps]) * (hi - lo) ** 2
     return noise_quadratic(variances, lo + steps.astype(float))
@@ -166,6 +167,7 @@ def exact_columns(name: str, cells: np.ndarray, *, number: bool) -> list[Column]
 
 
 def _is_float(text: str) -> bool:
+    """Return whether a cell reads as a finite number."""
     try:
         return math.isfinite(float(text))
     except ValueError:
@@ -218,6 +220,7 @@ class _Calibration:
         return mean + (self.values - mean) @ np.linalg.solve(spread, truth).T
 
     def _check(self, truth: np.ndarray) -> None:
+        """Refuse a calibration whose true covariance is not positive: the noise swamps the spread."""
         if np.any(np.diag(truth) <= 0) or np.linalg.eigvalsh(truth).min() <= 0:
             raise RegressionError("the reports' spread is no larger than the noise the mechanism adds, so the true "
                                   "answers' spread cannot be told from it: gather more responses")
@@ -280,15 +283,18 @@ def _logistic_value(design: np.ndarray, outcome: np.ndarray, counts: np.ndarray,
 
 
 def _check_size(n: int, dims: int, names: str) -> None:
+    """Refuse a model with no more responses than coefficients and one."""
     if n <= dims + 1:
         raise RegressionError(f"{n} responses answered all of {names}: too few for a model with {dims} coefficients")
 
 
 def _design(predicted: np.ndarray) -> np.ndarray:
+    """Return the design matrix: an intercept, then the (predicted) covariate columns."""
     return np.column_stack([np.ones(len(predicted)), predicted])
 
 
 def _terms_logistic(names, beta, errors, level) -> tuple[Term, ...]:
+    """Return the logistic terms: log odds, its error, Wald z and p, the odds ratio and its interval."""
     z_level = float(ndtri(0.5 + level / 2))
     terms = []
     for name, estimate, error in zip(names, beta, errors):
@@ -301,6 +307,7 @@ def _terms_logistic(names, beta, errors, level) -> tuple[Term, ...]:
 
 
 def _odds(log_odds: float) -> float:
+    """Return e^x, capped at e^700 (a boundary estimate gives a huge odds ratio, not an overflow); NaN stays."""
     return float(math.exp(min(log_odds, 700))) if math.isfinite(log_odds) else math.nan
 
 
@@ -343,18 +350,21 @@ def _sandwich(calibration: _Calibration, score, beta: np.ndarray, counts: np.nda
 
 
 def _logistic_score(outcome: np.ndarray):
+    """Return the per-pattern score of the logistic model with a randomized outcome, as a function of (X, β)."""
     def score(design: np.ndarray, beta: np.ndarray) -> np.ndarray:
         return design * _logistic_parts(design @ beta, outcome)[1][:, None]
     return score
 
 
 def _linear_score(values: np.ndarray):
+    """Return the per-pattern least-squares equations of a number's unbiased values, as a function of (X, β)."""
     def score(design: np.ndarray, beta: np.ndarray) -> np.ndarray:
         return design * (values - design @ beta)[:, None]
     return score
 
 
 def _misfit_warnings(columns: list[Column]) -> list[str]:
+    """Return a warning for each calibrated column whose noise variance is not close to a quadratic."""
     return [f"the mechanism's per-report variance of {column.term} is not a quadratic in the answer: the "
             f"calibration uses the closest quadratic, off by up to {math.ceil(column.misfit * 1000) / 10:g}%"
             for column in columns if column.noise is not None and column.misfit > QUADRATIC_MISFIT]

@@ -164,3 +164,49 @@ def test_the_docs_scripts_reproduce_the_products_numbers(cli_runner, tmp_path, c
     for row, term in zip(rows, product["terms"]):
         assert abs(float(row["estimate"]) - term["estimate"]) < 1e-6, (row, term)
         assert abs(float(row["std_error"]) - term["std_error"]) < 1e-4, (row, term)
+
+
+NUMBERS = """
+slug = "numbers-2026"
+title = "Years and illness"
+epsilon = 20
+
+[[questions]]
+id = "ill"
+kind = "yes_no"
+text = "Have you been ill this year?"
+
+[[questions]]
+id = "years"
+kind = "number"
+text = "How many years have you worked here?"
+min = 0
+max = 10
+mechanism = "piecewise"
+weight = 2
+"""
+
+
+@pytest.mark.slow
+def test_a_randomized_number_covariate_from_the_files_is_the_databases(cli_runner, tmp_path):
+    """`analyze` on an exported survey fits the same calibrated model as `regress` on the database."""
+    db, definition = tmp_path / "surveys.db", tmp_path / "numbers.toml"
+    definition.write_text(NUMBERS, encoding="utf-8")
+
+    def run(*args):
+        result = cli_runner.invoke(main, ["--db", str(db), *map(str, args)])
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    run("create", definition)
+    run("simulate", "numbers-2026", "--n", 3000, "--seed", 6, "--truth", "years=5")
+    run("export", "numbers-2026", "--responses", "--sandbox", "-o", tmp_path / "responses.csv")
+    run("export", "numbers-2026", "--codebook", "--sandbox", "-o", tmp_path / "codebook.json")
+    expected = json.loads(run("regress", "numbers-2026", "ill", "years", "--sandbox", "--format", "json"))
+    files = json.loads(run("analyze", tmp_path / "responses.csv", "regress", "ill", "years",
+                           "--codebook", tmp_path / "codebook.json", "--format", "json"))
+    assert files["method"].startswith("regression calibration") and files["per_unit"] == ["years"]
+    for mine, theirs in zip(files["terms"], expected["terms"]):
+        assert mine["term"] == theirs["term"]
+        for key in ("estimate", "std_error", "ci_low", "ci_high"):
+            assert abs(mine[key] - theirs[key]) <= 1e-9 * max(1.0, abs(theirs[key])), (key, mine, theirs)
