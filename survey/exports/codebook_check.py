@@ -22,7 +22,7 @@ BOOK_KEYS = {"survey", "title", "design_hash", "epsilon", "epsilon_spent", "allo
 COLUMN_KEYS = {"name", "question", "text", "kind", "mechanism", "epsilon", "meaning"}
 ESTIMAND_KEYS = {"question", "option", "column", "value", "p", "q", "p_exact", "q_exact", "scale", "interval",
                  "simultaneous_over"}
-KINDS = {BINARY: "yes_no", EXACT: "category"}
+KINDS = {BINARY: ("yes_no",), EXACT: ("category", "number")}
 # What a malformed (even re-hashed) design can raise in the code that reads it.
 DESIGN_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError)
 
@@ -102,8 +102,8 @@ def _check_columns(columns: list) -> dict[str, dict]:
             raise _fail(f"{where}.question", f"must be the column's name {name!r}, got {_show(column['question'])}")
         if column["mechanism"] not in KINDS:
             raise _fail(f"{where}.mechanism", f"must be {BINARY!r} or {EXACT!r}, got {_show(column['mechanism'])}")
-        if column["kind"] != KINDS[column["mechanism"]]:
-            raise _fail(f"{where}.kind", f"must be {KINDS[column['mechanism']]!r} for a {column['mechanism']} "
+        if column["kind"] not in KINDS[column["mechanism"]]:
+            raise _fail(f"{where}.kind", f"must be {' or '.join(map(repr, KINDS[column['mechanism']]))} for a {column['mechanism']} "
                                          f"column, got {_show(column['kind'])}")
         if column["epsilon"] is not None and not (_is_number(column["epsilon"]) and column["epsilon"] >= 0):
             raise _fail(f"{where}.epsilon", f"must be null or a number >= 0, got {_show(column['epsilon'])}")
