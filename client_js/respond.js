@@ -274,8 +274,9 @@ async function submit(page, event) {
   page.reports.attempted = true;
   const sent = await page.sender.send(page.slug, body, pressedAt);
   setSending(page, false);
-  // Offline field mode: a send that reached no server waits on this device, randomized (offline.js).
-  if (sent.network && page.offline && await page.offline.keep(body)) {
+  // Offline field mode: a send that reached no server from a device that knows it is offline waits on
+  // this device, randomized (offline.js); online, a failed send is offered again as before.
+  if (sent.network && navigator.onLine === false && page.offline && await page.offline.keep(body)) {
     forgetPending(page.slug);
     finish(page, QUEUED_THANKS());
     return;
