@@ -19,6 +19,8 @@ import time
 
 import pytest
 
+from test_accessibility import axe, violations  # noqa: F401 (the axe fixture)
+
 from conftest import REPO, ServerProcess, create_from_toml, free_port, smoking_text, stored_count, wait_for_line
 
 from survey.store import Store
@@ -79,7 +81,12 @@ def field(tmp_path_factory):
 def ready_offline(page, origin: str, slug: str):
     """Open the survey online and wait until its service worker controls it and keeps its files."""
     page.goto(f"{origin}/s/{slug}")
-    page.wait_for_function("navigator.serviceWorker.controller !== null", timeout=15_000)
+    # Polled here: wait_for_function's polling evaluates strings, which the page's CSP forbids.
+    for _ in range(150):
+        if page.evaluate("navigator.serviceWorker.controller !== null"):
+            break
+        page.wait_for_timeout(100)
+    assert page.evaluate("navigator.serviceWorker.controller !== null"), "the service worker controls the page"
     for _ in range(100):
         urls = {url for _method, url, _text in page.evaluate(CACHED_JS)}
         if f"{origin}/s/{slug}" in urls and f"{origin}/s/{slug}/design.json" in urls and len(urls) >= 5:
@@ -177,10 +184,16 @@ def answer_offline(context, field, slug: str, respondents: int):
     return page
 
 
-def test_answers_given_offline_wait_randomized_and_are_stored_once_online(browser, field):
-    context = browser.new_context()
+def no_sideways_scroll(page) -> bool:
+    """Return whether the page fits its width (no horizontal scrolling)."""
+    return page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+
+def test_answers_given_offline_wait_randomized_and_are_stored_once_online(browser, field, axe):
+    context = browser.new_context(viewport={"width": 360, "height": 740})
     page = answer_offline(context, field, "field-online", 3)
     assert stored_count(field["db"], "field-online") == 0
+    assert violations(axe, page) == [] and no_sideways_scroll(page)
     context.set_offline(False)
     wait_stored(field["db"], "field-online", 3)
     page.get_by_text("3 answer(s) waiting on this device were sent").wait_for(timeout=10_000)
@@ -205,8 +218,8 @@ def test_a_server_restart_in_between_loses_nothing(browser, field):
     context.close()
 
 
-def test_a_survey_closed_in_between_says_its_waiting_answers_were_refused(browser, field):
-    context = browser.new_context()
+def test_a_survey_closed_in_between_says_its_waiting_answers_were_refused(browser, field, axe):
+    context = browser.new_context(viewport={"width": 360, "height": 740})
     page = answer_offline(context, field, "field-closed", 2)
     page.close()  # the tab is closed while the answers wait
     store = Store(field["db"])
@@ -224,4 +237,8 @@ def test_a_survey_closed_in_between_says_its_waiting_answers_were_refused(browse
                      refused.inner_text()), refused.inner_text()
     assert page.evaluate(QUEUE_JS) == []
     assert stored_count(field["db"], "field-closed") == 0
+    assert violations(axe, page) == [] and no_sideways_scroll(page)
+    # Network first: the kept copy of the page is now the closed page, never the stale form.
+    kept = {url: text for _method, url, text in page.evaluate(CACHED_JS)}
+    assert 'id="survey-closed"' in kept[f"{field['server'].origin}/s/field-closed"]
     context.close()
