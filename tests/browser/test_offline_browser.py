@@ -4,7 +4,7 @@ A survey page opened online is reloaded and answered offline (served by its serv
 device then holds only randomized bodies (IndexedDB), checked against the design's report domain,
 and no true answer (IndexedDB, localStorage, the service worker's cache, the DOM); online again,
 exactly the queued responses are stored, each once: also across a server restart on the same port
-and database, and, for a survey closed in between, the page says that its answers were refused.
+and database, and, for a survey closed or changed in between, the page says that its answers were refused and why.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ import pytest
 from test_accessibility import axe, violations  # noqa: F401 (the axe fixture)
 
 from conftest import REPO, ServerProcess, create_from_toml, free_port, smoking_text, stored_count, wait_for_line
+
+from survey.core.definition import parse_definition_toml
+from survey.core.design import build_design
 
 from survey.store import Store
 
@@ -71,7 +74,7 @@ def field(tmp_path_factory):
     """Yield {"db", "directory", "server"}: a database of three copies of the smoking survey, and its server."""
     directory = tmp_path_factory.mktemp("offline")
     db_path = directory / "offline.db"
-    for slug in ("field-online", "field-restart", "field-closed"):
+    for slug in ("field-online", "field-restart", "field-closed", "field-changed"):
         create_from_toml(db_path, smoking_text().replace('slug = "smoking-2026"', f'slug = "{slug}"'))
     state = {"db": db_path, "directory": directory, "server": serve(db_path, directory, free_port())}
     yield state
@@ -241,4 +244,23 @@ def test_a_survey_closed_in_between_says_its_waiting_answers_were_refused(browse
     # Network first: the kept copy of the page is now the closed page, never the stale form.
     kept = {url: text for _method, url, text in page.evaluate(CACHED_JS)}
     assert 'id="survey-closed"' in kept[f"{field['server'].origin}/s/field-closed"]
+    context.close()
+
+
+def test_a_design_changed_in_between_says_its_waiting_answers_were_refused(browser, field):
+    context = browser.new_context()
+    page = answer_offline(context, field, "field-changed", 1)
+    text = smoking_text().replace('slug = "smoking-2026"', 'slug = "field-changed"').replace(
+        "epsilon = 2.0", "epsilon = 1.5", 1)
+    store = Store(field["db"])
+    try:
+        store.create_survey(text, build_design(parse_definition_toml(text, source="changed")), replace=True)
+    finally:
+        store.close()
+    context.set_offline(False)
+    refused = page.locator("#offline-refused")
+    refused.wait_for(state="visible", timeout=10_000)
+    assert "1 answer(s) waiting on this device were refused, because the survey was changed" in refused.inner_text()
+    assert page.evaluate(QUEUE_JS) == []
+    assert stored_count(field["db"], "field-changed") == 0
     context.close()
