@@ -23,9 +23,10 @@ const CACHE = 'ldp-survey-offline-v1';
 const FLUSH_EVERY_MS = 30_000;
 
 /** Return the thanks of a page whose answers wait on this device to be sent. */
-export const QUEUED_THANKS = () => _('Your answers could not reach the server now, so this device keeps their '
-  + 'randomized reports, and nothing else, and sends them when the connection returns (open this survey again '
-  + 'if it does not). Your true answers never left this device, and they have been cleared from this page.');
+export const QUEUED_THANKS = () => _('Your answers could not reach the server now. This device keeps their '
+  + 'randomized reports, and nothing else. It sends them when the connection comes back. If it does not, open '
+  + 'this survey again when you are online. Your true answers never left this device. They have been cleared '
+  + 'from this page.');
 
 /** Return the words for how many answers wait on this device (empty when none). */
 function waitingText(count) {
@@ -35,14 +36,14 @@ function waitingText(count) {
     : _('%(count)s answers waiting to be sent. This device keeps only their randomized reports until then.',
       { count });
   if (navigator.onLine !== false) return waiting;
-  return [waiting, _('This device is offline: they are sent when the connection returns, while a page of this '
-    + 'survey is open.')].join(' ');
+  return [waiting, _('This device is offline. They are sent when the connection comes back, while a page of '
+    + 'this survey is open.')].join(' ');
 }
 
 /** Return why the server refused a queued body, from its status and error field (respond-send.js). */
 function refusalReason(result) {
   if (result.status === 410) return _('the survey has closed');
-  if (result.field === 'invite') return _('their invitation link was already used or is not valid');
+  if (result.field === 'invite') return _('their invitation link was used or is wrong');
   if (result.status === 409 || result.field === 'design') return _('the survey was changed after they were given');
   return _('the server did not accept them (error %(status)s)', { status: result.status ?? '?' });
 }
@@ -55,7 +56,7 @@ function refusedText(results) {
     reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
   });
   return [...reasons].map(([reason, count]) => _('%(count)s answer(s) waiting on this device were refused, because '
-    + '%(reason)s. They were removed from this device, and nothing about them was stored.', { count, reason }))
+    + '%(reason)s. They were removed from this device. Nothing about them was stored.', { count, reason }))
     .join(' ');
 }
 

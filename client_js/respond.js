@@ -161,8 +161,8 @@ function refuse(page, message) {
   page.refused.focus();
 }
 
-/** End the page after the answers were stored, thanking with `text` (else the page's own words). */
-function finish(page, text) {
+/** End the page after the answers were stored (or queued offline: `follow` false), thanking with `text`. */
+function finish(page, text, follow = true) {
   page.reports.clear();
   page.submission = null;
   clearAnswers(page.fieldsets);
@@ -172,7 +172,8 @@ function finish(page, text) {
   if (text) document.getElementById('thanks-text').textContent = text;
   page.thanks.hidden = false;
   page.thanks.focus();
-  showCompletion(page.design, page.panelValues, { follow: true, test: page.form.dataset.test === 'yes' });
+  // Offline, a panel's redirect would fail: its link is shown to follow once online.
+  showCompletion(page.design, page.panelValues, { follow, test: page.form.dataset.test === 'yes' });
 }
 
 /** Return the steps that end the page, shared by every send (see settle in respond-send.js). */
@@ -278,7 +279,7 @@ async function submit(page, event) {
   // this device, randomized (offline.js); online, a failed send is offered again as before.
   if (sent.network && navigator.onLine === false && page.offline && await page.offline.keep(body)) {
     forgetPending(page.slug);
-    finish(page, QUEUED_THANKS());
+    finish(page, QUEUED_THANKS(), false);
     return;
   }
   settle(page.slug, sent, {
