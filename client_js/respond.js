@@ -19,6 +19,9 @@
  * them (docs/explanation/privacy.md); respond-send.js is the only way answers leave the page.
  * In a series, reports come from the memo of series.js, the same in every wave.
  *
+ * Offline field mode (offline.js): a send that reaches no server waits on this device as its
+ * randomized body only, and is sent when the connection returns.
+ *
  * In test mode (the form's data-test, the survey's owner trying it) the randomization and the
  * send are the same, but nothing is kept on this device: no answered mark, no pending send and
  * no series memo reach localStorage, which an in-memory store replaces for the page's life.
@@ -36,6 +39,7 @@ import { ReportState } from './respond-reports.js';
 import { forgetPending, formSender, keptPending, newSubmissionId, settle } from './respond-send.js';
 import { showCompletion, takePanelParameters } from './respond-completion.js';
 import { setUpProgress } from './respond-progress.js';
+import { QUEUED_THANKS, setUpOffline } from './offline.js';
 import { _ } from './messages.js';
 
 // Below this width the privacy explanation starts folded, so the questions are near the top.
@@ -157,8 +161,8 @@ function refuse(page, message) {
   page.refused.focus();
 }
 
-/** End the page after the answers were stored, thanking with `text` (else the page's own words). */
-function finish(page, text) {
+/** End the page after the answers were stored (or queued offline: `follow` false), thanking with `text`. */
+function finish(page, text, follow = true) {
   page.reports.clear();
   page.submission = null;
   clearAnswers(page.fieldsets);
@@ -168,7 +172,8 @@ function finish(page, text) {
   if (text) document.getElementById('thanks-text').textContent = text;
   page.thanks.hidden = false;
   page.thanks.focus();
-  showCompletion(page.design, page.panelValues, { follow: true, test: page.form.dataset.test === 'yes' });
+  // Offline, a panel's redirect would fail: its link is shown to follow once online.
+  showCompletion(page.design, page.panelValues, { follow, test: page.form.dataset.test === 'yes' });
 }
 
 /** Return the steps that end the page, shared by every send (see settle in respond-send.js). */
@@ -270,6 +275,13 @@ async function submit(page, event) {
   page.reports.attempted = true;
   const sent = await page.sender.send(page.slug, body, pressedAt);
   setSending(page, false);
+  // Offline field mode: a send that reached no server from a device that knows it is offline waits on
+  // this device, randomized (offline.js); online, a failed send is offered again as before.
+  if (sent.network && navigator.onLine === false && page.offline && await page.offline.keep(body)) {
+    forgetPending(page.slug);
+    finish(page, QUEUED_THANKS(), false);
+    return;
+  }
   settle(page.slug, sent, {
     ...endings(page),
     lost: (message, retryAfter) => {
@@ -301,8 +313,9 @@ function listenToAnswers(page) {
   });
 }
 
-function setUpSurvey(form, design) {
+function setUpSurvey(form, design, offline) {
   const page = pageOf(form, design);
+  page.offline = offline;
   // A panel's participant ids leave the address now, and this page's JavaScript alone holds them.
   page.panelValues = takePanelParameters(design, { keep: form.dataset.test !== 'yes' });
   if (wasAnswered(page.slug)) {
@@ -340,13 +353,19 @@ function setUpSurvey(form, design) {
 
 function start() {
   const form = document.querySelector('form[data-action]');
-  if (!form) return;
+  // A closed survey's page has no form, but still sends (and so reports) what waits on this device.
+  const slug = document.querySelector('article.survey')?.dataset.slug;
+  if (!form) {
+    if (slug) setUpOffline(slug);
+    return;
+  }
   const errorRegion = document.getElementById('form-error');
   try {
     foldOnNarrowScreen();
     const design = JSON.parse(document.getElementById('design').textContent);
     if (form.dataset.test === 'yes') keepNothing();
-    setUpSurvey(form, design);
+    const questions = new Map(design.questions.map((question) => [question.id, question]));
+    setUpSurvey(form, design, form.dataset.test === 'yes' ? null : setUpOffline(design.slug, questions));
   } catch (error) {
     if (errorRegion) errorRegion.textContent = _('This survey cannot be answered: %(reason)s', { reason: error.message });
   }

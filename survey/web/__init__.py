@@ -73,5 +73,8 @@ def create_app(test_config: dict | None = None) -> Flask:
                       invitations.bp, collaborators.bp, builder.bp, crosstab.bp, charts.bp, account.bp, sandbox.bp, packages.bp,
                       regression.bp, delivery.bp, passwords.bp):
         app.register_blueprint(blueprint)
+    from . import offline  # offline field mode: the service worker and manifests of the survey pages
+
+    app.register_blueprint(offline.bp)
     api.init_app(app)
     return app
