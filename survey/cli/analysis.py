@@ -11,6 +11,7 @@ import click
 from ..core.words import format_epsilon
 from .common import LEVEL, SANDBOX, echo_formatted, load_design, loaded_classes, open_store, stderr_progress
 from .files import open_responses, read_codebook
+from .weighted import run_weighted, weight_options
 
 # A file larger than this (bytes, about 1,000,000 rows of the example survey) shows a progress bar on stderr
 # while it is read (about 1 s per 1,000,000 rows of plain CSV; a chunk of lines it cannot parse in numpy is
@@ -144,7 +145,9 @@ ANALYSES = ("aggregate", "crosstab", "regress", "power")
                    "--binary` for data of another design.")
 @FORMAT
 @LEVEL
-def analyze(responses, analysis, names, codebook_path, fmt, level):
+@weight_options
+def analyze(responses, analysis, names, codebook_path, fmt, level, weight_column, calibrations, calibration_method,
+            out_dir):
     """Re-analyse exported files alone: no database, no server.
 
     RESPONSES is a responses.csv (exported, downloaded or published) and --codebook its
@@ -164,6 +167,17 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
       ldp-survey analyze responses.csv regress lung_disease smoker cigarettes --codebook codebook.json
       ldp-survey analyze survey.csv regress drug_use sex age_group --codebook forced.json --format csv
       ldp-survey analyze survey.csv power drug_use 0.1 0.2 --codebook forced.json
+
+    With --weights COLUMN (a column of design weights) and/or --calibrate (known population
+    margins), aggregate gives weighted estimates with linearised standard errors, Kish's
+    effective sample size and the weighting used (see `docs/how-to/weights.md`):
+
+    \b
+      ldp-survey analyze responses.csv aggregate --codebook codebook.json --weights w
+      ldp-survey analyze responses.csv aggregate --codebook codebook.json --weights w \\
+          --calibrate smoker=0.23 --calibrate colour=red:0.5,green:0.3,blue:0.2
+      ldp-survey analyze responses.csv aggregate --codebook codebook.json \\
+          --calibrate colour=margins.csv --format csv --out weighted/
     """
     from ..core import reanalysis
 
@@ -175,8 +189,15 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
         raise click.UsageError("power takes a yes/no item and two shares: power Q NULL SHARE")
     if analysis == "aggregate" and names:
         raise click.UsageError(f"aggregate takes no question names, got {' '.join(names)}")
+    weighted = weight_column is not None or bool(calibrations)
+    if (weighted or out_dir is not None) and analysis != "aggregate":
+        raise click.UsageError("--weights, --calibrate and --out go with aggregate only")
+    if out_dir is not None and not weighted:
+        raise click.UsageError("--out writes weighted files: give --weights or --calibrate")
     files = _Files(responses, codebook_path)
-    if analysis == "aggregate":
+    if weighted:
+        run_weighted(files, fmt, level, weight_column, calibrations, calibration_method, out_dir)
+    elif analysis == "aggregate":
         from ..core import aggregate as agg
 
         rows = files.run(reanalysis.aggregate_files, level=level)
