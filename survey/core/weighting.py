@@ -211,7 +211,7 @@ def calibration_matrix(items: list[Item], margins: list[Margin]) -> np.ndarray:
                                   f"estimands are {shown}")
         lo, hi = item.feasible
         if not lo <= margin.value <= hi:
-            raise ReanalysisError(f"cannot calibrate {_name(margin)} to {margin.value:g}: it must lie in "
+            raise ReanalysisError(f"cannot calibrate to {_shown([margin])}: the value must lie in "
                                   f"[{lo:g}, {hi:g}]")
         column = item.values[:, item.labels.index(margin.option)]
         columns.append(np.where(item.present, column - margin.value, 0.0))
@@ -219,7 +219,13 @@ def calibration_matrix(items: list[Item], margins: list[Margin]) -> np.ndarray:
 
 
 def _name(margin: Margin) -> str:
-    return f"{margin.question} = {margin.option}" if margin.option else margin.question
+    """Return a margin's estimand as --calibrate writes it: question=option, or the question of a number."""
+    return f"{margin.question}={margin.option}" if margin.option else margin.question
+
+
+def _shown(margins: list[Margin]) -> str:
+    """Return margins as --calibrate writes them: smoker=yes:0.3, age=40."""
+    return ", ".join(f"{_name(m)}:{m.value:g}" if m.option else f"{m.question}={m.value:g}" for m in margins)
 
 
 def calibrate(weights: np.ndarray, matrix: np.ndarray, margins: list[Margin], *, method: str = RAKING,
@@ -247,7 +253,7 @@ def _check_reachable(matrix: np.ndarray, margins: list[Margin]) -> None:
         if column.max() <= 0 or column.min() >= 0:
             if not (column == 0).all() or not column.size:
                 raise ReanalysisError(
-                    f"cannot calibrate {_name(margin)} to {margin.value:g}: the debiased values of its reports "
+                    f"cannot calibrate to {_shown([margin])}: the debiased values of its reports "
                     f"lie in [{low:.6g}, {high:.6g}], so any positive weighting of them gives an estimate in that "
                     f"range; the margin is outside what these reports allow")
 
@@ -260,7 +266,7 @@ def _linear(w: np.ndarray, matrix: np.ndarray, margins: list[Margin], first_row:
     if (factors <= 0).any():
         worst = int(np.argmin(factors))
         raise ReanalysisError(
-            f"linear calibration to {', '.join(f'{_name(m)} = {m.value:g}' for m in margins)} would give row "
+            f"linear calibration to {_shown(margins)} would give row "
             f"{first_row + worst} the weight factor {factors[worst]:.4g} (negative weights for "
             f"{int(np.count_nonzero(factors <= 0))} rows): the margins are too far from the weighted estimates "
             f"for a linear adjustment; use --calibration-method raking, whose weights are always positive")
@@ -285,9 +291,8 @@ def _raking(w: np.ndarray, matrix: np.ndarray, margins: list[Margin]) -> np.ndar
             return w * factors  # as near as double precision gets
         if multipliers is None or np.abs(multipliers).max() * largest > 600:
             break
-    shown = ", ".join(f"{_name(m)} = {m.value:g}" for m in margins)
     raise ReanalysisError(
-        f"cannot calibrate to {shown}: no positive weights make all of these debiased estimates equal their "
+        f"cannot calibrate to {_shown(margins)}: no positive weights make all of these debiased estimates equal their "
         f"margins at once (the margins lie outside, or on the edge of, the combinations the reports' debiased "
         f"values allow, so the weights would have to grow without bound)")
 
@@ -298,7 +303,8 @@ def _descend(scale, matrix, multipliers, step, objective: float, slope: float):
     while size > 1e-12:
         trial = multipliers + size * step
         exponent = matrix @ trial
-        if exponent.max() < 700 and (scale * np.exp(exponent)).sum() <= objective + 1e-4 * size * slope:
+        # The last term forgives rounding: near the solution the objective no longer changes in double precision.
+        if exponent.max() < 700 and (scale * np.exp(exponent)).sum() <= objective * (1 + 1e-15) + 1e-4 * size * slope:
             return trial
         size /= 2
     return None
