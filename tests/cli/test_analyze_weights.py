@@ -225,3 +225,30 @@ def test_the_other_designs_codebook_with_its_weighting_reads_back(forced, tmp_pa
     again = _run(responses, "aggregate", "--codebook", out / "codebook.json", "--weights", "w", "--format", "csv")
     assert again.exit_code == 0, again.output
     assert again.stdout_bytes == (out / "estimates.csv").read_bytes()
+
+
+@pytest.mark.slow
+def test_the_docs_pandas_script_reproduces_the_weighted_estimates(tmp_path):
+    """docs/scripts/weighted.py (pandas alone) gives every weighted estimate, standard error and effective n."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    _, book, table = _design_files(EVERY_KIND, rows=600)
+    path = _write(tmp_path, table)
+    codebook_path = tmp_path / "codebook.json"
+    codebook_path.write_text(json.dumps(book))
+    script = REPO / "docs" / "scripts" / "weighted.py"
+    done = subprocess.run([sys.executable, str(script), str(path), str(codebook_path), "w"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    theirs = {(row["question"], row["option"]): row for row in csv.DictReader(io.StringIO(done.stdout))}
+    result = _run(path, "aggregate", "--codebook", codebook_path, "--weights", "w", "--format", "json")
+    ours = json.loads(result.stdout)["rows"]
+    assert len(ours) == len(theirs) > 80
+    for row in ours:
+        other = theirs[(row["question"], row["option"])]
+        assert int(other["n"]) == row["n"]
+        for key in ("estimate", "std_error", "effective_n"):
+            assert float(other[key]) == pytest.approx(row[key], abs=1e-9), (row["question"], row["option"], key)
