@@ -11,7 +11,7 @@ import click
 from ..core.words import format_epsilon
 from .common import LEVEL, SANDBOX, echo_formatted, load_design, loaded_classes, open_store, stderr_progress
 from .files import open_responses, read_codebook
-from .weighted import run_weighted, weight_options
+from .weighted import is_weighted, run_weighted, weight_options
 
 # A file larger than this (bytes, about 1,000,000 rows of the example survey) shows a progress bar on stderr
 # while it is read (about 1 s per 1,000,000 rows of plain CSV; a chunk of lines it cannot parse in numpy is
@@ -146,8 +146,7 @@ ANALYSES = ("aggregate", "crosstab", "regress", "power")
 @FORMAT
 @LEVEL
 @weight_options
-def analyze(responses, analysis, names, codebook_path, fmt, level, weight_column, calibrations, calibration_method,
-            out_dir):
+def analyze(responses, analysis, names, codebook_path, fmt, level, **weighting):
     """Re-analyse exported files alone: no database, no server.
 
     RESPONSES is a responses.csv (exported, downloaded or published) and --codebook its
@@ -189,14 +188,10 @@ def analyze(responses, analysis, names, codebook_path, fmt, level, weight_column
         raise click.UsageError("power takes a yes/no item and two shares: power Q NULL SHARE")
     if analysis == "aggregate" and names:
         raise click.UsageError(f"aggregate takes no question names, got {' '.join(names)}")
-    weighted = weight_column is not None or bool(calibrations)
-    if (weighted or out_dir is not None) and analysis != "aggregate":
-        raise click.UsageError("--weights, --calibrate and --out go with aggregate only")
-    if out_dir is not None and not weighted:
-        raise click.UsageError("--out writes weighted files: give --weights or --calibrate")
+    weighted = is_weighted(analysis, **weighting)
     files = _Files(responses, codebook_path)
     if weighted:
-        run_weighted(files, fmt, level, weight_column, calibrations, calibration_method, out_dir)
+        run_weighted(files, fmt, level, **weighting)
     elif analysis == "aggregate":
         from ..core import aggregate as agg
 

@@ -26,6 +26,11 @@ WEIGHT_OPTIONS = [
     click.option("--calibration-method", type=click.Choice(["raking", "linear"]), default="raking",
                  show_default=True, help="Generalized raking (weights stay positive) or linear calibration "
                                          "(refused when a weight would turn negative)."),
+    click.option("--strata", metavar="COLUMN",
+                 help="With aggregate: a column naming each row's stratum, for the standard errors."),
+    click.option("--clusters", metavar="COLUMN",
+                 help="With aggregate: a column naming each row's cluster (primary sampling unit, nested in its "
+                      "stratum), for the standard errors."),
     click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
                  help="With --weights or --calibrate: also write estimates.csv, weights.csv (each row's weight "
                       "and calibrated weight) and codebook.json (the codebook with the weighting) to this "
@@ -89,14 +94,26 @@ def _margins_file(path: Path) -> list[tuple[str, str]]:
     return pairs
 
 
-def run_weighted(files, fmt: str, level: float, weight_column, calibrations, method: str, out_dir) -> None:
+def is_weighted(analysis: str, *, weight_column, calibrations, strata, clusters, out_dir, **_) -> bool:
+    """Return whether the options ask for the weighted analysis, refusing them with another analysis."""
+    weighted = weight_column is not None or bool(calibrations) or strata is not None or clusters is not None
+    if (weighted or out_dir is not None) and analysis != "aggregate":
+        raise click.UsageError("--weights, --calibrate, --strata, --clusters and --out go with aggregate only")
+    if out_dir is not None and not weighted:
+        raise click.UsageError("--out writes weighted files: give --weights or --calibrate")
+    return weighted
+
+
+def run_weighted(files, fmt: str, level: float, *, weight_column, calibrations, calibration_method, strata,
+                 clusters, out_dir) -> None:
     """Print the weighted estimates of the files (and write them with --out)."""
     from ..core.weighted_rows import weighted_files
     from ..core.weighted_text import weighted_to_csv, weighted_to_json, weighted_to_table
 
     margins = [margin for spec in calibrations for margin in parse_margins(spec)]
-    weighting, rows, given, weights = files.run(weighted_files, column=weight_column, margins=margins, method=method,
-                                         level=level)
+    weighting, rows, given, weights = files.run(weighted_files, column=weight_column, margins=margins,
+                                                method=calibration_method, level=level, strata=strata,
+                                                clusters=clusters)
     result = (weighting, rows)
     echo_formatted(fmt, result, to_csv=weighted_to_csv, to_json=weighted_to_json, to_table=weighted_to_table)
     if out_dir is not None:

@@ -19,89 +19,116 @@ from .answer_rows import ReanalysisError, answers_from_rows, check_header, integ
 from .csvcells import Cells, split_cells
 from .mechanisms import mechanism_for
 from .tallies import BATCH, DesignPlan, batch_of_answers
-from .weighting import (RAKING, WEIGHT_BYTES, Item, Margin, WeightedRow, Weighting, calibrate, calibration_matrix,
-                        debiased, kish, weight_of, weighted_rows)
+from .weighting import (RAKING, WEIGHT_BYTES, Item, Margin, Sampling, WeightedRow, Weighting, calibrate,
+                        calibration_matrix, debiased, kish, label_of, weight_of, weighted_rows)
 
 
-def check_weight_column(book: dict, header: list[str], column: str | None) -> int | None:
-    """Return the place of the weight column in the header, refusing one that is absent or a report column."""
-    if column is None:
-        return None
-    if column not in header:
-        shown = ", ".join(header[:12]) + (", ..." if len(header) > 12 else "")
-        raise ReanalysisError(f"the responses have no weight column {column!r}; their columns are {shown}")
-    if any(entry["name"] == column for entry in book["columns"]):
-        raise ReanalysisError(f"{column!r} is a column of the codebook's questions, not a weight")
-    return header.index(column)
+class RowColumns:
+    """The weight, strata and cluster columns of the rows (each optional), checked against the header and the
+    codebook; ``read`` takes them from a row read by the csv module, ``parse`` from a chunk's cells."""
+
+    def __init__(self, book: dict, header: list[str], weights: str | None, strata: str | None = None,
+                 clusters: str | None = None):
+        given = [(name, what) for name, what in ((weights, "weight"), (strata, "stratum"), (clusters, "cluster"))
+                 if name is not None]
+        names = [name for name, _ in given]
+        if len(set(names)) != len(names):
+            raise ReanalysisError("the weight, strata and cluster columns must be different columns")
+        for name, what in given:
+            if name not in header:
+                shown = ", ".join(header[:12]) + (", ..." if len(header) > 12 else "")
+                raise ReanalysisError(f"the responses have no {what} column {name!r}; their columns are {shown}")
+            if any(entry["name"] == name for entry in book["columns"]):
+                raise ReanalysisError(f"{name!r} is a column of the codebook's questions, not a {what}")
+        self.weights = None if weights is None else (weights, header.index(weights))
+        self.labels = [(name, header.index(name), what) for name, what in ((strata, "stratum"), (clusters, "cluster"))
+                       if name is not None]
+
+    def read(self, row: list[str], number: int) -> tuple[float, list[str]]:
+        """Return a row's weight (1 without a weight column) and its labels, each checked, naming the row."""
+        def cell(place):
+            return row[place] if place < len(row) else ""
+
+        weight = 1.0 if self.weights is None else weight_of(cell(self.weights[1]), number, self.weights[0])
+        return weight, [label_of(cell(place), number, name, what) for name, place, what in self.labels]
+
+    def parse(self, cells: Cells) -> tuple[np.ndarray, list[list[str]]] | None:
+        """Return a chunk's weights and labels, or None unless each is plainly valid (a positive number, a label)."""
+        data = cells.data.tobytes()
+
+        def texts(place):
+            return [data[start:start + length] for start, length in
+                    zip(cells.starts[:, place].tolist(), cells.lengths[:, place].tolist())]
+
+        weights = np.ones(cells.rows)
+        if self.weights is not None:
+            found = texts(self.weights[1])
+            if not all(WEIGHT_BYTES.fullmatch(text) for text in found):
+                return None
+            weights = np.array([float(text) for text in found], dtype=float)
+            if weights.size and (not np.isfinite(weights).all() or weights.min() <= 0):
+                return None
+        labels = []
+        for _, place, _ in self.labels:
+            if cells.rows and cells.lengths[:, place].min() == 0:
+                return None
+            labels.append([text.decode("utf-8") for text in texts(place)])
+        return weights, labels
 
 
 class WeightedPlan(DesignPlan):
-    """A design's plan that also reads each row's weight: batches are (batch, weights)."""
+    """A design's plan that also reads each row's weight and labels: batches are (batch, weights, labels)."""
 
-    def __init__(self, book: dict, design: dict, header: list[str], column: str | None):
+    def __init__(self, book: dict, design: dict, header: list[str], columns: RowColumns):
         super().__init__(book, design, header)
-        self.column, self.place = column, check_weight_column(book, header, column)
+        self.columns = columns
 
     def parse(self, data: bytes, longest: int):
-        """Return ((batch, weights), rows) of a chunk, or None to read it row by row."""
+        """Return ((batch, weights, labels), rows) of a chunk, or None to read it row by row."""
         cells = split_cells(data, self.width, longest)
         if cells is None:
             return None
         batch = self.batch_of_cells(cells)
-        weights = self._weights(cells)
-        if batch is None or weights is None:
+        extra = self.columns.parse(cells)
+        if batch is None or extra is None:
             return None
-        return (batch, weights), cells.rows
+        return (batch, *extra), cells.rows
 
-    def _weights(self, cells: Cells) -> np.ndarray | None:
-        """Return the chunk's weights, or None unless every one is plainly a positive finite number."""
-        if self.place is None:
-            return np.ones(cells.rows)
-        data = cells.data.tobytes()
-        values = []
-        for start, length in zip(cells.starts[:, self.place].tolist(), cells.lengths[:, self.place].tolist()):
-            text = data[start:start + length]
-            if not WEIGHT_BYTES.fullmatch(text):
-                return None
-            values.append(float(text))
-        weights = np.array(values, dtype=float)
-        if weights.size and (not np.isfinite(weights).all() or weights.min() <= 0):
-            return None
-        return weights
-
-    def slow(self, rows: Iterable[list[str]], first: int) -> Iterator[tuple[dict, np.ndarray]]:
-        """Yield (batch, weights) of rows read one by one, each weight checked as its row is read."""
-        weights: list[float] = []
+    def slow(self, rows: Iterable[list[str]], first: int) -> Iterator[tuple]:
+        """Yield (batch, weights, labels) of rows read one by one, each weight and label checked as read."""
+        read: list[tuple[float, list[str]]] = []
 
         def weighed():
             for number, row in enumerate(rows, start=first):
-                if self.place is None:
-                    weights.append(1.0)
-                else:
-                    weights.append(weight_of(row[self.place] if self.place < len(row) else "", number,
-                                             self.column))
+                read.append(self.columns.read(row, number))
                 yield row
 
         answers = answers_from_rows(self.book, self.design, self.header, weighed(), first=first)
         while block := list(islice(answers, BATCH)):
-            yield batch_of_answers(self.design, block), np.array(weights[:len(block)])
-            del weights[:len(block)]
+            taken = read[:len(block)]
+            del read[:len(block)]
+            labels = [[labels[index] for _, labels in taken] for index in range(len(self.columns.labels))]
+            yield batch_of_answers(self.design, block), np.array([weight for weight, _ in taken]), labels
 
 
-def weighted_items(book: dict, header: list[str], rows, column: str | None) -> tuple[list[Item], np.ndarray]:
-    """Return each question's debiased values per row and the rows' weights (1 without a weight column)."""
+def weighted_items(book: dict, header: list[str], rows, columns: RowColumns
+                   ) -> tuple[list[Item], np.ndarray, list[list[str]]]:
+    """Return each question's debiased values per row, the rows' weights (1 without a weight column) and their
+    stratum and cluster labels (one list per column given)."""
     design = book.get("design")
     if design is None:
-        return _binary_items(book, header, rows, column)
-    plan = WeightedPlan(book, design, header, column)
+        return _binary_items(book, header, rows, columns)
+    plan = WeightedPlan(book, design, header, columns)
     reader = getattr(rows, "batches", None)
     batches = reader(plan) if reader is not None else plan.slow(rows, 2)
     questions = design["questions"]
     present = {question["id"]: [] for question in questions}
     values = {question["id"]: [] for question in questions}
-    weights = []
-    for batch, chunk_weights in batches:
+    weights, labels = [], [[] for _ in columns.labels]
+    for batch, chunk_weights, chunk_labels in batches:
         weights.append(chunk_weights)
+        for gathered, chunk in zip(labels, chunk_labels):
+            gathered.extend(chunk)
         for question in questions:
             answered, words = batch[question["id"]]
             present[question["id"]].append(answered)
@@ -111,14 +138,14 @@ def weighted_items(book: dict, header: list[str], rows, column: str | None) -> t
     for question in questions:
         qid = question["id"]
         mechanism = mechanism_for(question)
-        labels = tuple(estimand_labels(question))
+        labels_of = tuple(estimand_labels(question))
         items.append(Item(qid, question["kind"], question["mechanism"], float(question["epsilon"]),
-                          question.get("text", ""), labels,
+                          question.get("text", ""), labels_of,
                           np.concatenate(present[qid]) if weights.size else np.zeros(0, dtype=bool),
-                          np.concatenate(values[qid]) if weights.size else np.zeros((0, len(labels))),
+                          np.concatenate(values[qid]) if weights.size else np.zeros((0, len(labels_of))),
                           mechanism.estimand_range(),
-                          len(labels) if question["kind"] in ("choice", "multi") else 1))
-    return items, weights
+                          len(labels_of) if question["kind"] in ("choice", "multi") else 1))
+    return items, weights, labels
 
 
 def _values(question: dict, answered: np.ndarray, words: np.ndarray) -> np.ndarray:
@@ -130,15 +157,17 @@ def _values(question: dict, answered: np.ndarray, words: np.ndarray) -> np.ndarr
 
 
 def _binary_items(book: dict, header: list[str], rows: Iterable[list[str]],
-                  column: str | None) -> tuple[list[Item], np.ndarray]:
-    """Return the items of a codebook of other designs (each yes/no estimand by its (p, q)) and the weights."""
+                  columns: RowColumns) -> tuple[list[Item], np.ndarray, list[list[str]]]:
+    """Return the items of a codebook of other designs (each yes/no estimand by its (p, q)), weights and labels."""
     check_header(book, header)
-    place = check_weight_column(book, header, column)
     estimands = book["estimands"]
     places = [header.index(estimand["column"]) for estimand in estimands]
-    cells, weights = [], []
+    cells, weights, labels = [], [], [[] for _ in columns.labels]
     for number, row in enumerate(rows, start=2):
-        weights.append(1.0 if place is None else weight_of(row[place] if place < len(row) else "", number, column))
+        weight, row_labels = columns.read(row, number)
+        weights.append(weight)
+        for gathered, label in zip(labels, row_labels):
+            gathered.append(label)
         reports = []
         for where, estimand in zip(places, estimands):
             cell = row[where] if where < len(row) else ""
@@ -152,17 +181,17 @@ def _binary_items(book: dict, header: list[str], rows: Iterable[list[str]],
             reports.append(int(value == estimand["value"]))
         cells.append(reports)
     table = np.array(cells, dtype=np.int64).reshape(len(cells), len(estimands))
-    columns = {entry["question"]: entry for entry in book["columns"]}
+    by_question = {entry["question"]: entry for entry in book["columns"]}
     items = []
     for index, estimand in enumerate(estimands):
-        entry = columns[estimand["question"]]
+        entry = by_question[estimand["question"]]
         answered = table[:, index] >= 0
         values = np.where(answered, debiased(table[:, index], estimand["p"], estimand["q"], (0.0, 1.0)), 0.0)
         items.append(Item(estimand["question"], entry["kind"], entry["mechanism"],
                           float("inf") if entry["epsilon"] is None else float(entry["epsilon"]), entry["text"],
                           (estimand["option"],), answered, values[:, None], (0.0, 1.0),
                           int(estimand["simultaneous_over"])))
-    return items, np.array(weights, dtype=float)
+    return items, np.array(weights, dtype=float), labels
 
 
 def resolve_margins(items: list[Item], margins: list[Margin]) -> list[Margin]:
@@ -189,14 +218,19 @@ def resolve_margins(items: list[Item], margins: list[Margin]) -> list[Margin]:
 
 
 def weighted_files(book: dict, header: list[str], rows, *, column: str | None, margins: list[Margin] = (),
-                   method: str = RAKING, level: float = 0.95
+                   method: str = RAKING, level: float = 0.95, strata: str | None = None, clusters: str | None = None
                    ) -> tuple[Weighting, list[WeightedRow], np.ndarray, np.ndarray]:
     """Return the weighting, the weighted estimates of every question, and the rows' given and final weights."""
-    items, weights = weighted_items(book, header, rows, column)
+    columns = RowColumns(book, header, column, strata, clusters)
+    items, weights, labels = weighted_items(book, header, rows, columns)
     if not weights.size:
         raise ReanalysisError("the responses have no rows to weight")
     margins = resolve_margins(items, list(margins))
-    weighting = Weighting(column, margins, method, rows=int(weights.size))
+    given = dict(zip([what for _, _, what in columns.labels], labels))
+    sampling = None
+    if given:
+        sampling = Sampling.of(weights.size, given.get("stratum"), given.get("cluster"), names=(strata, clusters))
+    weighting = Weighting(column, margins, method, strata, clusters, rows=int(weights.size))
     matrix = None
     final = weights
     if margins:
@@ -206,5 +240,5 @@ def weighted_files(book: dict, header: list[str], rows, *, column: str | None, m
         weighting.adjustment = (float(ratio.min()), float(ratio.max()))
     weighting.total, weighting.effective_n = float(final.sum()), kish(final)
     calibrated = {(margin.question, margin.option) for margin in margins}
-    rows = weighted_rows(items, final, level=level, calibration=matrix, calibrated=calibrated)
+    rows = weighted_rows(items, final, level=level, calibration=matrix, calibrated=calibrated, sampling=sampling)
     return weighting, rows, weights, final

@@ -11,10 +11,10 @@ import math
 from dataclasses import fields
 
 from .aggregate import CSV_LINE_TERMINATOR, aligned_lines, format_decimal, format_epsilon, json_value, table_number
-from .weighting import ASSUMPTION, SE_METHOD, WeightedRow, Weighting
+from .weighting import SE_METHOD, WeightedRow, Weighting, assumption
 
 CSV_HEADER = ["question", "option", "kind", "mechanism", "epsilon", "n", "effective_n", "estimate", "std_error",
-              "ci_low", "ci_high", "ci_level", "calibrated", "weights", "calibration"]
+              "ci_low", "ci_high", "ci_level", "calibrated", "weights", "calibration", "strata", "clusters"]
 
 
 def calibration_text(weighting: Weighting) -> str:
@@ -25,7 +25,8 @@ def calibration_text(weighting: Weighting) -> str:
 
 def weighted_to_csv(result: tuple[Weighting, list[WeightedRow]]) -> str:
     """Return the weighted estimates as CSV (CRLF lines): the aggregate columns a weighted estimate has, Kish's
-    effective n of the question's respondents, and on every line the weight column and the calibration used."""
+    effective n of the question's respondents, and on every line the weight column, the calibration, the strata
+    and the cluster columns used."""
     weighting, rows = result
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator=CSV_LINE_TERMINATOR)
@@ -35,7 +36,7 @@ def weighted_to_csv(result: tuple[Weighting, list[WeightedRow]]) -> str:
                          format_decimal(row.effective_n), format_decimal(row.estimate),
                          format_decimal(row.std_error), format_decimal(row.ci_low), format_decimal(row.ci_high),
                          format(row.ci_level, "g"), "yes" if row.calibrated else "no", weighting.column or "",
-                         calibration_text(weighting)])
+                         calibration_text(weighting), weighting.strata or "", weighting.clusters or ""])
     return buffer.getvalue()
 
 
@@ -58,14 +59,16 @@ def _json(value):
 def weighting_sentences(weighting: Weighting) -> list[str]:
     """Return the weighting in words: the column, Kish's effective sample size, the calibration, the assumption."""
     source = f"the weights in column {weighting.column!r}" if weighting.column else "equal starting weights"
-    lines = [f"Weighted by {source}: {weighting.rows:,} rows, total weight {weighting.total:.6g}, Kish's effective "
-             f"sample size {weighting.effective_n:.1f}."]
+    design = "".join(f", {what} in column {name!r}" for what, name in (("strata", weighting.strata),
+                                                                        ("clusters", weighting.clusters)) if name)
+    lines = [f"Weighted by {source}{design}: {weighting.rows:,} rows, total weight {weighting.total:.6g}, Kish's "
+             f"effective sample size {weighting.effective_n:.1f}."]
     if weighting.margins:
         method = weighting.as_dict()["calibration_method"]
         low, high = weighting.adjustment
         lines.append(f"Calibrated to {calibration_text(weighting).replace(';', ', ')} by {method}; "
                      f"the weights were multiplied by {low:.4g} to {high:.4g}.")
-    lines.append(f"Standard errors: {SE_METHOD}; {ASSUMPTION}.")
+    lines.append(f"Standard errors: {SE_METHOD}; {assumption(weighting.strata, weighting.clusters)}.")
     return lines
 
 

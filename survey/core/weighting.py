@@ -5,11 +5,12 @@ z = lo + (R − q)/(p − q)·(hi − lo) (R the report's indicator, or a level'
 [lo, hi] asked of its mechanism) has the estimand as its mean. With design weights w the
 estimate is the weighted (Hájek) mean θ̂ = Σ w z / Σ w over the rows that answered, a ratio
 of two weighted totals. Its standard error is Taylor-linearised with the with-replacement
-approximation of a single-stage design (Wolter, *Introduction to Variance Estimation*, 2nd ed.
-2007, ch. 6; Särndal, Swensson & Wretman 1992, §5.6): with u_i = w_i·a_i·(z_i − θ̂)/Σ w a,
-a_i = 1 when row i answered, v = n/(n − 1)·Σ (u_i − ū)² over all n rows of the file (a domain
-estimate: the rows that skipped a question stay in the sample). With equal weights this is the
-unweighted s²/n exactly.
+approximation (Wolter, *Introduction to Variance Estimation*, 2nd ed. 2007, ch. 6; Särndal,
+Swensson & Wretman 1992, ch. 5): with u_i = w_i·a_i·(z_i − θ̂)/Σ w a, a_i = 1 when row i answered,
+v = n/(n − 1)·Σ (u_i − ū)² over all n rows of the file (a domain estimate: the rows that skipped a
+question stay in the sample); with equal weights this is the unweighted s²/n exactly. With strata
+and clusters (primary sampling units, nested in strata), v = Σ_h n_h/(n_h − 1)·Σ_i (U_hi − Ū_h)²
+over the n_h clusters of stratum h, U_hi the sum of u over cluster i (Wolter 2007, ch. 6).
 
 Calibration makes the *debiased* weighted estimate of chosen estimands equal known population
 margins m. The debiased estimate is linear in the weighted report indicators, so the constraint
@@ -35,10 +36,75 @@ from .answer_rows import ReanalysisError
 
 RAKING, LINEAR = "raking", "linear"
 METHODS = (RAKING, LINEAR)
-SE_METHOD = ("Taylor linearisation of the ratio (Hajek) estimator, with-replacement approximation of a "
-             "single-stage design (Wolter 2007, ch. 6)")
+SE_METHOD = ("Taylor linearisation of the ratio (Hajek) estimator, with-replacement approximation of the "
+             "design (Wolter 2007, ch. 6)")
 ASSUMPTION = ("the standard errors and intervals assume the stated design: one stage, rows drawn independently "
-              "(with replacement) with the given weights; strata and clusters are not taken into account")
+              "(with replacement) with the given weights, no strata or clusters")
+
+
+def assumption(strata: str | None, clusters: str | None) -> str:
+    """Return the design the standard errors and intervals assume, in words."""
+    if strata is None and clusters is None:
+        return ASSUMPTION
+    units = f"clusters (column {clusters!r})" if clusters else "rows"
+    within = f" within strata (column {strata!r}), independently across strata" if strata else ""
+    return (f"the standard errors and intervals assume the stated design: {units} drawn independently (with "
+            f"replacement){within}, with the given weights; any later stage of sampling is covered by the "
+            "with-replacement approximation")
+
+
+def label_of(cell: str, row: int, column: str, what: str) -> str:
+    """Return a row's stratum or cluster label, refusing an empty one with its row."""
+    if cell == "":
+        raise ReanalysisError(f"row {row}, column {column!r}: the {what} is missing; every row needs one")
+    return cell
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The primary sampling units (PSUs) of the rows and their strata: every row its own PSU in one stratum by
+    default; clusters are nested in strata (the same label in two strata names two clusters)."""
+
+    psu: np.ndarray
+    stratum_of_psu: np.ndarray
+
+    @classmethod
+    def of(cls, rows: int, strata: list[str] | None = None, clusters: list[str] | None = None,
+           names: tuple[str | None, str | None] = (None, None)) -> Sampling:
+        """Return the sampling of ``rows`` rows from their stratum and cluster labels (None: not given)."""
+        stratum = np.zeros(rows, dtype=np.int64) if strata is None else np.unique(strata, return_inverse=True)[1]
+        if clusters is None:
+            psu = np.arange(rows)
+        else:
+            pairs = np.column_stack([stratum, np.unique(clusters, return_inverse=True)[1]])
+            psu = np.unique(pairs, axis=0, return_inverse=True)[1].reshape(-1)
+        stratum_of_psu = np.zeros(int(psu.max()) + 1 if rows else 0, dtype=np.int64)
+        stratum_of_psu[psu] = stratum
+        counts = np.bincount(stratum_of_psu)
+        if rows > 1 and (counts == 1).any() and (strata is not None or clusters is not None):
+            lonely = int(np.flatnonzero(counts == 1)[0])
+            row = int(np.flatnonzero(stratum == lonely)[0])
+            label = strata[row] if strata is not None else None
+            where = f"stratum {label!r} ({names[0]})" if label is not None else "the sample"
+            raise ReanalysisError(f"{where} has a single {'cluster' if clusters is not None else 'row'} (row "
+                                  f"{row + 2}): its variance cannot be estimated; merge it with a neighbouring "
+                                  "stratum")
+        return cls(psu, stratum_of_psu)
+
+    def variance(self, scores: np.ndarray) -> np.ndarray:
+        """Return Σ_h n_h/(n_h − 1) Σ_i (U_hi − Ū_h)² of the PSU totals U of the rows' linearised scores."""
+        totals = _sums(self.psu, scores, self.stratum_of_psu.size)
+        counts = np.bincount(self.stratum_of_psu).astype(float)
+        means = _sums(self.stratum_of_psu, totals, counts.size) / counts[:, None]
+        centred = totals - means[self.stratum_of_psu]
+        factor = counts / (counts - 1)
+        return (factor[self.stratum_of_psu][:, None] * centred * centred).sum(axis=0)
+
+
+def _sums(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """Return the column sums of ``values`` grouped by ``index`` (0..size−1)."""
+    return np.column_stack([np.bincount(index, weights=values[:, column], minlength=size)
+                            for column in range(values.shape[1])]).reshape(size, values.shape[1])
 
 # A weight as plain decimal text: 2, 0.5, .5, 1e3 (no sign, no spaces, no inf or nan).
 WEIGHT = re.compile(r"([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]{1,3})?")
@@ -102,6 +168,8 @@ class Weighting:
     column: str | None
     margins: list[Margin] = field(default_factory=list)
     method: str = RAKING
+    strata: str | None = None
+    clusters: str | None = None
     rows: int = 0
     total: float = 0.0
     effective_n: float = 0.0
@@ -109,7 +177,7 @@ class Weighting:
 
     def as_dict(self) -> dict:
         """Return the weighting as JSON-ready fields (for the output and the codebook)."""
-        return {"weights": self.column, "rows": self.rows, "total_weight": self.total,
+        return {"weights": self.column, "strata": self.strata, "clusters": self.clusters, "rows": self.rows, "total_weight": self.total,
                 "effective_n": self.effective_n,
                 "calibration": [{"question": m.question, "option": m.option, "value": m.value} for m in self.margins],
                 "calibration_method": (("generalized raking (Deville & Sarndal 1992), exponential distance"
@@ -117,7 +185,7 @@ class Weighting:
                                         "linear calibration (Deville & Sarndal 1992), chi-square distance")
                                        + ", on the reports' debiased values") if self.margins else None,
                 "adjustment_range": None if self.adjustment is None else list(self.adjustment),
-                "std_error": SE_METHOD, "assumption": ASSUMPTION}
+                "std_error": SE_METHOD, "assumption": assumption(self.strata, self.clusters)}
 
 
 @dataclass
@@ -149,10 +217,12 @@ def kish(weights: np.ndarray) -> float:
 
 
 def estimate(weights: np.ndarray, present: np.ndarray, values: np.ndarray,
-             calibration: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+             calibration: np.ndarray | None = None, sampling: Sampling | None = None
+             ) -> tuple[np.ndarray, np.ndarray | None]:
     """Return the weighted estimates of an item's columns and their linearised standard errors (None if n < 2).
 
-    ``calibration`` is the (rows, m) matrix of calibration variables the weights were calibrated on.
+    ``calibration`` is the (rows, m) matrix of calibration variables the weights were calibrated on;
+    ``sampling`` the strata and clusters (default: every row its own unit, one stratum).
     """
     w = np.asarray(weights, dtype=float)
     answered = w * present
@@ -167,12 +237,15 @@ def estimate(weights: np.ndarray, present: np.ndarray, values: np.ndarray,
     if n < 2:
         return theta, None
     scores = w[:, None] * linear / total
+    if sampling is not None:
+        return theta, np.sqrt(sampling.variance(scores))
     centred = scores - scores.mean(axis=0)
     return theta, np.sqrt(n / (n - 1) * (centred * centred).sum(axis=0))
 
 
 def weighted_rows(items: list[Item], weights: np.ndarray, *, level: float,
-                  calibration: np.ndarray | None = None, calibrated: set = frozenset()) -> list[WeightedRow]:
+                  calibration: np.ndarray | None = None, calibrated: set = frozenset(),
+                  sampling: Sampling | None = None) -> list[WeightedRow]:
     """Return one weighted row per estimand, with an interval estimate ± z·SE simultaneous over a question's
     estimands (Bonferroni, as the unweighted ones) and clipped to the feasible range."""
     rows = []
@@ -184,7 +257,7 @@ def weighted_rows(items: list[Item], weights: np.ndarray, *, level: float,
             rows += [WeightedRow(item.question, label, item.kind, item.mechanism, item.epsilon, 0, 0.0, None, None,
                                  lo, hi, level, False, item.text) for label in item.labels]
             continue
-        theta, errors = estimate(weights, item.present, item.values, calibration)
+        theta, errors = estimate(weights, item.present, item.values, calibration, sampling)
         z = NormalDist().inv_cdf(1 - (1 - level) / (2 * item.simultaneous))
         for index, label in enumerate(item.labels):
             value = float(theta[index])

@@ -125,9 +125,10 @@ def _design_files(text: str, rows: int = 1200, seed: int = 11):
     data = responses_csv(design, [{"id": index, "received_day": "2026-11-27", "answers": answer}
                                   for index, answer in enumerate(answers, start=1)])
     table = [row for row in csv.reader(io.StringIO(data)) if row]
-    table[0].append("w")
-    for row in table[1:]:
-        row.append(repr(round(float(rng.uniform(0.5, 3.0)), 4)))
+    table[0] += ["w", "region", "school"]
+    for number, row in enumerate(table[1:]):
+        row += [repr(round(float(rng.uniform(0.5, 3.0)), 4)), "north" if number % 3 else "south",
+                f"school {number % 40}"]
     return design, codebook(design), table
 
 
@@ -152,7 +153,7 @@ def _write(tmp_path, table, crlf=False):
 def test_the_chunked_reading_gives_the_row_by_row_weighted_numbers(tmp_path, monkeypatch):
     _, book, table = _design_files(SAMPLED)
     table[300][0] = '"' + table[300][0] + '"'  # a quoted cell: that chunk is read row by row
-    table[400][-1] = "2e0"
+    table[400][-3] = "2e0"
     path = _write(tmp_path, table, crlf=True)
     monkeypatch.setattr(files_module, "CHUNK", 2000)
     margins = [Margin("colour", "red", 0.3), Margin("colour", "green", 0.3), Margin("smoker", None, 0.2)]
@@ -160,10 +161,12 @@ def test_the_chunked_reading_gives_the_row_by_row_weighted_numbers(tmp_path, mon
     for slow in (False, True):
         with path.open("rb") as handle:
             header, rows = files_module.open_responses(handle, path)
-            results.append(weighted_files(book, header, iter(rows) if slow else rows, column="w", margins=margins))
+            results.append(weighted_files(book, header, iter(rows) if slow else rows, column="w", margins=margins,
+                                          strata="region", clusters="school"))
     (weighting, chunked, given, final), (_, by_row, given_slow, final_slow) = results
     assert chunked == by_row and (given == given_slow).all() and (final == final_slow).all()
     assert given[399] == 2.0 and weighting.adjustment[0] < 1 < weighting.adjustment[1]
+    assert weighting.strata == "region" and weighting.clusters == "school"
     estimates = {(row.question, row.option): row.estimate for row in chunked}
     assert estimates[("colour", "red")] == pytest.approx(0.3, abs=1e-9)
     assert estimates[("colour", "green")] == pytest.approx(0.3, abs=1e-9)
@@ -172,7 +175,7 @@ def test_the_chunked_reading_gives_the_row_by_row_weighted_numbers(tmp_path, mon
 
 def test_a_bad_weight_deep_in_a_chunked_file_is_refused_as_row_by_row(tmp_path, monkeypatch):
     _, book, table = _design_files(SAMPLED)
-    table[1000][-1] = "-3"
+    table[1000][-3] = "-3"
     path = _write(tmp_path, table)
     monkeypatch.setattr(files_module, "CHUNK", 2048)
     codebook_path = tmp_path / "codebook.json"
@@ -200,7 +203,7 @@ def test_calibration_margins_from_a_file_and_the_out_files_read_back(tmp_path):
     assert written["weighting"]["calibration"][1] == {"question": "colour", "option": "green", "value": 0.5}
     assert "raking" in written["weighting"]["calibration_method"]
     weights = list(csv.DictReader(io.StringIO((out / "weights.csv").read_text())))
-    assert len(weights) == 1200 and weights[0]["row"] == "2" and float(weights[0]["weight"]) == float(table[1][-1])
+    assert len(weights) == 1200 and weights[0]["row"] == "2" and float(weights[0]["weight"]) == float(table[1][-3])
     assert (out / "estimates.csv").read_text().startswith("question,option,kind,mechanism,epsilon,n,effective_n")
     again = _run(path, "aggregate", "--codebook", out / "codebook.json", "--format", "csv")
     assert again.exit_code == 0, again.output
@@ -252,3 +255,23 @@ def test_the_docs_pandas_script_reproduces_the_weighted_estimates(tmp_path):
         assert int(other["n"]) == row["n"]
         for key in ("estimate", "std_error", "effective_n"):
             assert float(other[key]) == pytest.approx(row[key], abs=1e-9), (row["question"], row["option"], key)
+
+
+def test_strata_and_clusters_change_only_the_standard_errors(tmp_path):
+    """The schools here are only labels (the answers do not depend on them), so the clustered standard
+    errors differ from the simple ones but stay of their size; the table and the CSV name the design."""
+    _, book, table = _design_files(SAMPLED)
+    path = _write(tmp_path, table)
+    codebook_path = tmp_path / "codebook.json"
+    codebook_path.write_text(json.dumps(book))
+    simple = _run(path, "aggregate", "--codebook", codebook_path, "--weights", "w", "--format", "json")
+    design = _run(path, "aggregate", "--codebook", codebook_path, "--weights", "w", "--strata", "region",
+                  "--clusters", "school", "--format", "json")
+    for plain, clustered in zip(json.loads(simple.stdout)["rows"], json.loads(design.stdout)["rows"]):
+        assert clustered["estimate"] == plain["estimate"]
+        assert 0.5 < clustered["std_error"] / plain["std_error"] < 2
+    table_text = _run(path, "aggregate", "--codebook", codebook_path, "--strata", "region", "--clusters", "school").output
+    assert "strata in column 'region', clusters in column 'school'" in table_text
+    assert "clusters (column 'school') drawn independently" in table_text
+    result = _run(path, "aggregate", "--codebook", codebook_path, "--strata", "w", "--weights", "w")
+    assert result.exit_code == 1 and "must be different columns" in result.output

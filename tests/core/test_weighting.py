@@ -191,3 +191,78 @@ def test_calibration_among_the_rows_that_answered():
 def test_a_margin_of_no_estimand_is_refused(margin, words):
     with pytest.raises(ReanalysisError, match=words):
         calibration_matrix([_item("a", [0, 1])], [margin])
+
+
+def test_strata_and_clusters_match_a_hand_computation():
+    """Two strata of two and three clusters: SE² = Σ_h n_h/(n_h − 1) Σ_i (U_hi − Ū_h)² of the clusters' totals."""
+    reports = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1]
+    weights = [1.0, 2.0, 0.5, 3.0, 1.5, 2.5, 1.0, 4.0, 0.25, 2.0]
+    strata = ["a", "a", "a", "a", "b", "b", "b", "b", "b", "b"]
+    clusters = ["1", "1", "2", "2", "1", "1", "2", "3", "3", "3"]
+    book, header, rows = _files({"drug": [str(r) for r in reports]}, [repr(w) for w in weights])
+    header += ["stratum", "psu"]
+    rows = [row + [s, c] for row, s, c in zip(rows, strata, clusters)]
+    weighting, (row,), _, _ = weighted_files(book, header, rows, column="w", strata="stratum", clusters="psu")
+    z = [(r - Q) / (P - Q) for r in reports]
+    total = sum(weights)
+    theta = sum(w * v for w, v in zip(weights, z)) / total
+    u = [w * (v - theta) / total for w, v in zip(weights, z)]
+    variance = 0.0
+    for stratum in "ab":
+        totals = {}
+        for value, s, c in zip(u, strata, clusters):
+            if s == stratum:
+                totals[c] = totals.get(c, 0.0) + value
+        mean = sum(totals.values()) / len(totals)
+        variance += len(totals) / (len(totals) - 1) * sum((t - mean) ** 2 for t in totals.values())
+    assert row.estimate == pytest.approx(theta, abs=1e-9)
+    assert row.std_error == pytest.approx(math.sqrt(variance), abs=1e-9)
+    assert weighting.as_dict()["strata"] == "stratum" and "clusters (column 'psu')" in weighting.as_dict()["assumption"]
+    # One cluster alone in its stratum: no variance can be estimated from it.
+    clusters[6:] = ["1"] * 4
+    rows = [row[:-1] + [c] for row, c in zip(rows, clusters)]
+    with pytest.raises(ReanalysisError, match=r"stratum 'b' \(stratum\) has a single cluster \(row 6\)"):
+        weighted_files(book, header, rows, column="w", strata="stratum", clusters="psu")
+
+
+def test_a_missing_stratum_is_refused_naming_its_row():
+    book, header, rows = _files({"drug": ["1", "0", "1"]}, ["1", "2", "3"])
+    header.append("stratum")
+    rows = [row + [label] for row, label in zip(rows, ["a", "", "a"])]
+    with pytest.raises(ReanalysisError, match="row 3, column 'stratum': the stratum is missing"):
+        weighted_files(book, header, rows, column="w", strata="stratum")
+
+
+def test_clustered_standard_errors_cover_under_a_two_stage_sample():
+    """Clusters drawn with probability proportional to size (with replacement), 8 members drawn in each, answers
+    alike within a cluster: the clustered intervals cover 93–97% over 1,000 samples, the bias is within 4 SE, and
+    intervals that ignore the clusters fall short (so the clusters matter here)."""
+    from survey.core.weighting import Sampling
+
+    rng = np.random.default_rng(2026)
+    clusters, size = 1000, 20
+    prevalence = rng.beta(0.2, 0.5, clusters)
+    measure = rng.gamma(4, 1, clusters) + 1
+    answers = (rng.random((clusters, size)) < prevalence[:, None]).astype(int)
+    truth = answers.mean()
+    draw = measure / measure.sum()
+    m, k, repetitions = 150, 8, 1000
+    sampling = Sampling(np.repeat(np.arange(m), k), np.zeros(m, dtype=np.int64))
+    estimates, covered, covered_simple = [], 0, 0
+    for _ in range(repetitions):
+        picked = rng.choice(clusters, size=m, p=draw)
+        members = np.argsort(rng.random((m, size)), axis=1)[:, :k]
+        true_rows = answers[picked[:, None], members].reshape(-1)
+        weights = np.repeat(size / (k * m * draw[picked]), k)
+        reports = np.where(rng.random(true_rows.size) < P, true_rows, 1 - true_rows)
+        values = debiased(reports, P, Q, (0.0, 1.0))[:, None]
+        present = np.ones(values.shape[0], dtype=bool)
+        theta, se = estimate(weights, present, values, sampling=sampling)
+        _, simple = estimate(weights, present, values)
+        estimates.append(theta[0])
+        covered += abs(theta[0] - truth) <= 1.959963984540054 * se[0]
+        covered_simple += abs(theta[0] - truth) <= 1.959963984540054 * simple[0]
+    estimates = np.array(estimates)
+    assert abs(estimates.mean() - truth) <= 4 * estimates.std(ddof=1) / math.sqrt(repetitions)
+    assert 0.93 <= covered / repetitions <= 0.97
+    assert covered_simple / repetitions < 0.9
