@@ -168,8 +168,9 @@ def analyze(responses, analysis, names, codebook_path, fmt, level, **weighting):
       ldp-survey analyze survey.csv power drug_use 0.1 0.2 --codebook forced.json
 
     With --weights COLUMN (a column of design weights) and/or --calibrate (known population
-    margins), aggregate gives weighted estimates with linearised standard errors, Kish's
-    effective sample size and the weighting used (see `docs/how-to/weights.md`):
+    margins), aggregate gives weighted estimates with linearised standard errors (of a
+    stratified, clustered sample with --strata and --clusters), Kish's effective sample size
+    and the weighting used (see the how-to "Survey weights and calibration"):
 
     \b
       ldp-survey analyze responses.csv aggregate --codebook codebook.json --weights w
@@ -177,6 +178,8 @@ def analyze(responses, analysis, names, codebook_path, fmt, level, **weighting):
           --calibrate smoker=0.23 --calibrate colour=red:0.5,green:0.3,blue:0.2
       ldp-survey analyze responses.csv aggregate --codebook codebook.json \\
           --calibrate colour=margins.csv --format csv --out weighted/
+      ldp-survey analyze survey.csv aggregate --codebook forced.json --weights w \\
+          --strata region --clusters school
     """
     from ..core import reanalysis
 
