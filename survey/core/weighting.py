@@ -177,8 +177,8 @@ class Weighting:
 
     def as_dict(self) -> dict:
         """Return the weighting as JSON-ready fields (for the output and the codebook)."""
-        return {"weights": self.column, "strata": self.strata, "clusters": self.clusters, "rows": self.rows, "total_weight": self.total,
-                "effective_n": self.effective_n,
+        return {"weights": self.column, "strata": self.strata, "clusters": self.clusters, "rows": self.rows,
+                "total_weight": self.total, "effective_n": self.effective_n,
                 "calibration": [{"question": m.question, "option": m.option, "value": m.value} for m in self.margins],
                 "calibration_method": (("generalized raking (Deville & Sarndal 1992), exponential distance"
                                         if self.method == RAKING else

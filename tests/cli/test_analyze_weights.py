@@ -40,7 +40,8 @@ def forced(tmp_path):
     book = tmp_path / "forced.json"
     assert CliRunner().invoke(main, ["codebook", "--binary", "cheated", "5/6", "1/6", "--binary", "lied", "3/4",
                                      "1/4", "-o", str(book)]).exit_code == 0
-    lines = ["cheated,lied,w"] + [f"{r},{1 - r if i % 3 else r},{w!r}" for i, (r, w) in enumerate(zip(REPORTS, WEIGHTS))]
+    lines = ["cheated,lied,w"] + [f"{r},{1 - r if i % 3 else r},{w!r}"
+                                  for i, (r, w) in enumerate(zip(REPORTS, WEIGHTS))]
     responses = tmp_path / "survey.csv"
     responses.write_text("\n".join(lines) + "\n")
     return responses, book
@@ -270,7 +271,8 @@ def test_strata_and_clusters_change_only_the_standard_errors(tmp_path):
     for plain, clustered in zip(json.loads(simple.stdout)["rows"], json.loads(design.stdout)["rows"]):
         assert clustered["estimate"] == plain["estimate"]
         assert 0.5 < clustered["std_error"] / plain["std_error"] < 2
-    table_text = _run(path, "aggregate", "--codebook", codebook_path, "--strata", "region", "--clusters", "school").output
+    table_text = _run(path, "aggregate", "--codebook", codebook_path, "--strata", "region", "--clusters",
+                      "school").output
     assert "strata in column 'region', clusters in column 'school'" in table_text
     assert "clusters (column 'school') drawn independently" in table_text
     result = _run(path, "aggregate", "--codebook", codebook_path, "--strata", "w", "--weights", "w")

@@ -194,7 +194,7 @@ def test_a_margin_of_no_estimand_is_refused(margin, words):
 
 
 def test_strata_and_clusters_match_a_hand_computation():
-    """Two strata of two and three clusters: SE² = Σ_h n_h/(n_h − 1) Σ_i (U_hi − Ū_h)² of the clusters' totals."""
+    """Two strata of two and three clusters: SE² = Σ_h n_h/(n_h − 1) Σ_i (U_hi − Ū_h)², U the clusters' totals."""
     reports = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1]
     weights = [1.0, 2.0, 0.5, 3.0, 1.5, 2.5, 1.0, 4.0, 0.25, 2.0]
     strata = ["a", "a", "a", "a", "b", "b", "b", "b", "b", "b"]
