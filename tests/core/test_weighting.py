@@ -194,7 +194,7 @@ def test_a_margin_of_no_estimand_is_refused(margin, words):
 
 
 def test_strata_and_clusters_match_a_hand_computation():
-    """Two strata of two and three clusters: SE² = Σ_h n_h/(n_h − 1) Σ_i (U_hi − Ū_h)², U the clusters' totals."""
+    """Two strata of two and three clusters: SE² = Σ_h n_h/(n_h − 1) Σ_i (U_hi − Ū_h)² over cluster totals U."""
     reports = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1]
     weights = [1.0, 2.0, 0.5, 3.0, 1.5, 2.5, 1.0, 4.0, 0.25, 2.0]
     strata = ["a", "a", "a", "a", "b", "b", "b", "b", "b", "b"]
@@ -266,3 +266,34 @@ def test_clustered_standard_errors_cover_under_a_two_stage_sample():
     assert abs(estimates.mean() - truth) <= 4 * estimates.std(ddof=1) / math.sqrt(repetitions)
     assert 0.93 <= covered / repetitions <= 0.97
     assert covered_simple / repetitions < 0.9
+
+
+def test_calibrated_estimates_cover_and_gain_precision():
+    """Samples drawn with unequal probabilities, weights raked so that question a's debiased share equals its known
+    population share: b's calibrated 95% intervals cover 93–97% over 1,000 samples (bias within 4 SE), and its
+    standard errors are smaller than without calibration, b's answers being tied to a's."""
+    rng = np.random.default_rng(31)
+    size = 20_000
+    measure = rng.gamma(3.0, 1.0, size) + 0.5
+    a = (rng.random(size) < 0.2 + 0.4 * (measure > np.median(measure))).astype(int)
+    b = np.where(rng.random(size) < 0.85, a, 1 - a)
+    margin = Margin("a", "yes", float(a.mean()))
+    draw = measure / measure.sum()
+    n, repetitions = 500, 1000
+    estimates, covered, gain = [], 0, []
+    for _ in range(repetitions):
+        picked = rng.choice(size, size=n, p=draw)
+        weights = 1 / (n * draw[picked])
+        flip = rng.random((2, n)) < P
+        items = [_item("a", np.where(flip[0], a[picked], 1 - a[picked])),
+                 _item("b", np.where(flip[1], b[picked], 1 - b[picked]))]
+        matrix = calibration_matrix(items, [margin])
+        final = calibrate(weights, matrix, [margin])
+        theta, se = estimate(final, items[1].present, items[1].values, matrix)
+        gain.append(se[0] / estimate(weights, items[1].present, items[1].values)[1][0])
+        estimates.append(theta[0])
+        covered += abs(theta[0] - b.mean()) <= 1.959963984540054 * se[0]
+    estimates = np.array(estimates)
+    assert abs(estimates.mean() - b.mean()) <= 4 * estimates.std(ddof=1) / math.sqrt(repetitions)
+    assert 0.93 <= covered / repetitions <= 0.97
+    assert np.mean(gain) < 0.99  # little: the randomization's noise in both reports hides most of the tie
