@@ -8,6 +8,7 @@ another design (``reanalysis.binary_codebook``) is read row by row. Pure: the ca
 
 from __future__ import annotations
 
+from functools import partial
 from itertools import islice
 from typing import Iterable, Iterator
 
@@ -123,7 +124,7 @@ def weighted_items(book: dict, header: list[str], rows, columns: RowColumns
     batches = reader(plan) if reader is not None else plan.slow(rows, 2)
     questions = design["questions"]
     present = {question["id"]: [] for question in questions}
-    values = {question["id"]: [] for question in questions}
+    values = {question["id"]: [] for question in questions}  # the reports' words
     weights, labels = [], [[] for _ in columns.labels]
     for batch, chunk_weights, chunk_labels in batches:
         weights.append(chunk_weights)
@@ -132,19 +133,19 @@ def weighted_items(book: dict, header: list[str], rows, columns: RowColumns
         for question in questions:
             answered, words = batch[question["id"]]
             present[question["id"]].append(answered)
-            values[question["id"]].append(_values(question, answered, words))
+            values[question["id"]].append(words)
     weights = np.concatenate(weights) if weights else np.zeros(0)
     items = []
     for question in questions:
         qid = question["id"]
         mechanism = mechanism_for(question)
         labels_of = tuple(estimand_labels(question))
+        answered = np.concatenate(present[qid]) if weights.size else np.zeros(0, dtype=bool)
+        words = np.concatenate(values[qid]) if weights.size else np.zeros((0, codec.word_count(question)), np.int64)
         items.append(Item(qid, question["kind"], question["mechanism"], float(question["epsilon"]),
-                          question.get("text", ""), labels_of,
-                          np.concatenate(present[qid]) if weights.size else np.zeros(0, dtype=bool),
-                          np.concatenate(values[qid]) if weights.size else np.zeros((0, len(labels_of))),
-                          mechanism.estimand_range(),
-                          len(labels_of) if question["kind"] in ("choice", "multi") else 1))
+                          question.get("text", ""), labels_of, answered, words, mechanism.estimand_range(),
+                          len(labels_of) if question["kind"] in ("choice", "multi") else 1,
+                          partial(_values, question, answered)))
     return items, weights, labels
 
 
@@ -152,8 +153,10 @@ def _values(question: dict, answered: np.ndarray, words: np.ndarray) -> np.ndarr
     """Return the debiased values of a batch's reports to one question (0 where it was not answered)."""
     mechanism = mechanism_for(question)
     p, q = mechanism.probabilities()
-    raw = codec.indicators(question, words).reshape(words.shape[0], -1)
-    return np.where(answered[:, None], debiased(raw, float(p), float(q), mechanism.estimand_range()), 0.0)
+    values = debiased(codec.indicators(question, words).reshape(words.shape[0], -1), float(p), float(q),
+                      mechanism.estimand_range())
+    values[~answered] = 0.0
+    return values
 
 
 def _binary_items(book: dict, header: list[str], rows: Iterable[list[str]],

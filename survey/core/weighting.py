@@ -19,7 +19,7 @@ Särndal, JASA 1992) with the calibration variables c_i = a_i (z_i − m) solves
 method on the convex dual, as w* = w·exp(c·λ) (always positive), or linearly as w* = w·(1 + c·λ)
 (closed form; refused when a weight would be negative or zero). The other estimates then use w*;
 their linearised standard errors use the residuals of a weighted regression of their linearised
-values on c (Deville & Särndal 1992, §3), so a calibrated estimate itself has standard error 0.
+values on c (Deville & Särndal 1992), so a calibrated estimate itself has standard error 0.
 Pure: numpy only, no I/O.
 """
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 from statistics import NormalDist
 
 import numpy as np
@@ -132,7 +133,11 @@ def weight_of(cell: str, row: int, column: str) -> float:
 
 @dataclass(frozen=True)
 class Item:
-    """One question's debiased values per row of the file: ``values`` (rows, estimands), 0 where not ``present``."""
+    """One question's debiased values per row of the file: ``values`` (rows, estimands), 0 where not ``present``.
+
+    ``stored`` holds them, or, with ``debias``, the reports' compact form that ``debias`` turns into them
+    when asked (so a file's rows are held at a few bytes per question, not 8 per estimand).
+    """
 
     question: str
     kind: str
@@ -141,15 +146,26 @@ class Item:
     text: str
     labels: tuple[str, ...]
     present: np.ndarray
-    values: np.ndarray
+    stored: np.ndarray
     feasible: tuple[float, float]
     simultaneous: int
+    debias: Callable[[np.ndarray], np.ndarray] | None = None
+
+    @property
+    def values(self) -> np.ndarray:
+        """The debiased values (rows, estimands), computed from the stored reports when they are not stored."""
+        return self.stored if self.debias is None else self.debias(self.stored)
 
 
 def debiased(raw: np.ndarray, p: float, q: float, feasible: tuple[float, float]) -> np.ndarray:
     """Return the debiased value lo + (R − q)/(p − q)·(hi − lo) of each report value R."""
     lo, hi = feasible
-    return lo + (np.asarray(raw, dtype=float) - q) / (p - q) * (hi - lo)
+    values = np.array(raw, dtype=float)  # a copy, worked on in place: lo + (R - q)/(p - q)·(hi - lo)
+    values -= q
+    values /= p - q
+    values *= hi - lo
+    values += lo
+    return values
 
 
 @dataclass(frozen=True)
@@ -228,19 +244,31 @@ def estimate(weights: np.ndarray, present: np.ndarray, values: np.ndarray,
     answered = w * present
     total = answered.sum()
     theta = (answered @ values) / total
+    if w.shape[0] < 2:
+        return theta, None
+    errors = np.empty_like(theta)
+    for start in range(0, values.shape[1], BLOCK):  # a few columns at a time: temporaries stay small
+        block = slice(start, start + BLOCK)
+        errors[block] = _errors(w, present, values[:, block], theta[block], total, calibration, sampling)
+    return theta, errors
+
+
+BLOCK = 8  # columns whose linearised scores are computed together
+
+
+def _errors(w, present, values, theta, total, calibration, sampling) -> np.ndarray:
+    """Return the linearised standard errors of some columns' weighted estimates ``theta``."""
     linear = present[:, None] * (values - theta)
     if calibration is not None and calibration.shape[1]:
         gram = calibration.T @ (w[:, None] * calibration)
         slope = np.linalg.lstsq(gram, calibration.T @ (w[:, None] * linear), rcond=1e-12)[0]
         linear = linear - calibration @ slope
-    n = w.shape[0]
-    if n < 2:
-        return theta, None
     scores = w[:, None] * linear / total
     if sampling is not None:
-        return theta, np.sqrt(sampling.variance(scores))
+        return np.sqrt(sampling.variance(scores))
+    n = w.shape[0]
     centred = scores - scores.mean(axis=0)
-    return theta, np.sqrt(n / (n - 1) * (centred * centred).sum(axis=0))
+    return np.sqrt(n / (n - 1) * (centred * centred).sum(axis=0))
 
 
 def weighted_rows(items: list[Item], weights: np.ndarray, *, level: float,
