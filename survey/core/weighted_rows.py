@@ -1,8 +1,9 @@
 """The rows of responses.csv read with a weight column: each question's debiased values per row and each row's weight.
 
 Shares the chunked reading of ``tallies`` (a plain chunk parsed in numpy, anything else row by row with
-every refusal worded and placed) and adds the weight column; the rows stay in memory (one float per
-estimand and row), as calibration and linearised standard errors need them row by row. A codebook of
+every refusal worded and placed) and adds the weight, stratum and cluster columns; the rows stay in memory
+(each question's reports as their words, debiased one question at a time), as calibration and linearised
+standard errors need them row by row. A codebook of
 another design (``reanalysis.binary_codebook``) is read row by row. Pure: the caller reads the file.
 """
 
