@@ -21,6 +21,7 @@ from .answer_rows import ReanalysisError, answers_from_rows, check_header, integ
 from .csvcells import Cells, split_cells
 from .mechanisms import mechanism_for
 from .tallies import BATCH, DesignPlan, batch_of_answers
+from .weighted_applied import with_applied
 from .weighting import (RAKING, WEIGHT_BYTES, Item, Margin, Sampling, WeightedRow, Weighting, calibrate,
                         calibration_matrix, debiased, kish, label_of, weight_of, weighted_rows)
 
@@ -245,4 +246,6 @@ def weighted_files(book: dict, header: list[str], rows, *, column: str | None, m
     weighting.total, weighting.effective_n = float(final.sum()), kish(final)
     calibrated = {(margin.question, margin.option) for margin in margins}
     rows = weighted_rows(items, final, level=level, calibration=matrix, calibrated=calibrated, sampling=sampling)
+    if book.get("design") is not None:
+        rows = with_applied(book["design"], items, rows, final, level=level, calibration=matrix, sampling=sampling)
     return weighting, rows, weights, final

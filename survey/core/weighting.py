@@ -28,8 +28,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Callable
 from statistics import NormalDist
+from typing import Callable
 
 import numpy as np
 
@@ -85,11 +85,12 @@ class Sampling:
         if rows > 1 and (counts == 1).any() and (strata is not None or clusters is not None):
             lonely = int(np.flatnonzero(counts == 1)[0])
             row = int(np.flatnonzero(stratum == lonely)[0])
-            label = strata[row] if strata is not None else None
-            where = f"stratum {label!r} ({names[0]})" if label is not None else "the sample"
-            raise ReanalysisError(f"{where} has a single {'cluster' if clusters is not None else 'row'} (row "
-                                  f"{row + 2}): its variance cannot be estimated; merge it with a neighbouring "
-                                  "stratum")
+            unit = "cluster" if clusters is not None else "row"
+            if strata is None:
+                raise ReanalysisError(f"all the rows are one cluster ({names[1]}): the variance between clusters "
+                                      "cannot be estimated from a single one")
+            raise ReanalysisError(f"stratum {strata[row]!r} ({names[0]}) has a single {unit} (row {row + 2}): its "
+                                  "variance cannot be estimated; merge it with a neighbouring stratum")
         return cls(psu, stratum_of_psu)
 
     def variance(self, scores: np.ndarray) -> np.ndarray:
@@ -106,6 +107,7 @@ def _sums(index: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
     """Return the column sums of ``values`` grouped by ``index`` (0..size−1)."""
     return np.column_stack([np.bincount(index, weights=values[:, column], minlength=size)
                             for column in range(values.shape[1])]).reshape(size, values.shape[1])
+
 
 # A weight as plain decimal text: 2, 0.5, .5, 1e3 (no sign, no spaces, no inf or nan).
 WEIGHT = re.compile(r"([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]{1,3})?")
@@ -170,7 +172,8 @@ def debiased(raw: np.ndarray, p: float, q: float, feasible: tuple[float, float])
 
 @dataclass(frozen=True)
 class Margin:
-    """A known population value of one estimand: a share of an option (or "yes"), or a number's mean ("")."""
+    """A known population value of one estimand: a share of an option (or "yes"), or a number's mean ("");
+    option None for a bare value, which ``weighted_rows.resolve_margins`` fills in."""
 
     question: str
     option: str | None
@@ -258,7 +261,12 @@ BLOCK = 8  # columns whose linearised scores are computed together
 
 def _errors(w, present, values, theta, total, calibration, sampling) -> np.ndarray:
     """Return the linearised standard errors of some columns' weighted estimates ``theta``."""
-    linear = present[:, None] * (values - theta)
+    return linear_errors(w, present[:, None] * (values - theta), total, calibration, sampling)
+
+
+def linear_errors(w, linear, total, calibration=None, sampling=None) -> np.ndarray:
+    """Return the standard errors of estimates whose linearised values are w·``linear``/``total`` per row (columns),
+    net of the calibration variables, over the sampling's units (every row its own by default)."""
     if calibration is not None and calibration.shape[1]:
         gram = calibration.T @ (w[:, None] * calibration)
         slope = np.linalg.lstsq(gram, calibration.T @ (w[:, None] * linear), rcond=1e-12)[0]

@@ -277,3 +277,23 @@ def test_strata_and_clusters_change_only_the_standard_errors(tmp_path):
     assert "clusters (column 'school') drawn independently" in table_text
     result = _run(path, "aggregate", "--codebook", codebook_path, "--strata", "w", "--weights", "w")
     assert result.exit_code == 1 and "must be different columns" in result.output
+
+
+def test_rows_among_those_a_branched_question_applies_to_are_weighted_too():
+    """With equal weights the estimates among those a question applies to are the unweighted ones; their
+    linearised standard errors lie below the unweighted rows' Cauchy–Schwarz bounds; weights move them."""
+    from conftest import REPO
+
+    _, book, table = _design_files((REPO / "examples" / "smoking-branched.toml").read_text(), rows=3000)
+    header, rows = table[0], table[1:]
+    plain = {(row.question, row.option): row for row in aggregate_files(book, header, rows, level=0.95)}
+    _, equal, _, _ = weighted_files(book, header, rows, column=None)
+    assert [(row.question, row.option) for row in equal] == list(plain)
+    applied = [row for row in equal if row.option.endswith("(among those it applies to)")]
+    assert {row.question for row in applied} == {"cigarettes", "quit"}
+    for row in applied:
+        reference = plain[(row.question, row.option)]
+        assert row.estimate == pytest.approx(reference.estimate, abs=1e-9)
+        assert row.std_error <= reference.std_error
+    _, weighted, _, _ = weighted_files(book, header, rows, column="w")
+    assert [row.estimate for row in weighted] != [row.estimate for row in equal]
