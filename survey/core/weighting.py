@@ -319,6 +319,8 @@ def calibration_matrix(items: list[Item], margins: list[Margin]) -> np.ndarray:
             raise ReanalysisError(f"cannot calibrate {margin.question!r} to option {margin.option!r}: its "
                                   f"estimands are {shown}")
         lo, hi = item.feasible
+        if not item.present.any():
+            raise ReanalysisError(f"cannot calibrate to {_shown([margin])}: no response answered {margin.question!r}")
         if not lo <= margin.value <= hi:
             raise ReanalysisError(f"cannot calibrate to {_shown([margin])}: the value must lie in "
                                   f"[{lo:g}, {hi:g}]")

@@ -193,6 +193,11 @@ def test_a_margin_of_no_estimand_is_refused(margin, words):
         calibration_matrix([_item("a", [0, 1])], [margin])
 
 
+def test_a_margin_of_a_question_nobody_answered_is_refused():
+    with pytest.raises(ReanalysisError, match="no response answered 'a'"):
+        calibration_matrix([_item("a", [0, 1], np.zeros(2, dtype=bool))], [Margin("a", "yes", 0.5)])
+
+
 def test_strata_and_clusters_match_a_hand_computation():
     """Two strata of two and three clusters: SE² = Σ_h n_h/(n_h − 1) Σ_i (U_hi − Ū_h)² over cluster totals U."""
     reports = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1]
