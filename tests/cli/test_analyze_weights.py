@@ -139,10 +139,16 @@ def test_equal_weights_give_the_unweighted_estimates_of_every_mechanism(text):
     header, rows = table[0], table[1:]
     plain = {(row.question, row.option): row for row in aggregate_files(book, header, rows, level=0.95)}
     _, weighted, _, _ = weighted_files(book, header, rows, column=None, level=0.95)
+    checked = 0
     for row in weighted:
         reference = plain[(row.question, row.option)]
         assert row.n == reference.n
         assert row.estimate == pytest.approx(reference.estimate, abs=1e-9), (row.question, row.option)
+        # A share's unweighted error is the sample one where its estimate is feasible (and all rows answered).
+        if row.kind != "number" and 0 <= row.estimate <= 1 and row.n == len(rows):
+            assert row.std_error == pytest.approx(reference.std_error, abs=1e-12), (row.question, row.option)
+            checked += 1
+    assert checked >= (20 if text == EVERY_KIND else 0)
 
 
 def _write(tmp_path, table, crlf=False):
