@@ -86,11 +86,12 @@ def _margins_file(path: Path) -> list[tuple[str, str]]:
         raise click.ClickException(f"cannot read the margins file {path}: {exc}") from exc
     if not rows or [cell.strip().lower() for cell in rows[0][:2]] != ["option", "share"]:
         raise click.ClickException(f"{path}: the first line must name the columns: option,share")
-    pairs = [(row[0], row[1].strip()) for row in rows[1:] if row]
     bad = next((number for number, row in enumerate(rows[1:], start=2) if row and len(row) < 2), None)
-    if bad is not None or not pairs:
-        raise click.ClickException(f"{path}: " + (f"line {bad} needs an option and a share" if bad else
-                                                   "it gives no margins"))
+    if bad is not None:
+        raise click.ClickException(f"{path}: line {bad} needs an option and a share")
+    pairs = [(row[0], row[1].strip()) for row in rows[1:] if row]
+    if not pairs:
+        raise click.ClickException(f"{path}: it gives no margins")
     return pairs
 
 

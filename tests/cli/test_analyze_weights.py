@@ -303,3 +303,18 @@ def test_rows_among_those_a_branched_question_applies_to_are_weighted_too():
         assert row.std_error <= reference.std_error
     _, weighted, _, _ = weighted_files(book, header, rows, column="w")
     assert [row.estimate for row in weighted] != [row.estimate for row in equal]
+
+
+@pytest.mark.parametrize("text, words", [("option,share\nyes\n", "line 2 needs an option and a share"),
+                                         ("option,share\n", "it gives no margins"),
+                                         ("label,value\nyes,0.2\n", "the first line must name the columns"),
+                                         ("option,share\nyes,lots\n", "'lots' is not a number")])
+def test_a_bad_margins_file_is_a_clean_error(forced, tmp_path, text, words):
+    responses, book = forced
+    margins = tmp_path / "margins.csv"
+    margins.write_text(text)
+    result = _run(responses, "aggregate", "--codebook", book, "--calibrate", f"cheated={margins}")
+    assert result.exit_code in (1, 2) and "Traceback" not in result.output
+    assert words in result.output
+    missing = _run(responses, "aggregate", "--codebook", book, "--calibrate", f"cheated={tmp_path / 'none.csv'}")
+    assert missing.exit_code == 1 and "cannot read the margins file" in missing.output
