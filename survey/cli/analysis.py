@@ -11,6 +11,7 @@ import click
 from ..core.words import format_epsilon
 from .common import LEVEL, SANDBOX, echo_formatted, load_design, loaded_classes, open_store, stderr_progress
 from .files import open_responses, read_codebook
+from .weighted import is_weighted, run_weighted, weight_options
 
 # A file larger than this (bytes, about 1,000,000 rows of the example survey) shows a progress bar on stderr
 # while it is read (about 1 s per 1,000,000 rows of plain CSV; a chunk of lines it cannot parse in numpy is
@@ -149,7 +150,8 @@ ANALYSES = ("aggregate", "crosstab", "regress", "power")
                    "--binary` for data of another design.")
 @FORMAT
 @LEVEL
-def analyze(responses, analysis, names, codebook_path, fmt, level):
+@weight_options
+def analyze(responses, analysis, names, codebook_path, fmt, level, **weighting):
     """Re-analyse exported files alone: no database, no server.
 
     RESPONSES is a responses.csv (exported, downloaded or published) and --codebook its
@@ -171,6 +173,20 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
       ldp-survey analyze survey.csv regress drug_use sex age_group --codebook forced.json --format csv
       ldp-survey analyze survey.csv regress drug_use sex age --codebook forced.json
       ldp-survey analyze survey.csv power drug_use 0.1 0.2 --codebook forced.json
+
+    With --weights COLUMN (a column of design weights) and/or --calibrate (known population
+    margins), aggregate gives weighted estimates with linearised standard errors (of a
+    stratified, clustered sample with --strata and --clusters), Kish's effective sample size
+    and the weighting used (see the how-to "Survey weights and calibration"):
+
+    \b
+      ldp-survey analyze responses.csv aggregate --codebook codebook.json --weights w
+      ldp-survey analyze responses.csv aggregate --codebook codebook.json --weights w \\
+          --calibrate smoker=0.23 --calibrate colour=red:0.5,green:0.3,blue:0.2
+      ldp-survey analyze responses.csv aggregate --codebook codebook.json \\
+          --calibrate colour=margins.csv --format csv --out weighted/
+      ldp-survey analyze survey.csv aggregate --codebook forced.json --weights w \\
+          --strata region --clusters school
     """
     from ..core import reanalysis
 
@@ -182,8 +198,11 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
         raise click.UsageError("power takes a yes/no item and two shares: power Q NULL SHARE")
     if analysis == "aggregate" and names:
         raise click.UsageError(f"aggregate takes no question names, got {' '.join(names)}")
+    weighted = is_weighted(analysis, **weighting)
     files = _Files(responses, codebook_path)
-    if analysis == "aggregate":
+    if weighted:
+        run_weighted(files, fmt, level, **weighting)
+    elif analysis == "aggregate":
         from ..core import aggregate as agg
 
         rows = files.run(reanalysis.aggregate_files, level=level)

@@ -19,6 +19,8 @@ from .codebook import response_columns
 
 BOOK_KEYS = {"survey", "title", "design_hash", "epsilon", "epsilon_spent", "allocation", "files", "method",
              "columns", "estimands", "design"}
+# Keys a codebook may carry besides: the deletion date, and the weighting `analyze --out` used (read by people).
+OPTIONAL_KEYS = {"deletion_date", "weighting"}
 COLUMN_KEYS = {"name", "question", "text", "kind", "mechanism", "epsilon", "meaning"}
 ESTIMAND_KEYS = {"question", "option", "column", "value", "p", "q", "p_exact", "q_exact", "scale", "interval",
                  "simultaneous_over"}
@@ -137,7 +139,7 @@ def _check_estimand(entry, index: int, columns: dict[str, dict]) -> str:
 
 def _check_other_design(book: dict) -> None:
     """Check a codebook of another design (``design`` null) field by field."""
-    _keys({key: value for key, value in book.items() if key != "deletion_date"}, BOOK_KEYS, "top level")
+    _keys({key: value for key, value in book.items() if key not in OPTIONAL_KEYS}, BOOK_KEYS, "top level")
     for key in ("survey", "title", "method"):
         _text(book[key], key)
     if book["design_hash"] is not None:
