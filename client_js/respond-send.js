@@ -148,7 +148,7 @@ async function transmit(action, testing, questions, body) {
     return { outcome: 'lost', message: LOST_MESSAGE(), final: false };
   }
   const { field, error } = response.status === 201 ? { field: null, error: null } : await errorBody(response);
-  const sent = { ...outcome(response.status, field, questions), field };
+  const sent = { ...outcome(response.status, field, questions), field, status: response.status };
   if (response.status !== 503) return sent;
   const retryAfter = retrySeconds(response.headers.get('Retry-After'));
   return { ...sent, message: error ?? sent.message, retryAfter };
@@ -180,6 +180,15 @@ export function formSender(form, questions) {
     cancel() { clearTimeout(retryTimer); },
   };
   return sender;
+}
+
+/**
+ * End the interviewer session of a page in handover mode (respond-handover.js): a POST of an empty object to the
+ * session's end address, beside the form's data-action; return whether the server ended it.
+ */
+export async function endSession(form) {
+  const sent = await transmit(new URL('end', formAction(form)), false, new Set(), '{}');
+  return sent.status === 200;
 }
 
 /** Return a lost send's message; after a 503, say when the page will send again by itself. */

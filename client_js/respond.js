@@ -22,6 +22,10 @@
  * In test mode (the form's data-test, the survey's owner trying it) the randomization and the
  * send are the same, but nothing is kept on this device: no answered mark, no pending send and
  * no series memo reach localStorage, which an in-memory store replaces for the page's life.
+ *
+ * In handover mode (an interviewer session's link, respond-handover.js) the device passes from respondent
+ * to respondent: nothing is kept on it either, series memos are off, and once a respondent's reports are
+ * acknowledged the page starts again for the next one instead of thanking.
  */
 
 import { mechanismOf } from './mechanisms/index.js';
@@ -36,6 +40,7 @@ import { ReportState } from './respond-reports.js';
 import { forgetPending, formSender, keptPending, newSubmissionId, settle } from './respond-send.js';
 import { showCompletion, takePanelParameters } from './respond-completion.js';
 import { setUpProgress } from './respond-progress.js';
+import { inHandover, startHandover } from './respond-handover.js';
 import { _ } from './messages.js';
 
 // Below this width the privacy explanation starts folded, so the questions are near the top.
@@ -87,9 +92,10 @@ function seriesMemos(design) {
 }
 
 /** Load a series' memos and wire its forget button; return {memos}, emptied when the respondent forgets. */
-function setUpSeries(design) {
+function setUpSeries(design, handover) {
   const series = { memos: new Map() };
-  if (!design.series) return series;
+  // In handover mode no memo is kept or used: each respondent's reports are drawn afresh.
+  if (!design.series || handover) return series;
   const status = document.getElementById('series-status');
   const loaded = seriesMemos(design);
   series.memos = loaded.memos;
@@ -162,6 +168,10 @@ function finish(page, text) {
   page.reports.clear();
   page.submission = null;
   clearAnswers(page.fieldsets);
+  if (page.handover) {
+    page.handover.next(Boolean(text));
+    return;
+  }
   rememberAnswered(page.slug);
   page.errorRegion.textContent = '';
   page.form.hidden = true;
@@ -301,18 +311,19 @@ function listenToAnswers(page) {
   });
 }
 
-function setUpSurvey(form, design) {
+function setUpSurvey(form, design, handover = null) {
   const page = pageOf(form, design);
+  page.handover = handover;
   // A panel's participant ids leave the address now, and this page's JavaScript alone holds them.
-  page.panelValues = takePanelParameters(design, { keep: form.dataset.test !== 'yes' });
-  if (wasAnswered(page.slug)) {
+  page.panelValues = takePanelParameters(design, { keep: form.dataset.test !== 'yes' && !handover });
+  if (!handover && wasAnswered(page.slug)) {
     form.hidden = true;
     page.notice.hidden = false;
     showCompletion(design, page.panelValues, { follow: false, test: form.dataset.test === 'yes', after: page.notice });
     return;
   }
   // Under sample allocation only the drawn questions are shown, validated and sent.
-  const asked = askedQuestions(design);
+  const asked = askedQuestions(design, { remember: !handover });
   showOnly(asked, page.fieldsets);
   // Questions shown only when an earlier answer makes them apply still send a report (respond-branching.js).
   page.branching = new Branching(design, page.fieldsets, asked);
@@ -321,7 +332,7 @@ function setUpSurvey(form, design) {
   design.questions
     .filter((question) => question.kind === 'multi' && question.decline)
     .forEach((question) => setUpDecline(page.fieldsets.get(question.id)));
-  const series = setUpSeries(design);
+  const series = setUpSeries(design, handover);
   form.querySelectorAll('[data-radio-group]').forEach(setUpRadioGroup);
   page.reports = new ReportState(page.fieldsets, asked, (question, value) => {
     const memo = series.memos.get(question.id);
@@ -346,7 +357,8 @@ function start() {
     foldOnNarrowScreen();
     const design = JSON.parse(document.getElementById('design').textContent);
     if (form.dataset.test === 'yes') keepNothing();
-    setUpSurvey(form, design);
+    if (inHandover(form)) startHandover(form, design, setUpSurvey);
+    else setUpSurvey(form, design);
   } catch (error) {
     if (errorRegion) errorRegion.textContent = _('This survey cannot be answered: %(reason)s', { reason: error.message });
   }
