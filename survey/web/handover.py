@@ -15,6 +15,7 @@ from flask import Blueprint, Response, abort, jsonify, request, url_for
 from ..core.interviews import interview_submission
 from ..core.reports import ReportError, parse_submission, validate_submission
 from ..store import AdmissionError, InterviewRefused, StoreError, StoreUnavailable, SurveyClosed
+from ..store.interviews import REFUSALS
 from . import flood
 from .db import get_store
 from .i18n import render_respondent_page
@@ -67,6 +68,8 @@ def submit(slug, token):
         flooded = flood.check()
         if flooded is not None:
             return flooded
+        state = "unknown" if session is None else session["state"]
+        raise ReportError(REFUSALS[state], field="interview", status=403 if session is None else 410)
     if not request.is_json:
         raise ReportError("the body must be JSON sent with Content-Type: application/json")
     design, answers, submission = _admitted(store, slug, request.get_data(cache=False))
