@@ -41,7 +41,9 @@ function showStart(state, sent) {
   if (protection) protection.open = true;
   const start = document.getElementById('handover-start');
   start.hidden = false;
-  start.focus();
+  // From the top: the interviewer's bar, then the privacy explanation, then this screen's button.
+  window.scrollTo(0, 0);
+  start.focus({ preventScroll: true });
 }
 
 /** Replace the form by a fresh copy of the one the page loaded with, set up for the next respondent. */
