@@ -38,7 +38,7 @@ def _print_sessions(sessions: list[dict]):
 @click.option("--end", "end_id", type=int, metavar="ID", help="End the session with this id (from --list) instead.")
 @click.pass_obj
 def interview(db, slug, label, hours, allowance, base, listing, end_id):
-    """Print a new interviewer (handover) session link of an open survey.
+    """Print a new handover (interviewer) session link.
 
     Open the link on a tablet or phone that goes from respondent to respondent: after each
     one's answers are sent the page starts again, with nothing of them left on the page or
