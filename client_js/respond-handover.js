@@ -1,7 +1,8 @@
 /**
- * Handover mode of the respondent page (respond.js; templates/_handover_bar.html and _handover_start.html): one
- * device handed from respondent to respondent through an interviewer session's secret link
- * (docs/how-to/handover.md).
+ * Handover mode of the respondent page, its entry in that mode (templates/_handover_bar.html and
+ * _handover_start.html): one device handed from respondent to respondent through an interviewer session's
+ * secret link (docs/how-to/handover.md). respond.js sets the survey up for each respondent; the ordinary
+ * page's script does not carry this module.
  *
  * Every respondent starts on the start screen, with the privacy explanation open above it. Once their
  * reports are sent, the form is replaced by a copy of it made when the page loaded, before any answer
@@ -17,11 +18,8 @@
 
 import { keepNothing } from './respond-device.js';
 import { endSession } from './respond-send.js';
-
-/** Return whether the page is in handover mode (its form's data-handover). */
-export function inHandover(form) {
-  return form?.dataset.handover === 'yes';
-}
+import { setUpSurvey } from './respond.js';
+import { _ } from './messages.js';
 
 /** Show `n` reports waiting to be sent on the interviewer's bar. */
 export function setWaiting(n) {
@@ -118,4 +116,21 @@ export function startHandover(form, design, setUp) {
   wireStart(state);
   wireEnd(state);
   showStart(state, false);
+}
+
+function start() {
+  const form = document.querySelector('form[data-handover="yes"]');
+  if (!form) return;
+  try {
+    startHandover(form, JSON.parse(document.getElementById('design').textContent), setUpSurvey);
+  } catch (error) {
+    document.getElementById('form-error').textContent = _('This survey cannot be answered: %(reason)s',
+      { reason: error.message });
+  }
+}
+
+if (document.readyState === 'loading') {
+  document.addEventListener('DOMContentLoaded', start);
+} else {
+  start();
 }

@@ -23,9 +23,9 @@
  * send are the same, but nothing is kept on this device: no answered mark, no pending send and
  * no series memo reach localStorage, which an in-memory store replaces for the page's life.
  *
- * In handover mode (an interviewer session's link, respond-handover.js) the device passes from respondent
- * to respondent: nothing is kept on it either, series memos are off, and once a respondent's reports are
- * acknowledged the page starts again for the next one instead of thanking.
+ * In handover mode (an interviewer session's link) the page's entry is respond-handover.js, which sets the
+ * survey up through setUpSurvey once per respondent: nothing is kept on the device, series memos are off, and
+ * once a respondent's reports are acknowledged the page starts again for the next one instead of thanking.
  */
 
 import { mechanismOf } from './mechanisms/index.js';
@@ -40,7 +40,6 @@ import { ReportState } from './respond-reports.js';
 import { forgetPending, formSender, keptPending, newSubmissionId, settle } from './respond-send.js';
 import { showCompletion, takePanelParameters } from './respond-completion.js';
 import { setUpProgress } from './respond-progress.js';
-import { inHandover, startHandover } from './respond-handover.js';
 import { _ } from './messages.js';
 
 // Below this width the privacy explanation starts folded, so the questions are near the top.
@@ -311,7 +310,8 @@ function listenToAnswers(page) {
   });
 }
 
-function setUpSurvey(form, design, handover = null) {
+/** Set up the survey's form for one respondent; `handover` (respond-handover.js) ends it with handover.next(). */
+export function setUpSurvey(form, design, handover = null) {
   const page = pageOf(form, design);
   page.handover = handover;
   // A panel's participant ids leave the address now, and this page's JavaScript alone holds them.
@@ -351,14 +351,14 @@ function setUpSurvey(form, design, handover = null) {
 
 function start() {
   const form = document.querySelector('form[data-action]');
-  if (!form) return;
+  // A page in handover mode is run by its own entry, respond-handover.js.
+  if (!form || form.dataset.handover === 'yes') return;
   const errorRegion = document.getElementById('form-error');
   try {
     foldOnNarrowScreen();
     const design = JSON.parse(document.getElementById('design').textContent);
     if (form.dataset.test === 'yes') keepNothing();
-    if (inHandover(form)) startHandover(form, design, setUpSurvey);
-    else setUpSurvey(form, design);
+    setUpSurvey(form, design);
   } catch (error) {
     if (errorRegion) errorRegion.textContent = _('This survey cannot be answered: %(reason)s', { reason: error.message });
   }

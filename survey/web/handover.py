@@ -43,7 +43,8 @@ def page(slug, token):
         blocked, code = None, 200
     handover = None if blocked else {"answered": session["answered"], "allowance": session["allowance"],
                                      "label": session["label"], "token": token}
-    response = render_respondent_page(design, blocked=blocked, invite="", handover=handover, action=(
+    response = render_respondent_page(design, blocked=blocked, invite="", handover=handover,
+                                    page_entry="respond-handover.js", action=(
         None if blocked else url_for("handover.submit", slug=slug, token=token)))
     return response, code, {"Cache-Control": "no-store"}
 
