@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import stored_count
+from conftest import create_from_toml, released_at_once, stored_count
 
 from survey.store import Store
 
@@ -101,4 +101,61 @@ def test_five_respondents_in_turn_leave_nothing_behind_and_ending_refuses_the_li
     refused = page.request.post(f"{link}/responses", data="{}", headers={"Content-Type": "application/json"})
     assert refused.status == 410
     assert stored_count(live_server["db"], SLUG) == before + 5
+    context.close()
+
+
+SERIES_TOML = """
+slug = "habits-handover"
+title = "Habits in the field"
+epsilon = 2
+series = "habits-field"
+
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+
+[[questions]]
+id = "sport"
+kind = "yes_no"
+text = "Do you play a sport?"
+"""
+
+
+def test_a_series_in_handover_keeps_no_memo_and_the_page_is_axe_clean_at_360_px(browser, live_server):
+    from axe_playwright_python.sync_playwright import Axe
+
+    rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+             "resultTypes": ["violations"]}
+    create_from_toml(live_server["db"], released_at_once(SERIES_TOML))
+    store = Store(live_server["db"])
+    try:
+        token, _ = store.start_interview("habits-handover", label="Shelter")
+    finally:
+        store.close()
+    context = browser.new_context(viewport={"width": 360, "height": 800})
+    page = context.new_page()
+    page.goto(f"{live_server['origin']}/s/habits-handover/interview/{token}")
+    page.locator("#handover-start").wait_for(state="visible")
+    assert page.locator("#series").count() == 0, "no series memo section in handover mode"
+    for step in ("start", "form", "confirm"):
+        if step == "form":
+            page.locator("#handover-begin").click()
+            page.get_by_role("group", name=re.compile("Do you smoke")).get_by_label("Yes").check()
+        if step == "confirm":
+            page.locator("#handover-end").click()
+        results = Axe().run(page, options=rules).response
+        assert [v["id"] for v in results["violations"]] == [], step
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360, step
+    page.locator("#handover-end-no").click()
+    for smokes in ("Yes", "No"):
+        if not page.locator("#survey-form").is_visible():
+            page.locator("#handover-begin").click()
+        page.get_by_role("group", name=re.compile("Do you smoke")).get_by_label(smokes).check()
+        page.get_by_role("group", name=re.compile("play a sport")).get_by_label("No").check()
+        page.get_by_role("button", name=re.compile("send", re.I)).click()
+        page.locator("#handover-sent").wait_for(state="visible", timeout=10_000)
+        assert page.evaluate("localStorage.length + sessionStorage.length") == 0
+    assert page.locator("#handover-answered").text_content() == "2"
+    assert stored_count(live_server["db"], "habits-handover") == 2
     context.close()
