@@ -201,3 +201,12 @@ def test_a_session_replaces_the_flood_limit_which_still_holds_for_everyone_else(
         assert stored_count(db_path, SLUG) == 7
     finally:
         app.extensions["ldp_stores"].close_all()
+
+
+def test_a_session_link_is_hidden_in_log_lines():
+    from survey.web.log_privacy import scrub_path
+
+    token = "A" * 32
+    for path in (f"/s/{SLUG}/interview/{token}", f"/s/{SLUG}/interview/{token}/responses",
+                 f"/login?next=%2Fs%2F{SLUG}%2Finterview%2F{token}"):
+        assert token not in scrub_path(path) and "(hidden)" in scrub_path(path), path
