@@ -42,7 +42,7 @@ def page(slug, token):
     else:
         blocked, code = None, 200
     handover = None if blocked else {"answered": session["answered"], "allowance": session["allowance"],
-                                     "label": session["label"], "token": token}
+                                     "label": session["label"]}
     response = render_respondent_page(design, blocked=blocked, invite="", handover=handover,
                                     page_entry="respond-handover.js", action=(
         None if blocked else url_for("handover.submit", slug=slug, token=token)))
