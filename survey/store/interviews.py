@@ -16,6 +16,7 @@ import secrets
 import time
 
 from ..core import interviews as rules
+from . import admission
 from .admission import AdmissionError
 from .errors import StoreError
 from .ids import today
@@ -136,6 +137,12 @@ class Interviews:
         session = self.interview_session(slug, token, now=now)
         state = "unknown" if session is None else session["state"]
         raise InterviewRefused(REFUSALS.get(state, REFUSALS["used-up"]), state=state)
+
+    def submission_stored(self, slug: str, submission: str, answers: dict) -> bool:
+        """Return whether this submission id was stored with these answers (a retry); nothing is written."""
+        row = self._execute("SELECT answers_check FROM submissions WHERE id_hash = ?",
+                            [admission.submission_hash(slug, submission)]).fetchone()
+        return row is not None and secrets.compare_digest(row[0], admission.answers_check(submission, answers))
 
     def give_back_interview(self, slug: str, token: str) -> int:
         """Undo one take_interview (the response was not stored, or was stored before); return the new count."""

@@ -65,18 +65,22 @@ def submit(slug, token):
     _own_page()
     store = get_store()
     session = store.interview_session(slug, token)
-    if session is None or session["state"] != "active":
-        flooded = flood.check()
+    state = "unknown" if session is None else session["state"]
+    if state != "active":
+        flooded = flood.check()  # without a working session, the flood limit counts the request
         if flooded is not None:
             return flooded
-        state = "unknown" if session is None else session["state"]
-        raise ReportError(REFUSALS[state], field="interview", status=403 if session is None else 410)
+        if state != "used-up":  # a used-up session may still be sent a retry of a stored response
+            raise ReportError(REFUSALS[state], field="interview", status=403 if session is None else 410)
     if not request.is_json:
         raise ReportError("the body must be JSON sent with Content-Type: application/json")
     design, answers, submission = _admitted(store, slug, request.get_data(cache=False))
     try:
         store.take_interview(slug, token)
     except InterviewRefused as exc:
+        if submission is not None and store.submission_stored(slug, submission, answers):
+            # A retry of a response stored before the allowance ran out (its reply was lost): stored once.
+            return Response(STORED_BODY, status=201, mimetype="application/json")
         raise ReportError(str(exc), field=exc.field, status=exc.status) from exc
     try:
         stored = _store(store, slug, design, answers, submission)

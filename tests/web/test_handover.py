@@ -83,6 +83,8 @@ def test_responses_count_against_the_allowance_once_each_and_then_the_link_refus
     assert send(client, link, smoking_survey["hash"]).status_code == 201
     refused = send(client, link, smoking_survey["hash"], submission="b" * 32)
     assert refused.status_code == 410 and refused.get_json()["field"] == "interview"
+    late_retry = send(client, link, smoking_survey["hash"], submission="a" * 32)
+    assert late_retry.status_code == 201, "a retry of a stored response is answered as stored, once"
     assert stored_count(db_path, SLUG) == 2
     page = client.get(link)
     assert page.status_code == 410 and 'id="interview-used-up"' in page.get_data(as_text=True)
