@@ -11,21 +11,16 @@
  * every respondent (no "already answered" mark, no pending body, no series memo, no drawn sample in
  * localStorage or sessionStorage), and series memos are off.
  *
- * The interviewer's bar counts the responses sent in this session, and has a slot for those waiting to
- * be sent (setWaiting, for a queue of sends made offline), and a way to end the session from here,
- * after a confirmation.
+ * The interviewer's bar counts the responses sent in this session, has a slot for those waiting to be
+ * sent (filled by setWaiting of respond-waiting.js, for a queue of sends made offline), and a way to end
+ * the session from here, after a confirmation.
  */
 
 import { keepNothing } from './respond-device.js';
+import { setWaiting } from './respond-waiting.js';
 import { endSession } from './respond-send.js';
 import { setUpSurvey } from './respond.js';
 import { _ } from './messages.js';
-
-/** Show `n` reports waiting to be sent on the interviewer's bar. */
-export function setWaiting(n) {
-  const slot = document.getElementById('handover-waiting');
-  if (slot) slot.textContent = String(Math.max(0, Math.trunc(Number(n) || 0)));
-}
 
 function setAnswered(n) {
   document.getElementById('handover-answered').textContent = String(n);
@@ -112,6 +107,7 @@ export function startHandover(form, design, setUp) {
     },
   };
   keepNothing();
+  setWaiting(0);
   setUp(form, design, state.handover);
   wireStart(state);
   wireEnd(state);

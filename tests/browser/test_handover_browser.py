@@ -87,6 +87,9 @@ def test_five_respondents_in_turn_leave_nothing_behind_and_ending_refuses_the_li
     page.set_viewport_size({"width": 1280, "height": 900})
     shoot(page, "start-1280.png")
     page.locator("#interviewer-bar").screenshot(path=str(SHOTS / "bar-1280.png"))
+    # The slot an offline queue fills: its module, as served, writes the count the bar shows.
+    page.evaluate("async () => (await import('/static/js/respond-waiting.js')).setWaiting(3)")
+    assert page.locator("#handover-waiting").text_content() == "3"
     page.locator("#handover-end").click()
     page.locator("#handover-confirm").wait_for(state="visible")
     assert page.evaluate("document.activeElement.id") == "handover-end-no"
