@@ -5,7 +5,8 @@
 expires, its allowance, ``answered`` (how many responses it admitted) and whether it ended.
 A response stores nothing of its session, and the session's count is taken in a transaction
 of its own, before the response's (``take_interview``) and given back if the response is then
-not stored or was stored before (``give_back_interview``): no transaction writes both.
+not stored or was stored before (``give_back_interview``): no transaction writes both, and the
+order of the two is then forgotten (``forget_interview_order``).
 Migration ``m018_interview_sessions`` is registered here, after the ones of ``schema``.
 """
 
@@ -18,8 +19,9 @@ import time
 from ..core import interviews as rules
 from . import admission
 from .admission import AdmissionError
-from .errors import StoreError
+from .errors import StoreError, StoreUnavailable
 from .ids import today
+from .location import is_postgres_url
 from .schema import migrations
 
 
@@ -143,6 +145,21 @@ class Interviews:
         row = self._execute("SELECT answers_check FROM submissions WHERE id_hash = ?",
                             [admission.submission_hash(slug, submission)]).fetchone()
         return row is not None and secrets.compare_digest(row[0], admission.answers_check(submission, answers))
+
+    def forget_interview_order(self) -> bool:
+        """Forget which write came after a session's count: empty SQLite's WAL, vacuum the sessions on PostgreSQL.
+
+        The WAL holds the pages written since it was last emptied in the order written, the
+        session's count beside the response that followed it; PostgreSQL keeps a counted row's
+        old versions until a vacuum (best effort, as for invitations: ``_forget_order``).
+        """
+        if not is_postgres_url(self.path):
+            return self._forget_order()
+        try:
+            self._execute("VACUUM (SKIP_LOCKED) interview_sessions")
+        except StoreUnavailable:
+            return False
+        return True
 
     def give_back_interview(self, slug: str, token: str) -> int:
         """Undo one take_interview (the response was not stored, or was stored before); return the new count."""

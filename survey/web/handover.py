@@ -58,9 +58,9 @@ def _own_page():
 def submit(slug, token):
     """Store one response through a working session, counted against its allowance; refuse anything else, storing nothing.
 
-    201 as ``respond.submit`` (a retried submission id is stored and counted once); 403
-    {"field": "interview"} for an unknown link, 410 for an ended, expired or used-up session or
-    a closed survey; 429 when a client without a working session floods.
+    201 as ``respond.submit`` (a retried submission id is stored and counted once, even after the
+    allowance ran out); 403 {"field": "interview"} for an unknown link, 410 for an ended, expired
+    or used-up session or a closed survey; 429 when a client without a working session floods.
     """
     _own_page()
     store = get_store()
@@ -89,6 +89,7 @@ def submit(slug, token):
         raise
     if not stored:
         store.give_back_interview(slug, token)  # a retry of a stored submission: counted once
+    store.forget_interview_order()
     return Response(STORED_BODY, status=201, mimetype="application/json")
 
 

@@ -4,6 +4,7 @@ the flood limit it replaces, invitation-only surveys, and ended or expired links
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 
@@ -212,3 +213,13 @@ def test_a_session_link_is_hidden_in_log_lines():
     for path in (f"/s/{SLUG}/interview/{token}", f"/s/{SLUG}/interview/{token}/responses",
                  f"/login?next=%2Fs%2F{SLUG}%2Finterview%2F{token}"):
         assert token not in scrub_path(path) and "(hidden)" in scrub_path(path), path
+
+
+@pytest.mark.sqlite_only
+def test_the_write_ahead_log_is_emptied_after_each_response_through_a_session(client, db_path, smoking_survey):
+    store = Store(db_path)
+    token, _ = store.start_interview(SLUG)
+    store.close()
+    for number in range(2):
+        assert send(client, f"/s/{SLUG}/interview/{token}", smoking_survey["hash"]).status_code == 201
+        assert os.path.getsize(f"{db_path}-wal") == 0, "the WAL keeps no order of the count and the response"
