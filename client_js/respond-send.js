@@ -184,6 +184,15 @@ export function formSender(form, questions) {
   return sender;
 }
 
+/**
+ * End the interviewer session of a page in handover mode (respond-handover.js): a POST of an empty object to the
+ * session's end address, beside the form's data-action; return whether the server ended it.
+ */
+export async function endSession(form) {
+  const sent = await transmit(new URL('end', formAction(form)), false, new Set(), '{}');
+  return sent.status === 200;
+}
+
 /** Return a lost send's message; after a 503, say when the page will send again by itself. */
 function lostMessage(sent) {
   if (sent.retryAfter === undefined) return sent.message;

@@ -25,6 +25,10 @@
  * In test mode (the form's data-test, the survey's owner trying it) the randomization and the
  * send are the same, but nothing is kept on this device: no answered mark, no pending send and
  * no series memo reach localStorage, which an in-memory store replaces for the page's life.
+ *
+ * In handover mode (an interviewer session's link) the page's entry is respond-handover.js, which sets the
+ * survey up through setUpSurvey once per respondent: nothing is kept on the device, series memos are off, and
+ * once a respondent's reports are acknowledged the page starts again for the next one instead of thanking.
  */
 
 import { mechanismOf } from './mechanisms/index.js';
@@ -91,9 +95,10 @@ function seriesMemos(design) {
 }
 
 /** Load a series' memos and wire its forget button; return {memos}, emptied when the respondent forgets. */
-function setUpSeries(design) {
+function setUpSeries(design, handover) {
   const series = { memos: new Map() };
-  if (!design.series) return series;
+  // In handover mode no memo is kept or used: each respondent's reports are drawn afresh.
+  if (!design.series || handover) return series;
   const status = document.getElementById('series-status');
   const loaded = seriesMemos(design);
   series.memos = loaded.memos;
@@ -166,6 +171,10 @@ function finish(page, text, follow = true) {
   page.reports.clear();
   page.submission = null;
   clearAnswers(page.fieldsets);
+  if (page.handover) {
+    page.handover.next(Boolean(text));
+    return;
+  }
   rememberAnswered(page.slug);
   page.errorRegion.textContent = '';
   page.form.hidden = true;
@@ -313,19 +322,24 @@ function listenToAnswers(page) {
   });
 }
 
-function setUpSurvey(form, design, offline) {
+/**
+ * Set up the survey's form for one respondent; `handover` (respond-handover.js) ends it with handover.next(),
+ * `offline` (offline.js) keeps a body whose send reached no server while the device is offline.
+ */
+export function setUpSurvey(form, design, handover = null, offline = null) {
   const page = pageOf(form, design);
+  page.handover = handover;
   page.offline = offline;
   // A panel's participant ids leave the address now, and this page's JavaScript alone holds them.
-  page.panelValues = takePanelParameters(design, { keep: form.dataset.test !== 'yes' });
-  if (wasAnswered(page.slug)) {
+  page.panelValues = takePanelParameters(design, { keep: form.dataset.test !== 'yes' && !handover });
+  if (!handover && wasAnswered(page.slug)) {
     form.hidden = true;
     page.notice.hidden = false;
     showCompletion(design, page.panelValues, { follow: false, test: form.dataset.test === 'yes', after: page.notice });
     return;
   }
   // Under sample allocation only the drawn questions are shown, validated and sent.
-  const asked = askedQuestions(design);
+  const asked = askedQuestions(design, { remember: !handover });
   showOnly(asked, page.fieldsets);
   // Questions shown only when an earlier answer makes them apply still send a report (respond-branching.js).
   page.branching = new Branching(design, page.fieldsets, asked);
@@ -334,7 +348,7 @@ function setUpSurvey(form, design, offline) {
   design.questions
     .filter((question) => question.kind === 'multi' && question.decline)
     .forEach((question) => setUpDecline(page.fieldsets.get(question.id)));
-  const series = setUpSeries(design);
+  const series = setUpSeries(design, handover);
   form.querySelectorAll('[data-radio-group]').forEach(setUpRadioGroup);
   page.reports = new ReportState(page.fieldsets, asked, (question, value) => {
     const memo = series.memos.get(question.id);
@@ -353,6 +367,8 @@ function setUpSurvey(form, design, offline) {
 
 function start() {
   const form = document.querySelector('form[data-action]');
+  // A page in handover mode is run by its own entry, respond-handover.js.
+  if (form && form.dataset.handover === 'yes') return;
   // A closed survey's page has no form, but still sends (and so reports) what waits on this device.
   const slug = document.querySelector('article.survey')?.dataset.slug;
   if (!form) {
@@ -365,7 +381,7 @@ function start() {
     const design = JSON.parse(document.getElementById('design').textContent);
     if (form.dataset.test === 'yes') keepNothing();
     const questions = new Map(design.questions.map((question) => [question.id, question]));
-    setUpSurvey(form, design, form.dataset.test === 'yes' ? null : setUpOffline(design.slug, questions));
+    setUpSurvey(form, design, null, form.dataset.test === 'yes' ? null : setUpOffline(design.slug, questions));
   } catch (error) {
     if (errorRegion) errorRegion.textContent = _('This survey cannot be answered: %(reason)s', { reason: error.message });
   }
