@@ -69,7 +69,7 @@ def test_a_wave_in_two_layers_reuses_the_kept_reports_and_says_it_randomizes_the
     status = page.locator("#series-status").inner_text()
     assert "2 question(s) reuse the reports" in status, "the kept reports stay valid under two layers"
     assert "randomizes the kept reports again" in status and "ε₁ = 1" in status
-    assert page.get_by_text(re.compile("every wave also randomizes the kept report again")).is_visible()
+    assert page.get_by_text(re.compile("every wave also draws the kept report again")).is_visible()
     assert {qid: kept(page, qid) for qid in memos} == memos, "the kept reports are not changed"
     design = json.loads(page.evaluate("document.getElementById('design').textContent"))
     levels = {q["id"]: q["wave"].get("bins") for q in design["questions"]}
