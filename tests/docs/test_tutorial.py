@@ -190,8 +190,8 @@ def test_the_tutorial_as_written(tmp_path, monkeypatch):
     step = steps[7]
     respondent = text(browser.get("/s/campus-life").get_data(as_text=True))
     shows(step, respondent, "Your answers are scrambled on this device before they leave it")
-    sure = re.search(r"can be at most (\d+%) sure after seeing everything the page sends", flat(step)).group(1)
-    assert f"can be at most {sure} sure after seeing everything this page sends" in respondent
+    sure = re.search(r"after seeing all that this page sends they can be at most (\d+%) sure", flat(step)).group(1)
+    assert f"After seeing all that this page sends, they can be at most {sure} sure" in respondent
     assert "You have already answered this survey on this device" in respondent, "the notice shown on reload"
     store = Store(str(folder / "first.db"))
     try:

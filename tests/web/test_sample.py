@@ -401,7 +401,7 @@ def test_the_respondent_page_says_why_only_some_questions_are_shown(client, athl
     page = client.get(f"/s/{SLUG}").get_data(as_text=True)
     assert "Each person answers 2 of the 6 questions, chosen at random on your device" in page
     assert "Your privacy loss stays at most ε = 1 in total" in page
-    assert "at most 74% sure after seeing everything this page sends" in page
+    assert "After seeing all that this page sends, they can be at most 74% sure" in page
     fieldsets = re.findall(r"<fieldset\b[^>]*>", page)
     assert len(fieldsets) == 6 and all(re.search(r"\shidden\b", tag) for tag in fieldsets)
 
