@@ -235,3 +235,32 @@ class _Piece:
         else:
             s = brentq(excess, start, end, xtol=1e-15, rtol=4 * np.finfo(float).eps)
         return float(np.clip(self.theta(s), 0.0, 1.0))
+
+
+POSTERIOR = "posterior"
+
+
+def posterior_kind(prior) -> str:
+    """Return the interval kind of posterior intervals under ``prior``: "posterior-jeffreys", "posterior-beta(2,3)", …"""
+    return f"{POSTERIOR}-{parse_prior(prior).name}"
+
+
+def kind_prior(kind) -> Prior | None:
+    """Return the prior of a posterior interval kind ("posterior" alone: the default), None for another kind.
+
+    ValueError when the kind names a posterior with a prior that ``parse_prior`` does not read.
+    """
+    if not isinstance(kind, str) or not (kind == POSTERIOR or kind.startswith(POSTERIOR + "-")):
+        return None
+    return DEFAULT_PRIOR if kind == POSTERIOR else parse_prior(kind[len(POSTERIOR) + 1:])
+
+
+def kind_words(kind: str, level: float) -> str:
+    """Return a posterior kind's intervals in words: "95% credible interval under a Jeffreys Beta(1/2, 1/2) prior"."""
+    return f"{format(level * 100, 'g')}% credible interval under {kind_prior(kind).words()}"
+
+
+def scaled_interval(interval_01: tuple[float, float], low: float, high: float) -> tuple[float, float]:
+    """Return an interval of x in [0, 1] on the scale [low, high], inside it."""
+    return (min(max(low + (high - low) * interval_01[0], low), high),
+            min(max(low + (high - low) * interval_01[1], low), high))
