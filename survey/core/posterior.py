@@ -146,9 +146,9 @@ def interval(loglik: Callable, mode: float, prior: Prior, level: float) -> tuple
     high = 1.0 if loglik(1.0) > -DROP else brentq(lambda t: loglik(t) + DROP, mode, 1.0, xtol=1e-15)
     middle = (low + high) / 2
     pieces = [_Piece(low, middle, prior, loglik, left=True), _Piece(middle, high, prior, loglik, left=False)]
-    logs = np.concatenate([piece.panel_logs() for piece in pieces])
-    shift = float(np.max(logs))
-    masses = np.concatenate([piece.panel_masses(shift) for piece in pieces])
+    logs = [piece.panel_logs() for piece in pieces]
+    shift = float(max(np.max(values) for values in logs))
+    masses = np.concatenate([piece.panel_masses(values, shift) for piece, values in zip(pieces, logs)])
     cumulative = np.cumsum(masses)
     alpha = 1 - level
     return tuple(_quantile(pieces, masses, cumulative, share * cumulative[-1], shift)
@@ -206,14 +206,13 @@ class _Piece:
 
     def panel_logs(self) -> np.ndarray:
         """Return the log density at every node of every panel (rows in θ order)."""
-        edges = np.arange(PANELS + 1) / PANELS
-        logs = np.array([self.log_density(self._nodes(edges[j], edges[j + 1])[0]) for j in range(PANELS)])
+        nodes = (np.arange(PANELS)[:, None] + (_X[None, :] + 1) / 2) / PANELS
+        logs = self.log_density(nodes)
         return logs[::-1] if self.reversed else logs
 
-    def panel_masses(self, shift: float) -> np.ndarray:
-        """Return each panel's mass, in θ order, relative to exp(shift)."""
-        weights = _W / (2 * PANELS)
-        return np.exp(self.panel_logs() - shift) @ weights
+    def panel_masses(self, logs: np.ndarray, shift: float) -> np.ndarray:
+        """Return each panel's mass, in θ order, relative to exp(shift), from its ``panel_logs``."""
+        return np.exp(logs - shift) @ (_W / (2 * PANELS))
 
     def _partial(self, start: float, end: float, shift: float) -> float:
         nodes, weights = self._nodes(start, end)
