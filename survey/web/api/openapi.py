@@ -288,7 +288,7 @@ def _schemas() -> dict:
                                    "responses": {"type": "integer", "minimum": 0},
                                    "release": {"$ref": "#/components/schemas/Release"},
                                    "level": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
-                                   "intervals": {"type": "string", "enum": ["fixed", "anytime"]},
+                                   "intervals": {"type": "string", "pattern": "^(fixed|anytime|posterior-.+)$"},
                                    "planned": {"type": ["integer", "null"], "minimum": 1},
                                    "rows": {"type": "array", "items": {"$ref": "#/components/schemas/AggregateRow"}}}},
         "CrosstabRow": crosstab_row,
