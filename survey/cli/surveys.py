@@ -344,11 +344,19 @@ def duplicate(db, slug, new_slug):
 @click.option("--shares", nargs=2, type=click.FloatRange(0, 1, min_open=True, max_open=True), default=DEFAULT_SHARES,
               show_default=True, metavar="P_A P_B",
               help="With --odds-ratio: the expected share with A, and with B among those without A.")
+@click.option("--versus-direct", is_flag=True,
+              help="Also: per question (per option), the sensitivity bias above which randomized response has a "
+                   "smaller mean squared error than asking directly, at --respondents under the survey's own "
+                   "allocation (typical biases are under 10 points: Blair, Coppock & Moor 2020).")
+@click.option("--theta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.5, show_default=True,
+              metavar="SHARE",
+              help="With --versus-direct: the true share planned for (a number: the direct answers' worst case "
+                   "at that share of the range).")
 @power_options
 @WARN_MARGIN
 @LEVEL
 def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_sample, two_sample, alpha, one_sided,
-         target_power):
+         target_power, versus_direct, theta):
     """Plan margins and the respondents a survey needs.
 
     For `split` and for `sample` with every m: each question's mechanism, realised
@@ -359,7 +367,9 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
     you like and stop whenever) at the same respondents. Choice and multi questions
     use intervals simultaneous over their options. A warning (on stderr; `warnings` in
     JSON) names every question whose margin under the survey's own allocation is wider
-    than --warn-margin, with the respondents it needs.
+    than --warn-margin, with the respondents it needs. With --versus-direct, per question
+    the bias b* = sqrt(V/n_rr - theta(1 - theta)/n) above which randomizing has the smaller
+    mean squared error than a direct question (biased by b, variance theta(1 - theta)/n).
 
     \b
     Examples:
@@ -370,6 +380,8 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
       ldp-survey plan survey.toml --respondents 2000 --warn-margin 0.05
       ldp-survey plan examples/smoking.toml --power smoker 0.2 0.3 --respondents 3000
       ldp-survey plan examples/smoking.toml --power-two smoker 0.3 0.2 --one-sided
+      ldp-survey plan examples/smoking.toml --versus-direct --respondents 2000
+      ldp-survey plan examples/smoking.toml --versus-direct --theta 0.2 --format json
     """
     from ..core.design import build_design
     from ..core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS, plan as make_plan
@@ -386,6 +398,8 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
         result["power"] = plan_power(build_design(defn), respondents=result["respondents"],
                                      one_sample=one_sample, two_sample=two_sample, alpha=alpha, one_sided=one_sided,
                                      target=target_power)
+    if versus_direct:
+        result["versus_direct"] = plan_versus_direct(defn, respondents=result["respondents"], theta=theta)
     if fmt == "json":
         result["warnings"] = [{"id": qid, "message": message} for qid, message in precision_warnings(
             defn, respondents=result["respondents"], warn_margin=warn_margin, level=level,
@@ -412,8 +426,38 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
                    f"is {detect['power_at_respondents']:.1%}")
     for power in result.get("power", []):
         click.echo("\n" + power_sentence(power))
+    if versus_direct:
+        _echo_versus_direct(result["versus_direct"], respondents=result["respondents"])
     best = result["recommended"]
     chosen = "split" if best["sample"] is None else f"sample = {best['sample']}"
     click.echo(f"\nRecommended: allocation = \"{best['allocation']}\"" + ("" if best["sample"] is None
                                                                          else f", {chosen}"))
     _warn_imprecise(defn, respondents=result["respondents"], warn_margin=warn_margin, recommended=best)
+
+
+def plan_versus_direct(defn, *, respondents: int, theta: float) -> list[dict]:
+    """Return per question its kind, scale, sentence and per-estimand break-even biases (survey's own allocation)."""
+    from ..core.planning import question_previews
+    from ..core.versus_direct import BreakEven, direct_sentence
+
+    found = []
+    for preview in question_previews(defn, respondents=respondents, theta=theta):
+        entries = [BreakEven(**entry) for entry in preview["versus_direct"]]
+        found.append({"id": preview["id"], "kind": preview["kind"], "scale": preview["scale"],
+                      "sentence": direct_sentence(entries, respondents=respondents, scale=preview["scale"]),
+                      "estimands": preview["versus_direct"]})
+    return found
+
+
+def _echo_versus_direct(found: list[dict], *, respondents: int) -> None:
+    from ..core.versus_direct import REFERENCE, bias_words
+
+    click.echo(f"\nDirect or randomized? At {respondents:,} respondents (the survey's own allocation), randomized "
+               "response has the smaller mean squared error when a direct question's sensitivity bias exceeds:")
+    for question in found:
+        for entry in question["estimands"]:
+            name = question["id"] + (f" = {entry['option']}" if question["kind"] in ("choice", "multi") else "")
+            click.echo(f"  {name}: {bias_words(entry['bias'], question['scale'])} (standard error "
+                       f"{entry['rr_std_error']:.4f} randomized, {entry['direct_std_error']:.4f} direct, "
+                       f"at a share of {entry['theta']:g})")
+    click.echo(f"Typical: {REFERENCE}; MSE comparison as in Lensvelt-Mulders et al. (2005).")
