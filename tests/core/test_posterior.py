@@ -76,6 +76,32 @@ def test_yes_no_interval_matches_direct_integration(k, n, p, q, prior):
     assert 0 <= got[0] < got[1] <= 1
 
 
+@pytest.mark.parametrize("k, n, p, q, prior", [
+    (3, 10, 0.75, 0.25, (0.1, 0.1)),        # a prior far more singular than Jeffreys'
+    (12, 40, 0.6, 0.4, (0.5, 0.5)),
+    (3, 10, 0.25, 0.75, (0.5, 0.5)),        # p < q
+    (1, 1, 0.75, 0.25, (100.0, 100.0)),     # a sharp prior, one report
+])
+def test_yes_no_interval_matches_the_beta_mixture(k, n, p, q, prior):
+    """For small n the posterior is exactly a mixture of Beta(a + j, b + n − j), j = 0..n (expanding λ^k(1 − λ)^(n−k)
+    in θ^j(1 − θ)^(n−j)); its quantiles from the regularised incomplete beta agree to 1e-9 relative."""
+    from scipy.special import betainc, betaln
+
+    a, b = prior
+    weights = np.array([1.0])
+    for _ in range(k):
+        weights = np.convolve(weights, [q, p])
+    for _ in range(n - k):
+        weights = np.convolve(weights, [1 - q, 1 - p])
+    j = np.arange(n + 1)
+    logs = np.log(weights) + betaln(a + j, b + n - j)
+    mix = np.exp(logs - logs.max())
+    mix /= mix.sum()
+    expected = [optimize.brentq(lambda t, share=share: float(mix @ betainc(a + j, b + n - j, t)) - share, 0, 1,
+                                xtol=1e-300, rtol=1e-15) for share in (0.025, 0.975)]
+    assert binomial_interval(k, n, p, q, Prior(a, b), LEVEL) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
 def test_no_reports_give_the_prior_interval():
     """With n = 0 the posterior is the prior: Beta(1/2, 1/2)'s 2.5% and 97.5% quantiles (sin²(π/2·u))."""
     low, high = binomial_interval(0, 0, 0.75, 0.25, DEFAULT_PRIOR, LEVEL)
