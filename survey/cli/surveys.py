@@ -11,7 +11,7 @@ import click
 from ..core.defaults import DEFAULT_SHARES
 from ..core.words import format_epsilon as eps
 from .common import LEVEL, WARN_MARGIN, load_design, open_store
-from .power import plan_odds_ratio, plan_power, power_options
+from .power import echo_versus_direct, plan_odds_ratio, plan_power, plan_versus_direct, power_options
 
 
 def _read_definition(file: Path):
@@ -427,37 +427,9 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
     for power in result.get("power", []):
         click.echo("\n" + power_sentence(power))
     if versus_direct:
-        _echo_versus_direct(result["versus_direct"], respondents=result["respondents"])
+        echo_versus_direct(result["versus_direct"], respondents=result["respondents"])
     best = result["recommended"]
     chosen = "split" if best["sample"] is None else f"sample = {best['sample']}"
     click.echo(f"\nRecommended: allocation = \"{best['allocation']}\"" + ("" if best["sample"] is None
                                                                          else f", {chosen}"))
     _warn_imprecise(defn, respondents=result["respondents"], warn_margin=warn_margin, recommended=best)
-
-
-def plan_versus_direct(defn, *, respondents: int, theta: float) -> list[dict]:
-    """Return per question its kind, scale, sentence and per-estimand break-even biases (survey's own allocation)."""
-    from ..core.planning import question_previews
-    from ..core.versus_direct import BreakEven, direct_sentence
-
-    found = []
-    for preview in question_previews(defn, respondents=respondents, theta=theta):
-        entries = [BreakEven(**entry) for entry in preview["versus_direct"]]
-        found.append({"id": preview["id"], "kind": preview["kind"], "scale": preview["scale"],
-                      "sentence": direct_sentence(entries, respondents=respondents, scale=preview["scale"]),
-                      "estimands": preview["versus_direct"]})
-    return found
-
-
-def _echo_versus_direct(found: list[dict], *, respondents: int) -> None:
-    from ..core.versus_direct import REFERENCE, bias_words
-
-    click.echo(f"\nDirect or randomized? At {respondents:,} respondents (the survey's own allocation), randomized "
-               "response has the smaller mean squared error when a direct question's sensitivity bias exceeds:")
-    for question in found:
-        for entry in question["estimands"]:
-            name = question["id"] + (f" = {entry['option']}" if question["kind"] in ("choice", "multi") else "")
-            click.echo(f"  {name}: {bias_words(entry['bias'], question['scale'])} (standard error "
-                       f"{entry['rr_std_error']:.4f} randomized, {entry['direct_std_error']:.4f} direct, "
-                       f"at a share of {entry['theta']:g})")
-    click.echo(f"Typical: {REFERENCE}; MSE comparison as in Lensvelt-Mulders et al. (2005).")
