@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -23,9 +24,35 @@ WARN_MARGIN = click.option("--warn-margin", default=DEFAULT_WARN_MARGIN, show_de
                            help="Warn about every question whose expected 95% margin is wider than this share "
                                 "(0.10 for ±10 points; for a number, a share of its range).")
 
-INTERVALS = click.option("--intervals", type=click.Choice(["fixed", "anytime"]), default="fixed", show_default=True,
-                         help="fixed: valid at the planned end (one n fixed in advance); anytime: valid at every "
-                              "look, however often you check and whenever you stop (confidence sequences, wider).")
+def INTERVALS(command):  # noqa: N802 (a decorator used as the other option constants are)
+    """Add --intervals (fixed, anytime or posterior) and --prior; the command gets "posterior-PRIOR" for posterior."""
+    @functools.wraps(command)
+    def merged(*args, prior, **kwargs):
+        kwargs["intervals"] = interval_kind(kwargs["intervals"], prior)
+        return command(*args, **kwargs)
+    merged = click.option("--prior", metavar="PRIOR", default=None,
+                          help="With --intervals posterior: the prior, jeffreys (Beta(1/2, 1/2), the default), "
+                               "uniform (Beta(1, 1)) or A,B for Beta(A, B); a single choice's options take the "
+                               "symmetric Dirichlet(A, ..., A).")(merged)
+    return click.option("--intervals", type=click.Choice(["fixed", "anytime", "posterior"]), default="fixed",
+                        show_default=True,
+                        help="fixed: valid at the planned end (one n fixed in advance); anytime: valid at every "
+                             "look, however often you check and whenever you stop (confidence sequences, wider); "
+                             "posterior: equal-tailed credible intervals under --prior.")(merged)
+
+
+def interval_kind(intervals: str, prior: str | None) -> str:
+    """Return the interval kind the core reads: "fixed", "anytime" or "posterior-PRIOR"; ClickException if --prior is misused."""
+    if intervals != "posterior":
+        if prior is not None:
+            raise click.ClickException("--prior applies only with --intervals posterior")
+        return intervals
+    from ..core.posterior import DEFAULT_PRIOR, posterior_kind
+
+    try:
+        return posterior_kind(DEFAULT_PRIOR if prior is None else prior)
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
 
 PLANNED = click.option("--planned", default=DEFAULT_PLANNED, show_default=True, metavar="N", type=click.IntRange(1, 10**9),
                        help="With --intervals anytime: the respondents planned, fixed before looking, for which "

@@ -1,5 +1,6 @@
-"""`plan --power`, `plan --power-two` and `plan --odds-ratio`: the power of a prevalence test for a yes/no question of a
-definition, and the respondents an odds ratio between two needs."""
+"""`plan --power`, `plan --power-two`, `plan --odds-ratio` and `plan --versus-direct`: the power of a prevalence test
+for a yes/no question of a definition, the respondents an odds ratio between two needs, and the sensitivity bias
+above which randomizing beats asking directly."""
 
 from __future__ import annotations
 
@@ -80,3 +81,32 @@ def plan_odds_ratio(defn, odds, shares, level, respondents: int) -> dict:
         raise click.BadParameter(str(exc), param_hint="--odds-ratio") from exc
     return {"a": a, "b": b, "odds_ratio": ratio, "share_a": shares[0], "share_b_without_a": shares[1],
             "power": 0.8, "respondents": needed, "at_respondents": respondents, "power_at_respondents": power}
+
+
+def plan_versus_direct(defn, *, respondents: int, theta: float) -> list[dict]:
+    """Return per question its kind, scale, sentence and per-estimand break-even biases (survey's own allocation)."""
+    from ..core.planning import question_previews
+    from ..core.versus_direct import BreakEven, direct_sentence
+
+    found = []
+    for preview in question_previews(defn, respondents=respondents, theta=theta):
+        entries = [BreakEven(**entry) for entry in preview["versus_direct"]]
+        found.append({"id": preview["id"], "kind": preview["kind"], "scale": preview["scale"],
+                      "sentence": direct_sentence(entries, respondents=respondents, scale=preview["scale"]),
+                      "estimands": preview["versus_direct"]})
+    return found
+
+
+def echo_versus_direct(found: list[dict], *, respondents: int) -> None:
+    """Print plan_versus_direct's result: one line per question (per option) and the reference."""
+    from ..core.versus_direct import REFERENCE, bias_words
+
+    click.echo(f"\nDirect or randomized? At {respondents:,} respondents (the survey's own allocation), randomized "
+               "response has the smaller mean squared error when a direct question's sensitivity bias exceeds:")
+    for question in found:
+        for entry in question["estimands"]:
+            name = question["id"] + (f" = {entry['option']}" if question["kind"] in ("choice", "multi") else "")
+            click.echo(f"  {name}: {bias_words(entry['bias'], question['scale'])} (standard error "
+                       f"{entry['rr_std_error']:.4f} randomized, {entry['direct_std_error']:.4f} direct, "
+                       f"at a share of {entry['theta']:g})")
+    click.echo(f"Typical: {REFERENCE}; MSE comparison as in Lensvelt-Mulders et al. (2005).")

@@ -34,13 +34,16 @@ def aggregate(db, slug, fmt, level, intervals, planned, sandbox):
     Of the real responses only, or with --sandbox of the test answers and simulated
     respondents only. The intervals are valid at the planned end by default; with
     --intervals anytime they are valid at every look (check after every response and
-    stop whenever you like), tuned for --planned respondents; the ci_kind column says which.
+    stop whenever you like), tuned for --planned respondents; with --intervals posterior
+    they are equal-tailed credible intervals under --prior (Jeffreys by default); the
+    ci_kind column says which ("fixed", "anytime" or "posterior-PRIOR").
 
     \b
     Examples:
       ldp-survey aggregate smoking-2026
       ldp-survey aggregate smoking-2026 --format csv --level 0.99 > estimates.csv
       ldp-survey aggregate smoking-2026 --intervals anytime --planned 2000
+      ldp-survey aggregate smoking-2026 --intervals posterior --prior uniform
       ldp-survey aggregate smoking-2026 --sandbox
     """
     from ..core import aggregate as agg
@@ -184,12 +187,14 @@ def export(db, slug, aggregates, responses, codebook, package, fmt, output, leve
     With --sandbox, the files are of those instead (the responses then have a source
     column after received_day: test or simulated). The estimates' intervals are valid at
     the planned end, or with --intervals anytime at every look (tuned for --planned
-    respondents); their ci_kind and ci_planned columns say which.
+    respondents), or with --intervals posterior credible intervals under --prior; their
+    ci_kind and ci_planned columns say which.
 
     \b
     Examples:
       ldp-survey export smoking-2026 --aggregates -o estimates.csv
       ldp-survey export smoking-2026 --aggregates --intervals anytime --planned 2000 -o watched.csv
+      ldp-survey export smoking-2026 --aggregates --intervals posterior --prior 1,1 -o credible.csv
       ldp-survey export smoking-2026 --responses > reports.csv
       ldp-survey export smoking-2026 --responses -o reports.sav
       ldp-survey export smoking-2026 --aggregates --format dta -o estimates.dta

@@ -11,7 +11,7 @@ import click
 from ..core.defaults import DEFAULT_SHARES
 from ..core.words import format_epsilon as eps
 from .common import LEVEL, WARN_MARGIN, load_design, open_store
-from .power import plan_odds_ratio, plan_power, power_options
+from .power import echo_versus_direct, plan_odds_ratio, plan_power, plan_versus_direct, power_options
 
 
 def _read_definition(file: Path):
@@ -348,11 +348,19 @@ def duplicate(db, slug, new_slug):
 @click.option("--shares", nargs=2, type=click.FloatRange(0, 1, min_open=True, max_open=True), default=DEFAULT_SHARES,
               show_default=True, metavar="P_A P_B",
               help="With --odds-ratio: the expected share with A, and with B among those without A.")
+@click.option("--versus-direct", is_flag=True,
+              help="Also: per question (per option), the sensitivity bias above which randomized response has a "
+                   "smaller mean squared error than asking directly, at --respondents under the survey's own "
+                   "allocation (typical biases are under 10 points: Blair, Coppock & Moor 2020).")
+@click.option("--theta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.5, show_default=True,
+              metavar="SHARE",
+              help="With --versus-direct: the true share planned for (a number: the direct answers' worst case "
+                   "at that share of the range).")
 @power_options
 @WARN_MARGIN
 @LEVEL
 def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_sample, two_sample, alpha, one_sided,
-         target_power):
+         target_power, versus_direct, theta):
     """Plan margins and the respondents a survey needs.
 
     For `split` and for `sample` with every m: each question's mechanism, realised
@@ -363,7 +371,9 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
     you like and stop whenever) at the same respondents. Choice and multi questions
     use intervals simultaneous over their options. A warning (on stderr; `warnings` in
     JSON) names every question whose margin under the survey's own allocation is wider
-    than --warn-margin, with the respondents it needs.
+    than --warn-margin, with the respondents it needs. With --versus-direct, per question
+    the bias b* = sqrt(V/n_rr - theta(1 - theta)/n) above which randomizing has the smaller
+    mean squared error than a direct question (biased by b, variance theta(1 - theta)/n).
 
     \b
     Examples:
@@ -374,6 +384,8 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
       ldp-survey plan survey.toml --respondents 2000 --warn-margin 0.05
       ldp-survey plan examples/smoking.toml --power smoker 0.2 0.3 --respondents 3000
       ldp-survey plan examples/smoking.toml --power-two smoker 0.3 0.2 --one-sided
+      ldp-survey plan examples/smoking.toml --versus-direct --respondents 2000
+      ldp-survey plan examples/smoking.toml --versus-direct --theta 0.2 --format json
     """
     from ..core.design import build_design
     from ..core.planning import DEFAULT_MARGIN, DEFAULT_RESPONDENTS, plan as make_plan
@@ -390,6 +402,8 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
         result["power"] = plan_power(build_design(defn), respondents=result["respondents"],
                                      one_sample=one_sample, two_sample=two_sample, alpha=alpha, one_sided=one_sided,
                                      target=target_power)
+    if versus_direct:
+        result["versus_direct"] = plan_versus_direct(defn, respondents=result["respondents"], theta=theta)
     if fmt == "json":
         result["warnings"] = [{"id": qid, "message": message} for qid, message in precision_warnings(
             defn, respondents=result["respondents"], warn_margin=warn_margin, level=level,
@@ -421,6 +435,8 @@ def plan(file, respondents, margin, fmt, level, odds, shares, warn_margin, one_s
                    f"is {detect['power_at_respondents']:.1%}")
     for power in result.get("power", []):
         click.echo("\n" + power_sentence(power))
+    if versus_direct:
+        echo_versus_direct(result["versus_direct"], respondents=result["respondents"])
     best = result["recommended"]
     chosen = "split" if best["sample"] is None else f"sample = {best['sample']}"
     click.echo(f"\nRecommended: allocation = \"{best['allocation']}\"" + ("" if best["sample"] is None

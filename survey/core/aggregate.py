@@ -19,7 +19,7 @@ from typing import Iterable
 
 import numpy as np
 
-from . import branching, codec, conditional_shares, words
+from . import branching, codec, conditional_shares, posterior, words
 from .anytime import DEFAULT_PLANNED, FIXED, check_kind, check_planned
 from .estimators import Estimate
 from .mechanisms import BITS, INDEX, LEVEL, mechanism_for
@@ -46,7 +46,8 @@ class AggregateRow:
     with the same probability. All three are None for other kinds and when there are no reports.
     ``ci_kind`` says which interval ci_low/ci_high hold: "fixed" (valid at one n fixed in advance:
     Clopper-Pearson or Student's t) or "anytime" (a confidence sequence, valid at every n at once,
-    ``survey.core.anytime``), whose boundary is tuned for ``ci_planned`` reports (None for a fixed interval).
+    ``survey.core.anytime``), whose boundary is tuned for ``ci_planned`` reports (None for a fixed interval),
+    or "posterior-PRIOR" (an equal-tailed credible interval under the prior it names, ``survey.core.posterior``).
     """
 
     question: str
@@ -100,11 +101,13 @@ def aggregate_counts(design: dict, counts, *, level=0.95, intervals=FIXED, plann
 
     ``counts`` maps each question id to a QuestionCounts, or to a pair (n, ones per
     indicator) as ``Store.question_counts`` returns it. ``intervals`` is "fixed" (valid at one
-    n fixed in advance) or "anytime" (valid at every n; its boundary tuned for ``planned`` reports).
+    n fixed in advance), "anytime" (valid at every n; its boundary tuned for ``planned`` reports) or
+    "posterior"/"posterior-PRIOR" (credible intervals, ``survey.core.posterior``; the rows among those
+    a branched question applies to keep fixed intervals).
     """
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise ValueError(f"level must be a number in (0, 1), e.g. 0.95, got {level!r}")
-    check_kind(intervals)
+    intervals = check_intervals(intervals)
     planned = check_planned(planned)
     rows = []
     counts = {question["id"]: _as_counts(counts[question["id"]]) for question in design["questions"]}
@@ -112,9 +115,19 @@ def aggregate_counts(design: dict, counts, *, level=0.95, intervals=FIXED, plann
         rows.extend(question_rows(question, counts[question["id"]], level=level, intervals=intervals,
                                   planned=planned, answering=answering_share(design)))
         if branching.is_branched(question):
-            rows.extend(applied_rows(design, question, counts, rows[-len(estimand_labels(question)):], level=level,
-                                     intervals=intervals, planned=planned))
+            own = rows[-len(estimand_labels(question)):]
+            applied = intervals
+            if posterior.kind_prior(intervals) is not None:
+                applied = FIXED
+                own = question_rows(question, counts[question["id"]], level=level, intervals=FIXED)
+            rows.extend(applied_rows(design, question, counts, own, level=level, intervals=applied, planned=planned))
     return rows
+
+
+def check_intervals(intervals) -> str:
+    """Return the interval kind: "fixed", "anytime", or "posterior-PRIOR" ("posterior" names the default prior)."""
+    prior = posterior.kind_prior(intervals)
+    return check_kind(intervals) if prior is None else posterior.posterior_kind(prior)
 
 
 def _as_counts(entry) -> QuestionCounts:
@@ -234,15 +247,21 @@ def question_rows(question: dict, counts: QuestionCounts, *, level, intervals=FI
     kind, n = question["kind"], counts.n
     ones = [int(count) for count in counts.ones]
     mechanism = mechanism_for(question)
-    if check_kind(intervals) == FIXED:
+    intervals = check_intervals(intervals)
+    prior = posterior.kind_prior(intervals)
+    if intervals == FIXED:
         estimates = mechanism.estimates(ones, n, level)
+    elif prior is not None:
+        estimates = mechanism.posterior_estimates(ones, n, level, prior)
     else:
         estimates = mechanism.anytime_estimates(ones, n, level, planned * answering)
     labels = estimand_labels(question)
-    view = mechanism.consistent(ones, n, estimates) if kind == "choice" and n > 0 else None
+    # A credible interval is not a simultaneous confidence interval: the consistent view stays the fixed one's.
+    simultaneous = mechanism.estimates(ones, n, level) if prior is not None and kind == "choice" else estimates
+    view = mechanism.consistent(ones, n, simultaneous) if kind == "choice" and n > 0 else None
     return [_row(question, label, estimate, level,
                  (None, None, None) if view is None else (view.shares[index], view.lows[index], view.highs[index]),
-                 intervals, None if intervals == FIXED else planned)
+                 intervals, None if intervals == FIXED or prior is not None else planned)
             for index, (label, estimate) in enumerate(zip(labels, estimates))]
 
 
@@ -280,7 +299,7 @@ def rows_to_csv(rows: Iterable[AggregateRow]) -> str:
     Numbers: epsilon exactly as the codebook and the API hold it (the realised ε′, a float
     written as ``repr``: 0.49999999999999967, never rounded up past its true value); noisy_share,
     estimate, std_error, ci_low and ci_high with 6 decimals (``format_decimal``); n as an
-    integer; ci_level as ``format(level, "g")`` ("0.95"); ci_kind "fixed" or "anytime" and
+    integer; ci_level as ``format(level, "g")`` ("0.95"); ci_kind "fixed", "anytime" or "posterior-PRIOR" and
     ci_planned the planned reports an anytime interval is tuned for (empty for a fixed one);
     consistent, consistent_low and consistent_high (a choice question's consistent view and its
     interval) with 6 decimals;
@@ -360,6 +379,9 @@ def interval_title(row: AggregateRow) -> str:
     if row.ci_kind == FIXED:
         return (f"{level}% Clopper-Pearson intervals "
                 "(simultaneous over the options of a choice or multi question)")
+    if posterior.kind_prior(row.ci_kind) is not None:
+        return (f"{level}% equal-tailed credible intervals under {posterior.kind_prior(row.ci_kind).words()} "
+                "(a symmetric Dirichlet prior over a single choice's options; one option at a time, not simultaneous)")
     return (f"{level}% anytime-valid intervals, valid at every look (confidence sequences tuned for "
             f"{row.ci_planned:,} reports; simultaneous over the options of a choice or multi question)")
 

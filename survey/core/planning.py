@@ -33,6 +33,7 @@ from .design import MIN_QUESTION_EPSILON, allocate_split, design_question, respo
 from .bounded_mean import mean_interval
 from .mechanisms import LevelMechanism, mechanism_for
 from .mechanisms.common import worst_case_spread
+from .versus_direct import DEFAULT_THETA, question_break_even
 from .words import format_epsilon, percent_up
 
 DEFAULT_MARGIN = 0.05
@@ -291,7 +292,7 @@ def nominal_warning(subject: str, epsilon: float) -> str:
 
 def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESPONDENTS,
                       margin: float = DEFAULT_MARGIN, level: float = DEFAULT_LEVEL,
-                      design: dict | None = None) -> list[dict]:
+                      design: dict | None = None, theta: float = DEFAULT_THETA) -> list[dict]:
     """Return, per question under the definition's own allocation, what the survey builder previews.
 
     Each entry: the mechanism and realised ε′, ``keep`` (the chance a true answer, or under
@@ -299,7 +300,9 @@ def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESP
     someone who thought an answer 50/50 can be after its report, e^ε′/(1 + e^ε′)), the
     expected worst-case ``half_width`` at ``respondents`` (a share of [min, max] for a
     number, whose range is ``scale``) and the ``anytime_half_width`` valid at every look
-    there, the ``respondents_needed`` for ``margin``, and
+    there, the ``respondents_needed`` for ``margin``, ``versus_direct`` (per estimand, the sensitivity
+    bias above which randomizing beats asking directly at planning share ``theta``:
+    ``survey.core.versus_direct``), and
     whether the protection is ``nominal`` (ε′ above NOMINAL_EPSILON); under a series' two layers,
     ``wave_epsilon``, the question's per-wave ε₁ (else None), ε′ being ε∞ per answer value. The definition
     must be one build_design accepts; ``design``, its build_design result when the caller has
@@ -318,6 +321,8 @@ def question_previews(defn: SurveyDefinition, *, respondents: int = DEFAULT_RESP
             "respondents": respondents, "margin": margin, "level": level, "half_width": planned.half_width,
             "respondents_needed": planned.respondents, "simultaneous_over": planned.simultaneous_over,
             "anytime_half_width": planned.anytime_half_width,
+            "versus_direct": [asdict(found) for found in question_break_even(entry, respondents=respondents,
+                                                                             share=share, theta=theta)],
             "scale": None if question.kind != "number" else question.max - question.min,
             "nominal": entry["epsilon"] > NOMINAL_EPSILON,
             # Only under two layers, so that other previews are unchanged.

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from .aggregate import shown_option
 from .conditional_shares import SUFFIX, is_conditional
 from .mechanisms import mechanism_for
+from .posterior import kind_prior, kind_words
 from .words import format_epsilon
 
 VERBS = {"yes_no": "answered yes to", "choice": "chose", "multi": "ticked"}
@@ -121,7 +122,7 @@ def _sentence(question: dict, row, estimate: str, low: str, high: str, confidenc
     if kind == "number":
         return (f"The mean answer to {_subject(question, row)} is between {low} and {high} ({confidence}); "
                 f"the best single estimate is {estimate}.")
-    together = ", holding for all options at once" if kind in ("choice", "multi") else ""
+    together = ", holding for all options at once" if kind in ("choice", "multi") and "credible" not in confidence else ""
     return (f"Between {low} and {high} of respondents {VERBS.get(kind, 'answered yes to')} "
             f"{_subject(question, row)} ({confidence}{together}); the best single estimate is {estimate}.")
 
@@ -145,6 +146,8 @@ def line(question: dict, row) -> Line:
     confidence = f"{format(row.ci_level * 100, 'g')}% confidence"
     if row.ci_kind == "anytime":
         confidence += ", valid at every look"
+    elif kind_prior(row.ci_kind) is not None:
+        confidence = kind_words(row.ci_kind, row.ci_level)
     sentence = _sentence(question, row, estimate, low, high, confidence)
     outside = "below" if row.estimate < axis_low else "above" if row.estimate > axis_high else ""
     if outside:

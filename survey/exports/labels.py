@@ -61,7 +61,7 @@ AGGREGATE_LABELS = {
     "ci_low": "Lower confidence limit",
     "ci_high": "Upper confidence limit",
     "ci_level": "Confidence level",
-    "ci_kind": "Interval: fixed (at one planned n) or anytime (at every look)",
+    "ci_kind": "Interval: fixed (at one planned n), anytime (at every look) or posterior-PRIOR (credible)",
     "ci_planned": "Planned reports an anytime interval is tuned for",
     "consistent": "Consistent share (>= 0, summing to 1 over a choice)",
     "consistent_low": "Lower limit of the consistent share (all options together)",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..core.mechanisms import mechanism_for
 from ..core.releases import release_plan_sentence
+from ..core.versus_direct import BreakEven, direct_sentence
 from ..core.words import format_epsilon, percent_up
 
 
@@ -46,7 +47,9 @@ def preview_terms(p: dict, entry: dict) -> list[tuple[str, str]]:
             ("What someone can learn", f"Someone who thought an answer 50/50 can be at most {percent_up(p['posterior'], 1)} "
                                        "sure of it after seeing the report."),
             (f"Margin with {p['respondents']:,} respondents", margin),
-            (f"Respondents for ±{p['margin'] * 100:g} points", f"{p['respondents_needed']:,}")]
+            (f"Respondents for ±{p['margin'] * 100:g} points", f"{p['respondents_needed']:,}"),
+            ("Direct or randomized?", direct_sentence([BreakEven(**entry) for entry in p["versus_direct"]],
+                                                      respondents=p["respondents"], scale=p["scale"]))]
 
 
 def summary(evaluation) -> dict:

@@ -14,8 +14,9 @@ from flask import Response, abort, current_app, g, render_template, request
 
 from ..core import codec
 from ..core.aggregate import aggregate_counts, rows_to_csv
-from ..core.anytime import DEFAULT_PLANNED, FIXED, KINDS
+from ..core.anytime import ANYTIME, DEFAULT_PLANNED, FIXED, KINDS
 from ..core.crosstab import default_pair
+from ..core.posterior import kind_prior, posterior_kind
 from ..core.readout import readouts
 from ..core.releases import early_release_warning, release_sentence, release_view
 from ..exports.export import csv_from_chunks, line_cells
@@ -54,14 +55,28 @@ def level_argument() -> float:
 
 
 def intervals_arguments() -> tuple[str, int]:
-    """Return ?intervals= ("fixed", the default, or "anytime") and ?planned= (the respondents planned, default 1000)."""
+    """Return ?intervals= ("fixed", the default, "anytime" or "posterior" with ?prior=) and ?planned= (default 1000).
+
+    Posterior intervals come back as the kind "posterior-PRIOR" (``survey.core.posterior``).
+    """
     kind = request.args.get("intervals", FIXED)
     if kind not in KINDS:
-        abort(400, description=f"intervals must be fixed or anytime, got {kind!r}")
+        kind = posterior_argument(kind)
     raw = request.args.get("planned", str(DEFAULT_PLANNED))
     if not raw.isdigit() or not 1 <= int(raw) <= 10**9:
         abort(400, description=f"planned must be a whole number of respondents from 1 to 1000000000, got {raw!r}")
     return kind, int(raw)
+
+
+def posterior_argument(kind: str) -> str:
+    """Return the posterior kind of ?intervals=posterior (or posterior-PRIOR) and ?prior=, else abort with 400."""
+    if not kind.startswith("posterior"):
+        abort(400, description=f"intervals must be fixed, anytime or posterior, got {kind!r}")
+    prior = request.args.get("prior") or None
+    try:
+        return posterior_kind(prior if prior is not None else kind_prior(kind))
+    except ValueError as error:
+        abort(400, description=str(error))
 
 
 def cached_rows(slug: str, level: float, intervals: str = FIXED, planned: int = DEFAULT_PLANNED):
@@ -81,7 +96,7 @@ def keyed_rows(slug: str, level: float, intervals: str = FIXED, planned: int = D
     """
     store = get_store()
     design = survey_for_researcher(slug)
-    kind = (intervals, planned if intervals != FIXED else None)
+    kind = (intervals, planned if intervals == ANYTIME else None)
     key = (current_app.config["DATABASE"], slug, design["hash"], store.response_count(slug), level, *kind)
     with _CACHE_LOCK:
         rows = _ROWS_CACHE.get(key)

@@ -74,7 +74,8 @@ def test_researcher_pages(browser, live_server, axe, researcher, width):
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(re.compile("/surveys$"))
-    for path in ("/surveys", f"/surveys/{SLUG}/results", f"/surveys/{SLUG}/test", f"/surveys/{SLUG}/sandbox",
+    for path in ("/surveys", f"/surveys/{SLUG}/results", f"/surveys/{SLUG}/results?intervals=posterior&prior=uniform",
+                 f"/surveys/{SLUG}/test", f"/surveys/{SLUG}/sandbox",
                  f"/surveys/{SLUG}/regression", "/account/tokens", "/account/password", "/forgot", "/surveys/build",
                  "/surveys/new"):
         page.goto(origin + path)

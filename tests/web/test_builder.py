@@ -473,7 +473,8 @@ def test_the_preview_endpoint_gives_the_planning_numbers(owner):
     expected = question_previews(parse_definition(EXPECTED), respondents=2500, margin=0.03)
     for got, want in zip(body["questions"], expected, strict=True):
         assert {k: got[k] for k in want} == want
-        assert got["terms"][-1] == ["Respondents for ±3 points", f"{want['respondents_needed']:,}"]
+        assert got["terms"][-2] == ["Respondents for ±3 points", f"{want['respondents_needed']:,}"]
+        assert got["terms"][-1][0] == "Direct or randomized?" and "Blair, Coppock & Moor 2020" in got["terms"][-1][1]
     assert body["summary"]["lines"][0].startswith("Budget ε = 2 per respondent")
 
     bad = owner.post("/surveys/build/preview.json", data={**data, "questions-0-text": "", "epsilon": "x"})

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, fields, replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, ClassVar, Mapping
@@ -26,6 +26,7 @@ import numpy as np
 from ..anytime import anytime_estimate
 from ..consistent import consistent_view
 from ..estimators import ConsistentView, Estimate, debias_indicators
+from ..posterior import Prior, binomial_interval, normal_interval, scaled_interval
 from .common import TWO53, check_threshold, uniform_variance, worst_case_spread
 from .mixture import mixture_population_worst
 
@@ -205,6 +206,19 @@ class Mechanism(ABC):
                                  simultaneous_over=self.estimands, variance=variance)
                 for estimate in self.estimates(ones, n, level)]
 
+    def posterior_estimates(self, ones: list[int], n: int, level, prior: Prior) -> list[Estimate]:
+        """Return ``estimates`` with equal-tailed posterior intervals under ``prior`` (``survey.core.posterior``).
+
+        Exact: each estimand's count is binomial with chance q + (p − q)θ; a single choice's options
+        take the marginals of the symmetric Dirichlet(a, …, a), Beta(a, (d − 1)a).
+        """
+        p, q = self.response_probabilities()
+        share_prior = prior.for_option(self.estimands) if self.kind == "choice" else prior
+        low, high = self.estimand_range()
+        return [replace(estimate, ci_low=ends[0], ci_high=ends[1])
+                for estimate, count in zip(self.estimates(ones, n, level), ones)
+                for ends in [scaled_interval(binomial_interval(int(count), n, p, q, share_prior, level), low, high)]]
+
     def exact_denominators(self) -> tuple[int, ...]:
         """Return the denominators the codebook writes p and q over, the first that fits (the browser's 2^53)."""
         return (TWO53,)
@@ -374,6 +388,21 @@ class LevelMechanism(Mechanism):
 
     def selection_variance(self) -> float:
         return self.answer_worst_variance()
+
+    def posterior_estimates(self, ones: list[int], n: int, level, prior: Prior) -> list[Estimate]:
+        """Return ``estimates`` with posterior intervals of the scaled mean under ``prior``: approximate.
+
+        A level report has no closed-form likelihood of the mean, so the likelihood is the normal one
+        of the unbiased estimate with its standard error (``posterior.normal_interval``).
+        """
+        low, high = self.estimand_range()
+        rows = []
+        for estimate in self.estimates(ones, n, level):
+            center = None if estimate.estimate is None else (estimate.estimate - low) / (high - low)
+            spread = None if estimate.std_error is None else estimate.std_error / (high - low)
+            ends = scaled_interval(normal_interval(center, spread, prior, level), low, high)
+            rows.append(replace(estimate, ci_low=ends[0], ci_high=ends[1]))
+        return rows
 
     def report_range(self) -> tuple[Fraction, Fraction]:
         """Return the least and greatest R(L) over the output levels."""

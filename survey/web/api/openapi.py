@@ -34,14 +34,21 @@ _INTERVALS = {
     "description": "`fixed`: intervals valid at the planned end (one number of responses fixed in advance), as "
                    "before. `anytime`: intervals valid at every look (confidence sequences; Howard et al. 2021, "
                    "Waudby-Smith, Wu & Ramdas 2023): they keep their level however often they are read and "
-                   "whenever collection stops, and are wider. Each row's `ci_kind` says which.",
-    "schema": {"type": "string", "enum": ["fixed", "anytime"], "default": "fixed"},
+                   "whenever collection stops, and are wider. `posterior`: equal-tailed credible intervals under "
+                   "the `prior` (Jeffreys by default). Each row's `ci_kind` says which.",
+    "schema": {"type": "string", "enum": ["fixed", "anytime", "posterior"], "default": "fixed"},
 }
 _PLANNED = {
     "name": "planned", "in": "query", "required": False,
     "description": "With `intervals=anytime`: the respondents planned, fixed before looking, at which the anytime "
                    "intervals are narrowest (they stay valid at every number of responses).",
     "schema": {"type": "integer", "minimum": 1, "maximum": 1000000000, "default": 1000},
+}
+_PRIOR = {
+    "name": "prior", "in": "query", "required": False,
+    "description": "With `intervals=posterior`: the prior, `jeffreys` (Beta(1/2, 1/2)), `uniform` (Beta(1, 1)) or "
+                   "`A,B` for Beta(A, B); a single choice's options take the symmetric Dirichlet(A, ..., A).",
+    "schema": {"type": "string", "default": "jeffreys"},
 }
 
 
@@ -110,7 +117,7 @@ def _paths() -> dict:
             "One row per estimand (a yes/no question's share of yes, an option's share, a number's mean) with "
             "its standard error and confidence interval, as `ldp-survey aggregate --format json`: valid at the "
             "planned end, or with `intervals=anytime` at every look.",
-            [_SLUG, _LEVEL, _INTERVALS, _PLANNED], _json("Results", "The estimates.")),
+            [_SLUG, _LEVEL, _INTERVALS, _PLANNED, _PRIOR], _json("Results", "The estimates.")),
         "/api/surveys/{slug}/crosstab": _operation(
             "getCrosstab", "Crosstab of two questions",
             "Joint shares, conditional shares (B given A), the odds ratio of two yes/no questions and the mean "
@@ -155,7 +162,7 @@ def _paths() -> dict:
         "/api/surveys/{slug}/results.xlsx": _operation(
             "getResultsWorkbook", "The estimates as a spreadsheet",
             "The estimates at `level` (and `intervals`) and the codebook as an Excel workbook with typed cells.",
-            [_SLUG, _LEVEL, _INTERVALS, _PLANNED],
+            [_SLUG, _LEVEL, _INTERVALS, _PLANNED, _PRIOR],
             {"description": "The workbook.", "content": {XLSX: {"schema": {"type": "string",
                                                                            "contentMediaType": XLSX}}}}),
         "/api/surveys/{slug}/responses": _operation(
@@ -216,8 +223,10 @@ def _schemas() -> dict:
                                                                "at least ci_level; null where consistent is."},
             "consistent_high": {**NUMBER_OR_NULL, "description": "Upper end of the consistent share's interval; null "
                                                                 "where consistent is."},
-            "ci_kind": {"type": "string", "enum": ["fixed", "anytime"],
-                        "description": "`fixed`: the interval is valid at the planned end; `anytime`: at every look."},
+            "ci_kind": {"type": "string", "pattern": "^(fixed|anytime|posterior-.+)$",
+                        "description": "`fixed`: the interval is valid at the planned end; `anytime`: at every look; "
+                                       "`posterior-PRIOR` (`posterior-jeffreys`, `posterior-uniform`, "
+                                       "`posterior-beta(A,B)`): an equal-tailed credible interval under that prior."},
             "ci_planned": {"type": ["integer", "null"], "minimum": 1,
                            "description": "The planned respondents an anytime interval is tuned for; null for fixed."},
         }}
@@ -283,7 +292,7 @@ def _schemas() -> dict:
                                    "responses": {"type": "integer", "minimum": 0},
                                    "release": {"$ref": "#/components/schemas/Release"},
                                    "level": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
-                                   "intervals": {"type": "string", "enum": ["fixed", "anytime"]},
+                                   "intervals": {"type": "string", "pattern": "^(fixed|anytime|posterior-.+)$"},
                                    "planned": {"type": ["integer", "null"], "minimum": 1},
                                    "rows": {"type": "array", "items": {"$ref": "#/components/schemas/AggregateRow"}}}},
         "CrosstabRow": crosstab_row,

@@ -130,7 +130,7 @@ def results(slug):
     return jsonify({"slug": slug, "title": design["title"], "design_hash": design["hash"],
                     "responses": get_store().response_count(slug),
                     "release": survey_release(slug, design).as_dict(), "level": level, "intervals": intervals,
-                    "planned": None if intervals == "fixed" else planned, "rows": rows_to_json(rows)})
+                    "planned": planned if intervals == "anytime" else None, "rows": rows_to_json(rows)})
 
 
 @bp.get("/surveys/<slug>/crosstab")
