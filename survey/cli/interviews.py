@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import click
 
-from ..core import interviews as rules
+from ..core import defaults as rules
 from .common import load_design, open_store
 
 
@@ -74,7 +74,9 @@ def interview(db, slug, label, hours, allowance, base, listing, end_id):
         token, session = store.start_interview(slug, label=label, hours=hours, allowance=allowance)
     finally:
         store.close()
-    click.echo(rules.interview_link(base, slug, token))
+    from ..core.interviews import interview_link
+
+    click.echo(interview_link(base, slug, token))
     click.echo(f"Session {session['id']}{' “' + session['label'] + '”' if session['label'] else ''}: up to "
                f"{session['allowance']} responses until {_when(session['expires_at'])}; keep the link, it is not "
                "shown again.", err=True)

@@ -14,3 +14,9 @@ DEFAULT_PLANNED = 1000
 DEFAULT_WARN_MARGIN = 0.10
 # The population an odds ratio is planned for: the share with A, and with B among those without A.
 DEFAULT_SHARES = (0.5, 0.2)
+# An interviewer session (survey.core.interviews): its label's length, its life in hours and its allowance.
+LABEL_MAX = 60
+DEFAULT_HOURS = 12
+MAX_HOURS = 24 * 14
+DEFAULT_ALLOWANCE = 200
+MAX_ALLOWANCE = 10_000

@@ -10,14 +10,11 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+# An interviewer session's label, life and allowance live in .defaults, where `--help` reads them.
+from .defaults import DEFAULT_ALLOWANCE, DEFAULT_HOURS, LABEL_MAX, MAX_ALLOWANCE, MAX_HOURS  # noqa: F401
 from .invitations import check_base
 from .reports import SUBMISSION_ID_RE, ReportError
 
-LABEL_MAX = 60
-DEFAULT_HOURS = 12
-MAX_HOURS = 24 * 14
-DEFAULT_ALLOWANCE = 200
-MAX_ALLOWANCE = 10_000
 # A session token: 192 random bits, URL-safe (32 characters), unlike an invitation's 22.
 TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{32}")
 # The keys a submission through a session may carry: no invitation (the session authorizes it).

@@ -43,8 +43,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import betaincinv, xlog1py, xlogy
+
+# scipy is imported where a posterior is computed, not here: the readout, the exports and `--help`
+# import this module for its names and need not load scipy.
 
 PANELS = 96
 NODES = 16
@@ -107,6 +108,8 @@ def parse_prior(text) -> Prior:
 
 def prior_interval(prior: Prior, level: float) -> tuple[float, float]:
     """Return the prior's own equal-tailed interval (the posterior with no reports)."""
+    from scipy.special import betaincinv
+
     alpha = 1 - level
     return float(betaincinv(prior.a, prior.b, alpha / 2)), float(betaincinv(prior.a, prior.b, 1 - alpha / 2))
 
@@ -115,6 +118,8 @@ def binomial_interval(k: int, n: int, p: float, q: float, prior: Prior, level: f
     """Return the equal-tailed posterior interval of θ given k of n reports 1, each 1 with chance q + (p − q)θ."""
     if n == 0:
         return prior_interval(prior, level)
+    from scipy.special import xlog1py
+
     slope = p - q
     mode = min(max((k / n - q) / slope, 0.0), 1.0)
     top = q + slope * mode
@@ -142,6 +147,8 @@ def interval(loglik: Callable, mode: float, prior: Prior, level: float) -> tuple
 
     ``loglik`` is concave, vectorised and 0 at its maximum ``mode`` in [0, 1].
     """
+    from scipy.optimize import brentq
+
     low = 0.0 if loglik(0.0) > -DROP else brentq(lambda t: loglik(t) + DROP, 0.0, mode, xtol=1e-15)
     high = 1.0 if loglik(1.0) > -DROP else brentq(lambda t: loglik(t) + DROP, mode, 1.0, xtol=1e-15)
     middle = (low + high) / 2
@@ -173,6 +180,9 @@ class _Piece:
         self.power = (prior.a if left and start == 0.0 and prior.a < 1 else
                       prior.b if not left and end == 1.0 and prior.b < 1 else None)
         self.left = left
+        from scipy.special import xlog1py, xlogy
+
+        self._xlogy, self._xlog1py = xlogy, xlog1py
 
     def theta(self, s):
         """Return θ at s (s = 0 at the piece's start, except for the right singular piece: s = 0 at θ = 1)."""
@@ -187,6 +197,7 @@ class _Piece:
         """Return log(prior density × likelihood × dθ/ds) at s."""
         theta = self.theta(s)
         a, b = self.prior.a - 1, self.prior.b - 1
+        xlogy, xlog1py = self._xlogy, self._xlog1py
         if self.power is None:
             jacobian = math.log(self.end - self.start) if self.end > self.start else -math.inf
             return xlogy(a, theta) + xlog1py(b, -theta) + self.loglik(theta) + jacobian
@@ -228,6 +239,8 @@ class _Piece:
         else:
             def excess(s):
                 return self._partial(start, s, shift) - remaining
+        from scipy.optimize import brentq
+
         low_value, high_value = excess(start), excess(end)
         if low_value * high_value > 0:
             s = start if abs(low_value) < abs(high_value) else end
