@@ -23,6 +23,7 @@ from . import admission, lines, patterns
 from .accounts import Accounts
 from .mailing import Mailing
 from .retention import Retention
+from .versioning import Versions
 from .errors import SlugTaken, StoreError, SurveyClosed, SurveyNotFound
 from .ids import new_ids, today
 from .location import is_postgres_url
@@ -68,7 +69,7 @@ _DESIGNS_LOCK = threading.Lock()
 BACKENDS: dict[str, type] = {}
 
 
-class Store(Accounts, Mailing, Retention):
+class Store(Accounts, Mailing, Retention, Versions):
     """A survey database: ``Store(location)`` opens PostgreSQL's store for a ``postgresql://`` URL, else SQLite's.
 
     Both backends (``sqlite.SqliteStore``, ``postgres.PostgresStore``) run the methods here with
@@ -225,17 +226,20 @@ class Store(Accounts, Mailing, Retention):
 
     def get_design(self, slug: str) -> dict:
         """Return the design of a survey (shared and cached by hash: do not modify it), or raise SurveyNotFound."""
-        row = self._execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
+        row = self._execute("SELECT design_hash, wording FROM surveys WHERE slug = ?", [slug]).fetchone()
         if row is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
-        design = _DESIGNS.get(row[0])
+        # A corrected wording keeps the hash of its reports' design (``versioning``): cached apart.
+        key = row[0] if not row[1] else f"{row[0]}~{row[1]}"
+        design = _DESIGNS.get(key)
         if design is None:
             text = self._execute("SELECT design FROM surveys WHERE slug = ?", [slug]).fetchone()
             if text is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
             design = json.loads(text[0])
             with _DESIGNS_LOCK:
-                _DESIGNS[design["hash"]] = design
+                _DESIGNS[key] = design
+                _DESIGNS.setdefault(design["hash"], design)
         _RECENT[self.path, slug] = design
         return design
 
