@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import json
 
+from ..core.definition import parse_definition_toml
+from ..core.design import build_design
+from ..core.revisions import wording_history
 from .errors import StoreError, SurveyNotFound
 from .ids import today
 from . import schema
@@ -153,3 +156,19 @@ class Versions:
         if row is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
         return row[0]
+
+    def revision_record(self, slug: str) -> dict:
+        """Return what exports record of a survey's corrections: {"version", "of", "public_slug"} and, once its
+        wording was corrected, "wording_history" (``core.revisions.wording_history``) and "hashed_design" (the
+        design of the first wording, whose hash the reports carry)."""
+        versions = self.versions(slug)
+        own = next(entry for entry in versions if entry["slug"] == slug)
+        record = {"version": own["version"], "of": len(versions), "public_slug": self.family(slug)}
+        wordings = self.wordings(slug)
+        if wordings:
+            definitions = [(entry["from_day"], parse_definition_toml(entry["definition"])) for entry in wordings]
+            record["wording_history"] = wording_history(definitions)
+            first = build_design(definitions[0][1])
+            if first["hash"] == self.get_design(slug)["hash"]:
+                record["hashed_design"] = first
+        return record

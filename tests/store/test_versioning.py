@@ -54,12 +54,11 @@ def _open_with_responses(store, n: int = 5) -> tuple[dict, list[str]]:
 
 def test_text_revision_keeps_the_data_set_and_records_each_wording_by_day(store):
     design, tokens = _open_with_responses(store)
-    assert "Do you smok?" in store.get_design("habits")["questions"][0]["text"] or "smok " in \
-        store.get_design("habits")["questions"][0]["text"]
+    assert store.get_design("habits")["questions"][0]["text"].startswith("Do you smok tobacco")
     fixed = _text()
     assert store.revise_text("habits", fixed, _design(fixed)) == 1
     current = store.get_design("habits")
-    assert current["hash"] == design["hash"] and "smoke" in current["questions"][0]["text"]
+    assert current["hash"] == design["hash"] and current["questions"][0]["text"].startswith("Do you smoke ")
     assert store.received_count("habits") == 5
     # A respondent who loaded the page before the fix still sends to the same data set.
     assert store.add_submission("habits", design["hash"], ANSWERS, invite=tokens[5])
@@ -119,3 +118,19 @@ def test_same_design_is_no_version(store):
     design, _ = _open_with_responses(store)
     with pytest.raises(StoreError, match="nothing to version"):
         store.new_version("habits", _text(typo=True), design)
+
+
+def test_revision_record_holds_the_history_and_the_design_its_hash_is_of(store):
+    design, _ = _open_with_responses(store)
+    assert store.revision_record("habits") == {"version": 1, "of": 1, "public_slug": "habits"}
+    fixed = _text()
+    store.revise_text("habits", fixed, _design(fixed))
+    record = store.revision_record("habits")
+    assert record["hashed_design"] == design
+    smoker = record["wording_history"]["questions"]["smoker"]
+    assert [entry["text"][:19] for entry in smoker] == ["Do you smok tobacco", "Do you smoke tobacc"]
+    assert smoker[1]["from"] == today()
+    changed = _text(epsilon="1")
+    store.new_version("habits", changed, _design(changed))
+    assert store.revision_record("habits.v1")["of"] == 2 and "wording_history" in store.revision_record("habits.v1")
+    assert store.revision_record("habits") == {"version": 2, "of": 2, "public_slug": "habits"}
