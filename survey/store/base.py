@@ -229,8 +229,7 @@ class Store(Accounts, Mailing, Retention, Versions):
         row = self._execute("SELECT design_hash, wording FROM surveys WHERE slug = ?", [slug]).fetchone()
         if row is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
-        # A corrected wording keeps the hash of its reports' design (``versioning``): cached apart.
-        key = row[0] if not row[1] else f"{row[0]}~{row[1]}"
+        key = row[0] if not row[1] else f"{row[0]}~{row[1]}"  # a corrected wording keeps its hash (``versioning``)
         design = _DESIGNS.get(key)
         if design is None:
             text = self._execute("SELECT design FROM surveys WHERE slug = ?", [slug]).fetchone()
@@ -240,6 +239,8 @@ class Store(Accounts, Mailing, Retention, Versions):
             with _DESIGNS_LOCK:
                 _DESIGNS[key] = design
                 _DESIGNS.setdefault(design["hash"], design)
+        if design["slug"] != slug:  # a kept version (``versioning``) is named by its own key, pages and exports too
+            design = {**design, "slug": slug}
         _RECENT[self.path, slug] = design
         return design
 

@@ -171,4 +171,8 @@ class Versions:
             first = build_design(definitions[0][1])
             if first["hash"] == self.get_design(slug)["hash"]:
                 record["hashed_design"] = first
+        elif record["public_slug"] != slug:
+            # A kept version's design as stored: under the public slug its hash covers.
+            row = self._execute("SELECT design FROM surveys WHERE slug = ?", [slug]).fetchone()
+            record["hashed_design"] = json.loads(row[0])
         return record
