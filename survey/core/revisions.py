@@ -169,3 +169,16 @@ def wording_history(wordings: list[tuple[str, SurveyDefinition]]) -> dict:
                     {k: v for k, v in entry.items() if k != "from"}:
                 seen.append(entry)
     return history
+
+
+def done_message(done: str, number: int, responses: int) -> str:
+    """Return the sentence that says what a stored revision did (``Store.apply_revision``'s answer)."""
+    if done == "none":
+        return "Nothing changed: the definition is the same as the survey's."
+    if done == "text":
+        return (f"Wording corrected: the {responses:,} responses stay one data set; the codebook records each "
+                "wording with the day respondents first saw it.")
+    if done == "version":
+        return (f"Version {number} started: respondents now get the new design at the same address; "
+                f"version {number - 1} and its {responses:,} responses are shown apart.")
+    return "Design replaced: the survey had no responses yet."

@@ -19,7 +19,7 @@ import json
 
 from ..core.definition import parse_definition_toml
 from ..core.design import build_design
-from ..core.revisions import wording_history
+from ..core.revisions import DESIGN, NONE, TEXT, wording_history
 from .errors import StoreError, SurveyNotFound
 from .ids import today
 from . import schema
@@ -76,6 +76,30 @@ class Versions:
                          [design["title"], definition_text, json.dumps(stored, separators=(",", ":")), revision,
                           slug])
         return revision
+
+    def apply_revision(self, slug: str, definition_text: str, design: dict, kind: str) -> tuple[str, int]:
+        """Store a new definition of kind ``kind`` (``core.revisions``); return what was done and its number.
+
+        ("none", 0) for no change; ("text", wording revision) for a text correction (and for any
+        change of a draft, replaced as drafts are); ("version", number) for a design change of a
+        survey with responses; ("replaced", 1) for one of a survey without.
+        """
+        if kind == NONE:
+            return "none", 0
+        if kind not in (TEXT, DESIGN):
+            raise StoreError(f"a revision is {TEXT!r} or {DESIGN!r}, not {kind!r}")
+        if self.family(slug) != slug:
+            raise StoreError(f"{slug!r} is an earlier version, kept as it was; correct the survey "
+                             f"{self.family(slug)!r} instead")
+        if self.survey_status(slug) == "draft":
+            self.create_survey(definition_text, design, replace=True, status="draft")
+            return "replaced", 1
+        if kind == TEXT:
+            return "text", self.revise_text(slug, definition_text, design)
+        if self._received(slug):
+            return "version", self.new_version(slug, definition_text, design)
+        self.create_survey(definition_text, design, replace=True)
+        return "replaced", 1
 
     def wordings(self, slug: str) -> list[dict]:
         """Return a survey's wordings, oldest first: {"revision", "from_day", "definition"} (empty: never corrected)."""
