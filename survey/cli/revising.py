@@ -33,7 +33,7 @@ def revise(db, slug, file, dry_run):
     """
     from ..core.design import build_design
     from ..core.definition import DefinitionError, parse_definition_toml
-    from ..core.revisions import classify_change, describe, done_message, plain
+    from ..core.revisions import classify_change, describe, done_message, plain, wording_changes
     from ..store import StoreError
     from .surveys import _read_definition
 
@@ -59,6 +59,8 @@ def revise(db, slug, file, dry_run):
                 click.echo(f"{title}:")
                 for change in changes:
                     click.echo(f"  - {plain(change)}")
+        for what, before, after in wording_changes(old, new):
+            click.echo(f"{what}:\n  now:          {before}\n  after saving: {after}")
         if dry_run:
             click.echo("Nothing was stored (--dry-run).")
             return

@@ -182,3 +182,20 @@ def done_message(done: str, number: int, responses: int) -> str:
         return (f"Version {number} started: respondents now get the new design at the same address; "
                 f"version {number - 1} and its {responses:,} responses are shown apart.")
     return "Design replaced: the survey had no responses yet."
+
+
+def wording_changes(old: SurveyDefinition, new: SurveyDefinition) -> list[tuple[str, str, str]]:
+    """Return (what, before, after) for each survey or question wording that changed (options joined by " · ")."""
+    changes = []
+    for name, label in (("title", "Title"), ("description", "Description"), ("thank_you", "Thank-you text")):
+        before, after = getattr(old, name) or "", getattr(new, name) or ""
+        if before != after:
+            changes.append((label, before, after))
+    if [q.id for q in old.questions] != [q.id for q in new.questions]:
+        return changes
+    for before, after in zip(old.questions, new.questions):
+        if before.text != after.text:
+            changes.append((f"Question {before.id}", before.text, after.text))
+        if before.options and after.options and before.options != after.options:
+            changes.append((f"Options of {before.id}", " · ".join(before.options), " · ".join(after.options)))
+    return changes

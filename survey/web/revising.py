@@ -18,7 +18,8 @@ from wtforms import HiddenField
 from ..core.definition import DefinitionError, parse_definition_toml
 from ..core.definition_check import every_mistake
 from ..core.design import build_design
-from ..core.revisions import DESIGN, NONE, TEXT, Revision, classify_change, describe, done_message, plain
+from ..core.revisions import (DESIGN, NONE, TEXT, Revision, classify_change, describe, done_message, plain,
+                              wording_changes)
 from ..store import StoreError, StoreUnavailable
 from .access import survey_for_researcher
 from .auth import login_required
@@ -45,6 +46,7 @@ class Proposal:
     sentence: str
     responses: int
     version: int
+    wordings: list[tuple[str, str, str]]
 
     @property
     def text_changes(self) -> list[str]:
@@ -79,7 +81,7 @@ def propose(slug: str, definition: str) -> Proposal:
     version = store.revision_record(slug)["version"]
     sentence = describe(revision, responses=responses, version=version,
                         epsilons=(float(old.epsilon), float(new.epsilon)))
-    return Proposal(slug, definition, design, revision, sentence, responses, version)
+    return Proposal(slug, definition, design, revision, sentence, responses, version, wording_changes(old, new))
 
 
 def render_confirmation(proposal: Proposal, *, back: str, status: int = 200):

@@ -55,6 +55,8 @@ def test_dry_run_says_the_kind_and_stores_nothing_then_revise_corrects_the_text(
     fixed = _file(tmp_path, "fixed.toml", smoking_text().replace("Do you smoke", "Do you currently smoke", 1))
     dry = ok(run("revise", SLUG, fixed, "--dry-run")).stdout
     assert "Text only: the 4 responses stay one data set" in dry and "  - Question smoker: wording" in dry
+    assert "Question smoker:\n  now:          Do you smoke tobacco" in dry
+    assert "  after saving: Do you currently smoke tobacco" in dry
     assert "Nothing was stored (--dry-run)." in dry
     store = Store(db_path)
     try:

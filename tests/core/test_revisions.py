@@ -3,7 +3,8 @@
 import pytest
 
 from survey.core.definition import parse_definition
-from survey.core.revisions import DESIGN, NONE, TEXT, classify_change, describe, plain, wording_history
+from survey.core.revisions import (DESIGN, NONE, TEXT, classify_change, describe, plain, wording_changes,
+                                   wording_history)
 
 
 def _definition(**changes):
@@ -105,3 +106,11 @@ def test_wording_history_lists_each_wording_from_its_day():
                                               {"from": "2026-11-20", "text": "Do you smoke?"}]
     assert len(history["questions"]["drink"]) == 1 and history["questions"]["drink"][0]["options"]
     assert [entry["text"] for entry in history["title"]] == ["Habits", "Habits 2026"]
+
+
+def test_wording_changes_show_before_and_after():
+    old = _definition(questions={0: {"text": "Do you smok?"}})
+    new = _definition(title="Habits 2026", questions={1: {"options": ["Never", "Every week", "Daily"]}})
+    assert wording_changes(old, new) == [
+        ("Title", "Habits", "Habits 2026"), ("Question smoker", "Do you smok?", "Do you smoke?"),
+        ("Options of drink", "Never · Weekly · Daily", "Never · Every week · Daily")]

@@ -61,6 +61,8 @@ def test_builder_edit_of_an_open_survey_is_a_text_correction_after_a_confirmatio
     text = page(confirmation)
     assert f"Text only: the {RESPONSES} responses stay one data set" in text
     assert "Question smoker: wording" in text and "Design changes" not in text
+    assert re.search(r"<th scope=\"row\">Question smoker</th><td>[^<]*smoke tobacco[^<]*</td><td>[^<]*smoke cigarettes or "
+                     r"tobacco", confirmation.get_data(as_text=True))
     assert "already exists" not in text
     # Nothing is stored before the confirmation.
     assert _with_store(db_path, lambda s: s.wordings(SLUG)) == []
