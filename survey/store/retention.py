@@ -115,8 +115,10 @@ class Retention:
         On SQLite the deleted rows' bytes are zeroed (secure_delete) and the write-ahead log is
         then emptied (``_forget_order``), so the file keeps no copy of them; on PostgreSQL the
         tables of e-mail addresses are rewritten (as ``Mailing.delete_addresses`` does) when the
-        survey had any.
+        survey had any. Deleting a survey deletes its earlier versions too (``versioning``).
         """
+        for kept in self.kept_versions(slug):
+            self.delete_survey(kept)
         with self._write() as conn:
             self._lock_survey(conn, slug)
             row = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()

@@ -174,6 +174,11 @@ class Versions:
                           "epsilon": json.loads(design_text)["epsilon"], "current": key == row[0]})
         return found
 
+    def kept_versions(self, slug: str) -> list[str]:
+        """Return the keys of the earlier versions a survey keeps (none for a kept version itself)."""
+        return [row[0] for row in self._execute("SELECT slug FROM surveys WHERE family = ? ORDER BY version",
+                                                [slug]).fetchall()]
+
     def family(self, slug: str) -> str:
         """Return the public slug of a survey's family (the slug itself, or the slug a kept version belongs to)."""
         row = self._execute("SELECT coalesce(family, slug) FROM surveys WHERE slug = ?", [slug]).fetchone()

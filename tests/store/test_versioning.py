@@ -134,3 +134,21 @@ def test_revision_record_holds_the_history_and_the_design_its_hash_is_of(store):
     store.new_version("habits", changed, _design(changed))
     assert store.revision_record("habits.v1")["of"] == 2 and "wording_history" in store.revision_record("habits.v1")
     assert store.revision_record("habits") == {"version": 2, "of": 2, "public_slug": "habits"}
+
+
+def test_deleting_a_survey_deletes_its_earlier_versions_and_leaves_no_row(store):
+    from conftest import table_columns, table_names
+
+    design, _ = _open_with_responses(store)
+    fixed = _text()
+    store.revise_text("habits", fixed, _design(fixed))
+    changed = _text(epsilon="1")
+    store.new_version("habits", changed, _design(changed))
+    assert store.kept_versions("habits") == ["habits.v1"] and store.kept_versions("habits.v1") == []
+    store.delete_survey("habits")
+    assert store.list_surveys() == []
+    for table in table_names(store):
+        if "survey" in table_columns(store, table):
+            assert store._execute(f'SELECT count(*) FROM "{table}"').fetchone()[0] == 0, table
+    assert not [t for t in table_names(store) if t.startswith(("reports_", "pending_", "sandbox_", "patterns_",
+                                                               "sandbox_patterns_")) and t != "sandbox_tallies"]
