@@ -90,6 +90,8 @@ def test_design_change_makes_version_two_under_the_same_slug(store):
     # Invitations stay with the address: an unused one works for version 2, a used one stays used.
     assert store.invitation_status("habits", tokens[5]) == "unused"
     assert store.invitation_status("habits", tokens[0]) == "used"
+    with pytest.raises(StoreError, match="not the current design"):
+        store.add_submission("habits", design["hash"], ANSWERS, invite=tokens[5])
     assert store.add_submission("habits", new["hash"], ANSWERS, invite=tokens[5])
     assert store.received_count("habits") == 1 and store.received_count("habits.v1") == 5
     with pytest.raises((AdmissionError, StoreError, SurveyClosed)):
