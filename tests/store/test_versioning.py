@@ -154,3 +154,21 @@ def test_deleting_a_survey_deletes_its_earlier_versions_and_leaves_no_row(store)
             assert store._execute(f'SELECT count(*) FROM "{table}"').fetchone()[0] == 0, table
     assert not [t for t in table_names(store) if t.startswith(("reports_", "pending_", "sandbox_", "patterns_",
                                                                "sandbox_patterns_")) and t != "sandbox_tallies"]
+
+
+def test_a_copy_keeps_versions_and_wordings(store, tmp_path):
+    from survey.store.copying import copy_database
+
+    design, _ = _open_with_responses(store)
+    fixed = _text()
+    store.revise_text("habits", fixed, _design(fixed))
+    changed = _text(epsilon="1")
+    store.new_version("habits", changed, _design(changed))
+    assert copy_database(store, tmp_path / "copy.db")["surveys"] == 2
+    copy = Store(tmp_path / "copy.db")
+    try:
+        assert copy.versions("habits") == store.versions("habits")
+        assert copy.wordings("habits.v1") == store.wordings("habits.v1")
+        assert copy.get_design("habits.v1") == store.get_design("habits.v1")
+    finally:
+        copy.close()
