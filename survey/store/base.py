@@ -156,12 +156,12 @@ class Store(Accounts, Mailing, Retention, Versions):
         sources, target = TRANSITIONS[action]
         with self._write() as conn:
             self._serialize(conn, survey_lock(slug))
-            row = conn.execute("SELECT status, archived FROM surveys WHERE slug = ?", [slug]).fetchone()
+            row = conn.execute("SELECT status, archived, family FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
-            if row[1]:
-                raise StoreError(f"cannot {action} survey {slug!r}: it is archived and read-only "
-                                 "(unarchive it first, or delete it)")
+            if row[1] or row[2] is not None:  # archived, or an earlier version kept as it was (``versioning``)
+                raise StoreError(f"cannot {action} survey {slug!r}: it is " + ("archived and read-only (unarchive it "
+                                 "first, or delete it)" if row[1] else f"an earlier version of {row[2]!r}, kept as it was"))
             if row[0] not in sources:
                 raise StoreError(f"cannot {action} survey {slug!r}: it is {_status_phrase(row[0])} "
                                  f"({ALLOWED[row[0]]})")

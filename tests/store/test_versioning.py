@@ -172,3 +172,13 @@ def test_a_copy_keeps_versions_and_wordings(store, tmp_path):
         assert copy.get_design("habits.v1") == store.get_design("habits.v1")
     finally:
         copy.close()
+
+
+def test_an_earlier_version_cannot_be_reopened_or_corrected(store):
+    _open_with_responses(store)
+    changed = _text(epsilon="1")
+    store.new_version("habits", changed, _design(changed))
+    with pytest.raises(StoreError, match="an earlier version of 'habits', kept as it was"):
+        store.reopen_survey("habits.v1")
+    with pytest.raises(StoreError, match="earlier version"):
+        store.apply_revision("habits.v1", changed, _design(changed), "text")
