@@ -15,7 +15,7 @@ from .common import load_design, open_store
 @click.option("--dry-run", is_flag=True, help="Say what the change is and what it would do; store nothing.")
 @click.pass_obj
 def revise(db, slug, file, dry_run):
-    """Correct a survey from a new TOML definition with the same slug, saying first which kind of change it is.
+    """Correct a published survey's text, or start its next version.
 
     A text change (titles, descriptions, wording of questions and options, thank-you,
     translations) keeps the responses as one data set; the codebook records each wording

@@ -25,8 +25,10 @@ from .access import survey_for_researcher
 from .auth import login_required
 from .db import get_store
 from .forms import LogoutForm
+from .security import csrf
 
 bp = Blueprint("revising", __name__)
+csrf.exempt(bp)  # the token is checked in the view, after survey_for_researcher: 404 first to anyone else
 
 
 class ReviseForm(FlaskForm):
