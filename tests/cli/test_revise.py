@@ -94,3 +94,18 @@ def test_mistakes_are_clean_errors(run, tmp_path, answered):
     assert "Traceback" not in result.output + missing.output
     help_text = ok(run("revise", "--help")).stdout
     assert "Examples:" in help_text and "--dry-run" in help_text
+
+
+def test_exported_files_of_a_corrected_earlier_version_reanalyse_to_its_dashboard(run, tmp_path, answered):
+    fixed = _file(tmp_path, "fixed.toml", smoking_text().replace("Do you smoke", "Do you currently smoke", 1))
+    ok(run("revise", SLUG, fixed))
+    changed = _file(tmp_path, "changed.toml", re.sub(r"^epsilon = .*$", "epsilon = 1", fixed.read_text(), count=1,
+                                                      flags=re.M))
+    ok(run("revise", SLUG, changed))
+    responses, codebook = tmp_path / "v1.csv", tmp_path / "v1.json"
+    ok(run("export", f"{SLUG}.v1", "--responses", "-o", responses))
+    ok(run("export", f"{SLUG}.v1", "--codebook", "-o", codebook))
+    book = json.loads(codebook.read_text())
+    assert book["version"]["number"] == 1 and len(book["wording_history"]["questions"]["smoker"]) == 2
+    again = ok(run("analyze", responses, "aggregate", "--codebook", codebook, "--format", "csv")).stdout
+    assert again == ok(run("aggregate", f"{SLUG}.v1", "--format", "csv")).stdout
