@@ -100,6 +100,9 @@ def test_editor_design_change_makes_version_two_shown_apart_with_the_version_in_
         assert "Versions: each shown apart, never pooled" in shown
         assert f"Version 1: ε = 2, {RESPONSES} responses" in shown and "Version 2 (current): ε = 1.5, 0 responses" in shown
     assert "These results are of version 2 only" in current and "These results are of version 1 only" in first
+    listing = page(owner.get("/surveys"))
+    assert "(version 1, earlier)" in listing and "(version 2)" in listing
+    assert f'href="/s/{SLUG}.v1"' not in listing and f'href="/s/{SLUG}"' in listing
     assert f"{RESPONSES} responses" in first.split("Versions:")[0] or f"{RESPONSES} response" in first
     rows = list(csv.reader(io.StringIO(owner.get(f"/surveys/{SLUG}.v1/responses.csv").get_data(as_text=True))))
     assert rows[0][-1] == "version" and len(rows) == RESPONSES + 1 and {row[-1] for row in rows[1:]} == {"1"}
