@@ -77,6 +77,11 @@ def test_builder_edit_of_an_open_survey_is_a_text_correction_after_a_confirmatio
     assert book["design"]["hash"] == answered["hash"] == book["design_hash"]
     rows = list(csv.reader(io.StringIO(owner.get(f"/surveys/{SLUG}/responses.csv").get_data(as_text=True))))
     assert len(rows) == RESPONSES + 1 and "version" not in rows[0]
+    from openpyxl import load_workbook
+
+    sheets = load_workbook(io.BytesIO(owner.get(f"/surveys/{SLUG}/results.xlsx").get_data()))
+    wordings = [[cell.value for cell in row] for row in sheets["wordings"].iter_rows()]
+    assert ["smoker", history[0]["from"], typo, None] in wordings and ["smoker", today(), history[1]["text"], None] in wordings
 
 
 def test_editor_design_change_makes_version_two_shown_apart_with_the_version_in_exports(owner, db_path, answered):
