@@ -130,8 +130,7 @@ def survey_release(slug: str, design: dict):
 @bp.app_template_global()
 def release_notice(design: dict) -> str | None:
     """Return the line a crosstab or regression page shows when results are released in batches, else None."""
-    release = survey_release(request.view_args.get("slug", design["slug"]) if request.view_args else design["slug"],
-                             design)
+    release = survey_release(design["slug"], design)
     if release.every == 1:
         return None
     return (f"From the {release.released:,} released responses; {release.held:,} more are held until "
