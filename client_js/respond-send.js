@@ -121,8 +121,9 @@ function formAction(form) {
 }
 
 /**
- * Send one body; return {outcome: 'stored' | 'earlier' | 'lost' | 'refused', message, final, field}, and
- * `retryAfter` (seconds) for a 503: the server's sentence is then the message.
+ * Send one body; return {outcome: 'stored' | 'earlier' | 'lost' | 'refused', message, final, field, status},
+ * `retryAfter` (seconds) for a 503 (the server's sentence is then the message), and `network` when no
+ * reply came at all.
  *
  * A respondent's answers go with no cookie. Only in test mode (the survey's owner trying it) do the
  * owner's session and the page's CSRF token go with them, to the test endpoint, which stores apart.
@@ -145,10 +146,11 @@ async function transmit(action, testing, questions, body) {
       body,
     });
   } catch {
-    return { outcome: 'lost', message: LOST_MESSAGE(), final: false };
+    // No reply at all (offline, or no server): offline.js may queue the body (`network`).
+    return { outcome: 'lost', message: LOST_MESSAGE(), final: false, network: true };
   }
   const { field, error } = response.status === 201 ? { field: null, error: null } : await errorBody(response);
-  const sent = { ...outcome(response.status, field, questions), field };
+  const sent = { ...outcome(response.status, field, questions), field, status: response.status };
   if (response.status !== 503) return sent;
   const retryAfter = retrySeconds(response.headers.get('Retry-After'));
   return { ...sent, message: error ?? sent.message, retryAfter };
@@ -180,6 +182,15 @@ export function formSender(form, questions) {
     cancel() { clearTimeout(retryTimer); },
   };
   return sender;
+}
+
+/**
+ * End the interviewer session of a page in handover mode (respond-handover.js): a POST of an empty object to the
+ * session's end address, beside the form's data-action; return whether the server ended it.
+ */
+export async function endSession(form) {
+  const sent = await transmit(new URL('end', formAction(form)), false, new Set(), '{}');
+  return sent.status === 200;
 }
 
 /** Return a lost send's message; after a 503, say when the page will send again by itself. */

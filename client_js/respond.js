@@ -19,9 +19,16 @@
  * them (docs/explanation/privacy.md); respond-send.js is the only way answers leave the page.
  * In a series, reports come from the memo of series.js, the same in every wave.
  *
+ * Offline field mode (offline.js): a send that reaches no server waits on this device as its
+ * randomized body only, and is sent when the connection returns.
+ *
  * In test mode (the form's data-test, the survey's owner trying it) the randomization and the
  * send are the same, but nothing is kept on this device: no answered mark, no pending send and
  * no series memo reach localStorage, which an in-memory store replaces for the page's life.
+ *
+ * In handover mode (an interviewer session's link) the page's entry is respond-handover.js, which sets the
+ * survey up through setUpSurvey once per respondent: nothing is kept on the device, series memos are off, and
+ * once a respondent's reports are acknowledged the page starts again for the next one instead of thanking.
  */
 
 import { mechanismOf } from './mechanisms/index.js';
@@ -36,6 +43,7 @@ import { ReportState } from './respond-reports.js';
 import { forgetPending, formSender, keptPending, newSubmissionId, settle } from './respond-send.js';
 import { showCompletion, takePanelParameters } from './respond-completion.js';
 import { setUpProgress } from './respond-progress.js';
+import { QUEUED_THANKS, setUpOffline } from './offline.js';
 import { _ } from './messages.js';
 
 // Below this width the privacy explanation starts folded, so the questions are near the top.
@@ -87,9 +95,10 @@ function seriesMemos(design) {
 }
 
 /** Load a series' memos and wire its forget button; return {memos}, emptied when the respondent forgets. */
-function setUpSeries(design) {
+function setUpSeries(design, handover) {
   const series = { memos: new Map() };
-  if (!design.series) return series;
+  // In handover mode no memo is kept or used: each respondent's reports are drawn afresh.
+  if (!design.series || handover) return series;
   const status = document.getElementById('series-status');
   const loaded = seriesMemos(design);
   series.memos = loaded.memos;
@@ -157,18 +166,23 @@ function refuse(page, message) {
   page.refused.focus();
 }
 
-/** End the page after the answers were stored, thanking with `text` (else the page's own words). */
-function finish(page, text) {
+/** End the page after the answers were stored (or queued offline: `follow` false), thanking with `text`. */
+function finish(page, text, follow = true) {
   page.reports.clear();
   page.submission = null;
   clearAnswers(page.fieldsets);
+  if (page.handover) {
+    page.handover.next(Boolean(text));
+    return;
+  }
   rememberAnswered(page.slug);
   page.errorRegion.textContent = '';
   page.form.hidden = true;
   if (text) document.getElementById('thanks-text').textContent = text;
   page.thanks.hidden = false;
   page.thanks.focus();
-  showCompletion(page.design, page.panelValues, { follow: true, test: page.form.dataset.test === 'yes' });
+  // Offline, a panel's redirect would fail: its link is shown to follow once online.
+  showCompletion(page.design, page.panelValues, { follow, test: page.form.dataset.test === 'yes' });
 }
 
 /** Return the steps that end the page, shared by every send (see settle in respond-send.js). */
@@ -270,6 +284,13 @@ async function submit(page, event) {
   page.reports.attempted = true;
   const sent = await page.sender.send(page.slug, body, pressedAt);
   setSending(page, false);
+  // Offline field mode: a send that reached no server from a device that knows it is offline waits on
+  // this device, randomized (offline.js); online, a failed send is offered again as before.
+  if (sent.network && navigator.onLine === false && page.offline && await page.offline.keep(body)) {
+    forgetPending(page.slug);
+    finish(page, QUEUED_THANKS(), false);
+    return;
+  }
   settle(page.slug, sent, {
     ...endings(page),
     lost: (message, retryAfter) => {
@@ -301,18 +322,24 @@ function listenToAnswers(page) {
   });
 }
 
-function setUpSurvey(form, design) {
+/**
+ * Set up the survey's form for one respondent; `handover` (respond-handover.js) ends it with handover.next(),
+ * `offline` (offline.js) keeps a body whose send reached no server while the device is offline.
+ */
+export function setUpSurvey(form, design, handover = null, offline = null) {
   const page = pageOf(form, design);
+  page.handover = handover;
+  page.offline = offline;
   // A panel's participant ids leave the address now, and this page's JavaScript alone holds them.
-  page.panelValues = takePanelParameters(design, { keep: form.dataset.test !== 'yes' });
-  if (wasAnswered(page.slug)) {
+  page.panelValues = takePanelParameters(design, { keep: form.dataset.test !== 'yes' && !handover });
+  if (!handover && wasAnswered(page.slug)) {
     form.hidden = true;
     page.notice.hidden = false;
     showCompletion(design, page.panelValues, { follow: false, test: form.dataset.test === 'yes', after: page.notice });
     return;
   }
   // Under sample allocation only the drawn questions are shown, validated and sent.
-  const asked = askedQuestions(design);
+  const asked = askedQuestions(design, { remember: !handover });
   showOnly(asked, page.fieldsets);
   // Questions shown only when an earlier answer makes them apply still send a report (respond-branching.js).
   page.branching = new Branching(design, page.fieldsets, asked);
@@ -321,7 +348,7 @@ function setUpSurvey(form, design) {
   design.questions
     .filter((question) => question.kind === 'multi' && question.decline)
     .forEach((question) => setUpDecline(page.fieldsets.get(question.id)));
-  const series = setUpSeries(design);
+  const series = setUpSeries(design, handover);
   form.querySelectorAll('[data-radio-group]').forEach(setUpRadioGroup);
   page.reports = new ReportState(page.fieldsets, asked, (question, value) => {
     const memo = series.memos.get(question.id);
@@ -340,13 +367,21 @@ function setUpSurvey(form, design) {
 
 function start() {
   const form = document.querySelector('form[data-action]');
-  if (!form) return;
+  // A page in handover mode is run by its own entry, respond-handover.js.
+  if (form && form.dataset.handover === 'yes') return;
+  // A closed survey's page has no form, but still sends (and so reports) what waits on this device.
+  const slug = document.querySelector('article.survey')?.dataset.slug;
+  if (!form) {
+    if (slug) setUpOffline(slug);
+    return;
+  }
   const errorRegion = document.getElementById('form-error');
   try {
     foldOnNarrowScreen();
     const design = JSON.parse(document.getElementById('design').textContent);
     if (form.dataset.test === 'yes') keepNothing();
-    setUpSurvey(form, design);
+    const questions = new Map(design.questions.map((question) => [question.id, question]));
+    setUpSurvey(form, design, null, form.dataset.test === 'yes' ? null : setUpOffline(design.slug, questions));
   } catch (error) {
     if (errorRegion) errorRegion.textContent = _('This survey cannot be answered: %(reason)s', { reason: error.message });
   }

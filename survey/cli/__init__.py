@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 
-from . import accounts, analysis, checking, delivery, holdings, operations, results, revising, surveys
+from . import accounts, analysis, checking, delivery, holdings, interviews, operations, results, revising, surveys
 from .common import loaded_classes
 
 DEFAULT_DB = "ldp-survey.db"
@@ -93,7 +93,7 @@ def main(ctx, db):
 # order they are added in does not change `ldp-survey --help`.
 for command in (
     surveys.create, surveys.plan, surveys.share, surveys.publish, surveys.close, surveys.reopen, surveys.release,
-    surveys.invite, delivery.qr, delivery.mail,
+    surveys.invite, interviews.interview, delivery.qr, delivery.mail,
     surveys.duplicate, revising.revise, holdings.delete,
     holdings.list_surveys, holdings.archive, holdings.unarchive, holdings.delete_on, holdings.purge,
     results.aggregate, results.crosstab, results.export,

@@ -11,6 +11,7 @@ import click
 from ..core.words import format_epsilon
 from .common import LEVEL, SANDBOX, echo_formatted, load_design, loaded_classes, open_store, stderr_progress
 from .files import open_responses, read_codebook
+from .weighted import is_weighted, run_weighted, weight_options
 
 # A file larger than this (bytes, about 1,000,000 rows of the example survey) shows a progress bar on stderr
 # while it is read (about 1 s per 1,000,000 rows of plain CSV; a chunk of lines it cannot parse in numpy is
@@ -46,10 +47,14 @@ def _echo_regression(fit, fmt: str) -> None:
 def regress(db, slug, outcome, covariates, fmt, level, sandbox):
     """Regress a yes/no question, or a number's mean, on others.
 
-    Each COVARIATE is a yes/no or single-choice question, its first option the reference.
-    Every answer is randomized, so the model uses each question's known misclassification
-    (van den Hout & van der Heijden 2002), from the counts of the distinct report patterns
-    of the respondents who answered all of them. A yes/no OUTCOME gets a logistic
+    Each COVARIATE is a yes/no or single-choice question, its first option the reference,
+    or a number. Every answer is randomized, so the model uses each question's known
+    misclassification (van den Hout & van der Heijden 2002), from the counts of the distinct
+    report patterns of the respondents who answered all of them. With a number covariate
+    (beside yes/no and number ones only), each covariate is replaced by its best linear
+    prediction from the reports through its mechanism's known noise: regression calibration
+    (Carroll et al. 2006, ch. 4), with sandwich standard errors that include its uncertainty;
+    exact for a number's mean, an approximation for a logistic regression (the output says so). A yes/no OUTCOME gets a logistic
     regression by maximum likelihood: each term's log odds ratio, standard error (observed
     information), p-value and odds ratio with its interval, the likelihood-ratio test of all
     covariates together, warnings when the likelihood is flat or an estimate is on the
@@ -63,6 +68,7 @@ def regress(db, slug, outcome, covariates, fmt, level, sandbox):
       ldp-survey regress smoking-2026 lung_disease smoker --format csv > model.csv
       ldp-survey regress smoking-2026 lung_disease smoker --level 0.9 --format json
       ldp-survey regress smoking-2026 age smoker lung_disease
+      ldp-survey regress smoking-2026 lung_disease age smoker
     """
     from ..core.modelling import fit_words, model_questions
     from ..core.regression import RegressionError
@@ -144,7 +150,8 @@ ANALYSES = ("aggregate", "crosstab", "regress", "power")
                    "--binary` for data of another design.")
 @FORMAT
 @LEVEL
-def analyze(responses, analysis, names, codebook_path, fmt, level):
+@weight_options
+def analyze(responses, analysis, names, codebook_path, fmt, level, **weighting):
     """Re-analyse exported files alone: no database, no server.
 
     RESPONSES is a responses.csv (exported, downloaded or published) and --codebook its
@@ -155,7 +162,8 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
     Blair, Imai & Zhou 2015). With a codebook exported by ldp-survey, which carries the survey's design,
     every number is the dashboard's, byte for byte. With a codebook of another design
     (`ldp-survey codebook --binary`), its yes/no items are estimated from their (p, q),
-    and exact columns it declares can be covariates (each distinct value a category).
+    and exact columns it declares can be covariates (each distinct value a category, or a
+    number entering linearly: `codebook --exact-number`).
 
     \b
     Examples:
@@ -163,7 +171,22 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
       ldp-survey analyze responses.csv crosstab smoker lung_disease --codebook codebook.json
       ldp-survey analyze responses.csv regress lung_disease smoker cigarettes --codebook codebook.json
       ldp-survey analyze survey.csv regress drug_use sex age_group --codebook forced.json --format csv
+      ldp-survey analyze survey.csv regress drug_use sex age --codebook forced.json
       ldp-survey analyze survey.csv power drug_use 0.1 0.2 --codebook forced.json
+
+    With --weights COLUMN (a column of design weights) and/or --calibrate (known population
+    margins), aggregate gives weighted estimates with linearised standard errors (of a
+    stratified, clustered sample with --strata and --clusters), Kish's effective sample size
+    and the weighting used (see the how-to "Survey weights and calibration"):
+
+    \b
+      ldp-survey analyze responses.csv aggregate --codebook codebook.json --weights w
+      ldp-survey analyze responses.csv aggregate --codebook codebook.json --weights w \\
+          --calibrate smoker=0.23 --calibrate colour=red:0.5,green:0.3,blue:0.2
+      ldp-survey analyze responses.csv aggregate --codebook codebook.json \\
+          --calibrate colour=margins.csv --format csv --out weighted/
+      ldp-survey analyze survey.csv aggregate --codebook forced.json --weights w \\
+          --strata region --clusters school
     """
     from ..core import reanalysis
 
@@ -175,8 +198,11 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
         raise click.UsageError("power takes a yes/no item and two shares: power Q NULL SHARE")
     if analysis == "aggregate" and names:
         raise click.UsageError(f"aggregate takes no question names, got {' '.join(names)}")
+    weighted = is_weighted(analysis, **weighting)
     files = _Files(responses, codebook_path)
-    if analysis == "aggregate":
+    if weighted:
+        run_weighted(files, fmt, level, **weighting)
+    elif analysis == "aggregate":
         from ..core import aggregate as agg
 
         rows = files.run(reanalysis.aggregate_files, level=level)
@@ -205,11 +231,14 @@ def analyze(responses, analysis, names, codebook_path, fmt, level):
               help="A randomized yes/no column and its design: P = P(report 1 | true yes), Q = P(report 1 | "
                    "true no), as decimals or fractions (repeatable).")
 @click.option("--exact", "exact", multiple=True, metavar="COLUMN",
-              help="A column asked directly, not randomized (a regression covariate; repeatable).")
+              help="A column asked directly, not randomized (a regression covariate, each value a category; "
+                   "repeatable).")
+@click.option("--exact-number", "numbers", multiple=True, metavar="COLUMN",
+              help="A number asked directly, not randomized (a regression covariate entering linearly; repeatable).")
 @click.option("--title", default="", help="The data set's title.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="File to write (default: standard output).")
-def codebook(items, exact, title, output):
+def codebook(items, exact, numbers, title, output):
     """Write the codebook of yes/no data of another randomized design.
 
     For a published data set or a survey run elsewhere: name each randomized column with
@@ -226,6 +255,7 @@ def codebook(items, exact, title, output):
     Examples:
       ldp-survey codebook --binary drug_use 0.75 0.25 -o warner.json
       ldp-survey codebook --binary cheated 5/6 1/6 --exact sex --exact age_group -o forced.json
+      ldp-survey codebook --binary cheated 5/6 1/6 --exact sex --exact-number age -o forced.json
       ldp-survey analyze survey.csv --codebook forced.json aggregate
     """
     from ..core.reanalysis import BINARY, ReanalysisError, binary_codebook
@@ -233,7 +263,7 @@ def codebook(items, exact, title, output):
     if not items:
         raise click.UsageError("describe at least one randomized column: --binary COLUMN P Q")
     try:
-        book = binary_codebook(list(items), title=title, exact=list(exact))
+        book = binary_codebook(list(items), title=title, exact=list(exact), numbers=list(numbers))
     except ReanalysisError as exc:
         raise click.ClickException(str(exc)) from exc
     for column in book["columns"]:

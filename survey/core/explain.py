@@ -51,7 +51,7 @@ def posterior_note(design: dict) -> str:
     """Return the respondent's plain sentence on what everything they send can reveal (``planning.posterior_bound``)."""
     spent = design["epsilon_spent"]
     sure = percent_up(posterior_bound(spent))
-    return tr("The protection, in plain words: someone who thought it 50/50 whether any answer of yours is one "
-              "thing or another can be at most %(sure)s sure after seeing everything this page sends (privacy loss "
-              "ε′ = %(epsilon)s; smaller is safer). Sending the survey a second time would weaken this, so this "
-              "device sends it once.", sure=sure, epsilon=format_epsilon(spent))
+    return tr("The protection, in plain words: suppose someone thought it was 50/50 whether an answer of yours "
+              "is one thing or another. After seeing all that this page sends, they can be at most %(sure)s sure "
+              "(privacy loss ε′ = %(epsilon)s; smaller is safer). Sending the survey twice would weaken this, so "
+              "this device sends it once.", sure=sure, epsilon=format_epsilon(spent))

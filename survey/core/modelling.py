@@ -1,5 +1,6 @@
 """Fit the model an outcome calls for, from report patterns: logistic regression for a yes/no outcome, the
-mean model for a number; the covariates are yes/no and single-choice questions either way.
+mean model for a number; the covariates are yes/no and single-choice questions either way, or, with a number among
+them, yes/no and number questions by regression calibration (``number_covariates``).
 Pure: no I/O.
 """
 
@@ -15,6 +16,10 @@ from .regression import Regression, RegressionError, logistic_regression, questi
 def fit_reports(questions: list[dict], reports: list, counts, *, level: float = 0.95) -> Regression | MeanModel:
     """Fit ``questions[0]`` on the others from each pattern's wire-format reports (``reports[i]`` per question)."""
     outcome, covariates = questions[0], questions[1:]
+    if outcome["kind"] in ("yes_no", "number") and any(question["kind"] == "number" for question in covariates):
+        from .number_covariates import fit_question_columns
+
+        return fit_question_columns(questions, reports, counts, level=level)
     variables = [question_variable(question, column) for question, column in zip(covariates, reports[1:])]
     if outcome["kind"] == "number":
         return mean_model(outcome["id"], unbiased_values(outcome, reports[0]), variables, counts, level=level)

@@ -85,15 +85,17 @@ def _fraction(text: str) -> Fraction:
     return value
 
 
-def binary_codebook(items: list[tuple[str, str, str]], *, title: str = "", exact: list[str] = ()) -> dict:
+def binary_codebook(items: list[tuple[str, str, str]], *, title: str = "", exact: list[str] = (),
+                    numbers: list[str] = ()) -> dict:
     """Return the codebook of data collected under any yes/no randomized-response designs.
 
     ``items`` are (column, p, q) with p = P(report 1 | true yes), q = P(report 1 | true no), as
-    decimals or fractions; ``exact`` names columns asked directly (regression covariates).
+    decimals or fractions; ``exact`` names columns asked directly (regression covariates, each
+    value a category), ``numbers`` those asked directly that are numbers (entering linearly).
     """
     if not items:
         raise ReanalysisError("describe at least one randomized yes/no column")
-    names = [column for column, _, _ in items] + list(exact)
+    names = [column for column, _, _ in items] + list(exact) + list(numbers)
     for name in names:
         if name_problem(name):
             raise ReanalysisError(name_problem(name))
@@ -119,6 +121,9 @@ def binary_codebook(items: list[tuple[str, str, str]], *, title: str = "", exact
     columns += [{"name": column, "question": column, "text": "", "kind": "category", "mechanism": EXACT,
                  "epsilon": None, "meaning": "an answer asked directly, not randomized: each distinct value "
                                                  "is a category"} for column in exact]
+    columns += [{"name": column, "question": column, "text": "", "kind": "number", "mechanism": EXACT,
+                 "epsilon": None, "meaning": "a number asked directly, not randomized: it enters a regression "
+                                                 "linearly"} for column in numbers]
     return {
         "survey": "", "title": title, "design_hash": None,
         "epsilon": spent if math.isfinite(spent) else None, "epsilon_spent": spent if math.isfinite(spent) else None,
@@ -277,6 +282,10 @@ def _binary_regression(book: dict, header: list[str], rows: Iterable[list[str]],
     if not complete:
         raise RegressionError("no response answered all of these items")
     distinct, counts = np.unique(np.array(complete, dtype=object).astype(str), axis=0, return_counts=True)
+    if any(columns[name]["kind"] == "number" for name in names[1:]):
+        from .number_covariates import codebook_regression
+
+        return codebook_regression(names, columns, estimands, distinct, counts, level=level)
     variables = []
     for index, name in enumerate(names):
         cells = distinct[:, index]

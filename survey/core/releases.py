@@ -126,13 +126,14 @@ def release_note(design: dict) -> str:
 
     view = release_view(design, released=0, held=0)
     if view.every == 1:
-        return tr("Results are updated as each set of answers arrives, so the protection above is also what anyone "
-                  "who reads the results gets.")
+        return tr("Results change each time a set of answers arrives. So anyone who reads the results gets the "
+                  "protection above.")
     sure = percent_up(posterior_bound(view.central_epsilon))
-    return tr("Researchers and readers see only totals over at least %(every)s people, never your reports one by "
-              "one: from those totals, someone who thought it 50/50 could be at most %(sure)s sure of any answer of "
-              "yours (central ε = %(epsilon)s, except with a chance of %(delta)s). Whoever runs the server sees "
-              "each report as it arrives and is bound by the protection above.", every=number(view.every),
+    return tr("Researchers and readers see only totals over at least %(every)s people. They never see your "
+              "reports one by one. From those totals, someone who thought it 50/50 could be at most %(sure)s sure "
+              "of any answer of yours (central ε = %(epsilon)s, except with a chance of %(delta)s). The person who "
+              "runs the server sees each report as it arrives. For them, the protection above holds.",
+              every=number(view.every),
               sure=sure, epsilon=format_epsilon(view.central_epsilon), delta=tr(delta_words(view.delta)))
 
 

@@ -43,13 +43,18 @@ class DesignPlan:
         cells = split_cells(data, self.width, longest)
         if cells is None:
             return None
+        batch = self.batch_of_cells(cells)
+        return None if batch is None else (batch, cells.rows)
+
+    def batch_of_cells(self, cells: Cells) -> Batch | None:
+        """Return the batch of a chunk's cells, or None unless every report is plainly valid."""
         batch = {}
         for question, places in self.groups:
             parsed = _question(cells, question, places)
             if parsed is None:
                 return None
             batch[question["id"]] = parsed
-        return batch, cells.rows
+        return batch
 
     def slow(self, rows: Iterable[list[str]], first: int) -> Iterator[Batch]:
         """Yield the batches of rows read one by one, the first of them row number ``first``."""

@@ -19,10 +19,12 @@ from .codebook import response_columns
 
 BOOK_KEYS = {"survey", "title", "design_hash", "epsilon", "epsilon_spent", "allocation", "files", "method",
              "columns", "estimands", "design"}
+# Keys a codebook may carry besides: the deletion date, and the weighting `analyze --out` used (read by people).
+OPTIONAL_KEYS = {"deletion_date", "weighting"}
 COLUMN_KEYS = {"name", "question", "text", "kind", "mechanism", "epsilon", "meaning"}
 ESTIMAND_KEYS = {"question", "option", "column", "value", "p", "q", "p_exact", "q_exact", "scale", "interval",
                  "simultaneous_over"}
-KINDS = {BINARY: "yes_no", EXACT: "category"}
+KINDS = {BINARY: ("yes_no",), EXACT: ("category", "number")}
 # What a malformed (even re-hashed) design can raise in the code that reads it.
 DESIGN_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError)
 
@@ -102,8 +104,8 @@ def _check_columns(columns: list) -> dict[str, dict]:
             raise _fail(f"{where}.question", f"must be the column's name {name!r}, got {_show(column['question'])}")
         if column["mechanism"] not in KINDS:
             raise _fail(f"{where}.mechanism", f"must be {BINARY!r} or {EXACT!r}, got {_show(column['mechanism'])}")
-        if column["kind"] != KINDS[column["mechanism"]]:
-            raise _fail(f"{where}.kind", f"must be {KINDS[column['mechanism']]!r} for a {column['mechanism']} "
+        if column["kind"] not in KINDS[column["mechanism"]]:
+            raise _fail(f"{where}.kind", f"must be {' or '.join(map(repr, KINDS[column['mechanism']]))} for a {column['mechanism']} "
                                          f"column, got {_show(column['kind'])}")
         if column["epsilon"] is not None and not (_is_number(column["epsilon"]) and column["epsilon"] >= 0):
             raise _fail(f"{where}.epsilon", f"must be null or a number >= 0, got {_show(column['epsilon'])}")
@@ -137,7 +139,7 @@ def _check_estimand(entry, index: int, columns: dict[str, dict]) -> str:
 
 def _check_other_design(book: dict) -> None:
     """Check a codebook of another design (``design`` null) field by field."""
-    _keys({key: value for key, value in book.items() if key != "deletion_date"}, BOOK_KEYS, "top level")
+    _keys({key: value for key, value in book.items() if key not in OPTIONAL_KEYS}, BOOK_KEYS, "top level")
     for key in ("survey", "title", "method"):
         _text(book[key], key)
     if book["design_hash"] is not None:

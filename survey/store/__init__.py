@@ -9,6 +9,7 @@
 * ``sqlite`` and ``postgres``: each backend's connection, transactions and write of a response;
 * ``errors``: what a request cannot do (``StoreError`` and its kinds) and ``StoreUnavailable``;
 * ``schema`` and ``pg_schema``: the tables, migrations and the SQL that writes reports;
+* ``interviews``: interviewer (handover) sessions, their allowance and count (``Interviews``);
 * ``admission``, ``joining``, ``signin``, ``flood``: invitations and submission ids, join
   links, sign-in failures and flood counts, each on a connection in the caller's transaction.
 
@@ -26,6 +27,7 @@ from .errors import (SLUG_TAKEN, AdmissionError, InvitationUnknown, InvitationUs
                      SlugTaken, StoreError, StoreUnavailable, SubmissionConflict, SurveyClosed, SurveyNotFound,
                      unavailable)
 from .ids import new_ids, today
+from .interviews import InterviewRefused
 from .postgres import PostgresStore
 from .schema import SANDBOX_SOURCES
 from .sqlite import SqliteStore, create_private_file, synchronous_level
@@ -33,7 +35,7 @@ from .sqlite import SqliteStore, create_private_file, synchronous_level
 __all__ = [
     "ALLOWED", "BUSY_TIMEOUT_MS", "EMAIL_MAX", "EMAIL_RE", "ID_ATTEMPTS", "LOCK_TIMEOUT_ENV", "MIN_PASSWORD_LENGTH",
     "SANDBOX_SOURCES", "SLUG_TAKEN", "TOKEN_LABEL_MAX", "TOKEN_MAX_LENGTH", "TOKEN_PREFIX", "TRANSITIONS",
-    "AdmissionError", "InvitationUnknown", "InvitationUsed", "JoinLinkInvalid", "NotOwner", "PostgresStore",
+    "AdmissionError", "InterviewRefused", "InvitationUnknown", "InvitationUsed", "JoinLinkInvalid", "NotOwner", "PostgresStore",
     "SlugTaken", "SqliteStore", "Store", "StoreError", "StoreUnavailable", "SubmissionConflict", "SurveyClosed",
     "SurveyNotFound", "create_private_file", "lock_timeout_ms", "new_account_key", "new_ids", "survey_lock",
     "synchronous_level", "today", "token_hash", "unavailable",

@@ -21,6 +21,7 @@ from ..core import codec
 from ..core.design import release_every
 from . import admission, lines, patterns
 from .accounts import Accounts
+from .interviews import Interviews
 from .mailing import Mailing
 from .retention import Retention
 from .versioning import Versions
@@ -69,7 +70,7 @@ _DESIGNS_LOCK = threading.Lock()
 BACKENDS: dict[str, type] = {}
 
 
-class Store(Accounts, Mailing, Retention, Versions):
+class Store(Accounts, Mailing, Retention, Interviews, Versions):
     """A survey database: ``Store(location)`` opens PostgreSQL's store for a ``postgresql://`` URL, else SQLite's.
 
     Both backends (``sqlite.SqliteStore``, ``postgres.PostgresStore``) run the methods here with

@@ -408,6 +408,7 @@ class PostgresStore(Store, backend="postgresql"):
         return psycopg.errors.UniqueViolation
 
     def release_held(self, slug: str) -> int:
+        self.refuse_if_archived(slug, "release held responses")
         design = self.get_design(slug)
         if release_every(design) == 1:
             return 0

@@ -68,6 +68,12 @@ class Retention:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
         return {"archived": bool(row[0]), "delete_after": row[1]}
 
+    def refuse_if_archived(self, slug: str, action: str) -> None:
+        """Raise StoreError if the survey is archived: it is read-only until unarchived."""
+        if self.retention(slug)["archived"]:
+            raise StoreError(f"cannot {action} of survey {slug!r}: it is archived and read-only "
+                             "(unarchive it first, or delete it)")
+
     def archive_survey(self, slug: str) -> str:
         """Archive a published survey: closed, read-only and hidden from default lists (a draft is deleted instead)."""
         with self._write() as conn:

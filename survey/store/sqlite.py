@@ -319,6 +319,7 @@ class SqliteStore(Store, backend="sqlite"):
         Their respondents are then hidden among fewer than the step's B reports: the size of
         the smallest such release is kept (``release_state``) so that the pages can say so.
         """
+        self.refuse_if_archived(slug, "release held responses")
         design = self.get_design(slug)
         if release_every(design) == 1:
             return 0

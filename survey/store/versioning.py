@@ -27,7 +27,7 @@ from .schema import migrations
 
 # Rows that belong to the survey's address, not to one design: they stay with the newest version.
 FAMILY_TABLES = ("invitations", "unused_invitations", "invitation_addresses", "mail_log", "collaborators",
-                 "collaborator_invitations")
+                 "collaborator_invitations", "interview_sessions")
 
 
 @migrations()

@@ -10,8 +10,8 @@ but the survey's owner and collaborators it answers 404, exactly as for a survey
 not exist. The CSRF token is checked inside each view, after the access check, so another
 researcher learns nothing from a missing token either.
 
-Deleting a published survey with its data, archiving and the deletion date are the owner's
-alone (a collaborator gets 403). The deletion asks on a page of its own
+Deleting a survey (a draft too), archiving, releasing early and the deletion date are the
+owner's alone (a collaborator gets 403); an archived survey releases nothing until unarchived. The deletion asks on a page of its own
 (``GET /surveys/<slug>/delete``), which offers the data package for download first.
 """
 
@@ -180,8 +180,7 @@ def delete(slug):
     form = _submitted(slug, LifecycleForm)
     store = get_store()
     draft = store.survey_status(slug) == "draft" and not store.received_count(slug)
-    if not draft:
-        _owner_only(slug, "delete it with its data")
+    _owner_only(slug, "delete it" if draft else "delete it with its data")
     if form.confirm.data != "yes":
         return _results(slug, confirm="delete", _anchor="confirm") if draft else \
             redirect(url_for("lifecycle.delete_page", slug=slug))
@@ -254,7 +253,13 @@ def release(slug):
         return _results(slug, _anchor="releases")
     if ask := _unconfirmed(form, slug, "release"):
         return ask
-    moved = store.release_held(slug)
+    try:
+        moved = store.release_held(slug)
+    except StoreUnavailable:
+        raise
+    except StoreError as exc:
+        flash(_sentence(exc), "error")
+        return _results(slug, _anchor="releases")
     flash(f"Released {moved:,} held response{'' if moved == 1 else 's'}: they are in the results now."
           if moved else "No responses were held: nothing to release.", "success")
     return _results(slug, _anchor="releases")

@@ -1,4 +1,4 @@
-"""Keep secrets out of every log line: join links, invitations and API tokens are replaced before a record is written.
+"""Keep secrets out of every log line: join links, invitations, interviewer sessions and API tokens are replaced.
 
 A join link's token is in its path (``/join/<token>``, also URL-encoded in a sign-in
 page's ``next=``), a respondent's invitation in ``?invite=``, an API token in the
@@ -16,8 +16,9 @@ import re
 
 from flask import has_request_context, request
 
-# A join or password reset token in a path, plain or URL-encoded (a sign-in page's ?next=%2Fjoin%2F...).
-_JOIN = re.compile(r"(?i)((?:/|%2F)(?:join|reset)(?:/|%2F))[^\s/?#&\"']+")
+# A join, password reset or interviewer session token in a path, plain or URL-encoded (a sign-in page's
+# ?next=%2Fjoin%2F...; a session's link is /s/<slug>/interview/<token>).
+_JOIN = re.compile(r"(?i)((?:/|%2F)(?:join|reset|interview)(?:/|%2F))[^\s/?#&\"']+")
 # The value of a query parameter that carries a secret.
 _QUERY = re.compile(r"(?i)((?:^|[?&;\s]|%3F|%26)(?:invite|token)(?:=|%3D))[^\s&#\"']+")
 # An API token anywhere (``ldps_`` and 43 URL-safe characters), and any bearer credential.

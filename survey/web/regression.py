@@ -1,4 +1,4 @@
-"""Researcher regression page: a yes/no question, or a number's mean, on yes/no and single-choice questions.
+"""Researcher regression page: a yes/no question, or a number's mean, on yes/no, single-choice and number questions.
 
 ``GET /surveys/<slug>/regression?outcome=Q&covariate=A[&covariate=B…][&level=]`` shows the odds
 ratios (or, for a number, the groups' means and differences) with their intervals, the test and
@@ -13,7 +13,7 @@ from flask import Blueprint, render_template, request
 from ..core.mean_model import MeanModel
 from ..core.modelling import fit_words, model_questions
 from ..core.regression import RegressionError
-from ..core.regression_text import regression_to_csv, summary, term_sentence, tests_sentence
+from ..core.regression_text import method_sentence, regression_to_csv, summary, term_sentence, tests_sentence
 from .access import survey_for_researcher
 from .auth import login_required
 from .forms import LogoutForm
@@ -24,11 +24,14 @@ bp = Blueprint("regression", __name__)
 
 
 def candidates(design: dict) -> tuple[list[dict], list[dict]]:
-    """Return the questions that can be the outcome (yes/no, number) and those that can be covariates (yes/no, choice)."""
+    """Return the questions that can be the outcome (yes/no, number) and those that can be covariates (yes/no, choice,
+    and numbers whose reports show their spread)."""
     from ..core.mechanisms import mechanism_for
+    from ..core.number_covariates import number_covariate_problem
 
     outcomes = [q for q in design["questions"] if q["kind"] in ("yes_no", "number")]
-    covariates = [q for q in design["questions"] if mechanism_for(q).categories is not None]
+    covariates = [q for q in design["questions"] if mechanism_for(q).categories is not None
+                  or (q["kind"] == "number" and number_covariate_problem(q) is None)]
     return outcomes, covariates
 
 
@@ -72,6 +75,7 @@ def page(slug):
                            mean=isinstance(model, MeanModel),
                            summary=summary(model) if model else None,
                            tests=tests_sentence(model) if model else None,
+                           method=method_sentence(model) if model else None,
                            sentences=[term_sentence(model, term) for term in model.terms] if model else [],
                            logout_form=LogoutForm()), status
 

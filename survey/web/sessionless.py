@@ -15,11 +15,14 @@ API_PREFIX = "/api/"
 # The respondent endpoint (survey.web.respond.submit), the survey's slug its group: any method, so
 # that a 405 sets no cookie either.
 SUBMISSIONS = re.compile(r"/s/([^/]+)/responses")
+# An interviewer session's submissions and end (survey.web.handover): no cookie either.
+INTERVIEW_POSTS = re.compile(r"/s/[^/]+/interview/[^/]+/(?:responses|end)")
 
 
 def sessionless(path: str) -> bool:
     """Return whether a request for ``path`` runs without the session."""
-    return path.startswith(API_PREFIX) or SUBMISSIONS.fullmatch(path) is not None
+    return (path.startswith(API_PREFIX) or SUBMISSIONS.fullmatch(path) is not None
+            or INTERVIEW_POSTS.fullmatch(path) is not None)
 
 
 class Sessionless(SessionInterface):

@@ -90,7 +90,7 @@ def _text_response(body: bytes, packed: bytes, etag: str, kind: str):
     return response
 
 
-PAGE_ENTRIES = ("respond.js",)
+PAGE_ENTRIES = ("respond.js", "respond-handover.js")
 
 
 @bp.app_template_global()

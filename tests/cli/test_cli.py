@@ -37,7 +37,7 @@ COMMANDS = [[], ["create"], ["serve"], ["demo"], ["simulate"], ["aggregate"], ["
             ["user", "add"], ["user", "passwd"], ["user", "list"], ["user", "remove"]]
 LIFECYCLE = ["publish", "close", "reopen", "duplicate", "delete"]
 COMMANDS += [[command] for command in LIFECYCLE]
-COMMANDS += [["invite"], ["migrate"], ["check"]]
+COMMANDS += [["invite"], ["interview"], ["migrate"], ["check"]]
 
 # A survey whose choice question is large enough for OUE and which has a multi question,
 # so every report shape (index, 0/1, bit list) goes through the CLI.
@@ -133,7 +133,7 @@ def test_every_command_has_help_with_examples(cli_runner, command):
 def test_command_list_shows_untruncated_one_line_summaries(cli_runner):
     listing = ok(cli_runner.invoke(main, ["--help"])).stdout.split("Commands:")[1]
     lines = [line.strip() for line in listing.strip().splitlines()]
-    assert {line.split()[0] for line in lines} == set(LIFECYCLE) | {"aggregate", "analyze", "backup", "archive", "check", "codebook", "create", "crosstab", "delete-on", "demo", "export", "invite", "uninvite", "list", "mail", "migrate", "plan", "purge", "release",
+    assert {line.split()[0] for line in lines} == set(LIFECYCLE) | {"aggregate", "analyze", "backup", "archive", "check", "codebook", "create", "crosstab", "delete-on", "demo", "export", "interview", "invite", "uninvite", "list", "mail", "migrate", "plan", "purge", "release",
                                                    "qr", "regress", "revise", "serve",
                                                    "share", "simulate", "token", "unarchive", "user"}
     assert not [line for line in lines if line.endswith("...")]

@@ -91,7 +91,7 @@ def test_yes_no_note_matches_the_flip_threshold():
     question = {"id": "q", "kind": "yes_no", "mechanism": "rr", "flip_threshold": threshold,
                 "epsilon": float(rr_epsilon(threshold))}
     assert protection_note(question) == \
-        "Your answer is kept with probability 64% and flipped otherwise (ε′ = 0.572)."
+        "Your real answer is sent with a chance of 64%. Otherwise, the opposite answer is sent (ε′ = 0.572)."
 
 
 def test_grr_note_names_the_other_options(design):
@@ -99,15 +99,15 @@ def test_grr_note_names_the_other_options(design):
     assert question["mechanism"] == "grr"
     keep = percent(Fraction(question["keep_threshold"], TWO53))
     note = protection_note(question)
-    assert note.startswith(f"Your answer is kept with probability {keep} and otherwise replaced by "
-                           "one of the other 3 options at random (ε′ = ")
+    assert note.startswith(f"Your real answer is sent with a chance of {keep}. Otherwise, one of the other 3 "
+                           "options is sent, picked at random (ε′ = ")
 
 
 def test_grr_note_with_two_options():
     threshold = grr_keep_threshold(epsilon=1, d=2)
     question = {"id": "q", "kind": "choice", "mechanism": "grr", "options": ["a", "b"],
                 "keep_threshold": threshold, "epsilon": 1.0}
-    assert "replaced by the other option (ε′ = 1)" in protection_note(question)
+    assert "Otherwise, the other option is sent (ε′ = 1)" in protection_note(question)
 
 
 def test_oue_note_describes_the_marks():
@@ -115,7 +115,7 @@ def test_oue_note_describes_the_marks():
                 "q_threshold": oue_q_threshold(epsilon=1), "epsilon": 1.0}
     q = percent(Fraction(question["q_threshold"], TWO53))
     note = protection_note(question)
-    assert "40 separate marks" in note and "50%" in note and f"with probability {q} " in note
+    assert "for each of the 40 options" in note and "half of the time" in note and f"with a chance of {q} " in note
 
 
 def test_subset_note_names_the_group_size(design):
@@ -123,8 +123,8 @@ def test_subset_note_names_the_group_size(design):
     assert question["mechanism"] == "ss"
     keep = percent(Fraction(question["keep_threshold"], TWO53))
     note = protection_note(question)
-    assert f"a random group of {question['subset_size']} of the 40 options" in note
-    assert f"in the group with probability {keep}," in note
+    assert f"a group of {question['subset_size']} of the 40 options" in note
+    assert f"in the group with a chance of {keep}." in note
 
 
 def test_sampled_multi_note_says_one_option_is_sent(design):
@@ -132,8 +132,9 @@ def test_sampled_multi_note_says_one_option_is_sent(design):
     assert question["mechanism"] == "sampled"
     keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
     note = protection_note(question)
-    assert note.startswith("One of the 3 options is drawn at random, whatever you ticked")
-    assert f"kept with probability {keep} and flipped otherwise (ε′ = {format_epsilon(question['epsilon'])})" in note
+    assert note.startswith("Your device picks one of the 3 options at random, whatever you ticked")
+    assert f"sent as it is with a chance of {keep}. Otherwise, the opposite is sent " \
+           f"(ε′ = {format_epsilon(question['epsilon'])})" in note
 
 
 def test_multi_note_gives_per_option_and_total_epsilon():
@@ -143,7 +144,7 @@ def test_multi_note_gives_per_option_and_total_epsilon():
                 "epsilon_per_option": float(epsilon)}
     keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
     note = protection_note(question)
-    assert note.startswith(f"Each of the 3 options' tick or blank is kept with probability {keep}")
+    assert note.startswith(f"For each of the 3 options, your tick or blank is sent as it is with a chance of {keep}.")
     assert f"ε′ = {format_epsilon(question['epsilon_per_option'])} per option, " \
            f"{format_epsilon(question['epsilon'])} in total" in note
 
@@ -154,8 +155,8 @@ def test_number_note_names_the_range():
                 "flip_threshold": threshold, "epsilon": float(rr_epsilon(threshold))}
     keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
     note = protection_note(question)
-    assert note.startswith("Your number is first rounded at random to the low or high end of 18–90")
-    assert f"then kept with probability {keep}" in note
+    assert note.startswith("Your number is first moved at random to the low end or the high end of 18–90.")
+    assert f"Then this end is sent with a chance of {keep}." in note
 
 
 def test_piecewise_number_note_gives_the_band_probability():
@@ -163,9 +164,9 @@ def test_piecewise_number_note_gives_the_band_probability():
     question = {"id": "income", "kind": "number", "mechanism": "piecewise", "min": 0, "max": 250,
                 "ratio_a": a, "ratio_b": b, "bins": a + b, "epsilon": float(piecewise_epsilon(a, b))}
     note = protection_note(question)
-    assert note == (f"Your number is replaced by one of {a + b} points spread over a range a little wider than "
-                    f"0–250: with probability {percent(Fraction(a, a + b))} a point in a narrow band around "
-                    "your number, otherwise a point anywhere else (ε′ = 4).")
+    assert note == (f"Your number is swapped for one of {a + b} points spread a bit beyond 0–250. This point is "
+                    f"in a narrow band around your number with a chance of {percent(Fraction(a, a + b))}. "
+                    "Otherwise, it is anywhere else (ε′ = 4).")
     assert "88%" in note
 
 
@@ -214,9 +215,9 @@ def test_hybrid_number_note_gives_both_branches(design):
     assert question["mechanism"] == "hybrid"
     a, b = question["ratio_a"], question["ratio_b"]
     note = protection_note(question)
-    assert note.startswith(f"Your number is randomized one of two ways, chosen at random: with probability "
-                           f"{percent(Fraction(a - b, a))} it is replaced by one of {a + b} points")
-    assert f"kept with probability {percent(Fraction(a * a, a * a + b * b))}" in note and "18–90" in note
+    assert note.startswith(f"Your device hides your number in one of two ways, picked at random. With a chance of "
+                           f"{percent(Fraction(a - b, a))}, your number is swapped for one of {a + b} points")
+    assert f"This end is sent with a chance of {percent(Fraction(a * a, a * a + b * b))}." in note and "18–90" in note
 
 
 @pytest.mark.parametrize("p, cell, sentence", [

@@ -70,6 +70,6 @@ def test_results_csv_the_api_the_codebook_and_the_dashboard_hold_the_rows_among_
 def test_the_respondent_page_says_skipped_questions_still_send_a_report(app, branched):
     page = app.test_client().get(f"/s/{SLUG}").get_data(as_text=True)
     note = " ".join(re.search(r'<p id="branching-note">(.*?)</p>', page, re.S).group(1).split())
-    assert "still sends a randomized report" in note and "does not apply" in note
+    assert "this device sends a report for it, drawn at random" in note and "does not apply" in note
     design_json = app.test_client().get(f"/s/{SLUG}/design.json").get_json()
     assert design_json["questions"][1]["show_if"] == {"question": "smoker", "values": [1]}

@@ -119,7 +119,7 @@ def test_preview_shows_mechanisms_and_epsilons_and_stores_nothing(researcher, db
         assert format_epsilon(question["epsilon"]) in page
         assert format_epsilon(question["epsilon_nominal"]) in page
     assert format_epsilon(design["epsilon_spent"]) in page and "budget ε = 2" in page
-    assert "kept with probability" in page
+    assert "sent with a chance of" in page, "the preview shows the respondent's note of each question"
     assert textarea_text(response) == definition, "the textarea keeps the previewed text"
     assert surveys(db_path) == []
 

@@ -43,7 +43,7 @@ def test_the_page_its_texts_and_its_script_words_are_in_the_language(client, sur
     body = page_of(client, "?lang=ar")
     assert "<h1>الصحة والحياة اليومية</h1>" in body
     assert "تُخلط إجاباتك على هذا الجهاز قبل أن تغادره" in body, "the privacy explanation"
-    assert "يُحتفظ بإجابتك باحتمال" in body, "a mechanism's protection note"
+    assert "تُرسل إجابتك الحقيقية باحتمال" in body, "a mechanism's protection note"
     assert "بالمواصلات العامة" in body and "أفضّل عدم الإجابة" in body, "options and the decline option"
     assert "Your answers are scrambled" not in body
     messages = embedded(body, "messages")
@@ -138,7 +138,7 @@ def test_the_thanks_completion_progress_and_display_logic_are_in_the_language(cl
     body = client.get("/s/habits?lang=fr").get_data(as_text=True)
     assert '<p id="thanks-custom" class="thanks-custom">Merci pour votre temps.</p>' in body
     for words in ("Confirmez votre participation", "Votre code de validation\u00a0:", "C0DE-7",
-                  "retourner sur le site de l’étude", "Certaines questions ne s’affichent que lorsqu"):
+                  "retourner sur le site de l’étude", "Certaines questions ne s’affichent que si une réponse"):
         assert words in body, words
     for english in ("Thanks for your time", "Confirm your participation", "Some questions are shown"):
         assert english not in body, english

@@ -63,7 +63,8 @@ def test_the_page_shows_the_model_and_its_csv_is_the_command_lines(app, simulate
 
 @pytest.mark.parametrize("query, message", [
     ("outcome=lung_disease&covariate=nobody", "&#39;nobody&#39; is not a question"),
-    ("outcome=lung_disease&covariate=age", "only yes/no and single-choice questions"),
+    ("outcome=lung_disease&covariate=age", "carry the number&#39;s mean but not its spread"),
+    ("outcome=lung_disease&covariate=cigarettes&covariate=age", "beside a number covariate only yes/no and number"),
     ("outcome=lung_disease", "at least one covariate"),
     ("outcome=cigarettes&covariate=smoker", "the outcome must be a yes/no question (a logistic regression) or a number"),
 ])

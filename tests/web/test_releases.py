@@ -282,6 +282,20 @@ def test_a_collaborator_cannot_release_early(app, batches):
     assert with_store(app.config["DATABASE"], lambda store: store.release_state(SLUG))["held"] == 1
 
 
+def test_an_archived_survey_releases_nothing_early(app, batches, db_path):
+    _post(app.test_client(), batches, answers(batches, 1)[0])
+    with_store(db_path, lambda store: store.archive_survey(SLUG))
+    with pytest.raises(StoreError, match="archived and read-only"):
+        with_store(db_path, lambda store: store.release_held(SLUG))
+    owner = signed_in(app, *OWNER)
+    page = owner.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    assert "release-csrf" not in page, "no early-release button on an archived survey"
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    refused = owner.post(f"/surveys/{SLUG}/release", data={"csrf_token": token, "confirm": "yes"}, follow_redirects=True)
+    assert refused.status_code == 200 and "archived and read-only" in refused.get_data(as_text=True)
+    assert with_store(db_path, lambda store: store.release_state(SLUG))["held"] == 1
+
+
 def test_an_outsider_cannot_release(app, batches, db_path):
     with_store(db_path, lambda store: store.add_user("third@example.org", generate_password_hash("third password")))
     third = signed_in(app, "third@example.org", "third password")
@@ -294,7 +308,7 @@ def test_the_respondent_page_says_who_sees_what(client, batches):
     assert note == release_note(batches)
     assert "only totals over at least 3 people" in note
     immediate = build_design(parse_definition_toml(TOML.replace("release_every = 3", "release_every = 1")))
-    assert "as each set of answers arrives" in release_note(immediate)
+    assert "each time a set of answers arrives" in release_note(immediate)
 
 
 def test_the_release_command_shows_and_releases(db_path, batches, cli_runner):

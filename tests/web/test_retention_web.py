@@ -140,3 +140,30 @@ def test_the_survey_list_shows_held_responses(app, db_path, accounts):
     owner = _sign_in(app.test_client(), *OWNER)
     row = re.search(r"<code>smoking-2026</code>.*?</tr>", owner.get("/surveys").get_data(as_text=True), re.S).group(0)
     assert re.findall(r'<td class="num">([^<]*)</td>', row) == ["0", "1"], "0 released, 1 held"
+
+
+def test_only_the_owner_deletes_a_draft(app, db_path, accounts):
+    store = Store(db_path)
+    try:
+        text = store.get_definition(SLUG).replace('slug = "smoking-2026"', 'slug = "draft-2026"')
+        from survey.core.definition import parse_definition_toml
+        from survey.core.design import build_design
+
+        store.create_survey(text, build_design(parse_definition_toml(text)), owner=OWNER[0], status="draft")
+        store.share("draft-2026", OTHER[0])
+    finally:
+        store.close()
+    other = _sign_in(app.test_client(), *OTHER)
+    dashboard = other.get("/surveys/draft-2026/results").get_data(as_text=True)
+    assert "Delete draft…" not in dashboard and "Publish…" in dashboard
+    token = _token(other, "/surveys/draft-2026/results")
+    assert other.post("/surveys/draft-2026/delete", data={"csrf_token": token, "confirm": "yes"}).status_code == 403
+    owner = _sign_in(app.test_client(), *OWNER)
+    assert "Delete draft…" in owner.get("/surveys/draft-2026/results").get_data(as_text=True)
+    token = _token(owner, "/surveys/draft-2026/results")
+    assert owner.post("/surveys/draft-2026/delete", data={"csrf_token": token, "confirm": "yes"}).status_code == 302
+    store = Store(db_path)
+    try:
+        assert not store.survey_exists("draft-2026")
+    finally:
+        store.close()

@@ -82,9 +82,10 @@ class Duchi(WarnerRR):
 
     def protection_note(self, epsilon: str) -> str:
         keep = 1 - threshold_fraction("flip_threshold", self.flip_threshold)
-        return tr("Your number is first rounded at random to the low or high end of %(low)s–%(high)s (the closer "
-                  "end being more likely), then kept with probability %(keep)s and flipped to the other end "
-                  "otherwise (ε′ = %(epsilon)s).", low=self.lo, high=self.hi, keep=percent(keep), epsilon=epsilon)
+        return tr("Your number is first moved at random to the low end or the high end of %(low)s–%(high)s. The "
+                  "closer end is more likely. Then this end is sent with a chance of %(keep)s. Otherwise, "
+                  "the other end is sent (ε′ = %(epsilon)s).", low=self.lo, high=self.hi, keep=percent(keep),
+                  epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return ("The answer is rounded at random to the smallest or the largest value, which is reported as "

@@ -147,10 +147,11 @@ class GeneralizedRR(OptionMechanism):
     def protection_note(self, epsilon: str) -> str:
         keep = percent(Fraction(self.keep_threshold, TWO53))
         if self.d == 2:
-            return tr("Your answer is kept with probability %(keep)s and otherwise replaced by the other option "
+            return tr("Your real answer is sent with a chance of %(keep)s. Otherwise, the other option is sent "
                       "(ε′ = %(epsilon)s).", keep=keep, epsilon=epsilon)
-        return tr("Your answer is kept with probability %(keep)s and otherwise replaced by one of the other "
-                  "%(others)s options at random (ε′ = %(epsilon)s).", keep=keep, others=self.d - 1, epsilon=epsilon)
+        return tr("Your real answer is sent with a chance of %(keep)s. Otherwise, one of the other "
+                  "%(others)s options is sent, picked at random (ε′ = %(epsilon)s).", keep=keep, others=self.d - 1,
+                  epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return f"A true answer is reported as itself with probability {keep}."

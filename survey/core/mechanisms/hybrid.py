@@ -204,11 +204,12 @@ class Hybrid(RatioLevelMechanism):
     def protection_note(self, epsilon: str) -> str:
         a, b = self.ratio_a, self.ratio_b
         beta, flip = hybrid_branch(a, b)
-        return tr("Your number is randomized one of two ways, chosen at random: with probability %(branch)s it is "
-                  "replaced by one of %(points)s points spread over a range a little wider than %(low)s–%(high)s "
-                  "(with probability %(band)s a point in a narrow band around your number, otherwise a point "
-                  "anywhere else); otherwise it is rounded at random to the low or high end of %(low)s–%(high)s "
-                  "and kept with probability %(keep)s (ε′ = %(epsilon)s).", branch=percent(beta), points=a + b,
+        return tr("Your device hides your number in one of two ways, picked at random. With a chance of %(branch)s, "
+                  "your number is swapped for one of %(points)s points spread a bit beyond %(low)s–%(high)s. "
+                  "This point is in a narrow band around your number with a chance of %(band)s. Otherwise, "
+                  "it is anywhere else. The rest of the time, your number is moved at random to the low end or "
+                  "the high end of %(low)s–%(high)s. This end is sent with a chance of %(keep)s. Otherwise, "
+                  "the other end is sent (ε′ = %(epsilon)s).", branch=percent(beta), points=a + b,
                   low=self.lo, high=self.hi, band=percent(Fraction(a, a + b)), keep=percent(1 - flip),
                   epsilon=epsilon)
 

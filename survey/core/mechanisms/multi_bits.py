@@ -97,13 +97,15 @@ class PerOptionRR(BitVectorMechanism):
         per_option = self.epsilon_per_option
         values = {"keep": percent(keep), "epsilon": epsilon, "d": self.d}
         if self.d == 1:
-            return tr("Your tick or blank is kept with probability %(keep)s and flipped otherwise (ε′ = %(epsilon)s).",
+            return tr("Your tick or blank is sent as it is with a chance of %(keep)s. Otherwise, the opposite is "
+                      "sent (ε′ = %(epsilon)s).",
                       **values)
         if per_option is None:
-            return tr("Each of the %(d)s options' tick or blank is kept with probability %(keep)s and flipped "
-                      "otherwise (ε′ = %(epsilon)s).", **values)
-        return tr("Each of the %(d)s options' tick or blank is kept with probability %(keep)s and flipped otherwise "
-                  "(ε′ = %(each)s per option, %(epsilon)s in total).", each=format_epsilon(per_option), **values)
+            return tr("For each of the %(d)s options, your tick or blank is sent as it is with a chance of "
+                      "%(keep)s. Otherwise, the opposite is sent (ε′ = %(epsilon)s).", **values)
+        return tr("For each of the %(d)s options, your tick or blank is sent as it is with a chance of %(keep)s. "
+                  "Otherwise, the opposite is sent (ε′ = %(each)s per option, %(epsilon)s in total).",
+                  each=format_epsilon(per_option), **values)
 
     def kept_sentence(self, keep: str) -> str:
         return f"Each option's bit is reported as it is with probability {keep}."

@@ -106,8 +106,9 @@ class SampledOption(BitVectorMechanism):
 
     def protection_note(self, epsilon: str) -> str:
         keep = 1 - threshold_fraction("flip_threshold", self.flip_threshold)
-        return tr("One of the %(d)s options is drawn at random, whatever you ticked, and only its tick or blank is "
-                  "sent, kept with probability %(keep)s and flipped otherwise (ε′ = %(epsilon)s).", d=self.d,
+        return tr("Your device picks one of the %(d)s options at random, whatever you ticked. Only that option's "
+                  "tick or blank is sent. It is sent as it is with a chance of %(keep)s. Otherwise, the "
+                  "opposite is sent (ε′ = %(epsilon)s).", d=self.d,
                   keep=percent(keep), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:

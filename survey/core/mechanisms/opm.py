@@ -314,9 +314,9 @@ class OptimalPiecewise(LevelMechanism):
 
     def protection_note(self, epsilon: str) -> str:
         m, w, a, b = self.steps, self.band, self.ratio_a, self.ratio_b
-        return tr("Your number is replaced by one of %(points)s points spread over a range a little wider than "
-                  "%(low)s–%(high)s: with probability %(band)s a point in a band of %(width)s points around your "
-                  "number, otherwise a point anywhere else (ε′ = %(epsilon)s).", points=m + w, low=self.lo,
+        return tr("Your number is swapped for one of %(points)s points spread a bit beyond %(low)s–%(high)s. "
+                  "This point is in a band of %(width)s points around your number with a chance of %(band)s. "
+                  "Otherwise, it is anywhere else (ε′ = %(epsilon)s).", points=m + w, low=self.lo,
                   high=self.hi, band=percent(Fraction(w * a, w * a + m * b)), width=w, epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:

@@ -115,8 +115,8 @@ class OptimizedUnaryEncoding(BitVectorMechanism):
             f"{format(float(p), '.6g')} when {label!r} is the true answer and {format(float(q), '.6g')} when it is not"))
 
     def protection_note(self, epsilon: str) -> str:
-        return tr("Your answer is sent as %(d)s separate marks, one per option: the mark of your choice is set "
-                  "with probability 50%%, and every other option is marked with probability %(other)s "
+        return tr("Your device sends a mark or a blank for each of the %(d)s options. Your own answer gets a mark "
+                  "half of the time. Each other option gets a mark with a chance of %(other)s "
                   "(ε′ = %(epsilon)s).", d=self.d, other=percent(threshold_fraction("q_threshold", self.q_threshold)),
                   epsilon=epsilon)
 

@@ -234,9 +234,9 @@ class Piecewise(RatioLevelMechanism):
 
     def protection_note(self, epsilon: str) -> str:
         a, b = self.ratio_a, self.ratio_b
-        return tr("Your number is replaced by one of %(points)s points spread over a range a little wider than "
-                  "%(low)s–%(high)s: with probability %(band)s a point in a narrow band around your number, "
-                  "otherwise a point anywhere else (ε′ = %(epsilon)s).", points=a + b, low=self.lo, high=self.hi,
+        return tr("Your number is swapped for one of %(points)s points spread a bit beyond %(low)s–%(high)s. "
+                  "This point is in a narrow band around your number with a chance of %(band)s. Otherwise, "
+                  "it is anywhere else (ε′ = %(epsilon)s).", points=a + b, low=self.lo, high=self.hi,
                   band=percent(Fraction(a, a + b)), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:

@@ -196,9 +196,9 @@ class SubsetSelection(BitVectorMechanism):
 
     def protection_note(self, epsilon: str) -> str:
         keep = threshold_fraction("keep_threshold", self.keep_threshold)
-        return tr("Your answer is sent as a random group of %(k)s of the %(d)s options: your choice is in the "
-                  "group with probability %(keep)s, and the rest of the group is drawn at random from the other "
-                  "options (ε′ = %(epsilon)s).", k=self.subset_size, d=self.d, keep=percent(keep), epsilon=epsilon)
+        return tr("Your device sends a group of %(k)s of the %(d)s options. Your answer is in the group with a "
+                  "chance of %(keep)s. The rest of the group is picked at random from the other options "
+                  "(ε′ = %(epsilon)s).", k=self.subset_size, d=self.d, keep=percent(keep), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return (f"The report is a set of {self.subset_size} of the {self.d} options; "

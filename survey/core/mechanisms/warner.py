@@ -76,7 +76,8 @@ class WarnerRR(Mechanism):
                 f"probability {format(float(p), '.6g')} and flipped with probability {format(float(q), '.6g')}"]
 
     def protection_note(self, epsilon: str) -> str:
-        return tr("Your answer is kept with probability %(keep)s and flipped otherwise (ε′ = %(epsilon)s).",
+        return tr("Your real answer is sent with a chance of %(keep)s. Otherwise, the opposite answer is sent "
+                  "(ε′ = %(epsilon)s).",
                   keep=percent(1 - self.flip), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:

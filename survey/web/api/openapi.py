@@ -131,7 +131,10 @@ def _paths() -> dict:
             "maximum likelihood, per term the log odds ratio, its standard error from the observed "
             "information, z, p and the odds ratio with its interval, and the likelihood-ratio test of all "
             "covariates. A number (`model` `mean`): the reference group's mean and each group's difference, "
-            "with sandwich standard errors. Warnings when the likelihood is flat or an estimate is on the "
+            "with sandwich standard errors. With a number covariate, every covariate is replaced by its best "
+            "linear prediction from the reports through its mechanism's known noise (regression calibration, "
+            "Carroll et al. 2006, ch. 4), slopes per unit, sandwich errors that include the calibration, a Wald "
+            "test, and `method` naming the method and where it is approximate. Warnings when the likelihood is flat or an estimate is on the "
             "boundary. An unknown question, a question of another kind, or too few responses answers 400 "
             "with the reason.",
             [_SLUG,
@@ -139,7 +142,8 @@ def _paths() -> dict:
               "description": "The outcome's id: a yes/no or number question.",
               "schema": {"type": "string"}, "examples": {"demo": {"value": "lung_disease"}}},
              {"name": "covariates", "in": "query", "required": True,
-              "description": "The covariates' ids, comma-separated (yes/no or single choice).",
+              "description": "The covariates' ids, comma-separated (yes/no or single choice; or "
+                             "yes/no and number, by regression calibration).",
               "schema": {"type": "string"}, "examples": {"demo": {"value": "smoker"}}},
              _LEVEL],
             _json("Regression", "The fitted model.")),
@@ -300,13 +304,19 @@ def _schemas() -> dict:
                 "level": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
                 "terms": {"type": "array", "items": {"$ref": "#/components/schemas/MeanTerm"}},
                 "warnings": {"type": "array", "items": string},
+                "method": {"type": "string", "description": "With a number covariate only: how the model was "
+                                                          "fitted, in words (exact covariates, or regression "
+                                                          "calibration and where it is approximate)."},
+                "per_unit": {"type": "array", "items": string,
+                             "description": "With a number covariate only: the terms that are per unit of a number."},
             }},
         "MeanTerm": {
             "type": "object", "additionalProperties": False,
             "required": ["term", "estimate", "std_error", "z", "p_value", "ci_low", "ci_high"],
             "properties": {
                 "term": {"type": "string", "description": "`(intercept)`: the reference group's mean; "
-                                                          "`QUESTION: OPTION`: that group's difference from it."},
+                                                          "`QUESTION: OPTION`: that group's difference from it; "
+                                                          "`QUESTION` (a number): the change per unit."},
                 "estimate": NUMBER_OR_NULL, "std_error": NUMBER_OR_NULL, "z": NUMBER_OR_NULL,
                 "p_value": NUMBER_OR_NULL, "ci_low": NUMBER_OR_NULL, "ci_high": NUMBER_OR_NULL,
             }},
@@ -324,12 +334,22 @@ def _schemas() -> dict:
                 "lr_statistic": {"type": "number", "minimum": 0}, "lr_df": {"type": "integer", "minimum": 0},
                 "lr_p_value": {"type": "number", "minimum": 0, "maximum": 1}, "converged": {"type": "boolean"},
                 "warnings": {"type": "array", "items": string},
+                "method": {"type": "string", "description": "With a number covariate only: how the model was "
+                                                          "fitted, in words (exact covariates, or regression "
+                                                          "calibration and where it is approximate)."},
+                "per_unit": {"type": "array", "items": string,
+                             "description": "With a number covariate only: the terms that are per unit of a number."},
+                "test": {"type": "string", "enum": ["likelihood-ratio", "Wald"],
+                         "description": "With a number covariate only: the test of all covariates together (`lr_*`): "
+                                        "likelihood-ratio for exact covariates, Wald on the sandwich errors for "
+                                        "calibrated ones."},
             }},
         "RegressionTerm": {
             "type": "object", "additionalProperties": False,
             "required": ["term", "estimate", "std_error", "z", "p_value", "odds_ratio", "ci_low", "ci_high"],
             "properties": {
-                "term": {"type": "string", "description": "`(intercept)`, or `QUESTION: OPTION` against the first option."},
+                "term": {"type": "string", "description": "`(intercept)`, `QUESTION: OPTION` against the first option, "
+                                                          "or `QUESTION` for a number, per unit."},
                 "estimate": {**NUMBER_OR_NULL, "description": "The log odds ratio."},
                 "std_error": {**NUMBER_OR_NULL, "description": "Null when the likelihood is flat."},
                 "z": NUMBER_OR_NULL, "p_value": NUMBER_OR_NULL, "odds_ratio": NUMBER_OR_NULL,

@@ -1,0 +1,132 @@
+/**
+ * Handover mode of the respondent page, its entry in that mode (templates/_handover_bar.html and
+ * _handover_start.html): one device handed from respondent to respondent through an interviewer session's
+ * secret link (docs/how-to/handover.md). respond.js sets the survey up for each respondent; the ordinary
+ * page's script does not carry this module.
+ *
+ * Every respondent starts on the start screen, with the privacy explanation open above it. Once their
+ * reports are sent, the form is replaced by a copy of it made when the page loaded, before any answer
+ * or listener: no answer, report line or message of theirs stays in the page, and no history entry
+ * leads back to it. Nothing is kept on the device: the page's storage is a new in-memory store for
+ * every respondent (no "already answered" mark, no pending body, no series memo, no drawn sample in
+ * localStorage or sessionStorage), and series memos are off.
+ *
+ * The interviewer's bar counts the responses sent in this session, has a slot for those waiting to be
+ * sent (filled by setWaiting of respond-waiting.js, for a queue of sends made offline), and a way to end
+ * the session from here, after a confirmation.
+ */
+
+import { keepNothing } from './respond-device.js';
+import { setWaiting } from './respond-waiting.js';
+import { endSession } from './respond-send.js';
+import { setUpSurvey } from './respond.js';
+import { _ } from './messages.js';
+
+function setAnswered(n) {
+  document.getElementById('handover-answered').textContent = String(n);
+}
+
+/** Show the start screen for the next respondent: the privacy explanation open, the form hidden. */
+function showStart(state, sent) {
+  state.form.hidden = true;
+  document.getElementById('handover-sent').hidden = !sent;
+  const protection = document.getElementById('protection');
+  if (protection) protection.open = true;
+  const start = document.getElementById('handover-start');
+  start.hidden = false;
+  // From the top: the interviewer's bar, then the privacy explanation, then this screen's button.
+  window.scrollTo(0, 0);
+  start.focus({ preventScroll: true });
+}
+
+/** Replace the form by a fresh copy of the one the page loaded with, set up for the next respondent. */
+function freshForm(state) {
+  const fresh = state.pristine.cloneNode(true);
+  state.form.replaceWith(fresh);
+  state.form = fresh;
+  fresh.hidden = true;
+  keepNothing();
+  state.setUp(fresh, state.design, state.handover);
+}
+
+/** Wire the start button: the respondent starts on the form, at its first question. */
+function wireStart(state) {
+  document.getElementById('handover-begin').addEventListener('click', () => {
+    document.getElementById('handover-start').hidden = true;
+    document.getElementById('handover-sent').hidden = true;
+    state.form.hidden = false;
+    const first = [...state.form.querySelectorAll('fieldset[data-question]')].find((fieldset) => !fieldset.hidden);
+    (first ?? state.form).focus();
+  });
+}
+
+/** End the page after the session ended: nothing can be answered here any more. */
+function closePage(state) {
+  const fresh = state.pristine.cloneNode(true);
+  fresh.hidden = true;
+  state.form.replaceWith(fresh);
+  state.form = fresh;
+  for (const id of ['handover-start', 'handover-end', 'handover-confirm']) document.getElementById(id).hidden = true;
+  const ended = document.getElementById('handover-ended');
+  ended.hidden = false;
+  ended.focus();
+}
+
+/** Wire the end button and its confirmation: ending asks first, then tells the server. */
+function wireEnd(state) {
+  const button = document.getElementById('handover-end');
+  const confirm = document.getElementById('handover-confirm');
+  const status = document.getElementById('handover-status');
+  const ask = (open) => {
+    confirm.hidden = !open;
+    button.setAttribute('aria-expanded', open ? 'true' : 'false');
+    (open ? document.getElementById('handover-end-no') : button).focus();
+  };
+  button.addEventListener('click', () => ask(confirm.hidden));
+  document.getElementById('handover-end-no').addEventListener('click', () => ask(false));
+  document.getElementById('handover-end-yes').addEventListener('click', async () => {
+    status.textContent = '';
+    if (await endSession(state.form)) closePage(state);
+    else status.textContent = document.getElementById('handover-end-failed').textContent;
+  });
+}
+
+/**
+ * Run the page in handover mode: `setUp(form, design, handover)` sets up one respondent's form (respond.js);
+ * handover.next(earlier) is what it calls once that respondent's reports were acknowledged.
+ */
+export function startHandover(form, design, setUp) {
+  const state = { form, design, setUp, pristine: form.cloneNode(true), answered: 0 };
+  state.answered = Number(document.getElementById('interviewer-bar').dataset.answered) || 0;
+  state.handover = {
+    next(earlier) {
+      if (!earlier) state.answered += 1;
+      setAnswered(state.answered);
+      freshForm(state);
+      showStart(state, true);
+    },
+  };
+  keepNothing();
+  setWaiting(0);
+  setUp(form, design, state.handover);
+  wireStart(state);
+  wireEnd(state);
+  showStart(state, false);
+}
+
+function start() {
+  const form = document.querySelector('form[data-handover="yes"]');
+  if (!form) return;
+  try {
+    startHandover(form, JSON.parse(document.getElementById('design').textContent), setUpSurvey);
+  } catch (error) {
+    document.getElementById('form-error').textContent = _('This survey cannot be answered: %(reason)s',
+      { reason: error.message });
+  }
+}
+
+if (document.readyState === 'loading') {
+  document.addEventListener('DOMContentLoaded', start);
+} else {
+  start();
+}

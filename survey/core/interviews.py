@@ -1,0 +1,81 @@
+"""Interviewer (handover) sessions: the rules of a session's label, lifetime and allowance, its link, and its submissions.
+
+A session lets one device be handed from respondent to respondent: its secret link is the
+authorization, and its allowance of responses replaces the per-client flood limit for it.
+Standard library only: the store, the web app and the CLI all ask this module.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+from .invitations import check_base
+from .reports import SUBMISSION_ID_RE, ReportError
+
+LABEL_MAX = 60
+DEFAULT_HOURS = 12
+MAX_HOURS = 24 * 14
+DEFAULT_ALLOWANCE = 200
+MAX_ALLOWANCE = 10_000
+# A session token: 192 random bits, URL-safe (32 characters), unlike an invitation's 22.
+TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{32}")
+# The keys a submission through a session may carry: no invitation (the session authorizes it).
+SUBMISSION_KEYS = frozenset({"design", "answers", "submission"})
+# What a session is: taking answers, ended by a researcher or its device, past its expiry, or its allowance spent.
+STATES = ("active", "ended", "expired", "used-up")
+
+
+def check_label(label: str | None) -> str:
+    """Return a session's label stripped (may be empty); raise ValueError when it is too long or has control characters."""
+    text = (label or "").strip()
+    if len(text) > LABEL_MAX:
+        raise ValueError(f"the label has at most {LABEL_MAX} characters, got {len(text)}")
+    if any(ord(char) < 32 or ord(char) == 127 for char in text):
+        raise ValueError("the label cannot hold control characters")
+    return text
+
+
+def check_hours(hours: int) -> int:
+    """Return a session's lifetime in hours; raise ValueError unless it is a whole number from 1 to MAX_HOURS."""
+    if isinstance(hours, bool) or not isinstance(hours, int) or not 1 <= hours <= MAX_HOURS:
+        raise ValueError(f"a session lasts from 1 to {MAX_HOURS} hours, got {hours!r}")
+    return hours
+
+
+def check_allowance(allowance: int) -> int:
+    """Return a session's allowance of responses; raise ValueError unless it is a whole number from 1 to MAX_ALLOWANCE."""
+    if isinstance(allowance, bool) or not isinstance(allowance, int) or not 1 <= allowance <= MAX_ALLOWANCE:
+        raise ValueError(f"a session's allowance is from 1 to {MAX_ALLOWANCE} responses, got {allowance!r}")
+    return allowance
+
+
+def session_state(ended: bool, expires_at: float, answered: int, allowance: int, now: float) -> str:
+    """Return a session's state (one of STATES) at time ``now`` (Unix seconds)."""
+    if ended:
+        return "ended"
+    if expires_at <= now:
+        return "expired"
+    return "used-up" if answered >= allowance else "active"
+
+
+def interview_link(base: str, slug: str, token: str) -> str:
+    """Return ``<base>/s/<slug>/interview/<token>``, a session's secret link."""
+    return f"{check_base(base)}/s/{quote(slug)}/interview/{quote(token)}"
+
+
+def interview_submission(payload) -> str | None:
+    """Return the submission id of a (validated) submission sent through a session, or None; raise ReportError.
+
+    The session is the authorization, so the body carries no invitation, not even on an
+    invitation-only survey.
+    """
+    extra = sorted(set(payload) - SUBMISSION_KEYS)
+    if extra:
+        raise ReportError(f"unexpected key {extra[0]!r} in a submission through an interviewer session; "
+                          "nothing was stored", field=extra[0])
+    submission = payload.get("submission")
+    if submission is not None and (not isinstance(submission, str) or not SUBMISSION_ID_RE.fullmatch(submission)):
+        raise ReportError(f"\"submission\" must be 32 lowercase hexadecimal digits, got {submission!r}",
+                          field="submission")
+    return submission

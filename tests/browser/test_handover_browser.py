@@ -1,0 +1,164 @@
+"""Handover mode in headless Chromium against the real server: five respondents answer in turn on one page.
+
+After each respondent the page starts again with nothing of them in the DOM (the form is a new one, no
+answer, no back-navigation), in localStorage or in sessionStorage; exactly five responses are stored,
+the interviewer's bar counts five, and ending the session on the device makes its link refuse.
+Screenshots of the start screen and the interviewer's bar at 360 px and 1280 px go to SHOTS.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import create_from_toml, released_at_once, stored_count
+
+from survey.store import Store
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SLUG = "smoking-2026"
+SHOTS = Path(os.environ.get("LDP_SURVEY_SHOTS", "/work/shots/handover"))
+# Five respondents' true answers: (smoker, lung disease, cigarettes, age).
+RESPONDENTS = [("Yes", "No", "6-10", "23"), ("No", "Yes", "none", "67"), ("Yes", "Yes", "more than 20", "41"),
+               ("No", "No", "1-5", "58"), ("Yes", "No", "11-20", "34")]
+# What the page holds that could carry a respondent's answer: inputs' states, storage, history.
+REMNANTS_JS = """() => ({
+  checked: document.querySelectorAll('input:checked').length,
+  values: [...document.querySelectorAll('input[type=number], input[type=search]')].map(i => i.value).filter(v => v),
+  oldFormAttached: window.__previousForm ? document.contains(window.__previousForm) : false,
+  local: localStorage.length, session: sessionStorage.length, history: history.length,
+  formHidden: document.getElementById('survey-form').hidden,
+  errors: [...document.querySelectorAll('.field-error, #form-error')].map(e => e.textContent.trim()).filter(t => t),
+})"""
+
+
+def answer(page, respondent):
+    smoker, lung, cigarettes, age = respondent
+    page.get_by_role("group", name=re.compile("smoke tobacco")).get_by_label(smoker, exact=True).check()
+    page.get_by_role("group", name=re.compile("chronic lung disease")).get_by_label(lung, exact=True).check()
+    page.get_by_role("group", name=re.compile("how many cigarettes")).get_by_label(cigarettes, exact=True).check()
+    page.get_by_role("group", name=re.compile("How old are you")).get_by_role("spinbutton").fill(age)
+
+
+def shoot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / name), full_page=False)
+
+
+def test_five_respondents_in_turn_leave_nothing_behind_and_ending_refuses_the_link(browser, live_server):
+    store = Store(live_server["db"])
+    try:
+        token, _ = store.start_interview(SLUG, label="Tablet 3", allowance=20)
+    finally:
+        store.close()
+    link = f"{live_server['origin']}/s/{SLUG}/interview/{token}"
+    before = stored_count(live_server["db"], SLUG)
+    context = browser.new_context(viewport={"width": 360, "height": 740})
+    page = context.new_page()
+    page.goto(link)
+    start = page.locator("#handover-start")
+    start.wait_for(state="visible")
+    assert page.locator("#protection").evaluate("d => d.open"), "the privacy explanation is open on the start screen"
+    assert not page.locator("#survey-form").is_visible()
+    shoot(page, "start-360.png")
+    page.locator("#interviewer-bar").screenshot(path=str(SHOTS / "bar-360.png"))
+    history = page.evaluate("history.length")
+    for number, respondent in enumerate(RESPONDENTS, 1):
+        # By keyboard: the start screen has focus; Tab reaches its button.
+        assert page.evaluate("document.activeElement.id") == "handover-start"
+        page.keyboard.press("Tab")
+        page.keyboard.press("Enter")
+        page.locator("#survey-form").wait_for(state="visible")
+        answer(page, respondent)
+        page.evaluate("window.__previousForm = document.getElementById('survey-form')")
+        page.get_by_role("button", name=re.compile("send", re.I)).click()
+        page.locator("#handover-sent").wait_for(state="visible", timeout=10_000)
+        assert page.locator("#handover-answered").text_content() == str(number)
+        left = page.evaluate(REMNANTS_JS)
+        assert left == {"checked": 0, "values": [], "oldFormAttached": False, "local": 0, "session": 0,
+                        "history": history, "formHidden": True, "errors": []}, (number, left)
+        assert not page.locator("#thanks").is_visible() and not page.locator("#already-answered").is_visible()
+    assert stored_count(live_server["db"], SLUG) == before + 5
+    assert page.locator("#handover-waiting").text_content() == "0"
+    page.set_viewport_size({"width": 1280, "height": 900})
+    shoot(page, "start-1280.png")
+    page.locator("#interviewer-bar").screenshot(path=str(SHOTS / "bar-1280.png"))
+    # The slot an offline queue fills: its module, as served, writes the count the bar shows.
+    page.evaluate("async () => (await import('/static/js/respond-waiting.js')).setWaiting(3)")
+    assert page.locator("#handover-waiting").text_content() == "3"
+    page.locator("#handover-end").click()
+    page.locator("#handover-confirm").wait_for(state="visible")
+    assert page.evaluate("document.activeElement.id") == "handover-end-no"
+    page.locator("#handover-end-no").click()
+    assert page.locator("#handover-confirm").is_hidden()
+    page.locator("#handover-end").click()
+    page.locator("#handover-end-yes").click()
+    page.locator("#handover-ended").wait_for(state="visible", timeout=10_000)
+    assert not page.locator("#survey-form").is_visible() and not start.is_visible()
+    reloaded = page.goto(link)
+    assert reloaded.status == 410 and page.locator("#interview-ended").is_visible()
+    refused = page.request.post(f"{link}/responses", data="{}", headers={"Content-Type": "application/json"})
+    assert refused.status == 410
+    assert stored_count(live_server["db"], SLUG) == before + 5
+    context.close()
+
+
+SERIES_TOML = """
+slug = "habits-handover"
+title = "Habits in the field"
+epsilon = 2
+series = "habits-field"
+
+[[questions]]
+id = "smoker"
+kind = "yes_no"
+text = "Do you smoke?"
+
+[[questions]]
+id = "sport"
+kind = "yes_no"
+text = "Do you play a sport?"
+"""
+
+
+def test_a_series_in_handover_keeps_no_memo_and_the_page_is_axe_clean_at_360_px(browser, live_server):
+    from axe_playwright_python.sync_playwright import Axe
+
+    rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+             "resultTypes": ["violations"]}
+    create_from_toml(live_server["db"], released_at_once(SERIES_TOML))
+    store = Store(live_server["db"])
+    try:
+        token, _ = store.start_interview("habits-handover", label="Shelter")
+    finally:
+        store.close()
+    context = browser.new_context(viewport={"width": 360, "height": 800})
+    page = context.new_page()
+    page.goto(f"{live_server['origin']}/s/habits-handover/interview/{token}")
+    page.locator("#handover-start").wait_for(state="visible")
+    assert page.locator("#series").count() == 0, "no series memo section in handover mode"
+    for step in ("start", "form", "confirm"):
+        if step == "form":
+            page.locator("#handover-begin").click()
+            page.get_by_role("group", name=re.compile("Do you smoke")).get_by_label("Yes").check()
+        if step == "confirm":
+            page.locator("#handover-end").click()
+        results = Axe().run(page, options=rules).response
+        assert [v["id"] for v in results["violations"]] == [], step
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360, step
+    page.locator("#handover-end-no").click()
+    for smokes in ("Yes", "No"):
+        if not page.locator("#survey-form").is_visible():
+            page.locator("#handover-begin").click()
+        page.get_by_role("group", name=re.compile("Do you smoke")).get_by_label(smokes).check()
+        page.get_by_role("group", name=re.compile("play a sport")).get_by_label("No").check()
+        page.get_by_role("button", name=re.compile("send", re.I)).click()
+        page.locator("#handover-sent").wait_for(state="visible", timeout=10_000)
+        assert page.evaluate("localStorage.length + sessionStorage.length") == 0
+    assert page.locator("#handover-answered").text_content() == "2"
+    assert stored_count(live_server["db"], "habits-handover") == 2
+    context.close()
