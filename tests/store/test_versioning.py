@@ -96,11 +96,15 @@ def test_design_change_makes_version_two_under_the_same_slug(store):
     assert store.received_count("habits") == 1 and store.received_count("habits.v1") == 5
     with pytest.raises((AdmissionError, StoreError, SurveyClosed)):
         store.add_submission("habits.v1", design["hash"], ANSWERS, invite=tokens[6])
+    # An interviewer session started before the change keeps taking answers for the address.
+    token, _ = store.start_interview("habits", label="tablet")
+    assert store.interview_session("habits", token) is not None
     # A third version keeps version 2 apart too.
     third = _text(epsilon="1.5")
     assert store.new_version("habits", third, _design(third)) == 3
     assert [(v["slug"], v["responses"]) for v in store.versions("habits")] == [
         ("habits.v1", 5), ("habits.v2", 1), ("habits", 0)]
+    assert store.interview_session("habits", token) is not None and store.interview_session("habits.v2", token) is None
 
 
 def test_kept_version_releases_its_held_responses_into_its_own_counts(store):
