@@ -19,6 +19,8 @@ from survey.store.ids import today
 from conftest import OTHER
 from test_builder import fields, owner, page  # noqa: F401  (the fixture, signed in as the survey's owner)
 
+pytestmark = pytest.mark.both_backends
+
 SLUG = "smoking-2026"
 ANSWERS = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
 RESPONSES = 7
