@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 
-from . import accounts, analysis, checking, delivery, holdings, interviews, operations, results, surveys
+from . import accounts, analysis, checking, delivery, holdings, interviews, operations, results, revising, surveys
 from .common import loaded_classes
 
 DEFAULT_DB = "ldp-survey.db"
@@ -94,7 +94,7 @@ def main(ctx, db):
 for command in (
     surveys.create, surveys.plan, surveys.share, surveys.publish, surveys.close, surveys.reopen, surveys.release,
     surveys.invite, interviews.interview, delivery.qr, delivery.mail,
-    surveys.duplicate, holdings.delete,
+    surveys.duplicate, revising.revise, holdings.delete,
     holdings.list_surveys, holdings.archive, holdings.unarchive, holdings.delete_on, holdings.purge,
     results.aggregate, results.crosstab, results.export,
     analysis.regress, analysis.analyze, analysis.codebook,

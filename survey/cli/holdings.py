@@ -26,7 +26,7 @@ def _open(db: str):
 def listing_rows(surveys: list[dict]) -> list[dict]:
     """Return the rows of `list`: one per survey, with the fields of LIST_FIELDS."""
     return [{"slug": s["slug"], "title": s["title"], "status": s["status"], "owner": s["owner"],
-             "released": s["responses"], "held": s["held"], "sandbox": s["sandbox"], "version": 1,
+             "released": s["responses"], "held": s["held"], "sandbox": s["sandbox"], "version": s["version"],
              "created": s["created_day"], "delete_after": s["delete_after"]} for s in surveys]
 
 

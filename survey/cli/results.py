@@ -255,7 +255,8 @@ def _export_content(store, design: dict, what: str, fmt: str, level: float, sand
     slug = design["slug"]
     if what == "codebook":
         return json.dumps(make_codebook(design, simulated=simulated, sandbox=sandbox,
-                                        delete_after=store.retention(slug)["delete_after"]), indent=2,
+                                        delete_after=store.retention(slug)["delete_after"],
+                                        revisions=store.revision_record(slug)), indent=2,
                           ensure_ascii=False) + "\n"
     if what == "aggregates":
         rows = agg.aggregate_counts(design, store.question_counts(slug, sandbox=sandbox), level=level,
@@ -265,7 +266,8 @@ def _export_content(store, design: dict, what: str, fmt: str, level: float, sand
         if fmt == "xlsx":
             from ..exports.spreadsheet import results_workbook
 
-            return results_workbook(rows, make_codebook(design, simulated=simulated, sandbox=sandbox))
+            return results_workbook(rows, make_codebook(design, simulated=simulated, sandbox=sandbox,
+                                                        revisions=store.revision_record(slug)))
         from ..exports.statfiles import aggregates_file
 
         return aggregates_file(design, rows, fmt)
@@ -292,7 +294,13 @@ def _responses_chunks(store, design: dict, sandbox: bool):
     from ..exports.export import csv_from_chunks, line_cells
 
     return csv_from_chunks(design, store.iter_response_chunks(design["slug"], line_cells(design), sandbox=sandbox),
-                           sandbox=sandbox)
+                           sandbox=sandbox, version=None if sandbox else _csv_version(store, design["slug"]))
+
+
+def _csv_version(store, slug: str) -> int | None:
+    """Return the version responses.csv carries in its last column, or None for a survey with one version."""
+    record = store.revision_record(slug)
+    return record["version"] if record["of"] > 1 else None
 
 
 def _stored_rows(store, slug: str, sandbox: bool) -> int:
@@ -328,7 +336,9 @@ def _export_package(db, slug: str, directory: Path, level: float, sandbox: bool,
                                     intervals=intervals, planned=planned)
         contents = package_files(design, rows, _responses_chunks(store, design, sandbox),
                                  make_codebook(design, simulated=simulated, sandbox=sandbox,
-                                               delete_after=store.retention(slug)["delete_after"]), sandbox=sandbox)
+                                               delete_after=store.retention(slug)["delete_after"],
+                                               revisions=store.revision_record(slug)), sandbox=sandbox,
+                                 version=None if sandbox else _csv_version(store, slug))
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

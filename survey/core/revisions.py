@@ -23,7 +23,7 @@ DESIGN = "design"
 _SURVEY_DESIGN_FIELDS = ("epsilon", "allocation", "sample", "release_every", "series", "wave_epsilon")
 # Survey fields that change only what respondents read or where they go afterwards.
 _SURVEY_TEXT_FIELDS = ("title", "description", "thank_you", "languages", "translations", "panel", "access")
-_QUESTION_DESIGN_FIELDS = ("kind", "weight", "min", "max", "decline", "mechanism", "show_if")
+_QUESTION_DESIGN_FIELDS = ("kind", "weight", "min", "max", "decline", "mechanism")
 _QUESTION_TEXT_FIELDS = ("text", "translations")
 
 
@@ -56,8 +56,10 @@ def classify_change(old: SurveyDefinition, new: SurveyDefinition) -> Revision:
     if old_ids != new_ids:
         design.append(_question_list_change(old_ids, new_ids))
     else:
+        renamed = _option_renames(old, new)
         for before, after in zip(old.questions, new.questions):
             _compare_question(before, after, text, design)
+            _compare_show_if(before, after, renamed, text, design)
     kind = DESIGN if design else TEXT if text else NONE
     return Revision(kind, tuple(text), tuple(design))
 
@@ -92,3 +94,108 @@ def _compare_question(before, after, text: list[str], design: list[str]) -> None
             design.append(f"question {before.id}: order of options")
         else:
             text.append(f"question {before.id}: option wording")
+
+
+def _option_renames(old: SurveyDefinition, new: SurveyDefinition) -> dict[str, dict[str, str]]:
+    """Return, per question whose options kept their number, each old option label's new wording."""
+    renames = {}
+    for before, after in zip(old.questions, new.questions):
+        if before.options and after.options and len(before.options) == len(after.options):
+            renames[before.id] = dict(zip(before.options, after.options))
+    return renames
+
+
+def _compare_show_if(before, after, renamed: dict, text: list[str], design: list[str]) -> None:
+    """Append a change of the rule showing a question: text when it only follows the reworded options it names."""
+    if before.show_if == after.show_if:
+        return
+    if before.show_if is not None and after.show_if is not None and before.show_if[0] == after.show_if[0]:
+        names = renamed.get(before.show_if[0], {})
+        if tuple(names.get(value, value) for value in before.show_if[1]) == after.show_if[1]:
+            text.append(f"question {before.id}: show_if wording")
+            return
+    design.append(f"question {before.id}: show_if")
+
+
+def describe(revision: Revision, *, responses: int, version: int, epsilons: tuple[float, float]) -> str:
+    """Return the one plain sentence that says what saving this revision does to the survey's data."""
+    counted = f"{responses:,} response{'' if responses == 1 else 's'}"
+    if revision.kind == NONE:
+        return "Nothing changes: the new definition is the same as the survey's."
+    if revision.kind == TEXT:
+        return (f"Text only: the {counted} stay one data set; the codebook records each wording "
+                "with the day respondents first saw it.")
+    change = "how answers are randomized"
+    if epsilons[0] != epsilons[1]:
+        change += f" (ε {epsilons[0]:g} → {epsilons[1]:g})"
+    if not responses:
+        return f"This changes {change}. The survey has no responses yet, so the new design simply replaces the old."
+    return (f"This changes {change}: responses from now on form version {version + 1}, shown apart from "
+            f"version {version} and its {counted}. The survey keeps its address and invitations.")
+
+
+def plain(change: str) -> str:
+    """Return one listed change in plain words ("question smoker: text" -> "Question smoker: wording")."""
+    words = {"text": "wording", "option wording": "wording of its options", "translations": "translations",
+             "show_if wording": "wording of the answer that shows it", "show_if": "when it is shown",
+             "kind": "kind of question", "min": "lowest value", "max": "highest value",
+             "decline": "“prefer not to say” option", "mechanism": "randomization mechanism",
+             "weight": "share of the privacy budget", "epsilon": "privacy budget ε", "thank_you": "thank-you text",
+             "release_every": "release step", "allocation": "allocation of the privacy budget"}
+    subject, _, what = change.partition(": ") if ": " in change else change.partition(" ")
+    if subject.startswith("questions"):
+        return change[:1].upper() + change[1:]
+    if subject == "survey":
+        return "Survey " + words.get(what, what)
+    return subject[:1].upper() + subject[1:] + ": " + words.get(what, what)
+
+
+def wording_history(wordings: list[tuple[str, SurveyDefinition]]) -> dict:
+    """Return what respondents read from which day: {"title": [...], "questions": {id: [...]}}, changes only.
+
+    ``wordings`` are (first day, definition) oldest first; each list holds {"from", "text"}
+    (and "options" for a question with options) for the first wording and every change after.
+    """
+    history: dict = {"title": [], "questions": {}}
+    for day, defn in wordings:
+        if not history["title"] or history["title"][-1]["text"] != defn.title:
+            history["title"].append({"from": day, "text": defn.title})
+        for question in defn.questions:
+            entry = {"from": day, "text": question.text}
+            if question.options is not None:
+                entry["options"] = list(question.options)
+            seen = history["questions"].setdefault(question.id, [])
+            if not seen or {k: v for k, v in seen[-1].items() if k != "from"} != \
+                    {k: v for k, v in entry.items() if k != "from"}:
+                seen.append(entry)
+    return history
+
+
+def done_message(done: str, number: int, responses: int) -> str:
+    """Return the sentence that says what a stored revision did (``Store.apply_revision``'s answer)."""
+    if done == "none":
+        return "Nothing changed: the definition is the same as the survey's."
+    if done == "text":
+        return (f"Wording corrected: the {responses:,} responses stay one data set; the codebook records each "
+                "wording with the day respondents first saw it.")
+    if done == "version":
+        return (f"Version {number} started: respondents now get the new design at the same address; "
+                f"version {number - 1} and its {responses:,} responses are shown apart.")
+    return "Design replaced: the survey had no responses yet."
+
+
+def wording_changes(old: SurveyDefinition, new: SurveyDefinition) -> list[tuple[str, str, str]]:
+    """Return (what, before, after) for each survey or question wording that changed (options joined by " · ")."""
+    changes = []
+    for name, label in (("title", "Title"), ("description", "Description"), ("thank_you", "Thank-you text")):
+        before, after = getattr(old, name) or "", getattr(new, name) or ""
+        if before != after:
+            changes.append((label, before, after))
+    if [q.id for q in old.questions] != [q.id for q in new.questions]:
+        return changes
+    for before, after in zip(old.questions, new.questions):
+        if before.text != after.text:
+            changes.append((f"Question {before.id}", before.text, after.text))
+        if before.options and after.options and before.options != after.options:
+            changes.append((f"Options of {before.id}", " · ".join(before.options), " · ".join(after.options)))
+    return changes

@@ -162,13 +162,15 @@ def _waves_entry(design: dict) -> dict:
                      "identical, and what they show of a change of answer is bounded by wave_epsilon_spent")}
 
 
-def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_after: str | None = None) -> dict:
+def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_after: str | None = None,
+             revisions: dict | None = None) -> dict:
     """Return the JSON-ready codebook of a survey's design (see the module docstring).
 
     ``simulated``, when not 0, adds ``simulated_kept_apart``: how many simulated responses the
     real files leave out. ``delete_after``, when set, adds ``deletion_date``: the day from which
     the survey and all its data are deleted from the server. With ``sandbox`` the codebook is of the sandbox's export, whose rows
-    also have a source (test answers and simulated responses, never real ones).
+    also have a source (test answers and simulated responses, never real ones). ``revisions``
+    (``Store.revision_record``) adds the survey's version and its dated wording history.
     """
     columns_by_question: dict[str, list[dict]] = {}
     for column in response_columns(design):
@@ -226,7 +228,10 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_
         responses += (f". Each respondent was asked {m} of the {k} questions, drawn uniformly at random on "
                       f"their device, so every row has empty cells for the other {k - m}; each estimand's n "
                       "counts only the respondents asked its question")
-    return {
+    corrected = _revision_entries(revisions or {}, sandbox)
+    if "version" in corrected:
+        responses += f". Every row ends with version = {corrected['version']['number']}"
+    book = {
         "survey": design["slug"],
         "title": design.get("title", ""),
         "design_hash": design["hash"],
@@ -301,5 +306,25 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_
         **({"applied_estimands": applied} if applied else {}),
         # The public design (as design.json serves it): with it, `ldp-survey analyze` recomputes every
         # number of the dashboard from responses.csv and this file alone, through the same code.
-        "design": design,
+        "design": (revisions or {}).get("hashed_design", design),
     }
+    book.update(corrected)
+    return book
+
+
+def _revision_entries(record: dict, sandbox: bool) -> dict:
+    """Return the codebook's "version" (of a survey with several) and "wording_history" (of a corrected one)."""
+    entries = {}
+    if record.get("of", 1) > 1 and not sandbox:
+        entries["version"] = {
+            "number": record["version"], "of": record["of"], "survey": record["public_slug"],
+            "note": "a change to how answers are randomized made a new version under the same address; each "
+                    "version is its own data set with its own design, and versions are never pooled"}
+    if record.get("wording_history"):
+        entries["wording_history"] = {
+            **record["wording_history"],
+            "note": "what each respondent saw is known by date: each wording with the day (UTC) from which "
+                    "respondents saw it, until the next; on a day with two wordings either may have been seen. "
+                    "The randomization did not change, so all responses are one data set; design is the design "
+                    "as first published, whose hash the reports carry"}
+    return entries

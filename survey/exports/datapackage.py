@@ -31,7 +31,7 @@ def _csv_resource(name: str, title: str, description: str, schema: dict) -> dict
             "dialect": {"delimiter": ",", "lineTerminator": "\r\n", "header": True}, "schema": schema}
 
 
-def responses_schema(design: dict, *, sandbox: bool = False) -> dict:
+def responses_schema(design: dict, *, sandbox: bool = False, version: int | None = None) -> dict:
     """Return the Table Schema of responses.csv: ids, days, then each report column with its range and meaning."""
     book = codebook(design, sandbox=sandbox)
     questions = {question["id"]: question for question in design["questions"]}
@@ -48,6 +48,11 @@ def responses_schema(design: dict, *, sandbox: bool = False) -> dict:
         fields.append({"name": column["name"], "type": "integer", "title": column["text"] or column["question"],
                        "description": column["meaning"],
                        "constraints": {"minimum": 0, "maximum": mechanism.highest}})
+    if version is not None:
+        fields.append({"name": "version", "type": "integer", "title": "Survey version",
+                       "description": "The version of the survey's design the response was made under; "
+                                      "versions are kept apart, never pooled (codebook.json's version).",
+                       "constraints": {"required": True, "enum": [version]}})
     return {"fields": fields, "primaryKey": ["response_id"], "missingValues": [""]}
 
 
@@ -62,7 +67,7 @@ def aggregates_schema() -> dict:
     return {"fields": fields, "missingValues": [""]}
 
 
-def data_package(design: dict, *, sandbox: bool = False) -> dict:
+def data_package(design: dict, *, sandbox: bool = False, version: int | None = None) -> dict:
     """Return the JSON-ready ``datapackage.json`` of a survey's export directory."""
     title = design.get("title") or design["slug"]
     what = "test answers and simulated respondents of the sandbox (never real responses)" if sandbox else \
@@ -77,7 +82,7 @@ def data_package(design: dict, *, sandbox: bool = False) -> dict:
         "resources": [
             _csv_resource("responses", "Noisy reports", "One row per response; an empty cell is a question the "
                           "respondent was not asked. codebook.json says what each value means.",
-                          responses_schema(design, sandbox=sandbox)),
+                          responses_schema(design, sandbox=sandbox, version=version)),
             _csv_resource("aggregates", "Estimates", "One row per estimand, in codebook.json's order.",
                           aggregates_schema()),
             {"name": "codebook", "path": FILES["codebook"], "title": "Codebook", "format": "json",
@@ -89,7 +94,7 @@ def data_package(design: dict, *, sandbox: bool = False) -> dict:
 
 
 def package_files(design: dict, rows: Iterable[AggregateRow], responses_chunks: Iterable[str], book: dict, *,
-                  sandbox: bool = False) -> dict[str, str | Iterable[str]]:
+                  sandbox: bool = False, version: int | None = None) -> dict[str, str | Iterable[str]]:
     """Return every file of the package by name: responses.csv as the given chunks of text (streamed, never
     held whole: ``export.csv_from_lines``), the aggregates, the codebook and ``datapackage.json`` as text."""
     def as_json(value) -> str:
@@ -97,4 +102,4 @@ def package_files(design: dict, rows: Iterable[AggregateRow], responses_chunks: 
 
     return {FILES["responses"]: responses_chunks,
             FILES["aggregates"]: rows_to_csv(rows),
-            FILES["codebook"]: as_json(book), "datapackage.json": as_json(data_package(design, sandbox=sandbox))}
+            FILES["codebook"]: as_json(book), "datapackage.json": as_json(data_package(design, sandbox=sandbox, version=version))}

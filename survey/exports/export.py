@@ -99,16 +99,20 @@ def csv_from_lines(design: dict, pages: Iterable[list[str]], *, sandbox: bool = 
         yield head
 
 
-def csv_from_chunks(design: dict, chunks: Iterable[str], *, sandbox: bool = False) -> Iterator[str]:
+def csv_from_chunks(design: dict, chunks: Iterable[str], *, sandbox: bool = False,
+                    version: int | None = None) -> Iterator[str]:
     """Yield responses.csv as the store's chunks of CRLF-ended lines (``Store.iter_response_chunks``), the header in the first.
 
-    The same bytes and chunks as ``csv_from_lines``, with no work per row in Python.
+    The same bytes and chunks as ``csv_from_lines``, with no work per row in Python. With
+    ``version`` (a survey that has several versions) every row ends with a ``version`` column.
     """
     out = io.StringIO()
-    csv.writer(out, lineterminator="\r\n").writerow(header(design, sandbox=sandbox))
+    csv.writer(out, lineterminator="\r\n").writerow(header(design, sandbox=sandbox) + (
+        ["version"] if version is not None else []))
     head = out.getvalue()
     for chunk in chunks:
-        yield head + chunk
+        # Every cell is a number, an id or a day: a line break only ever ends a row.
+        yield head + (chunk if version is None else chunk.replace("\r\n", f",{int(version)}\r\n"))
         head = ""
     if head:
         yield head

@@ -73,9 +73,21 @@ def results_workbook(rows: Iterable[AggregateRow], book: dict) -> bytes:
     for title in ("estimands", "columns"):
         keys = _union_keys(book[title])
         _sheet(workbook, title, keys, ([entry.get(key) for key in keys] for entry in book[title]))
-    about = [(key, value) for key, value in book.items() if key not in ("estimands", "columns", "files", "design")]
+    if "wording_history" in book:
+        _sheet(workbook, "wordings", ["what", "from", "text", "options"], _wording_rows(book["wording_history"]))
+    about = [(key, value) for key, value in book.items()
+             if key not in ("estimands", "columns", "files", "design", "wording_history")]
     about += [(f"files.{key}", value) for key, value in book["files"].items()]
     _sheet(workbook, "about", ["field", "value"], ([key, value] for key, value in about))
     out = io.BytesIO()
     workbook.save(out)
     return out.getvalue()
+
+
+def _wording_rows(history: dict) -> Iterable[list]:
+    """Yield the rows of the wordings sheet: the title's and each question's wordings with their first day."""
+    for entry in history["title"]:
+        yield ["title", entry["from"], entry["text"], None]
+    for qid, entries in history["questions"].items():
+        for entry in entries:
+            yield [qid, entry["from"], entry["text"], " · ".join(entry["options"]) if "options" in entry else None]

@@ -24,6 +24,7 @@ from .accounts import Accounts
 from .interviews import Interviews
 from .mailing import Mailing
 from .retention import Retention
+from .versioning import Versions
 from .errors import SlugTaken, StoreError, SurveyClosed, SurveyNotFound
 from .ids import new_ids, today
 from .location import is_postgres_url
@@ -69,7 +70,7 @@ _DESIGNS_LOCK = threading.Lock()
 BACKENDS: dict[str, type] = {}
 
 
-class Store(Accounts, Mailing, Retention, Interviews):
+class Store(Accounts, Mailing, Retention, Interviews, Versions):
     """A survey database: ``Store(location)`` opens PostgreSQL's store for a ``postgresql://`` URL, else SQLite's.
 
     Both backends (``sqlite.SqliteStore``, ``postgres.PostgresStore``) run the methods here with
@@ -156,12 +157,12 @@ class Store(Accounts, Mailing, Retention, Interviews):
         sources, target = TRANSITIONS[action]
         with self._write() as conn:
             self._serialize(conn, survey_lock(slug))
-            row = conn.execute("SELECT status, archived FROM surveys WHERE slug = ?", [slug]).fetchone()
+            row = conn.execute("SELECT status, archived, family FROM surveys WHERE slug = ?", [slug]).fetchone()
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
-            if row[1]:
-                raise StoreError(f"cannot {action} survey {slug!r}: it is archived and read-only "
-                                 "(unarchive it first, or delete it)")
+            if row[1] or row[2] is not None:  # archived, or an earlier version kept as it was (``versioning``)
+                raise StoreError(f"cannot {action} survey {slug!r}: it is " + ("archived and read-only (unarchive it "
+                                 "first, or delete it)" if row[1] else f"an earlier version of {row[2]!r}, kept as it was"))
             if row[0] not in sources:
                 raise StoreError(f"cannot {action} survey {slug!r}: it is {_status_phrase(row[0])} "
                                  f"({ALLOWED[row[0]]})")
@@ -226,17 +227,21 @@ class Store(Accounts, Mailing, Retention, Interviews):
 
     def get_design(self, slug: str) -> dict:
         """Return the design of a survey (shared and cached by hash: do not modify it), or raise SurveyNotFound."""
-        row = self._execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
+        row = self._execute("SELECT design_hash, wording FROM surveys WHERE slug = ?", [slug]).fetchone()
         if row is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
-        design = _DESIGNS.get(row[0])
+        key = row[0] if not row[1] else f"{row[0]}~{row[1]}"  # a corrected wording keeps its hash (``versioning``)
+        design = _DESIGNS.get(key)
         if design is None:
             text = self._execute("SELECT design FROM surveys WHERE slug = ?", [slug]).fetchone()
             if text is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
             design = json.loads(text[0])
             with _DESIGNS_LOCK:
-                _DESIGNS[design["hash"]] = design
+                _DESIGNS[key] = design
+                _DESIGNS.setdefault(design["hash"], design)
+        if design["slug"] != slug:  # a kept version (``versioning``) is named by its own key, pages and exports too
+            design = {**design, "slug": slug}
         _RECENT[self.path, slug] = design
         return design
 

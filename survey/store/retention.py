@@ -17,7 +17,7 @@ from .location import is_postgres_url
 from .schema import RESPONSES, REPORTS
 
 LISTING_FIELDS = ("slug", "title", "created_day", "design_hash", "responses", "owner", "status", "held", "sandbox",
-                  "archived", "delete_after")
+                  "archived", "delete_after", "version")
 SANDBOX_SQL = (f"(SELECT coalesce(sum(st.count), 0) FROM sandbox_tallies st WHERE st.survey = s.slug "
                f"AND st.question = {RESPONSES} AND st.option = {REPORTS})")
 
@@ -42,7 +42,7 @@ class Retention:
         archived ones out. ``status`` is "archived" for an archived survey.
         """
         sql = (f"SELECT s.slug, s.title, s.created_day, s.design_hash, {self._responses_sql}, u.email, s.status, "
-               f"{self._held_sql}, {SANDBOX_SQL}, s.archived, s.delete_after "
+               f"{self._held_sql}, {SANDBOX_SQL}, s.archived, s.delete_after, s.version "
                "FROM surveys s LEFT JOIN users u ON u.id = s.owner_id")
         clauses, parameters = [], []
         if user_id is not None:
@@ -121,8 +121,10 @@ class Retention:
         On SQLite the deleted rows' bytes are zeroed (secure_delete) and the write-ahead log is
         then emptied (``_forget_order``), so the file keeps no copy of them; on PostgreSQL the
         tables of e-mail addresses are rewritten (as ``Mailing.delete_addresses`` does) when the
-        survey had any.
+        survey had any. Deleting a survey deletes its earlier versions too (``versioning``).
         """
+        for kept in self.kept_versions(slug):
+            self.delete_survey(kept)
         with self._write() as conn:
             self._lock_survey(conn, slug)
             row = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()

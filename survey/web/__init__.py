@@ -47,8 +47,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     # auth and results add their views to research.bp: imported here, before it is registered.
     from . import (account, auth, builder, charts, collaborators, crosstab, db, delivery, editor, errors,
                    explain_filters, fast_submissions, flood, handover, health, i18n, interviewers, invitations, lifecycle, limits, log_privacy,
-                   packages, passwords, regression, research, respond, results, sandbox, security, static_files,
-                   unavailable)
+                   packages, passwords, regression, research, respond, results, revising, sandbox, security,
+                   static_files, unavailable)
     from .api import views as api
     from .throttle import SignInThrottle
 
@@ -71,7 +71,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     explain_filters.init_app(app)
     for blueprint in (health.bp, static_files.bp, respond.bp, research.bp, editor.bp, lifecycle.bp,
                       invitations.bp, collaborators.bp, builder.bp, crosstab.bp, charts.bp, account.bp, sandbox.bp, packages.bp,
-                      regression.bp, delivery.bp, passwords.bp, handover.bp, interviewers.bp):
+                      regression.bp, delivery.bp, passwords.bp, handover.bp, interviewers.bp, revising.bp):
         app.register_blueprint(blueprint)
     from . import offline  # offline field mode: the service worker and manifests of the survey pages
 

@@ -37,6 +37,7 @@ from .builder_languages import field_name, language_name, left_out, parse_langua
 from .builder_text import preview_terms, summary
 from .db import get_store
 from .forms import LogoutForm
+from .revising import back_to_builder, is_published_edit, propose, render_confirmation
 
 bp = Blueprint("builder", __name__)
 
@@ -341,7 +342,9 @@ def _render(form: BuilderForm, evaluation: Evaluation | None = None, *, focus: s
     languages = parse_languages(form.languages.data)
     # A field per valid language after the first, once each (a wrong list is an error beside Languages).
     others = [tag for tag in dict.fromkeys(languages[1:]) if LANGUAGE_RE.fullmatch(tag) and tag != languages[0]]
+    published = bool(editing) and get_store().survey_exists(editing) and is_published_edit(editing)
     return render_template("builder.html", form=form, evaluation=evaluation, summary=summary(evaluation), focus=focus,
+                           published=published,
                            other_languages=[(tag, language_name(tag)) for tag in others],
                            first_language=language_name((languages or [DEFAULT_LANGUAGE])[0]),
                            translated=form.translation_data,
@@ -367,10 +370,17 @@ def _starting_form() -> BuilderForm:
     return BuilderForm(formdata=MultiDict({**mapping_to_formdata(data), "respondents": "1000", "margin": "5"}))
 
 
-def _save(evaluation: Evaluation):
-    """Store the evaluated definition as a draft of the researcher; return a redirect, or None with a slug error."""
+def _save(evaluation: Evaluation, editing: str | None = None):
+    """Store the evaluated definition as a draft of the researcher; return a redirect, or None with a slug error.
+
+    An edit of a published survey (``editing`` its slug) returns the page saying what the save changes.
+    """
     store = get_store()
     slug = evaluation.design["slug"]
+    if editing == slug and store.survey_exists(slug) and store.can_access(slug, g.user["id"]) \
+            and is_published_edit(slug):
+        # A published survey: say whether the save corrects its text or starts a new version (issue 27).
+        return render_confirmation(propose(slug, dump_definition(evaluation.defn)), back=back_to_builder(slug))
     resave = (store.survey_exists(slug) and store.can_access(slug, g.user["id"])
               and store.survey_status(slug) == "draft")
     try:
@@ -397,19 +407,20 @@ def build():
         return _render(_starting_form(), editing=request.args.get("edit"))
     form = BuilderForm()
     action = request.form.get("action", "preview")
+    editing = request.form.get("editing") or None
     applied = _apply(form, action)
     if applied is not None:
-        return _render(applied[0], focus=applied[1])
+        return _render(applied[0], focus=applied[1], editing=editing)
     evaluation = evaluate(form)
     if evaluation.design is not None and not evaluation.errors:
         if action == "save":
-            saved = _save(evaluation)
+            saved = _save(evaluation, editing)
             if saved is not None:
                 return saved
         elif action == "export":
             return Response(dump_definition(evaluation.defn), mimetype="application/toml", headers={
                 "Content-Disposition": f'attachment; filename="{evaluation.defn.slug}.toml"'})
-    return _render(form, evaluation, status=422 if evaluation.errors else 200)
+    return _render(form, evaluation, status=422 if evaluation.errors else 200, editing=editing)
 
 
 @bp.post("/surveys/build/import")

@@ -13,6 +13,7 @@ from .auth import login_required
 from .builder_text import mechanism_title
 from .db import get_store
 from .forms import LogoutForm, NewSurveyForm
+from .revising import back_to_editor, is_published_edit, propose, render_confirmation
 
 bp = Blueprint("editor", __name__)
 
@@ -23,7 +24,8 @@ def new_survey():
     """Preview a definition's design without storing anything, or store it as a draft and go to its results.
 
     ``?edit=SLUG`` starts from a survey's definition. The draft belongs to its maker and is invisible to respondents until published on the
-    dashboard; saving a definition with the slug of one's own draft replaces that draft.
+    dashboard; saving a definition with the slug of one's own draft replaces that draft, and with the slug of a
+    published survey one may see asks first whether it corrects the text or starts a new version (``revising``).
 
     A rejected submission re-renders the form with the user's text and the error (status 422).
     """
@@ -43,6 +45,9 @@ def new_survey():
                 target = form.upload if form.upload.data else form.definition
                 target.errors.extend(every_mistake(text, source="the file" if form.upload.data else "the definition"))
             else:
+                if form.create.data and edit == design["slug"] and _correcting(edit):
+                    # A published survey one may see: say what the save does before doing it (issue 27).
+                    return render_confirmation(propose(design["slug"], text), back=back_to_editor(design["slug"]))
                 if form.create.data:
                     store = get_store()
                     slug = design["slug"]
@@ -66,4 +71,10 @@ def new_survey():
                         return redirect(url_for("research.results", slug=slug))
     status = 422 if form.errors else 200
     return render_template("new_survey.html", form=form, design=design, logout_form=LogoutForm(),
-                           mechanism_title=mechanism_title), status
+                           mechanism_title=mechanism_title, editing=edit), status
+
+
+def _correcting(slug: str) -> bool:
+    """Return whether saving under ``slug`` corrects a published survey the researcher may see."""
+    store = get_store()
+    return store.survey_exists(slug) and store.can_access(slug, g.user["id"]) and is_published_edit(slug)

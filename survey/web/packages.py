@@ -20,6 +20,7 @@ from ..exports.statfiles import MIMETYPES, StatfileTooLarge, aggregates_file, re
 from .access import survey_for_researcher
 from .auth import login_required
 from .db import get_store
+from .versions_view import csv_version, export_revisions
 from .results import cached_rows, intervals_arguments, level_argument
 
 bp = Blueprint("packages", __name__)
@@ -58,9 +59,10 @@ def package_zip(slug):
     design, rows = cached_rows(slug, level_argument(), *intervals_arguments())
     store = get_store()
     book = codebook(design, simulated=store.sandbox_counts(slug)["simulated"],
-                    delete_after=store.retention(slug)["delete_after"])
-    files = package_files(design, rows, csv_from_chunks(design, store.iter_response_chunks(slug, line_cells(design))),
-                          book)
+                    delete_after=store.retention(slug)["delete_after"], revisions=export_revisions(slug))
+    version = csv_version(slug)
+    files = package_files(design, rows, csv_from_chunks(design, store.iter_response_chunks(slug, line_cells(design)),
+                                                        version=version), book, version=version)
     handle = tempfile.TemporaryFile()
     try:
         _write_zip(handle, slug, files, bound=(store.response_count(slug) + 1) * line_bound(design))

@@ -25,6 +25,7 @@ from .auth import login_required
 from .db import get_store
 from .forms import LogoutForm
 from .research import bp
+from .versions_view import csv_version, export_revisions
 
 _CACHE_SIZE = 32
 _ROWS_CACHE: OrderedDict = OrderedDict()
@@ -184,7 +185,7 @@ def xlsx_download(slug: str) -> Response:
     from ..exports.spreadsheet import MIMETYPE, results_workbook
 
     design, rows = cached_rows(slug, level_argument(), *intervals_arguments())
-    return Response(results_workbook(rows, codebook(design)), mimetype=MIMETYPE,
+    return Response(results_workbook(rows, codebook(design, revisions=export_revisions(slug))), mimetype=MIMETYPE,
                     headers={"Content-Disposition": f'attachment; filename="{slug}-results.xlsx"'})
 
 
@@ -199,7 +200,7 @@ def responses_download(design: dict) -> Response:
     """Return responses.csv of a survey's design, streamed from the database in random-id order, a page at a time."""
     slug = design["slug"]
     chunks = get_store().iter_response_chunks(slug, line_cells(design), page=STREAM_PAGE)
-    return csv_response(csv_from_chunks(design, chunks), f"{slug}-responses.csv")
+    return csv_response(csv_from_chunks(design, chunks, version=csv_version(slug)), f"{slug}-responses.csv")
 
 
 @bp.get("/surveys/<slug>/responses.csv")
@@ -219,7 +220,8 @@ def codebook_json(slug):
 
     design = survey_for_researcher(slug)
     body = json.dumps(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"],
-                               delete_after=get_store().retention(slug)["delete_after"]), indent=2,
+                               delete_after=get_store().retention(slug)["delete_after"],
+                               revisions=export_revisions(slug)), indent=2,
                       ensure_ascii=False)
     return Response(body, mimetype="application/json",
                     headers={"Cache-Control": "no-store",

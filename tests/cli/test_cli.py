@@ -134,7 +134,7 @@ def test_command_list_shows_untruncated_one_line_summaries(cli_runner):
     listing = ok(cli_runner.invoke(main, ["--help"])).stdout.split("Commands:")[1]
     lines = [line.strip() for line in listing.strip().splitlines()]
     assert {line.split()[0] for line in lines} == set(LIFECYCLE) | {"aggregate", "analyze", "backup", "archive", "check", "codebook", "create", "crosstab", "delete-on", "demo", "export", "interview", "invite", "uninvite", "list", "mail", "migrate", "plan", "purge", "release",
-                                                   "qr", "regress", "serve",
+                                                   "qr", "regress", "revise", "serve",
                                                    "share", "simulate", "token", "unarchive", "user"}
     assert not [line for line in lines if line.endswith("...")]
 

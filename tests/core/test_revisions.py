@@ -3,7 +3,8 @@
 import pytest
 
 from survey.core.definition import parse_definition
-from survey.core.revisions import DESIGN, NONE, TEXT, classify_change
+from survey.core.revisions import (DESIGN, NONE, TEXT, classify_change, describe, plain, wording_changes,
+                                   wording_history)
 
 
 def _definition(**changes):
@@ -60,3 +61,56 @@ def test_text_and_design_together_is_design_and_lists_both():
     assert revision.kind == DESIGN
     assert revision.text_changes == ("survey title",)
     assert revision.design_changes == ("survey epsilon",)
+
+
+def _branched(options=("Never", "Weekly", "Daily"), equals=("Weekly", "Daily")):
+    return parse_definition({
+        "slug": "habits", "title": "Habits", "epsilon": 2.0,
+        "questions": [
+            {"id": "drink", "kind": "choice", "text": "How often do you drink?", "options": list(options)},
+            {"id": "beer", "kind": "yes_no", "text": "Mostly beer?",
+             "show_if": {"question": "drink", "equals": list(equals)}},
+        ],
+    })
+
+
+def test_show_if_that_follows_a_reworded_option_is_text():
+    new = _branched(("Never", "Every week", "Every day"), ("Every week", "Every day"))
+    revision = classify_change(_branched(), new)
+    assert revision.kind == TEXT, revision
+    assert "question beer: show_if wording" in revision.text_changes
+
+
+def test_show_if_naming_another_option_is_design():
+    revision = classify_change(_branched(), _branched(equals=("Daily",)))
+    assert revision.kind == DESIGN and "question beer: show_if" in revision.design_changes
+
+
+def test_describe_says_what_happens_to_the_responses():
+    text = classify_change(_definition(), _definition(title="Daily habits"))
+    assert describe(text, responses=200, version=1, epsilons=(2, 2)).startswith(
+        "Text only: the 200 responses stay one data set")
+    design = classify_change(_definition(), _definition(epsilon=1.0))
+    sentence = describe(design, responses=200, version=1, epsilons=(2.0, 1.0))
+    assert "(ε 2 → 1)" in sentence and "version 2, shown apart from version 1" in sentence
+    assert "simply replaces" in describe(design, responses=0, version=1, epsilons=(2.0, 1.0))
+    assert plain("survey epsilon") == "Survey privacy budget ε"
+    assert plain("question smoker: text") == "Question smoker: wording"
+
+
+def test_wording_history_lists_each_wording_from_its_day():
+    first = _definition(questions={0: {"text": "Do you smok?"}})
+    second = _definition(title="Habits 2026")
+    history = wording_history([("2026-11-01", first), ("2026-11-20", second)])
+    assert history["questions"]["smoker"] == [{"from": "2026-11-01", "text": "Do you smok?"},
+                                              {"from": "2026-11-20", "text": "Do you smoke?"}]
+    assert len(history["questions"]["drink"]) == 1 and history["questions"]["drink"][0]["options"]
+    assert [entry["text"] for entry in history["title"]] == ["Habits", "Habits 2026"]
+
+
+def test_wording_changes_show_before_and_after():
+    old = _definition(questions={0: {"text": "Do you smok?"}})
+    new = _definition(title="Habits 2026", questions={1: {"options": ["Never", "Every week", "Daily"]}})
+    assert wording_changes(old, new) == [
+        ("Title", "Habits", "Habits 2026"), ("Question smoker", "Do you smok?", "Do you smoke?"),
+        ("Options of drink", "Never · Weekly · Daily", "Never · Every week · Daily")]

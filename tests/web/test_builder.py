@@ -455,12 +455,18 @@ def test_edit_loads_ones_own_draft_and_404_for_others(app, owner, db_path):
     assert stored(db_path)["habits"]["title"] == "Habits, revised"
 
 
-def test_an_open_survey_is_not_replaced_by_saving(owner, db_path):
+def test_saving_an_edit_of_an_open_survey_asks_first_and_stores_nothing(owner, db_path):
+    """Issue 27: no "already exists" under a "New survey" heading, but what the save changes, stored on confirming."""
     edit = owner.get("/surveys/build?edit=smoking-2026")
     assert edit.status_code == 200
     response = press(owner, edit, "save", title="Changed")
-    assert response.status_code == 422 and "This address is not available" in field_error(response, "slug")
+    assert response.status_code == 200 and "already exists" not in page(response)
+    assert "Text only: the 0 responses stay one data set" in page(response) and "Survey title" in page(response)
     assert stored(db_path)["smoking-2026"]["title"] == "Smoking and lung health"
+    # Saving the same slug without editing it is still refused: a new survey never takes an address.
+    fresh = owner.get("/surveys/build?edit=smoking-2026")
+    response = owner.post("/surveys/build", data={**fields(fresh), "editing": "", "action": "save"})
+    assert response.status_code == 422 and "This address is not available" in field_error(response, "slug")
 
 
 def test_the_preview_endpoint_gives_the_planning_numbers(owner):

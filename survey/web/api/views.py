@@ -183,7 +183,8 @@ def codebook_view(slug):
     from ...exports.codebook import codebook
 
     design = survey_for_researcher(slug)
-    return jsonify(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"]))
+    return jsonify(codebook(design, simulated=get_store().sandbox_counts(slug)["simulated"],
+                            revisions=get_store().revision_record(slug)))
 
 
 @bp.get("/surveys/<slug>/results.xlsx")

@@ -1,0 +1,188 @@
+"""Correcting a live survey in the store: text revisions keep one data set, design changes make versions (both backends)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from werkzeug.security import generate_password_hash
+
+from survey.core.definition import parse_definition_toml
+from survey.core.design import build_design
+from survey.store import AdmissionError, Store, StoreError, SurveyClosed
+from survey.store.ids import today
+
+from conftest import REPO
+
+pytestmark = pytest.mark.both_backends
+
+ANSWERS = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
+
+
+def _text(slug: str = "habits", *, epsilon: str | None = None, typo: bool = False) -> str:
+    """Return examples/smoking.toml under ``slug``, its first question misspelt when ``typo``, its ε replaced."""
+    text = (REPO / "examples" / "smoking.toml").read_text(encoding="utf-8")
+    text = re.sub(r'^slug = "[^"]*"$', f'slug = "{slug}"\naccess = "invite"', text, count=1, flags=re.M)
+    if epsilon is not None:
+        text = re.sub(r"^epsilon = .*$", f"epsilon = {epsilon}", text, count=1, flags=re.M)
+    if typo:
+        text = text.replace("Do you smoke", "Do you smok", 1)
+    return text
+
+
+def _design(text: str) -> dict:
+    return build_design(parse_definition_toml(text))
+
+
+@pytest.fixture
+def store(db_path):
+    store = Store(db_path)
+    store.add_user("owner@example.org", generate_password_hash("owner password"))
+    yield store
+    store.close()
+
+
+def _open_with_responses(store, n: int = 5) -> tuple[dict, list[str]]:
+    text = _text(typo=True)
+    design = _design(text)
+    store.create_survey(text, design, owner="owner@example.org")
+    tokens = store.create_invitations("habits", n + 2)
+    for token in tokens[:n]:
+        assert store.add_submission("habits", design["hash"], ANSWERS, invite=token)
+    return design, tokens
+
+
+def test_text_revision_keeps_the_data_set_and_records_each_wording_by_day(store):
+    design, tokens = _open_with_responses(store)
+    assert store.get_design("habits")["questions"][0]["text"].startswith("Do you smok tobacco")
+    fixed = _text()
+    assert store.revise_text("habits", fixed, _design(fixed)) == 1
+    current = store.get_design("habits")
+    assert current["hash"] == design["hash"] and current["questions"][0]["text"].startswith("Do you smoke ")
+    assert store.received_count("habits") == 5
+    # A respondent who loaded the page before the fix still sends to the same data set.
+    assert store.add_submission("habits", design["hash"], ANSWERS, invite=tokens[5])
+    assert store.received_count("habits") == 6
+    wordings = store.wordings("habits")
+    assert [w["revision"] for w in wordings] == [0, 1]
+    assert all(re.fullmatch(r"\d{4}-\d{2}-\d{2}", w["from_day"]) for w in wordings)
+    assert wordings[1]["from_day"] == today()
+    assert "Do you smok" in wordings[0]["definition"] and wordings[1]["definition"] == fixed
+    assert store.get_definition("habits") == fixed
+
+
+def test_design_change_makes_version_two_under_the_same_slug(store):
+    design, tokens = _open_with_responses(store)
+    store.add_responses("habits", design["hash"], [ANSWERS] * 2, source="simulated")
+    changed = _text(epsilon="1")
+    new = _design(changed)
+    assert store.new_version("habits", changed, new) == 2
+    versions = store.versions("habits")
+    assert [(v["slug"], v["version"], v["status"], v["responses"], v["current"]) for v in versions] == [
+        ("habits.v1", 1, "closed", 5, False), ("habits", 2, "open", 0, True)]
+    assert versions[0]["epsilon"] != versions[1]["epsilon"]
+    assert store.versions("habits.v1") == versions and store.family("habits.v1") == "habits"
+    # The old version keeps its design, reports, sandbox and people; the slug serves the new design.
+    assert store.get_design("habits.v1")["hash"] == design["hash"]
+    assert store.get_design("habits")["hash"] == new["hash"]
+    assert store.sandbox_counts("habits.v1")["simulated"] == 2 and store.sandbox_counts("habits")["simulated"] == 0
+    assert store.can_access("habits.v1", store.get_user("owner@example.org")["id"])
+    # Invitations stay with the address: an unused one works for version 2, a used one stays used.
+    assert store.invitation_status("habits", tokens[5]) == "unused"
+    assert store.invitation_status("habits", tokens[0]) == "used"
+    with pytest.raises(StoreError, match="not the current design"):
+        store.add_submission("habits", design["hash"], ANSWERS, invite=tokens[5])
+    assert store.add_submission("habits", new["hash"], ANSWERS, invite=tokens[5])
+    assert store.received_count("habits") == 1 and store.received_count("habits.v1") == 5
+    with pytest.raises((AdmissionError, StoreError, SurveyClosed)):
+        store.add_submission("habits.v1", design["hash"], ANSWERS, invite=tokens[6])
+    # An interviewer session started before the change keeps taking answers for the address.
+    token, _ = store.start_interview("habits", label="tablet")
+    assert store.interview_session("habits", token) is not None
+    # A third version keeps version 2 apart too.
+    third = _text(epsilon="1.5")
+    assert store.new_version("habits", third, _design(third)) == 3
+    assert [(v["slug"], v["responses"]) for v in store.versions("habits")] == [
+        ("habits.v1", 5), ("habits.v2", 1), ("habits", 0)]
+    assert store.interview_session("habits", token) is not None and store.interview_session("habits.v2", token) is None
+
+
+def test_kept_version_releases_its_held_responses_into_its_own_counts(store):
+    text = _text().replace('access = "invite"', "release_every = 2")
+    design = _design(text)
+    store.create_survey(text, design, owner="owner@example.org")
+    store.add_responses("habits", design["hash"], [ANSWERS] * 3)
+    assert store.release_state("habits")["held"] == 1
+    changed = text.replace("release_every = 2", "release_every = 3")
+    store.new_version("habits", changed, _design(changed))
+    assert store.release_state("habits.v1") == {"every": 2, "released": 2, "held": 1, "smallest_release": None}
+    store.release_held("habits.v1")
+    assert store.response_count("habits.v1") == 3 and store.received_count("habits") == 0
+
+
+def test_same_design_is_no_version(store):
+    design, _ = _open_with_responses(store)
+    with pytest.raises(StoreError, match="nothing to version"):
+        store.new_version("habits", _text(typo=True), design)
+
+
+def test_revision_record_holds_the_history_and_the_design_its_hash_is_of(store):
+    design, _ = _open_with_responses(store)
+    assert store.revision_record("habits") == {"version": 1, "of": 1, "public_slug": "habits"}
+    fixed = _text()
+    store.revise_text("habits", fixed, _design(fixed))
+    record = store.revision_record("habits")
+    assert record["hashed_design"] == design
+    smoker = record["wording_history"]["questions"]["smoker"]
+    assert [entry["text"][:19] for entry in smoker] == ["Do you smok tobacco", "Do you smoke tobacc"]
+    assert smoker[1]["from"] == today()
+    changed = _text(epsilon="1")
+    store.new_version("habits", changed, _design(changed))
+    assert store.revision_record("habits.v1")["of"] == 2 and "wording_history" in store.revision_record("habits.v1")
+    assert store.revision_record("habits") == {"version": 2, "of": 2, "public_slug": "habits"}
+
+
+def test_deleting_a_survey_deletes_its_earlier_versions_and_leaves_no_row(store):
+    from conftest import table_columns, table_names
+
+    design, _ = _open_with_responses(store)
+    fixed = _text()
+    store.revise_text("habits", fixed, _design(fixed))
+    changed = _text(epsilon="1")
+    store.new_version("habits", changed, _design(changed))
+    assert store.kept_versions("habits") == ["habits.v1"] and store.kept_versions("habits.v1") == []
+    store.delete_survey("habits")
+    assert store.list_surveys() == []
+    for table in table_names(store):
+        if "survey" in table_columns(store, table):
+            assert store._execute(f'SELECT count(*) FROM "{table}"').fetchone()[0] == 0, table
+    assert not [t for t in table_names(store) if t.startswith(("reports_", "pending_", "sandbox_", "patterns_",
+                                                               "sandbox_patterns_")) and t != "sandbox_tallies"]
+
+
+def test_a_copy_keeps_versions_and_wordings(store, tmp_path):
+    from survey.store.copying import copy_database
+
+    design, _ = _open_with_responses(store)
+    fixed = _text()
+    store.revise_text("habits", fixed, _design(fixed))
+    changed = _text(epsilon="1")
+    store.new_version("habits", changed, _design(changed))
+    assert copy_database(store, tmp_path / "copy.db")["surveys"] == 2
+    copy = Store(tmp_path / "copy.db")
+    try:
+        assert copy.versions("habits") == store.versions("habits")
+        assert copy.wordings("habits.v1") == store.wordings("habits.v1")
+        assert copy.get_design("habits.v1") == store.get_design("habits.v1")
+    finally:
+        copy.close()
+
+
+def test_an_earlier_version_cannot_be_reopened_or_corrected(store):
+    _open_with_responses(store)
+    changed = _text(epsilon="1")
+    store.new_version("habits", changed, _design(changed))
+    with pytest.raises(StoreError, match="an earlier version of 'habits', kept as it was"):
+        store.reopen_survey("habits.v1")
+    with pytest.raises(StoreError, match="earlier version"):
+        store.apply_revision("habits.v1", changed, _design(changed), "text")
