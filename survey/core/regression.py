@@ -15,8 +15,8 @@ million responses cost as much as the few hundred patterns they hold.
 
 The maximum is found by Newton's method on (β, α) with π = softmax(0, α), using the exact gradient
 and Hessian of the pattern log-likelihood (derived in ``_Model._derivatives``), with step halving and,
-where the Hessian is not negative definite, a Levenberg–Marquardt damping (Nocedal & Wright 2006,
-§3.4), until every gradient component is below 1e-10·n; BFGS on the exact gradient takes over only
+where the Hessian is not negative definite, a shift of its eigenvalues (Levenberg–Marquardt damping;
+Nocedal & Wright 2006, §3.4), until every gradient component is below 1e-10·n; BFGS on the exact gradient takes over only
 if that fails. Standard errors come from the observed information, the same exact Hessian at the
 maximum, with π's parameters in it (so β's errors account for not knowing π).
 The likelihood-ratio test compares the model with the intercept-only one.
@@ -180,7 +180,12 @@ class _Model:
         beta_alpha = phi[1:].T * (slope_sum * spread)[None, 1:] - np.outer(grad_beta, shares[1:])
         a, p = posterior_cells[1:], shares[1:]
         alpha_alpha = np.diag(a - n * p) - np.outer(a, p) - np.outer(p, a) + 2 * n * np.outer(p, p)
-        curvature = np.block([[beta_beta, beta_alpha], [beta_alpha.T, alpha_alpha]]) - outer
+        dims = self.dims
+        curvature = -outer
+        curvature[:dims, :dims] += beta_beta
+        curvature[:dims, dims:] += beta_alpha
+        curvature[dims:, :dims] += beta_alpha.T
+        curvature[dims:, dims:] += alpha_alpha
         return value, gradient, (curvature + curvature.T) / 2
 
 
@@ -218,18 +223,19 @@ def _newton(model: _Model, start: np.ndarray) -> tuple[np.ndarray, bool]:
 
 
 def _ascent_step(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray | None:
-    """Return the Newton step −H⁻¹g, with −H + λI for the least λ (from a ladder) that makes it positive definite."""
-    information = -hessian
-    scale = float(np.max(np.abs(np.diag(information)))) or 1.0
-    for damping in (0.0, *(scale * 10.0 ** power for power in range(-12, 3))):
-        try:
-            factor = np.linalg.cholesky(information + damping * np.eye(len(gradient)))
-        except np.linalg.LinAlgError:
-            continue
-        step = np.linalg.solve(factor.T, np.linalg.solve(factor, gradient))
-        if np.all(np.isfinite(step)):
-            return step
-    return None
+    """Return the Newton step −H⁻¹g, with −H + μI where −H is not positive definite (μ twice its most negative
+    eigenvalue's size, plus 10⁻¹² of its largest): one eigendecomposition, no trial factorisations."""
+    try:
+        values, vectors = np.linalg.eigh(-hessian)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(values)):
+        return None
+    floor = 1e-12 * (float(np.max(np.abs(values))) or 1.0)
+    if values.min() <= floor:
+        values = values + 2 * abs(float(values.min())) + floor
+    step = vectors @ ((vectors.T @ gradient) / values)
+    return step if np.all(np.isfinite(step)) else None
 
 
 def _maximise(model: _Model, start: np.ndarray) -> tuple[np.ndarray, float, bool]:
