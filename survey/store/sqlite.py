@@ -206,12 +206,16 @@ class SqliteStore(Store, backend="sqlite"):
         moment (``group_commit``), and returned once that COMMIT is done.
         """
         design = self._design_with_hash(slug, design_hash)
-        return self._group.run(self, lambda store: store._insert_one(slug, design_hash, design, answers, day))
+        # The row is made before the write lock is taken; only the statement runs under it.
+        row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
+        return self._group.run(self, lambda store: store._insert_one(slug, design_hash, design, answers, day, row))
 
-    def _insert_one(self, slug: str, design_hash: str, design: dict, answers: dict, day: str | None):
-        """Run add_response's INSERT in the open transaction; return (its id, whether it completed a release)."""
+    def _insert_one(self, slug: str, design_hash: str, design: dict, answers: dict, day: str | None, row: tuple):
+        """Run add_response's INSERT of ``row`` in the open transaction; return (its id, whether it completed a
+        release). A collision of its random id draws another."""
         for attempt in range(ID_ATTEMPTS):
-            row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
+            if attempt:
+                row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
             try:
                 stored = self._stored(self._execute, insert_one_sql(design), (*row, slug, design_hash))
             except sqlite3.IntegrityError:
@@ -224,11 +228,13 @@ class SqliteStore(Store, backend="sqlite"):
             return row[0], self._released(slug, design)
         raise AssertionError("unreachable")
 
-    def _submit_one(self, slug: str, design_hash: str, design: dict, answers: dict, claim: tuple, day: str | None):
-        """Run the browser's submission statement in the open transaction; return (stored, whether it completed a
-        release): False for a repeat of a stored submission id."""
+    def _submit_one(self, slug: str, design_hash: str, design: dict, answers: dict, claim: tuple, day: str | None,
+                    row: tuple):
+        """Run the browser's submission statement for ``row`` in the open transaction; return (stored, whether it
+        completed a release): False for a repeat of a stored submission id. A collision of its random id draws another."""
         for attempt in range(ID_ATTEMPTS):
-            row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
+            if attempt:
+                row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
             try:
                 stored = admission.submit(self.conn, self._execute, slug, design, row, *claim)
             except sqlite3.IntegrityError:
@@ -272,8 +278,9 @@ class SqliteStore(Store, backend="sqlite"):
             claim = admission.submission_hash(slug, submission), admission.answers_check(submission, answers)
         if claim is not None and invite is None:
             # The browser's submission: one statement (admission.submit), grouped as add_response's is.
+            row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
             return self._group.run(self, lambda store: store._submit_one(slug, design_hash, design, answers, claim,
-                                                                         day))
+                                                                         day, row))
         insert = insert_one_sql(design)
         for attempt in range(ID_ATTEMPTS):
             row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
