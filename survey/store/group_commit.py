@@ -22,8 +22,9 @@ What it keeps (tests/store/test_group_commit.py):
   response promised.
 * **No arrival order.** Rows keep their random ids; one transaction holds a few responses
   instead of one, written to the WAL together, which orders them less, not more; the WAL is
-  still emptied after every release (the leader does it after the COMMIT, before anyone of
-  the batch is answered).
+  still emptied after every release (the leader does it after the COMMIT, having let go of the
+  commit lock so the next group goes on meanwhile, as other requests did while a releasing request
+  emptied it before; nobody of the group is answered before it is done).
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ MAX_BATCH = 64
 class _Item:
     """One queued statement: the work to run on the leader's store, then its result or its error."""
 
-    __slots__ = ("work", "done", "value", "error", "after")
+    __slots__ = ("work", "claimed", "finished", "value", "error", "after")
 
     def __init__(self, work: Callable[[Any], tuple[Any, bool]]):
         self.work = work
-        self.done = False
+        self.claimed = False  # taken into a batch by a leader
+        self.finished = threading.Event()  # committed (or failed), and the log emptied if it asked for that
         self.value = None
         self.error: BaseException | None = None
         self.after = False
@@ -62,51 +64,63 @@ class GroupCommit:
         """Run ``work(store)`` inside a transaction shared with the statements queued beside it; return its value.
 
         ``work`` runs one statement on the store it is given (the leader's, maybe not the caller's) and
-        returns (value, after): ``after`` asks for ``store.after_group_commit()`` once the COMMIT is done.
-        It raises to refuse; its statement must then have stored nothing.
+        returns (value, after): ``after`` asks for ``store.after_group_commit()`` once the COMMIT is done,
+        which the leader runs after letting go of the commit lock (the next group need not wait for it) and
+        before anyone of its group is answered. ``work`` raises to refuse; its statement must then have
+        stored nothing.
         """
         item = _Item(work)
         with self._queue_lock:
             self._queue.append(item)
-        while not item.done:
+        while not item.claimed:
+            batch = None
             with self._commit_lock:
-                if item.done:
-                    break
-                with self._queue_lock:
-                    batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
-                self._commit(store, batch)
+                if not item.claimed:
+                    with self._queue_lock:
+                        batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+                    for queued in batch:
+                        queued.claimed = True
+                    self._commit(store, batch)
+            if batch is not None:
+                self._finish(store, batch)
+        item.finished.wait()
         if item.error is not None:
             raise item.error
         return item.value
 
     @staticmethod
     def _commit(store, batch: list[_Item]):
-        """Run a batch in one write transaction on ``store``; mark every item done with its value or error."""
+        """Run a batch in one write transaction on ``store``; give every item its value or its error."""
         try:
-            try:
-                with store._write() as conn:
-                    for item in batch:
-                        if not conn.in_transaction:
-                            # A fault rolled the transaction back: what ran before is gone, and
-                            # nothing may run outside a transaction.
-                            raise store.transaction_lost()
-                        try:
-                            item.value, item.after = item.work(store)
-                        except Exception as exc:  # this statement alone stored nothing
-                            item.error = exc
+            with store._write() as conn:
+                for item in batch:
                     if not conn.in_transaction:
+                        # A fault rolled the transaction back: what ran before is gone, and
+                        # nothing may run outside a transaction.
                         raise store.transaction_lost()
-            except BaseException as exc:
-                for item in batch:  # the whole transaction was rolled back
-                    item.error, item.after = exc, False
+                    try:
+                        item.value, item.after = item.work(store)
+                    except Exception as exc:  # this statement alone stored nothing
+                        item.error = exc
+                if not conn.in_transaction:
+                    raise store.transaction_lost()
+        except BaseException as exc:
+            for item in batch:  # the whole transaction was rolled back
+                item.error, item.after = exc, False
+            if not isinstance(exc, Exception):
+                for item in batch:
+                    item.finished.set()
                 raise
+
+    @staticmethod
+    def _finish(store, batch: list[_Item]):
+        """After a batch's COMMIT: empty the log if a statement asked for it, then wake every thread of the batch."""
+        try:
             if any(item.after for item in batch if item.error is None):
                 store.after_group_commit()
-        except Exception:
-            pass  # every item holds the error: each thread raises it
         finally:
             for item in batch:
-                item.done = True
+                item.finished.set()
 
 
 _GROUPS: dict[str, GroupCommit] = {}
