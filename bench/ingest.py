@@ -36,6 +36,7 @@ submissions/s with p99 < 50 ms on the 2-core development machine (bench/README.m
     python bench/ingest.py --db /tmp/shared.db --servers 2 --workers 1
     python bench/ingest.py --db postgresql://localhost/ldp_bench --servers 3
     python bench/ingest.py --flood database   # the flood limit on, counted in the database
+    python bench/ingest.py --lock-waits       # also: time spent polling for the write lock, group commit sizes
 """
 
 from __future__ import annotations
@@ -297,6 +298,40 @@ def prepare_database(db: str):
     common.cli(db, "create", str(common.SMOKING_TOML), timeout=60)
 
 
+@contextlib.contextmanager
+def lock_waits(prefix: Path | None):
+    """While servers start inside the block, load bench/lock_waits/sitecustomize.py into them, counting into ``prefix``."""
+    if prefix is None:
+        yield
+        return
+    saved = {name: os.environ.get(name) for name in ("PYTHONPATH", "LDP_BENCH_LOCK_WAITS")}
+    os.environ["LDP_BENCH_LOCK_WAITS"] = str(prefix)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent / "lock_waits"),
+                                                             saved["PYTHONPATH"]]))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def report_lock_waits(prefix: Path, stored: int) -> None:
+    """Print the servers' lock-poll sleeps and group commits (all rounds, warm-up included) per stored response."""
+    totals = {"sleeps": 0, "slept_s": 0.0, "transactions": 0, "statements": 0}
+    for path in prefix.parent.glob(prefix.name + ".*"):
+        for key, value in json.loads(path.read_text(encoding="utf-8")).items():
+            totals[key] += value
+    per = max(stored, 1)
+    grouped = (f"; group commit: {totals['statements']:,} statements in {totals['transactions']:,} transactions "
+               f"({totals['statements'] / max(totals['transactions'], 1):.2f} a transaction)"
+               if totals["transactions"] else "; no group commit")
+    print(f" lock waits: {totals['sleeps']:,} sleeps polling for the write lock, {totals['slept_s']:.2f} s in all "
+          f"({1e3 * totals['slept_s'] / per:.3f} ms per stored response){grouped}")
+
+
 def run_config(tmp: Path, workers: int, args, bodies) -> dict:
     """Run --runs rounds of (submissions, healthz) on --servers servers of ``workers`` workers sharing one database.
 
@@ -309,11 +344,13 @@ def run_config(tmp: Path, workers: int, args, bodies) -> dict:
     posts, healths = [], []
     flood = (("--max-submissions-per-minute", "0") if args.flood == "off" else
              ("--max-submissions-per-minute", "1000000", "--flood-store", args.flood))
+    waits = tmp / f"lock-waits-w{workers}"
     with contextlib.ExitStack() as stack:
         # One after the other: each runs the migrations and reads the session key file as it starts.
-        servers = [stack.enter_context(common.Server(db, workers=workers, threads=args.threads,
-                                                     log=tmp / f"server-w{workers}-{n}.log", flood=flood))
-                   for n in range(args.servers)]
+        with lock_waits(waits if args.lock_waits else None):
+            servers = [stack.enter_context(common.Server(db, workers=workers, threads=args.threads,
+                                                         log=tmp / f"server-w{workers}-{n}.log", flood=flood))
+                       for n in range(args.servers)]
         for server in servers:
             common.respondent(server.origin).close()
         post_path, health_path = f"/s/{common.SLUG}/responses", "/healthz"
@@ -345,6 +382,8 @@ def run_config(tmp: Path, workers: int, args, bodies) -> dict:
     exits = ", ".join(str(server.exit_status) for server in servers)
     print(f" server exit status {exits}; stored in the database: {stored} new responses = {accepted} "
           f"answered 201 + {in_flight} in flight when wrk stopped: {verdict}")
+    if args.lock_waits:
+        report_lock_waits(waits, stored)
     submit_rate = statistics.median(p["rate"] for p in posts)
     health_rate = statistics.median(h["rate"] for h in healths)
     ratio = submit_rate / health_rate
@@ -394,6 +433,9 @@ def main(argv=None):
                              "counted in memory or in the database")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--tmp", type=Path, default=None, help="directory for the temporary database")
+    parser.add_argument("--lock-waits", action="store_true",
+                        help="count the servers' sleeps polling for SQLite's write lock and their group commits "
+                             "(bench/lock_waits/sitecustomize.py)")
     args = parser.parse_args(argv)
     if args.connections < args.wrk_threads:
         parser.error("--connections must be at least --wrk-threads")

@@ -13,11 +13,13 @@ likelihood over the joint table of noisy reports with a known misclassification 
 Hout & van der Heijden 2002). The data enter only as counts of distinct report patterns, so a
 million responses cost as much as the few hundred patterns they hold.
 
-The maximum is found by BFGS on (β, α) with π = softmax(0, α), using the exact gradient (the
-Fisher identity: expected complete-data scores under the posterior of the true answers); standard
-errors come from the observed information, the Hessian of the log-likelihood by central
-differences of that gradient, with π's parameters in it (so β's errors account for not knowing
-π). The likelihood-ratio test compares the model with the intercept-only one.
+The maximum is found by Newton's method on (β, α) with π = softmax(0, α), using the exact gradient
+and Hessian of the pattern log-likelihood (derived in ``_Model._derivatives``), with step halving and,
+where the Hessian is not negative definite, a shift of its eigenvalues (Levenberg–Marquardt damping;
+Nocedal & Wright 2006, §3.4), until every gradient component is below 1e-10·n; BFGS on the exact gradient takes over only
+if that fails. Standard errors come from the observed information, the same exact Hessian at the
+maximum, with π's parameters in it (so β's errors account for not knowing π).
+The likelihood-ratio test compares the model with the intercept-only one.
 Pure: no I/O.
 """
 
@@ -28,7 +30,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
 # scipy.special's chdtrc and ndtr are what scipy.stats' chi2.sf and norm.sf compute, without importing scipy.stats
 # (0.3 s of every command that fits a model).
 from scipy.special import chdtrc, expit, ndtr, ndtri
@@ -113,7 +114,7 @@ def design_matrix(cells: np.ndarray, variables: list[Variable]) -> tuple[np.ndar
 
 
 class _Model:
-    """The observed-data log-likelihood of one model and its exact gradient, over the pattern counts."""
+    """The observed-data log-likelihood of one model with its exact gradient and Hessian, over the pattern counts."""
 
     def __init__(self, outcome: np.ndarray, covariate: np.ndarray, counts: np.ndarray, phi: np.ndarray):
         self.outcome, self.covariate, self.counts, self.phi = outcome, covariate, counts, phi
@@ -124,38 +125,150 @@ class _Model:
         shares = np.exp(alpha - alpha.max())
         return beta, shares / shares.sum()
 
-    def value_and_gradient(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+    def _parts(self, theta: np.ndarray):
+        """Return (β, π, σ(φβ), A, T): A[o, x] = π(x) L_x(o) [L_y(o, 1) σ + L_y(o, 0)(1 − σ)], T = Σ_x A, or None if
+        some pattern has probability 0."""
         beta, shares = self.split(theta)
-        eta = self.phi @ beta
-        yes = expit(eta)
-        # A[o, x] = π(x) L_x(o) [L_y(o, 1) s(x) + L_y(o, 0)(1 − s(x))]
+        yes = expit(self.phi @ beta)
         mix = self.outcome[:, 1:2] * yes[None, :] + self.outcome[:, 0:1] * (1 - yes)[None, :]
         joint = shares[None, :] * self.covariate * mix
         total = joint.sum(axis=1)
         if np.any(total <= 0):
-            return math.inf, np.zeros_like(theta)
-        value = float(self.counts @ np.log(total))
-        weight = self.counts / total
-        posterior_cells = weight @ joint  # expected count of each covariate cell
+            return None
+        return beta, shares, yes, joint, total
+
+    def value_and_gradient(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        parts = self._parts(theta)
+        if parts is None:
+            return -math.inf, np.zeros_like(theta)
+        value, gradient, _ = self._derivatives(parts, hessian=False)
+        return value, gradient
+
+    def derivatives(self, theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray | None]:
+        """Return the log-likelihood, its gradient and its Hessian at θ (−inf, zeros and None where undefined)."""
+        parts = self._parts(theta)
+        if parts is None:
+            return -math.inf, np.zeros_like(theta), None
+        return self._derivatives(parts, hessian=True)
+
+    def _derivatives(self, parts, *, hessian: bool):
+        """Return ℓ = Σ_o c_o log T_o, its gradient and (if asked) its Hessian, from the per-pattern terms.
+
+        With w = σ(1 − σ), B = π L_x (L_y(·, 1) − L_y(·, 0)) and ∂π_x/∂α_k = π_x(δ_xk − π_k):
+        ∂T_o/∂β = Σ_x B_ox w_x φ_x, ∂T_o/∂α_k = A_ok − π_k T_o, and ∇²ℓ = Σ_o c_o (∇²T_o / T_o − ∇T_o ∇T_oᵀ / T_o²),
+        whose first sum is written below through r = c / T without forming ∇²T_o per pattern.
+        """
+        _, shares, yes, joint, total = parts
+        counts, phi = self.counts, self.phi
+        value = float(counts @ np.log(total))
+        weight = counts / total
         slope = shares[None, :] * self.covariate * (self.outcome[:, 1:2] - self.outcome[:, 0:1])
-        grad_eta = (weight @ slope) * yes * (1 - yes)
-        grad_beta = self.phi.T @ grad_eta
-        grad_alpha = posterior_cells[1:] - self.counts.sum() * shares[1:]
-        return value, np.concatenate([grad_beta, grad_alpha])
+        spread = yes * (1 - yes)
+        slope_sum = weight @ slope  # Σ_o r_o B_ox
+        posterior_cells = weight @ joint  # expected count of each covariate cell
+        n = counts.sum()
+        grad_beta = phi.T @ (slope_sum * spread)
+        grad_alpha = posterior_cells[1:] - n * shares[1:]
+        gradient = np.concatenate([grad_beta, grad_alpha])
+        if not hessian:
+            return value, gradient, None
+        # Each pattern's gradient of T_o, then the outer-product part of the Hessian.
+        per_pattern = np.concatenate([(slope * spread[None, :]) @ phi,
+                                      joint[:, 1:] - total[:, None] * shares[None, 1:]], axis=1)
+        outer = per_pattern.T @ (per_pattern * (weight / total)[:, None])
+        beta_beta = phi.T @ (phi * (slope_sum * spread * (1 - 2 * yes))[:, None])
+        beta_alpha = phi[1:].T * (slope_sum * spread)[None, 1:] - np.outer(grad_beta, shares[1:])
+        a, p = posterior_cells[1:], shares[1:]
+        alpha_alpha = np.diag(a - n * p) - np.outer(a, p) - np.outer(p, a) + 2 * n * np.outer(p, p)
+        dims = self.dims
+        curvature = -outer
+        curvature[:dims, :dims] += beta_beta
+        curvature[:dims, dims:] += beta_alpha
+        curvature[dims:, :dims] += beta_alpha.T
+        curvature[dims:, dims:] += alpha_alpha
+        return value, gradient, (curvature + curvature.T) / 2
+
+
+# Newton stops when every component of the gradient is below this share of n (the log-likelihood's scale).
+GRADIENT_TOLERANCE = 1e-10
+NEWTON_ITERATIONS = 100
+HALVINGS = 40
+
+
+def _newton(model: _Model, start: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Maximise by Newton steps on the exact Hessian (damped towards the gradient where it is not negative
+    definite), with step halving; return the last point and whether the gradient met the tolerance."""
+    theta = start.copy()
+    value, gradient, hessian = model.derivatives(theta)
+    limit = GRADIENT_TOLERANCE * max(1.0, float(model.counts.sum()))
+    for _ in range(NEWTON_ITERATIONS):
+        if hessian is None or not np.all(np.isfinite(hessian)) or not np.all(np.isfinite(gradient)):
+            return theta, False
+        if np.max(np.abs(gradient)) <= limit:
+            return theta, True
+        step = _ascent_step(hessian, gradient)
+        if step is None:
+            return theta, False
+        for _ in range(HALVINGS):
+            trial = theta + step
+            trial_value, trial_gradient, trial_hessian = model.derivatives(trial)
+            # Near the maximum a step's gain is below the rounding of ℓ itself: accept no worse than that.
+            if trial_value >= value - 4 * np.spacing(abs(value)):
+                break
+            step = step / 2
+        else:
+            return theta, False
+        theta, value, gradient, hessian = trial, trial_value, trial_gradient, trial_hessian
+    return theta, bool(np.max(np.abs(gradient)) <= limit)
+
+
+def _ascent_step(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray | None:
+    """Return the Newton step −H⁻¹g, with −H + μI where −H is not positive definite (μ twice its most negative
+    eigenvalue's size, plus 10⁻¹² of its largest): one eigendecomposition, no trial factorisations."""
+    try:
+        values, vectors = np.linalg.eigh(-hessian)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(values)):
+        return None
+    floor = 1e-12 * (float(np.max(np.abs(values))) or 1.0)
+    if values.min() <= floor:
+        values = values + 2 * abs(float(values.min())) + floor
+    step = vectors @ ((vectors.T @ gradient) / values)
+    return step if np.all(np.isfinite(step)) else None
 
 
 def _maximise(model: _Model, start: np.ndarray) -> tuple[np.ndarray, float, bool]:
+    """Return the maximum likelihood point, the log-likelihood there and whether the fit converged.
+
+    Newton's method on the exact Hessian; only if it fails (a non-finite likelihood, no ascent step, or the
+    gradient still above the tolerance after NEWTON_ITERATIONS steps) does BFGS take over from its best point.
+    """
+    theta, done = _newton(model, start)
+    if not done:
+        theta = _maximise_bfgs(model, theta if np.isfinite(model.value_and_gradient(theta)[0]) else start)
+    value, gradient = model.value_and_gradient(theta)
+    converged = bool(np.max(np.abs(gradient)) <= 1e-5 * max(1.0, model.counts.sum() ** 0.5))
+    return theta, value, converged
+
+
+def _maximise_bfgs(model: _Model, start: np.ndarray) -> np.ndarray:
+    """Return the maximum by BFGS on the exact gradient, polished with Newton steps (the fallback of _maximise)."""
+    from scipy.optimize import minimize  # only here: 0.1 s of import that a Newton fit never needs
+
+    
     def negative(theta):
         value, gradient = model.value_and_gradient(theta)
         return -value, -gradient
 
     result = minimize(negative, start, jac=True, method="BFGS", options={"gtol": 1e-9, "maxiter": 5000})
     # BFGS stops at its tolerance on the gradient's size, which depends on n: polish with Newton steps
-    # on the numerical Hessian of the exact gradient until the step is negligible.
+    # until the step is negligible.
     theta = result.x
     for _ in range(20):
-        hessian = _hessian(model, theta)
-        gradient = model.value_and_gradient(theta)[1]
+        value, gradient, hessian = model.derivatives(theta)
+        if hessian is None:
+            break
         try:
             step = np.linalg.solve(hessian, -gradient)
         except np.linalg.LinAlgError:
@@ -163,14 +276,12 @@ def _maximise(model: _Model, start: np.ndarray) -> tuple[np.ndarray, float, bool
         if not np.all(np.isfinite(step)) or np.max(np.abs(step)) > 1.0:
             break
         trial = theta + step
-        if model.value_and_gradient(trial)[0] < model.value_and_gradient(theta)[0] - 1e-9:
+        if model.value_and_gradient(trial)[0] < value - 1e-9:
             break
         theta = trial
         if np.max(np.abs(step)) < 1e-10:
             break
-    value, gradient = model.value_and_gradient(theta)
-    converged = bool(np.max(np.abs(gradient)) <= 1e-5 * max(1.0, model.counts.sum() ** 0.5))
-    return theta, value, converged
+    return theta
 
 
 def jacobian(function, theta: np.ndarray, *, relative_step: float) -> np.ndarray:
@@ -189,9 +300,13 @@ def jacobian(function, theta: np.ndarray, *, relative_step: float) -> np.ndarray
 
 
 def _hessian(model: _Model, theta: np.ndarray) -> np.ndarray:
-    """Return the Hessian of the log-likelihood by central differences of its exact gradient, symmetrised."""
-    hessian = jacobian(lambda point: model.value_and_gradient(point)[1], theta, relative_step=1e-5)
-    return (hessian + hessian.T) / 2
+    """Return the exact Hessian of the log-likelihood at θ (by central differences of the gradient where the
+    likelihood of some pattern is 0 there, which the exact one cannot evaluate)."""
+    hessian = model.derivatives(theta)[2]
+    if hessian is None:
+        hessian = jacobian(lambda point: model.value_and_gradient(point)[1], theta, relative_step=1e-5)
+        hessian = (hessian + hessian.T) / 2
+    return hessian
 
 
 def _start(model: _Model) -> np.ndarray:

@@ -17,9 +17,10 @@ from pathlib import Path
 from ..core.design import release_every
 from . import admission, schema
 from .base import ID_ATTEMPTS, Store, closed_message, lock_timeout_ms
-from .errors import StoreError, SurveyClosed, SurveyNotFound, unavailable
+from .errors import StoreError, StoreUnavailable, SurveyClosed, SurveyNotFound, unavailable
 from .ids import new_ids, today
 from .batches import row_from_answer
+from .group_commit import group_for
 from .schema import insert_one_sql, migrations
 from .sqlite_utils_import import sqlite_utils  # without pandas
 
@@ -77,6 +78,7 @@ class SqliteStore(Store, backend="sqlite"):
         synchronous = synchronous_level(synchronous)
         self.lock_timeout_ms = lock_timeout_ms()
         self.path = str(path)
+        self._group = group_for(self.path)
         create_private_file(self.path)
         try:
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=True)
@@ -199,11 +201,21 @@ class SqliteStore(Store, backend="sqlite"):
         """Store one validated response and return its random id.
 
         One INSERT statement, atomic on its own: the tally trigger counts it, and it stores
-        nothing unless ``design_hash`` is still the survey's design. The hot path of the server.
+        nothing unless ``design_hash`` is still the survey's design. The hot path of the server:
+        committed together with the statements other threads of the process run at the same
+        moment (``group_commit``), and returned once that COMMIT is done.
         """
         design = self._design_with_hash(slug, design_hash)
+        # The row is made before the write lock is taken; only the statement runs under it.
+        row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
+        return self._group.run(self, lambda store: store._insert_one(slug, design_hash, design, answers, day, row))
+
+    def _insert_one(self, slug: str, design_hash: str, design: dict, answers: dict, day: str | None, row: tuple):
+        """Run add_response's INSERT of ``row`` in the open transaction; return (its id, whether it completed a
+        release). A collision of its random id draws another."""
         for attempt in range(ID_ATTEMPTS):
-            row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
+            if attempt:
+                row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
             try:
                 stored = self._stored(self._execute, insert_one_sql(design), (*row, slug, design_hash))
             except sqlite3.IntegrityError:
@@ -213,9 +225,40 @@ class SqliteStore(Store, backend="sqlite"):
                 continue
             if not stored:
                 self._refuse_insert(self.conn, slug, design_hash)
-            self._after_store(slug, design, invited=False)
-            return row[0]
+            return row[0], self._released(slug, design)
         raise AssertionError("unreachable")
+
+    def _submit_one(self, slug: str, design_hash: str, design: dict, answers: dict, claim: tuple, day: str | None,
+                    row: tuple):
+        """Run the browser's submission statement for ``row`` in the open transaction; return (stored, whether it
+        completed a release): False for a repeat of a stored submission id. A collision of its random id draws another."""
+        for attempt in range(ID_ATTEMPTS):
+            if attempt:
+                row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
+            try:
+                stored = admission.submit(self.conn, self._execute, slug, design, row, *claim)
+            except sqlite3.IntegrityError:
+                if attempt == ID_ATTEMPTS - 1:
+                    raise
+                continue
+            if stored is None:
+                self._refuse_insert(self.conn, slug, design_hash)
+            return stored, bool(stored) and self._released(slug, design)
+        raise AssertionError("unreachable")
+
+    def _released(self, slug: str, design: dict) -> bool:
+        """Return whether the response just inserted completed a release (its survey then holds none back)."""
+        return release_every(design) > 1 and not self._execute(
+            "SELECT pending FROM surveys WHERE slug = ?", [slug]).fetchone()[0]
+
+    def after_group_commit(self):
+        """After a group's COMMIT that completed a release: empty the WAL (``_forget_order``)."""
+        self._forget_order()
+
+    def transaction_lost(self) -> StoreUnavailable:
+        """Return the error of a group whose transaction SQLite rolled back after a fault: nothing was stored."""
+        return StoreUnavailable("the database rolled the transaction back after a fault; nothing was stored",
+                                cause="transaction rolled back")
 
     def add_submission(self, slug: str, design_hash: str, answers: dict, *, submission: str | None = None,
                        invite: str | None = None, day: str | None = None) -> bool:
@@ -233,18 +276,15 @@ class SqliteStore(Store, backend="sqlite"):
         claim = None
         if submission is not None:
             claim = admission.submission_hash(slug, submission), admission.answers_check(submission, answers)
+        if claim is not None and invite is None:
+            # The browser's submission: one statement (admission.submit), grouped as add_response's is.
+            row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
+            return self._group.run(self, lambda store: store._submit_one(slug, design_hash, design, answers, claim,
+                                                                         day, row))
         insert = insert_one_sql(design)
         for attempt in range(ID_ATTEMPTS):
             row = row_from_answer(design, new_ids(1)[0], day or today(), answers)
             try:
-                if claim is not None and invite is None:
-                    # The browser's submission: one statement (admission.submit), as add_response is.
-                    stored = admission.submit(self.conn, self._execute, slug, design, row, *claim)
-                    if stored is None:
-                        self._refuse_insert(self.conn, slug, design_hash)
-                    if stored:
-                        self._after_store(slug, design, invited=False)
-                    return stored
                 with self._write() as conn:
                     if claim is not None and not admission.claim_submission(conn, slug, *claim):
                         return False
