@@ -38,6 +38,7 @@ function showStart(state, outcome) {
   state.form.hidden = true;
   document.getElementById('handover-sent').hidden = outcome !== 'sent';
   document.getElementById('handover-queued').hidden = outcome !== 'queued';
+  document.getElementById('handover-full').hidden = true;
   const protection = document.getElementById('protection');
   if (protection) protection.open = true;
   const start = document.getElementById('handover-start');
@@ -57,9 +58,13 @@ function freshForm(state) {
   state.setUp(fresh, state.design, state.handover, state.offline);
 }
 
-/** Wire the start button: the respondent starts on the form, at its first question. */
+/** Wire the start button: the respondent starts on the form, at its first question, while the allowance lasts. */
 function wireStart(state) {
   document.getElementById('handover-begin').addEventListener('click', () => {
+    // Offline the server cannot refuse yet: answers beyond the allowance would only be refused later.
+    const full = state.answered + state.waiting >= state.allowance;
+    document.getElementById('handover-full').hidden = !full;
+    if (full) return;
     document.getElementById('handover-start').hidden = true;
     document.getElementById('handover-sent').hidden = true;
     document.getElementById('handover-queued').hidden = true;
@@ -106,8 +111,10 @@ function wireEnd(state) {
  * or queued offline ('queued'). `makeOffline(hooks)` (setUpOffline) returns the session's queue, or null.
  */
 export function startHandover(form, design, setUp, makeOffline = () => null) {
-  const state = { form, design, setUp, pristine: form.cloneNode(true), answered: 0 };
-  state.answered = Number(document.getElementById('interviewer-bar').dataset.answered) || 0;
+  const bar = document.getElementById('interviewer-bar').dataset;
+  const state = { form, design, setUp, pristine: form.cloneNode(true), waiting: 0 };
+  state.answered = Number(bar.answered) || 0;
+  state.allowance = Number(bar.allowance) || Infinity;
   const count = (n) => {
     state.answered += n;
     setAnswered(state.answered);
@@ -124,7 +131,11 @@ export function startHandover(form, design, setUp, makeOffline = () => null) {
   };
   keepNothing();
   setWaiting(0);
-  state.offline = makeOffline({ onWaiting: setWaiting, onSent: count });
+  const waiting = (n) => {
+    state.waiting = n;
+    setWaiting(n);
+  };
+  state.offline = makeOffline({ onWaiting: waiting, onSent: count });
   setUp(form, design, state.handover, state.offline);
   wireStart(state);
   wireEnd(state);

@@ -15,6 +15,8 @@ import re
 
 import pytest
 
+from test_accessibility import axe, violations  # noqa: F401 (the axe fixture)
+
 from conftest import create_from_toml, free_port, smoking_text, stored_count
 from field_steps import (CACHED_JS, QUEUE_JS, REMNANTS_JS, RESPONDENTS, SHOWN_JS, STORAGE_JS, answer_handover,
                          in_domain, ready_offline, serve, wait_stored, wait_text)
@@ -35,7 +37,10 @@ def field(tmp_path_factory):
         create_from_toml(db_path, smoking_text().replace('slug = "smoking-2026"', f'slug = "{slug}"'))
     store = Store(db_path)
     try:
-        tokens = {slug: store.start_interview(slug, label="Tablet 3", allowance=20)[0] for slug in SURVEYS}
+        # The restart's session allows exactly the five: offline, the page lets no sixth respondent start.
+        allowances = {"handover-online": 20, "handover-restart": 5, "handover-closed": 20}
+        tokens = {slug: store.start_interview(slug, label="Tablet 3", allowance=allowances[slug])[0]
+                  for slug in SURVEYS}
     finally:
         store.close()
     state = {"db": db_path, "directory": directory, "tokens": tokens,
@@ -106,12 +111,13 @@ def five_offline(page, field, slug: str):
     assert stored_count(field["db"], slug) == 0
 
 
-def test_five_respondents_offline_then_online_store_five_once_and_the_bar_counts_them(browser, field):
+def test_five_respondents_offline_then_online_store_five_once_and_the_bar_counts_them(browser, field, axe):
     slug = "handover-online"
     context = browser.new_context(viewport={"width": 360, "height": 740})
     page, link = open_offline(context, field, slug)
     five_offline(page, field, slug)
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    assert violations(axe, page) == [], "the start screen after a queued send, at 360 px"
     context.set_offline(False)
     wait_stored(field["db"], slug, 5)
     assert wait_text(page.locator("#handover-answered"), "5") == "5"
@@ -146,6 +152,10 @@ def test_a_server_restart_in_between_loses_nothing(browser, field):
     context = browser.new_context()
     page, _link = open_offline(context, field, slug)
     five_offline(page, field, slug)
+    page.locator("#handover-begin").click()
+    page.locator("#handover-full").wait_for(state="visible")
+    assert "allowance of 5 responses" in page.locator("#handover-full").inner_text()
+    assert not page.locator("#survey-form").is_visible()
     port = field["server"].port
     assert field["server"].stop() == 0
     field["server"] = serve(field["db"], field["directory"], port)
@@ -153,6 +163,8 @@ def test_a_server_restart_in_between_loses_nothing(browser, field):
     wait_stored(field["db"], slug, 5)
     assert wait_text(page.locator("#handover-answered"), "5") == "5"
     assert bar(page) == ("5", "0") and page.evaluate(QUEUE_JS) == []
+    page.locator("#handover-begin").click()
+    assert page.locator("#handover-full").is_visible(), "online, the used-up allowance still holds"
     context.close()
 
 
