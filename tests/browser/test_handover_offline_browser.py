@@ -5,7 +5,8 @@ five respondents in turn. After each reset the device holds only randomized bodi
 (IndexedDB), each within the design's report domain, and no true answer anywhere (IndexedDB, localStorage,
 sessionStorage, the DOM); the interviewer's bar counts them waiting. Online again, exactly five responses are
 stored, each once, and the bar counts them answered: also across a server restart on the same port and database.
-A survey closed in between: the page says plainly that the waiting answers were refused, how many, and why.
+A survey closed, or the session ended, in between: the page (the session's own, reopened after the session
+ended) says plainly that the waiting answers were refused, how many, and why.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from survey.store import Store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-SURVEYS = ("handover-online", "handover-restart", "handover-closed")
+SURVEYS = ("handover-online", "handover-restart", "handover-closed", "handover-ended")
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +39,7 @@ def field(tmp_path_factory):
     store = Store(db_path)
     try:
         # The restart's session allows exactly the five: offline, the page lets no sixth respondent start.
-        allowances = {"handover-online": 20, "handover-restart": 5, "handover-closed": 20}
+        allowances = {"handover-online": 20, "handover-restart": 5, "handover-closed": 20, "handover-ended": 20}
         tokens = {slug: store.start_interview(slug, label="Tablet 3", allowance=allowances[slug])[0]
                   for slug in SURVEYS}
     finally:
@@ -88,12 +89,13 @@ def open_offline(context, field, slug: str):
     return page, link
 
 
-def five_offline(page, field, slug: str):
-    """Let the five respondents answer in turn offline, checking the page and the device after each reset."""
+def five_offline(page, field, slug: str, respondents: int = 5):
+    """Let the five respondents (or the first few) answer in turn offline, checking the page and the device after each
+    reset."""
     design = json.loads(page.locator("#design").text_content())
     history = page.evaluate("history.length")
     shown = []
-    for number, respondent in enumerate(RESPONDENTS, 1):
+    for number, respondent in enumerate(RESPONDENTS[:respondents], 1):
         page.locator("#handover-begin").click()
         page.locator("#survey-form").wait_for(state="visible")
         answer_handover(page, respondent)
@@ -188,4 +190,29 @@ def test_a_survey_closed_in_between_says_how_many_waiting_answers_were_refused_a
     # Online, the session's page says the survey closed, and the kept copy of the form is gone (a 410).
     assert page.goto(link).status == 410 and page.locator("#survey-closed").is_visible()
     assert link not in {url for _method, url, _text in page.evaluate(CACHED_JS)}
+    context.close()
+
+
+def test_a_session_ended_in_between_its_page_reopened_says_its_waiting_answers_were_refused(browser, field, axe):
+    slug = "handover-ended"
+    context = browser.new_context(viewport={"width": 360, "height": 740})
+    page, link = open_offline(context, field, slug)
+    five_offline(page, field, slug, respondents=2)
+    page.close()  # the tab is closed while the answers wait
+    store = Store(field["db"])
+    try:
+        store.end_interview_token(slug, field["tokens"][slug])
+    finally:
+        store.close()
+    context.set_offline(False)
+    page = context.new_page()
+    # The ended session's page has no form, but it still sends what waits for the session, and says what happened.
+    assert page.goto(link).status == 410 and page.locator("#interview-ended").is_visible()
+    refused = page.locator("#offline-refused")
+    refused.wait_for(state="visible", timeout=10_000)
+    assert re.search(r"2 answer\(s\) waiting on this device were refused, because the interviewer session had ended",
+                     refused.inner_text()), refused.inner_text()
+    assert page.evaluate(QUEUE_JS) == [] and stored_count(field["db"], slug) == 0
+    assert violations(axe, page) == []
+    assert link not in {url for _method, url, _text in page.evaluate(CACHED_JS)}, "the 410 dropped the kept copy"
     context.close()
