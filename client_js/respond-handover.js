@@ -100,8 +100,13 @@ function wireEnd(state) {
   document.getElementById('handover-end-no').addEventListener('click', () => ask(false));
   document.getElementById('handover-end-yes').addEventListener('click', async () => {
     status.textContent = '';
-    if (await endSession(state.form)) closePage(state);
-    else status.textContent = document.getElementById('handover-end-failed').textContent;
+    if (await endSession(state.form)) {
+      closePage(state);
+      // The server now answers 410 for this page: asking for it drops the service worker's copy (sw.js).
+      state.offline?.refreshCopy();
+    } else {
+      status.textContent = document.getElementById('handover-end-failed').textContent;
+    }
   });
 }
 
