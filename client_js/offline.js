@@ -42,6 +42,9 @@ function waitingText(count) {
 
 /** Return why the server refused a queued body, from its status and error field (respond-send.js). */
 function refusalReason(result) {
+  if (result.field === 'interview') {
+    return _('the interviewer session had ended, expired more than 3 days before, or used its whole allowance');
+  }
   if (result.status === 410) return _('the survey has closed');
   if (result.field === 'invite') return _('their invitation link was used or is wrong');
   if (result.status === 409 || result.field === 'design') return _('the survey was changed after they were given');
@@ -72,10 +75,20 @@ async function keepFiles(holder) {
   await cache.addAll(urls.map((url) => new Request(url, { credentials: 'omit' })));
 }
 
+/** Refresh the kept copy of this page, when one is kept (its counts change as answers are sent). */
+async function refreshPage() {
+  if (!globalThis.caches || navigator.onLine === false) return;
+  const cache = await caches.open(CACHE);
+  const request = new Request(window.location.href, { credentials: 'omit' });
+  if (await cache.match(request, { ignoreVary: true })) await cache.add(request);
+}
+
 /** Show how many wait, and what the last flush sent or saw refused. */
 function show(offline, waiting, summary) {
   // The live regions stay in the page (a region shown only when it has words may not be read out).
   offline.status.textContent = waitingText(waiting);
+  offline.onWaiting(waiting);
+  if (summary) offline.onSent(summary.sent + summary.earlier);
   offline.status.classList.toggle('notice', waiting > 0);
   const sent = summary ? summary.sent + summary.earlier : 0;
   if (sent > 0) {
@@ -107,14 +120,19 @@ async function flush(offline) {
 
 /**
  * Set up offline field mode for the survey `slug` from the page's #offline-status element (its
- * data-action, data-worker and data-design URLs); return {keep(body)} resolving to whether the body
- * is queued, or null when the page has no such element.
+ * data-action, data-worker and data-design URLs, and data-queue: the queue's name, the slug unless
+ * an interviewer session has its own); return {keep(body), refreshCopy()} — keep resolving to whether
+ * the body is queued —, or null when the page has no such element. `hooks.onWaiting(n)` hears how many
+ * wait after each change, `hooks.onSent(n)` how many of them a flush had stored (respond-handover.js).
  */
-export function setUpOffline(slug, questions = new Map()) {
+export function setUpOffline(slug, questions = new Map(), hooks = {}) {
   const holder = document.getElementById('offline-status');
   if (!holder) return null;
+  const queue = holder.dataset.queue || slug;
   const offline = {
-    slug,
+    slug: queue,
+    onWaiting: hooks.onWaiting ?? (() => {}),
+    onSent: hooks.onSent ?? (() => {}),
     status: holder,
     sent: document.getElementById('offline-sent'),
     refused: document.getElementById('offline-refused'),
@@ -135,12 +153,17 @@ export function setUpOffline(slug, questions = new Map()) {
     async keep(body) {
       try {
         const db = await offline.db;
-        await enqueue(db, slug, body);
-        show(offline, (await queued(db, slug)).length, null);
+        await enqueue(db, queue, body);
+        show(offline, (await queued(db, queue)).length, null);
         return true;
       } catch {
         return false;
       }
+    },
+    refreshCopy() {
+      refreshPage().catch(() => {
+        // Offline, or no cache: the copy is refreshed at the next load online.
+      });
     },
   };
 }

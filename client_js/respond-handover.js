@@ -11,25 +11,34 @@
  * every respondent (no "already answered" mark, no pending body, no series memo, no drawn sample in
  * localStorage or sessionStorage), and series memos are off.
  *
- * The interviewer's bar counts the responses sent in this session, has a slot for those waiting to be
- * sent (filled by setWaiting of respond-waiting.js, for a queue of sends made offline), and a way to end
- * the session from here, after a confirmation.
+ * The interviewer's bar counts the responses sent in this session, those waiting to be sent (setWaiting of
+ * respond-waiting.js: the session's queue of sends made offline), and has a way to end the session from here,
+ * after a confirmation.
+ *
+ * Offline (offline.js, docs/how-to/handover.md): the page, kept by the service worker, reloads without a
+ * connection; a respondent's send that reaches no server while the device is offline waits in the session's
+ * own IndexedDB queue as its randomized body only, and the page starts again for the next respondent as
+ * online. The queue is sent through the session when the connection returns; the bar then counts those
+ * stored as answered. An ended session's page (no form) still sends what waits and says what was refused.
  */
 
 import { keepNothing } from './respond-device.js';
 import { setWaiting } from './respond-waiting.js';
 import { endSession } from './respond-send.js';
 import { setUpSurvey } from './respond.js';
+import { setUpOffline } from './offline.js';
 import { _ } from './messages.js';
 
 function setAnswered(n) {
   document.getElementById('handover-answered').textContent = String(n);
 }
 
-/** Show the start screen for the next respondent: the privacy explanation open, the form hidden. */
-function showStart(state, sent) {
+/** Show the start screen for the next respondent (after `outcome`: 'sent', 'queued' or none), the form hidden. */
+function showStart(state, outcome) {
   state.form.hidden = true;
-  document.getElementById('handover-sent').hidden = !sent;
+  document.getElementById('handover-sent').hidden = outcome !== 'sent';
+  document.getElementById('handover-queued').hidden = outcome !== 'queued';
+  document.getElementById('handover-full').hidden = true;
   const protection = document.getElementById('protection');
   if (protection) protection.open = true;
   const start = document.getElementById('handover-start');
@@ -46,14 +55,19 @@ function freshForm(state) {
   state.form = fresh;
   fresh.hidden = true;
   keepNothing();
-  state.setUp(fresh, state.design, state.handover);
+  state.setUp(fresh, state.design, state.handover, state.offline);
 }
 
-/** Wire the start button: the respondent starts on the form, at its first question. */
+/** Wire the start button: the respondent starts on the form, at its first question, while the allowance lasts. */
 function wireStart(state) {
   document.getElementById('handover-begin').addEventListener('click', () => {
+    // Offline the server cannot refuse yet: answers beyond the allowance would only be refused later.
+    const full = state.answered + state.waiting >= state.allowance;
+    document.getElementById('handover-full').hidden = !full;
+    if (full) return;
     document.getElementById('handover-start').hidden = true;
     document.getElementById('handover-sent').hidden = true;
+    document.getElementById('handover-queued').hidden = true;
     state.form.hidden = false;
     const first = [...state.form.querySelectorAll('fieldset[data-question]')].find((fieldset) => !fieldset.hidden);
     (first ?? state.form).focus();
@@ -86,39 +100,65 @@ function wireEnd(state) {
   document.getElementById('handover-end-no').addEventListener('click', () => ask(false));
   document.getElementById('handover-end-yes').addEventListener('click', async () => {
     status.textContent = '';
-    if (await endSession(state.form)) closePage(state);
-    else status.textContent = document.getElementById('handover-end-failed').textContent;
+    if (await endSession(state.form)) {
+      closePage(state);
+      // The server now answers 410 for this page: asking for it drops the service worker's copy (sw.js).
+      state.offline?.refreshCopy();
+    } else {
+      status.textContent = document.getElementById('handover-end-failed').textContent;
+    }
   });
 }
 
 /**
- * Run the page in handover mode: `setUp(form, design, handover)` sets up one respondent's form (respond.js);
- * handover.next(earlier) is what it calls once that respondent's reports were acknowledged.
+ * Run the page in handover mode: `setUp(form, design, handover, offline)` sets up one respondent's form
+ * (respond.js); handover.next(outcome) is what it calls once that respondent's reports were stored ('sent')
+ * or queued offline ('queued'). `makeOffline(hooks)` (setUpOffline) returns the session's queue, or null.
  */
-export function startHandover(form, design, setUp) {
-  const state = { form, design, setUp, pristine: form.cloneNode(true), answered: 0 };
-  state.answered = Number(document.getElementById('interviewer-bar').dataset.answered) || 0;
+export function startHandover(form, design, setUp, makeOffline = () => null) {
+  const bar = document.getElementById('interviewer-bar').dataset;
+  const state = { form, design, setUp, pristine: form.cloneNode(true), waiting: 0 };
+  state.answered = Number(bar.answered) || 0;
+  state.allowance = Number(bar.allowance) || Infinity;
+  const count = (n) => {
+    state.answered += n;
+    setAnswered(state.answered);
+    // The kept copy of this page carries the count: an offline reload shows it as it is now.
+    if (n > 0) state.offline?.refreshCopy();
+  };
   state.handover = {
-    next(earlier) {
-      if (!earlier) state.answered += 1;
-      setAnswered(state.answered);
+    next(outcome) {
+      // A stored send counts once in the session (a repeat is stored once, but its first reply was lost here).
+      if (outcome === 'sent') count(1);
       freshForm(state);
-      showStart(state, true);
+      showStart(state, outcome);
     },
   };
   keepNothing();
   setWaiting(0);
-  setUp(form, design, state.handover);
+  const waiting = (n) => {
+    state.waiting = n;
+    setWaiting(n);
+  };
+  state.offline = makeOffline({ onWaiting: waiting, onSent: count });
+  setUp(form, design, state.handover, state.offline);
   wireStart(state);
   wireEnd(state);
-  showStart(state, false);
+  showStart(state, null);
 }
 
 function start() {
   const form = document.querySelector('form[data-handover="yes"]');
-  if (!form) return;
+  if (!form) {
+    // An ended session's (or a closed survey's) page: it sends what waits for the session and says what was refused.
+    const slug = document.querySelector('article.survey')?.dataset.slug;
+    if (slug) setUpOffline(slug);
+    return;
+  }
   try {
-    startHandover(form, JSON.parse(document.getElementById('design').textContent), setUpSurvey);
+    const design = JSON.parse(document.getElementById('design').textContent);
+    const questions = new Map(design.questions.map((question) => [question.id, question]));
+    startHandover(form, design, setUpSurvey, (hooks) => setUpOffline(design.slug, questions, hooks));
   } catch (error) {
     document.getElementById('form-error').textContent = _('This survey cannot be answered: %(reason)s',
       { reason: error.message });

@@ -29,7 +29,8 @@
  *
  * In handover mode (an interviewer session's link) the page's entry is respond-handover.js, which sets the
  * survey up through setUpSurvey once per respondent: nothing is kept on the device, series memos are off, and
- * once a respondent's reports are acknowledged the page starts again for the next one instead of thanking.
+ * once a respondent's reports are acknowledged (or, offline, queued) the page starts again for the next one
+ * instead of thanking; a send made offline waits in the session's own queue (offline.js, data-queue).
  */
 
 import { randomizeQuestion } from './mechanisms/index.js';
@@ -179,7 +180,8 @@ function finish(page, text, follow = true) {
   page.submission = null;
   clearAnswers(page.fieldsets);
   if (page.handover) {
-    page.handover.next(Boolean(text));
+    // Stored (or stored earlier) and counted by the session, or queued on this device to be sent through it.
+    page.handover.next(follow ? 'sent' : 'queued');
     return;
   }
   rememberAnswered(page.slug);

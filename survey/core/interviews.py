@@ -21,6 +21,9 @@ TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{32}")
 SUBMISSION_KEYS = frozenset({"design", "answers", "submission"})
 # What a session is: taking answers, ended by a researcher or its device, past its expiry, or its allowance spent.
 STATES = ("active", "ended", "expired", "used-up")
+# How long after its expiry a session still stores sends (hours): answers given offline before the expiry arrive
+# later (a device back online days after); the expired session's page shows no form. Ended sessions have none.
+EXPIRY_GRACE_HOURS = 72
 
 
 def check_label(label: str | None) -> str:
@@ -54,6 +57,11 @@ def session_state(ended: bool, expires_at: float, answered: int, allowance: int,
     if expires_at <= now:
         return "expired"
     return "used-up" if answered >= allowance else "active"
+
+
+def in_grace(expires_at: float, now: float) -> bool:
+    """Return whether a session past its expiry at time ``now`` is still within EXPIRY_GRACE_HOURS of it."""
+    return expires_at <= now < expires_at + EXPIRY_GRACE_HOURS * 3600
 
 
 def interview_link(base: str, slug: str, token: str) -> str:

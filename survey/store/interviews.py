@@ -126,14 +126,16 @@ class Interviews:
     def take_interview(self, slug: str, token: str, *, now: float | None = None) -> int:
         """Count one response against a session's allowance, in a transaction of its own; return the new count.
 
-        Raises InterviewRefused (nothing counted) unless the session is active.
+        Raises InterviewRefused (nothing counted) unless the session is active, or expired less than
+        ``rules.EXPIRY_GRACE_HOURS`` ago (a body randomized offline before the expiry, sent later).
         """
         now = time.time() if now is None else now
         if isinstance(token, str) and rules.TOKEN_RE.fullmatch(token):
             with self._write() as conn:
                 row = conn.execute("UPDATE interview_sessions SET answered = answered + 1 WHERE token_hash = ? "
                                    "AND survey = ? AND ended = 0 AND expires_at > ? AND answered < allowance "
-                                   "RETURNING answered", [interview_hash(token), slug, now]).fetchone()
+                                   "RETURNING answered", [interview_hash(token), slug,
+                                                          now - rules.EXPIRY_GRACE_HOURS * 3600]).fetchone()
             if row is not None:
                 return row[0]
         session = self.interview_session(slug, token, now=now)

@@ -10,9 +10,11 @@ set on these paths (``sessionless``).
 
 from __future__ import annotations
 
+import time
+
 from flask import Blueprint, Response, abort, jsonify, request, url_for
 
-from ..core.interviews import interview_submission
+from ..core.interviews import in_grace, interview_submission
 from ..core.reports import ReportError, parse_submission, validate_submission
 from ..store import AdmissionError, InterviewRefused, StoreError, StoreUnavailable, SurveyClosed
 from ..store.interviews import REFUSALS
@@ -43,7 +45,10 @@ def page(slug, token):
         blocked, code = None, 200
     handover = None if blocked else {"answered": session["answered"], "allowance": session["allowance"],
                                      "label": session["label"]}
-    response = render_respondent_page(design, blocked=blocked, invite="", handover=handover,
+    # Offline field mode: even an ended session's page sends, and so reports, what waits on this device for it.
+    offline = None if session is None else {"action": url_for("handover.submit", slug=slug, token=token),
+                                            "queue": f"{slug} interview {session['id']}"}
+    response = render_respondent_page(design, blocked=blocked, invite="", handover=handover, offline=offline,
                                     page_entry="respond-handover.js", action=(
         None if blocked else url_for("handover.submit", slug=slug, token=token)))
     return response, code, {"Cache-Control": "no-store"}
@@ -59,13 +64,17 @@ def submit(slug, token):
     """Store one response through a working session, counted against its allowance; refuse anything else, storing nothing.
 
     201 as ``respond.submit`` (a retried submission id is stored and counted once, even after the
-    allowance ran out); 403 {"field": "interview"} for an unknown link, 410 for an ended, expired
+    allowance ran out); 403 {"field": "interview"} for an unknown link, 410 for an ended, expired (more than
+    ``EXPIRY_GRACE_HOURS`` ago: queued offline bodies arrive late)
     or used-up session or a closed survey; 429 when a client without a working session floods.
     """
     _own_page()
     store = get_store()
-    session = store.interview_session(slug, token)
+    now = time.time()
+    session = store.interview_session(slug, token, now=now)
     state = "unknown" if session is None else session["state"]
+    if state == "expired" and in_grace(session["expires_at"], now):
+        state = "active"  # a body randomized offline before the expiry, arriving late: stored (EXPIRY_GRACE_HOURS)
     if state != "active":
         flooded = flood.check()  # without a working session, the flood limit counts the request
         if flooded is not None:
@@ -76,7 +85,7 @@ def submit(slug, token):
         raise ReportError("the body must be JSON sent with Content-Type: application/json")
     design, answers, submission = _admitted(store, slug, request.get_data(cache=False))
     try:
-        store.take_interview(slug, token)
+        store.take_interview(slug, token, now=now)
     except InterviewRefused as exc:
         if submission is not None and store.submission_stored(slug, submission, answers):
             # A retry of a response stored before the allowance ran out (its reply was lost): stored once.

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import create_from_toml, released_at_once, stored_count
+from field_steps import REMNANTS_JS, RESPONDENTS, answer_handover
 
 from survey.store import Store
 
@@ -22,28 +23,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SLUG = "smoking-2026"
 SHOTS = Path(os.environ.get("LDP_SURVEY_SHOTS", "/work/shots/handover"))
-# Five respondents' true answers: (smoker, lung disease, cigarettes, age).
-RESPONDENTS = [("Yes", "No", "6-10", "23"), ("No", "Yes", "none", "67"), ("Yes", "Yes", "more than 20", "41"),
-               ("No", "No", "1-5", "58"), ("Yes", "No", "11-20", "34")]
-# What the page holds that could carry a respondent's answer: inputs' states, storage, history.
-REMNANTS_JS = """() => ({
-  checked: document.querySelectorAll('input:checked').length,
-  values: [...document.querySelectorAll('input[type=number], input[type=search]')].map(i => i.value).filter(v => v),
-  oldFormAttached: window.__previousForm ? document.contains(window.__previousForm) : false,
-  local: localStorage.length, session: sessionStorage.length, history: history.length,
-  formHidden: document.getElementById('survey-form').hidden,
-  errors: [...document.querySelectorAll('.field-error, #form-error')].map(e => e.textContent.trim()).filter(t => t),
-})"""
-
-
-def answer(page, respondent):
-    smoker, lung, cigarettes, age = respondent
-    page.get_by_role("group", name=re.compile("smoke tobacco")).get_by_label(smoker, exact=True).check()
-    page.get_by_role("group", name=re.compile("chronic lung disease")).get_by_label(lung, exact=True).check()
-    page.get_by_role("group", name=re.compile("how many cigarettes")).get_by_label(cigarettes, exact=True).check()
-    page.get_by_role("group", name=re.compile("How old are you")).get_by_role("spinbutton").fill(age)
-
-
 def shoot(page, name):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / name), full_page=False)
@@ -73,7 +52,7 @@ def test_five_respondents_in_turn_leave_nothing_behind_and_ending_refuses_the_li
         page.keyboard.press("Tab")
         page.keyboard.press("Enter")
         page.locator("#survey-form").wait_for(state="visible")
-        answer(page, respondent)
+        answer_handover(page, respondent)
         page.evaluate("window.__previousForm = document.getElementById('survey-form')")
         page.get_by_role("button", name=re.compile("send", re.I)).click()
         page.locator("#handover-sent").wait_for(state="visible", timeout=10_000)

@@ -10,18 +10,14 @@ and database, and, for a survey closed or changed in between, the page says that
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
 from test_accessibility import axe, violations  # noqa: F401 (the axe fixture)
 
-from conftest import REPO, ServerProcess, create_from_toml, free_port, smoking_text, stored_count, wait_for_line
+from conftest import create_from_toml, free_port, smoking_text, stored_count
+from field_steps import CACHED_JS, QUEUE_JS, SHOWN_JS, STORAGE_JS, in_domain, ready_offline, serve, wait_stored
 
 from survey.core.definition import parse_definition_toml
 from survey.core.design import build_design
@@ -30,43 +26,8 @@ from survey.store import Store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CACHE = "ldp-survey-offline-v1"
 # Two respondents' true answers: (smoker, lung disease, cigarettes option, age).
 ANSWERS = [("Yes", "No", "6-10", "42"), ("No", "Yes", "more than 20", "67"), ("Yes", "Yes", "1-5", "29")]
-QUEUE_JS = """() => new Promise((resolve, reject) => {
-  const open = indexedDB.open('ldp-survey-offline');
-  open.onerror = () => reject(open.error);
-  open.onsuccess = () => {
-    const request = open.result.transaction('queue').objectStore('queue').getAll();
-    request.onsuccess = () => { resolve(request.result); open.result.close(); };
-  };
-})"""
-CACHED_JS = f"""async () => {{
-  const cache = await caches.open('{CACHE}');
-  const kept = [];
-  for (const request of await cache.keys()) {{
-    kept.push([request.method, request.url, await (await cache.match(request, {{ ignoreVary: true }})).text()]);
-  }}
-  return kept;
-}}"""
-STORAGE_JS = "() => Object.fromEntries(Object.keys(localStorage).map((key) => [key, localStorage.getItem(key)]))"
-
-
-def serve(db_path, directory, port: int) -> ServerProcess:
-    """Start `ldp-survey serve` on ``port`` of 127.0.0.1 over ``db_path``; return once it serves."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    with (directory / f"server-{time.monotonic_ns()}.log").open("wb") as stderr:
-        process = subprocess.Popen([sys.executable, "-m", "survey", "--db", str(db_path), "serve", "--host",
-                                    "127.0.0.1", "--port", str(port), "--workers", "1",
-                                    "--max-submissions-per-minute", "0"],
-                                   env=env, stdout=subprocess.PIPE, stderr=stderr, bufsize=0)
-    server = ServerProcess(process, port, directory / "server.log")
-    try:
-        wait_for_line(process, b"Serving ", 30)
-    except (TimeoutError, EOFError):
-        server.stop(signal.SIGKILL)
-        raise
-    return server
 
 
 @pytest.fixture(scope="module")
@@ -81,23 +42,6 @@ def field(tmp_path_factory):
     assert state["server"].stop() == 0
 
 
-def ready_offline(page, origin: str, slug: str):
-    """Open the survey online and wait until its service worker controls it and keeps its files."""
-    page.goto(f"{origin}/s/{slug}")
-    # Polled here: wait_for_function's polling evaluates strings, which the page's CSP forbids.
-    for _ in range(150):
-        if page.evaluate("navigator.serviceWorker.controller !== null"):
-            break
-        page.wait_for_timeout(100)
-    assert page.evaluate("navigator.serviceWorker.controller !== null"), "the service worker controls the page"
-    for _ in range(100):
-        urls = {url for _method, url, _text in page.evaluate(CACHED_JS)}
-        if f"{origin}/s/{slug}" in urls and f"{origin}/s/{slug}/design.json" in urls and len(urls) >= 5:
-            return
-        page.wait_for_timeout(100)
-    raise AssertionError(f"the page's files were not kept: {urls}")
-
-
 def answer(page, answers):
     """Give one respondent's true answers and send them; return the reports the page showed."""
     smoker, lung, cigarettes, age = answers
@@ -106,8 +50,7 @@ def answer(page, answers):
     page.get_by_role("group", name=re.compile("chronic lung disease")).get_by_label(lung, exact=True).check()
     page.get_by_role("group", name=re.compile("how many cigarettes")).get_by_label(cigarettes, exact=True).check()
     page.get_by_role("group", name=re.compile("How old are you")).get_by_role("spinbutton").fill(age)
-    shown = page.evaluate("""Object.fromEntries([...document.querySelectorAll('.report-preview')].map(
-        (p) => [p.closest('fieldset').dataset.question, JSON.parse(p.dataset.report)]))""")
+    shown = page.evaluate(SHOWN_JS)
     page.get_by_role("button", name=re.compile("send", re.I)).click()
     page.locator("#thanks").wait_for(state="visible", timeout=10_000)
     assert "keeps their randomized reports" in page.locator("#thanks-text").inner_text()
@@ -118,15 +61,6 @@ def next_respondent(page):
     """Let the next respondent answer on this device (handover): forget the answered mark and reload offline."""
     page.evaluate("Object.keys(localStorage).forEach((key) => localStorage.removeItem(key))")
     page.reload()
-
-
-def in_domain(question: dict, report) -> bool:
-    """Return whether ``report`` is in the output domain of the design's question (not an answer's form)."""
-    if isinstance(report, list):
-        return len(report) == len(question["options"]) and set(report) <= {0, 1}
-    size = {"rr": 2, "duchi": 2, "grr": len(question.get("options", ())), "piecewise": question.get("bins"),
-            "hybrid": question.get("levels"), "opm": question.get("levels")}[question["mechanism"]]
-    return isinstance(report, int) and 0 <= report < size
 
 
 def check_device(page, origin: str, slug: str, shown: list[dict], design: dict):
@@ -157,20 +91,11 @@ def check_device(page, origin: str, slug: str, shown: list[dict], design: dict):
                              "i.type === 'number')"), "the page keeps no answer after sending"
 
 
-def wait_stored(db_path, slug: str, count: int):
-    """Wait until the survey has stored ``count`` responses (at most 20 s)."""
-    for _ in range(200):
-        if stored_count(db_path, slug) >= count:
-            break
-        time.sleep(0.1)
-    assert stored_count(db_path, slug) == count
-
-
 def answer_offline(context, field, slug: str, respondents: int):
     """Open the survey online, go offline, reload it and answer it ``respondents`` times; return the page."""
     origin = field["server"].origin
     page = context.new_page()
-    ready_offline(page, origin, slug)
+    ready_offline(page, f"{origin}/s/{slug}", f"{origin}/s/{slug}/design.json")
     context.set_offline(True)
     page.reload()
     assert page.locator("#survey-form").is_visible(), "the page loads offline from its service worker"

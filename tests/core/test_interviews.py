@@ -43,3 +43,10 @@ def test_a_submission_through_a_session_carries_no_invitation_and_a_well_formed_
         with pytest.raises(ReportError) as refused:
             rules.interview_submission({"design": "h", "answers": {}, **payload})
         assert refused.value.field == field and refused.value.status == 400
+
+
+def test_the_grace_after_expiry_is_a_half_open_window_of_its_hours():
+    hours = rules.EXPIRY_GRACE_HOURS
+    assert not rules.in_grace(100.0, 99.0), "before the expiry the session is simply active"
+    assert rules.in_grace(100.0, 100.0) and rules.in_grace(100.0, 100.0 + hours * 3600 - 1)
+    assert not rules.in_grace(100.0, 100.0 + hours * 3600)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from survey.core import interviews as rules
 from survey.core.interviews import TOKEN_RE
 from survey.store import InterviewRefused, Store, StoreError
 from survey.store.interviews import interview_hash
@@ -64,8 +65,11 @@ def test_ending_and_expiry_refuse_the_link(store, smoking_survey):
     with pytest.raises(InterviewRefused, match="ended") as ended:
         store.take_interview(slug, first, now=NOW)
     assert ended.value.status == 410
+    # Past its expiry a session still counts late sends (queued offline) for EXPIRY_GRACE_HOURS, then refuses.
+    assert store.take_interview(slug, second, now=NOW + 3600) == 1
+    assert store.take_interview(slug, second, now=NOW + 3600 + rules.EXPIRY_GRACE_HOURS * 3600 - 1) == 2
     with pytest.raises(InterviewRefused, match="expired"):
-        store.take_interview(slug, second, now=NOW + 3600)
+        store.take_interview(slug, second, now=NOW + 3600 + rules.EXPIRY_GRACE_HOURS * 3600)
     assert store.end_interview_token(slug, second) and not store.end_interview_token(slug, second)
     assert store.interview_sessions(slug, now=NOW) == []
 

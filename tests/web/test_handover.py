@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from survey.core.interviews import EXPIRY_GRACE_HOURS
 from survey.store import Store
 from survey.web import create_app
 
@@ -111,7 +112,8 @@ def test_ended_expired_and_unknown_links_are_refused_cleanly(owner, db_path, smo
     store = Store(db_path)
     try:
         (session,) = store.interview_sessions(SLUG)
-        expired, _ = store.start_interview(SLUG, hours=1, now=time.time() - 3601)
+        # Past its expiry and its grace for sends queued offline (EXPIRY_GRACE_HOURS).
+        expired, _ = store.start_interview(SLUG, hours=1, now=time.time() - 3601 - EXPIRY_GRACE_HOURS * 3600)
     finally:
         store.close()
     ending = {"csrf_token": dashboard_token(owner)}
@@ -126,6 +128,34 @@ def test_ended_expired_and_unknown_links_are_refused_cleanly(owner, db_path, smo
         assert refused.status_code == (403 if status == 404 else 410) and refused.get_json()["field"] == "interview"
         assert "Traceback" not in refused.get_data(as_text=True)
     assert stored_count(db_path, SLUG) == 0
+
+
+def test_an_expired_session_still_stores_sends_queued_offline_within_its_grace_but_shows_no_form(client, db_path,
+                                                                                                  smoking_survey):
+    store = Store(db_path)
+    try:
+        late, _ = store.start_interview(SLUG, hours=1, allowance=2, now=time.time() - 3601)
+        ended, _ = store.start_interview(SLUG, hours=1, now=time.time() - 3601)
+        store.end_interview_token(SLUG, ended)
+    finally:
+        store.close()
+    link = f"/s/{SLUG}/interview/{late}"
+    page = client.get(link)
+    text = page.get_data(as_text=True)
+    # No form, but the page still sends (and so reports) what waits for the session: its queue and its address.
+    assert page.status_code == 410 and 'id="interview-expired"' in text and 'id="survey-form"' not in text
+    assert f'data-action="{link}/responses"' in text and 'data-queue="smoking-2026 interview ' in text
+    assert "/static/js/page/respond-handover.js" in text
+    submission = "ab" * 16
+    assert send(client, link, smoking_survey["hash"], submission=submission).status_code == 201
+    assert send(client, link, smoking_survey["hash"], submission=submission).status_code == 201
+    assert send(client, link, smoking_survey["hash"]).status_code == 201
+    assert stored_count(db_path, SLUG) == 2, "a repeat is stored once"
+    used_up = send(client, link, smoking_survey["hash"])
+    assert used_up.status_code == 410 and used_up.get_json()["field"] == "interview", "the allowance still holds"
+    refused = send(client, f"/s/{SLUG}/interview/{ended}", smoking_survey["hash"])
+    assert refused.status_code == 410 and refused.get_json()["field"] == "interview", "an ended session has no grace"
+    assert stored_count(db_path, SLUG) == 2
 
 
 def test_the_device_ends_its_own_session(client, db_path, smoking_survey):
