@@ -39,6 +39,7 @@ Pure: numpy/scipy only, no I/O.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -84,6 +85,22 @@ class Prior:
 
 
 DEFAULT_PRIOR = Prior(*PRIORS[DEFAULT_PRIOR_NAME])
+
+
+# The prior as a web address gives it (checked before parse_prior, and documented in the API's schema): "jeffreys",
+# "uniform", "A,B" or "beta(A,B)" in lower case, A and B positive decimals with a nonzero digit; parse_prior
+# itself, for the command line, also takes spaces, capitals and other float spellings.
+PRIOR_MAX_LENGTH = 40
+_POSITIVE = r"(0*[1-9][0-9]{0,8}(\.[0-9]{1,8})?|0*\.[0-9]{0,7}[1-9][0-9]{0,7})"
+PRIOR_PATTERN = rf"^(jeffreys|uniform|{_POSITIVE},{_POSITIVE}|beta\({_POSITIVE},{_POSITIVE}\))$"
+
+
+def web_prior(text: str) -> Prior:
+    """Return the prior of a web address's ``prior`` (PRIOR_PATTERN, at most PRIOR_MAX_LENGTH long); else ValueError."""
+    if len(text) > PRIOR_MAX_LENGTH or not re.match(PRIOR_PATTERN, text):
+        raise ValueError(f"prior must be jeffreys, uniform, or A,B with two positive numbers (a Beta(A, B) prior), "
+                         f"got {text[:PRIOR_MAX_LENGTH + 1]!r}")
+    return parse_prior(text)
 
 
 def parse_prior(text) -> Prior:

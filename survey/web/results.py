@@ -16,7 +16,7 @@ from ..core import codec
 from ..core.aggregate import aggregate_counts, rows_to_csv
 from ..core.anytime import ANYTIME, DEFAULT_PLANNED, FIXED, KINDS
 from ..core.crosstab import default_pair
-from ..core.posterior import kind_prior, posterior_kind
+from ..core.posterior import kind_prior, posterior_kind, web_prior
 from ..core.readout import readouts
 from ..core.releases import early_release_warning, release_sentence, release_view
 from ..exports.export import csv_from_chunks, line_cells
@@ -63,6 +63,11 @@ def intervals_arguments() -> tuple[str, int]:
     kind = request.args.get("intervals", FIXED)
     if kind not in KINDS:
         kind = posterior_argument(kind)
+    elif "prior" in request.args:  # a prior out of its domain is refused whatever the intervals, as every parameter
+        try:
+            web_prior(request.args["prior"])
+        except ValueError as error:
+            abort(400, description=str(error))
     raw = request.args.get("planned", str(DEFAULT_PLANNED))
     if not raw.isdigit() or not 1 <= int(raw) <= 10**9:
         abort(400, description=f"planned must be a whole number of respondents from 1 to 1000000000, got {raw!r}")
@@ -73,9 +78,9 @@ def posterior_argument(kind: str) -> str:
     """Return the posterior kind of ?intervals=posterior (or posterior-PRIOR) and ?prior=, else abort with 400."""
     if not kind.startswith("posterior"):
         abort(400, description=f"intervals must be fixed, anytime or posterior, got {kind!r}")
-    prior = request.args.get("prior") or None
+    prior = request.args.get("prior")
     try:
-        return posterior_kind(prior if prior is not None else kind_prior(kind))
+        return posterior_kind(web_prior(prior) if prior is not None else kind_prior(kind))
     except ValueError as error:
         abort(400, description=str(error))
 

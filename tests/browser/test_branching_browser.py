@@ -57,7 +57,7 @@ def answer_page(browser, origin: str, smoker: bool):
     page.on("request", lambda r: sent.append(json.loads(r.post_data)) if r.method == "POST" else None)
     page.goto(f"{origin}/s/{SLUG}")
     design = json.loads(page.locator("#design").text_content())
-    assert "still sends a randomized report" in " ".join(page.locator("#branching-note").text_content().split())
+    assert "this device sends a report for it, drawn at random" in " ".join(page.locator("#branching-note").text_content().split())
     cigarettes = page.locator('fieldset[data-question="cigarettes"]')
     quit_ = page.locator('fieldset[data-question="quit"]')
     assert cigarettes.is_hidden() and quit_.is_hidden(), "nothing depending on an unanswered question is shown"

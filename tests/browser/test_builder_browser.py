@@ -46,7 +46,7 @@ def test_build_publish_answer_and_close_in_the_browser(browser, live_server):
     page.get_by_label("Title").fill("Gym habits")
     page.get_by_label("Address (slug)").fill(SLUG)
     page.get_by_label("Privacy budget ε per respondent").fill("3")
-    page.get_by_label("Series (optional)").fill("gym-panel")
+    page.get_by_label("Series (optional)", exact=True).fill("gym-panel")
     page.get_by_label("Release results every … responses (optional)").fill("1")
     page.fill("#questions-0-id", "member")
     page.fill("#questions-0-text", "Are you a gym member?")

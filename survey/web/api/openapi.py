@@ -12,6 +12,8 @@ from __future__ import annotations
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 
+from ...core.posterior import PRIOR_MAX_LENGTH, PRIOR_PATTERN
+
 # The JSON page of responses: ?limit= from 1 to MAX_LIMIT, DEFAULT_LIMIT when absent.
 DEFAULT_LIMIT = 1000
 MAX_LIMIT = 10000
@@ -48,7 +50,8 @@ _PRIOR = {
     "name": "prior", "in": "query", "required": False,
     "description": "With `intervals=posterior`: the prior, `jeffreys` (Beta(1/2, 1/2)), `uniform` (Beta(1, 1)) or "
                    "`A,B` for Beta(A, B); a single choice's options take the symmetric Dirichlet(A, ..., A).",
-    "schema": {"type": "string", "default": "jeffreys"},
+    # The form the web checks before parsing (survey.core.posterior.PRIOR_PATTERN): A, B > 0, short.
+    "schema": {"type": "string", "default": "jeffreys", "maxLength": PRIOR_MAX_LENGTH, "pattern": PRIOR_PATTERN},
 }
 
 
