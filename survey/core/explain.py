@@ -7,6 +7,8 @@ sure someone can be are rounded up (``words``).
 
 from __future__ import annotations
 
+import re
+
 from .mechanisms import mechanism_for
 from .planning import posterior_bound
 from .wording import tr
@@ -18,6 +20,28 @@ __all__ = ["format_epsilon", "percent", "posterior_note", "protection_note", "sa
 def protection_note(question: dict) -> str:
     """Return one or two plain sentences on how this question's answer is randomized on the device."""
     return mechanism_for(question).protection_note(format_epsilon(question["epsilon"]))
+
+
+# Where a note's privacy figure begins: " (ε′ …", in any language (a non-breaking space, or the Arabic
+# page's left-to-right isolate, may stand around ε′).
+_FIGURE_RE = re.compile(r"\s*\((?=\u2066?ε′)")
+
+
+def split_figure(note: str) -> tuple[str, str | None]:
+    """Return a protection note as (its plain sentences, its privacy figure ``ε′ = …`` or None).
+
+    The page shows the sentences first and the figure in a fold; a note without a figure
+    comes back whole.
+    """
+    match = None
+    for match in _FIGURE_RE.finditer(note):
+        pass
+    if match is None:
+        return note, None
+    figure = note[match.end():].rstrip()
+    figure = figure[:-1].rstrip() if figure.endswith(".") else figure
+    figure = figure[:-1] if figure.endswith(")") else figure
+    return note[:match.start()].rstrip() + ".", figure
 
 
 def sample_note(design: dict) -> str | None:

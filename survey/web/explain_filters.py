@@ -14,6 +14,7 @@ def init_app(app):
     ``{{ value|epsilon }}`` shows an ε rounded up to 3 significant digits, as on every page (``words.format_epsilon``).
     """
     app.jinja_env.globals["protection_note"] = explain.protection_note
+    app.jinja_env.globals["split_figure"] = explain.split_figure
     app.jinja_env.globals["sample_note"] = explain.sample_note
     app.jinja_env.globals["posterior_note"] = explain.posterior_note
     app.jinja_env.globals["release_note"] = release_note

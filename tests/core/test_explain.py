@@ -229,3 +229,21 @@ def test_a_p_value_never_reads_zero(p, cell, sentence):
     from survey.core.words import format_p, p_text
 
     assert format_p(p) == cell and p_text(p) == sentence
+
+
+@pytest.mark.parametrize("note, plain, figure", [
+    ("Your real answer is sent with a chance of 73%. Otherwise, the opposite answer is sent (ε′ = 1).",
+     "Your real answer is sent with a chance of 73%. Otherwise, the opposite answer is sent.", "ε′ = 1"),
+    ("For each of the 3 options, your tick or blank is sent as it is with a chance of 69%. Otherwise, the opposite "
+     "is sent (ε′ = 0.5 per option, 1.5 in total).",
+     "For each of the 3 options, your tick or blank is sent as it is with a chance of 69%. Otherwise, the opposite "
+     "is sent.", "ε′ = 0.5 per option, 1.5 in total"),
+    ("Sinon, c’est la réponse inverse qui est envoyée (ε′\u00a0=\u00a01).",
+     "Sinon, c’est la réponse inverse qui est envoyée.", "ε′\u00a0=\u00a01"),
+    ("وإلا تُرسل الإجابة المعاكسة (\u2066ε′\u00a0=\u00a01\u2069).", "وإلا تُرسل الإجابة المعاكسة.", "\u2066ε′\u00a0=\u00a01\u2069"),
+    ("A note with no figure.", "A note with no figure.", None),
+])
+def test_a_note_splits_into_plain_words_and_its_privacy_figure_in_every_language(note, plain, figure):
+    from survey.core.explain import split_figure
+
+    assert split_figure(note) == (plain, figure)

@@ -44,6 +44,9 @@ def test_the_page_its_texts_and_its_script_words_are_in_the_language(client, sur
     assert "<h1>الصحة والحياة اليومية</h1>" in body
     assert "تُخلط إجاباتك على هذا الجهاز قبل أن تغادره" in body, "the privacy explanation"
     assert "تُرسل إجابتك الحقيقية باحتمال" in body, "a mechanism's protection note"
+    note = re.search(r'<p class="protection-note" id="q-[^"]+-note">([^<]*)</p>', body).group(1)
+    assert "ε′" not in note, "the privacy figure is folded away in every language, not only in English"
+    assert re.search(r'<details class="epsilon-fold"><summary>[^<]+</summary><p>\u2066ε′', body)
     assert "بالمواصلات العامة" in body and "أفضّل عدم الإجابة" in body, "options and the decline option"
     assert "Your answers are scrambled" not in body
     messages = embedded(body, "messages")
