@@ -304,12 +304,13 @@ def uninvite(db, slug, links):
     """Cancel invitation links (then refused like used ones).
 
     For an invitation-only survey. Give each link as made by `invite` (…/s/SLUG?invite=TOKEN) or just its token. A link
-    already used or cancelled is reported and left as it is.
+    already used or cancelled is reported and left as it is. A token may begin with "-": put `--` before the
+    tokens (or give whole links), or it is read as an option.
 
     \b
     Examples:
       ldp-survey uninvite panel 'https://surveys.example.org/s/panel?invite=Fq5AagnPRwETiCtQ3eDsEA'
-      ldp-survey uninvite panel Fq5AagnPRwETiCtQ3eDsEA Zk3uMZ2b9Lq0aW1xYv7c8g
+      ldp-survey uninvite panel -- Fq5AagnPRwETiCtQ3eDsEA -k3uMZ2b9Lq0aW1xYv7c8g
     """
     from ..core.invitations import invite_token
 

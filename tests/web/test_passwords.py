@@ -298,7 +298,7 @@ def test_a_cancelled_invitation_link_is_refused_like_a_used_one(app, db_path, pa
     assert 'id="invite-used"' in client_from(app, "192.0.2.40").get(f"/s/{slug}?invite={tokens[0]}").get_data(as_text=True)
     again = owner.post(f"/surveys/{slug}/invitations/cancel", data={"csrf_token": token, "link": link}, follow_redirects=True)
     assert "no unused invitation link" in again.get_data(as_text=True)
-    result = run_cli(db_path, "uninvite", slug, tokens[1], tokens[0])
+    result = run_cli(db_path, "uninvite", slug, "--", tokens[1], tokens[0])  # a token may begin with "-"
     assert result.exit_code == 1 and f"Cancelled {tokens[1]}" in result.stdout and "some links" in result.stderr
     store = Store(db_path)
     try:
