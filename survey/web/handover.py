@@ -15,13 +15,13 @@ import time
 from flask import Blueprint, Response, abort, jsonify, request, url_for
 
 from ..core.interviews import in_grace, interview_submission
-from ..core.reports import ReportError, parse_submission, validate_submission
+from ..core.reports import ReportError
 from ..store import AdmissionError, InterviewRefused, StoreError, StoreUnavailable, SurveyClosed
 from ..store.interviews import REFUSALS
 from . import flood
 from .db import get_store
 from .i18n import render_respondent_page
-from .respond import OWN_PAGE, STORED_BODY, _closed, _visible_status
+from .respond import OWN_PAGE, STORED_BODY, _closed, _visible_status, validated
 from .security import csrf
 
 bp = Blueprint("handover", __name__)
@@ -104,16 +104,7 @@ def submit(slug, token):
 
 def _admitted(store, slug: str, body: bytes) -> tuple[dict, dict, str | None]:
     """Return (design, validated answers, submission id) of a body sent through a session, or raise ReportError."""
-    design = store.recent_design(slug)
-    payload = parse_submission(body)
-    if isinstance(payload, dict) and payload.get("design") != design["hash"]:
-        design = store.get_design(slug)
-    try:
-        answers = validate_submission(design, payload)
-    except ReportError:
-        if store.survey_status(slug) != "open":
-            raise _closed(slug) from None
-        raise
+    design, answers, payload = validated(store, slug, body)
     return design, answers, interview_submission(payload)
 
 

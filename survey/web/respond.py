@@ -117,6 +117,17 @@ def admitted(store, slug: str, body: bytes) -> tuple[dict, dict, str | None, str
 
     Nothing is written: a refusal here can be answered again by the app's own handlers.
     """
+    design, answers, payload = validated(store, slug, body)
+    submission, invite = admission_fields(design, payload)
+    return design, answers, submission, invite
+
+
+def validated(store, slug: str, body: bytes) -> tuple[dict, dict, object]:
+    """Return (design, validated answers, parsed payload) of a submission's JSON body, or raise ReportError.
+
+    The design is the one the body names when that is the survey's; a refusal of a survey that is no
+    longer open says so (410) rather than naming the report.
+    """
     design = store.recent_design(slug)
     payload = parse_submission(body)
     if isinstance(payload, dict) and payload.get("design") != design["hash"]:
@@ -127,8 +138,7 @@ def admitted(store, slug: str, body: bytes) -> tuple[dict, dict, str | None, str
         if store.survey_status(slug) != "open":
             raise _closed(slug) from None
         raise
-    submission, invite = admission_fields(design, payload)
-    return design, answers, submission, invite
+    return design, answers, payload
 
 
 def store_submission(store, slug: str, design: dict, answers: dict, submission: str | None,
