@@ -277,7 +277,8 @@ def _export_content(store, design: dict, what: str, fmt: str, level: float, sand
 
     try:
         return responses_file_from_lines(design, _response_pages(store, design, sandbox), fmt, sandbox=sandbox,
-                                         rows=_stored_rows(store, slug, sandbox))
+                                         rows=_stored_rows(store, slug, sandbox),
+                                         version=None if sandbox else _file_version(store, slug))
     except StatfileTooLarge as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -297,10 +298,17 @@ def _responses_chunks(store, design: dict, sandbox: bool):
                            sandbox=sandbox, version=None if sandbox else _csv_version(store, design["slug"]))
 
 
+def _file_version(store, slug: str):
+    """Return the version the files of responses carry last (``labels.survey_version``), or None for a survey with one."""
+    from ..exports.labels import survey_version
+
+    return survey_version(store.versions(slug), slug)
+
+
 def _csv_version(store, slug: str) -> int | None:
     """Return the version responses.csv carries in its last column, or None for a survey with one version."""
-    record = store.revision_record(slug)
-    return record["version"] if record["of"] > 1 else None
+    version = _file_version(store, slug)
+    return version.number if version is not None else None
 
 
 def _stored_rows(store, slug: str, sandbox: bool) -> int:

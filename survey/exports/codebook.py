@@ -58,6 +58,12 @@ INTERVAL_METHOD = "clopper-pearson"
 APPLIED_NOTE = (". A question shown only when an earlier answer makes it apply (its design entry has show_if) is "
                 "followed by rows among those it applies to, whose option ends with \"(among those it applies "
                 "to)\": they are described, in the same order, by applied_estimands")
+# The trailing ``version`` column of a survey with several versions, in words: responses.csv's field in
+# datapackage.json and the SPSS and Stata files' variable label (``labels.version_variable``) say the same.
+VERSION_COLUMN = "version"
+VERSION_TITLE = "Survey version"
+VERSION_LABEL = "Survey version (design) this response was randomized under"
+VERSION_NOTE = "versions are kept apart, never pooled (codebook.json's version)"
 _FALLBACK_RE = re.compile(r"option_[0-9]+")
 
 
@@ -230,7 +236,9 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_
                       "counts only the respondents asked its question")
     corrected = _revision_entries(revisions or {}, sandbox)
     if "version" in corrected:
-        responses += f". Every row ends with version = {corrected['version']['number']}"
+        responses += (f". Every row ends with {VERSION_COLUMN} = {corrected['version']['number']}, as does every case "
+                      f"of the SPSS and Stata files of the responses (variable {VERSION_COLUMN}, each value labelled "
+                      "with its version's ε)")
     book = {
         "survey": design["slug"],
         "title": design.get("title", ""),

@@ -16,7 +16,7 @@ from typing import Iterable
 
 from ..core.aggregate import CSV_HEADER, AggregateRow, rows_to_csv
 from ..core.mechanisms import mechanism_for
-from .codebook import codebook
+from .codebook import VERSION_COLUMN, VERSION_LABEL, VERSION_NOTE, VERSION_TITLE, codebook
 from .labels import AGGREGATE_LABELS
 
 FILES = {"responses": "responses.csv", "aggregates": "aggregates.csv", "codebook": "codebook.json"}
@@ -49,9 +49,8 @@ def responses_schema(design: dict, *, sandbox: bool = False, version: int | None
                        "description": column["meaning"],
                        "constraints": {"minimum": 0, "maximum": mechanism.highest}})
     if version is not None:
-        fields.append({"name": "version", "type": "integer", "title": "Survey version",
-                       "description": "The version of the survey's design the response was made under; "
-                                      "versions are kept apart, never pooled (codebook.json's version).",
+        fields.append({"name": VERSION_COLUMN, "type": "integer", "title": VERSION_TITLE,
+                       "description": f"{VERSION_LABEL}; {VERSION_NOTE}.",
                        "constraints": {"required": True, "enum": [version]}})
     return {"fields": fields, "primaryKey": ["response_id"], "missingValues": [""]}
 

@@ -20,7 +20,7 @@ import csv
 import io
 from typing import Iterable, Iterator
 
-from .codebook import response_columns
+from .codebook import VERSION_COLUMN, response_columns
 
 
 def report_cells(question_columns: list[dict], report) -> list[int]:
@@ -108,7 +108,7 @@ def csv_from_chunks(design: dict, chunks: Iterable[str], *, sandbox: bool = Fals
     """
     out = io.StringIO()
     csv.writer(out, lineterminator="\r\n").writerow(header(design, sandbox=sandbox) + (
-        ["version"] if version is not None else []))
+        [VERSION_COLUMN] if version is not None else []))
     head = out.getvalue()
     for chunk in chunks:
         # Every cell is a number, an id or a day: a line break only ever ends a row.

@@ -14,7 +14,12 @@ within the definition limits has fewer than 100,000 report columns, so 27 + 5 di
 Labels are clipped (ending in "…") to what each package keeps: Stata 80 characters for variable
 and file labels; SPSS 256 bytes of UTF-8 for a variable label, 120 for a value label and 64 for
 the file label (ReadStat would cut them mid-character). A clipped value label ends with its
-value ("… =3"), so two options whose labels share a long beginning stay apart. Pure: no I/O.
+value ("… =3"), so two options whose labels share a long beginning stay apart.
+
+A survey with several versions (``store.versioning``) ends its files of responses with the variable
+``version``, as responses.csv ends with the column (``survey_version`` decides when, from
+``Store.versions``): every case holds the file's version number, and every version of the survey
+has a value label with its ε, so the files of two versions appended keep both labelled. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from dataclasses import dataclass
 from ..core.aggregate import CSV_HEADER
 from ..core.definition import MAX_OPTIONS, MAX_QUESTIONS
 from ..core.mechanisms import mechanism_for
-from .codebook import response_columns
+from ..core.words import format_epsilon
+from .codebook import VERSION_COLUMN, VERSION_LABEL, response_columns
 
 # Words each package will not take as a variable name (SPSS: IBM SPSS Statistics Command Syntax
 # Reference, "Reserved keywords"; Stata: [U] 11.3 "Naming conventions").
@@ -79,6 +85,22 @@ class Variable:
     values: dict[int, str]
 
 
+@dataclass(frozen=True)
+class SurveyVersion:
+    """The version a file's responses were randomized under, and the ε of every version of the survey."""
+
+    number: int
+    epsilons: dict[int, float]
+
+
+def survey_version(versions: list[dict], slug: str) -> SurveyVersion | None:
+    """Return the version of ``slug`` among its family's ``versions`` (``Store.versions``), None if there is one only."""
+    if len(versions) < 2:
+        return None
+    own = next(entry for entry in versions if entry["slug"] == slug)
+    return SurveyVersion(int(own["version"]), {int(entry["version"]): float(entry["epsilon"]) for entry in versions})
+
+
 def _size(text: str, fmt: str) -> int:
     """Return the length of a label as the package counts it: bytes of UTF-8 for SPSS, characters for Stata."""
     return len(text.encode("utf-8")) if IN_BYTES[fmt] else len(text)
@@ -109,9 +131,14 @@ def _hashed(name: str, column: str, limit: int, digits: int) -> str:
 
 def package_names(columns: list[str], fmt: str) -> dict[str, str]:
     """Return each CSV column's variable name in the package ``fmt`` ("sav" or "dta"), unique ignoring case."""
+    return dict(zip(columns, package_name_list(columns, fmt)))
+
+
+def package_name_list(columns: list[str], fmt: str) -> list[str]:
+    """Return the columns' variable names in order, unique ignoring case even where two CSV columns share a name."""
     limit, reserved = NAME_LIMIT[fmt], RESERVED[fmt]
     taken: set[str] = set()
-    names = {}
+    names = []
     for column in columns:
         base = re.sub(r"[^A-Za-z0-9_]", "_", column)
         if not re.match(r"[A-Za-z]", base):
@@ -123,7 +150,7 @@ def package_names(columns: list[str], fmt: str) -> dict[str, str]:
             digits += 2
             name = _hashed(base, column, limit, digits)
         taken.add(name.lower())
-        names[column] = name
+        names.append(name)
     return names
 
 
@@ -132,14 +159,18 @@ def file_label(design: dict, fmt: str, what: str) -> str:
     return _clip(f"{design.get('title') or design['slug']}: {what}", FILE_LABEL_LIMIT[fmt], fmt)
 
 
-def response_variables(design: dict, fmt: str, *, sandbox: bool = False) -> list[Variable]:
-    """Return the variables of the noisy reports, in the order of responses.csv."""
+def response_variables(design: dict, fmt: str, *, sandbox: bool = False,
+                       version: SurveyVersion | None = None) -> list[Variable]:
+    """Return the variables of the noisy reports, in the order of responses.csv (``version`` last, with a version)."""
     leading = [("response_id", "Response id (random; not the order of arrival)"),
                ("received_day", "Day the response was received (UTC)")]
     if sandbox:
         leading.append(("source", "Sandbox source: test answer or simulated respondent"))
     columns = response_columns(design)
-    names = package_names([column for column, _ in leading] + [column["name"] for column in columns], fmt)
+    every = [column for column, _ in leading] + [column["name"] for column in columns]
+    # By position: a question may be called "version" too, and both columns then need a name.
+    listed = package_name_list(every + ([VERSION_COLUMN] if version is not None else []), fmt)
+    names = dict(zip(every, listed))
     variables = [Variable(names[column], column, label, {}) for column, label in leading]
     questions = {question["id"]: question for question in design["questions"]}
     for column in columns:
@@ -154,7 +185,18 @@ def response_variables(design: dict, fmt: str, *, sandbox: bool = False) -> list
             label = _clip(f"{column['name']}: {text}", LABEL_LIMIT[fmt], fmt)
         variables.append(Variable(names[column["name"]], column["name"], label,
                                   value_labels(mechanism.value_labels(), fmt)))
+    if version is not None:
+        variables.append(version_variable(version, fmt, listed[-1]))
     return variables
+
+
+def version_variable(version: SurveyVersion, fmt: str, name: str = VERSION_COLUMN) -> Variable:
+    """Return the trailing ``version`` variable under ``name``: its label, and each version's number labelled with its ε."""
+    renamed = "" if name == VERSION_COLUMN else " (the last CSV column)"
+    values = {number: f"version {number} (ε = {format_epsilon(epsilon)})" for number, epsilon in
+              sorted(version.epsilons.items())}
+    return Variable(name, VERSION_COLUMN, _clip(VERSION_LABEL + renamed, LABEL_LIMIT[fmt], fmt),
+                    value_labels(values, fmt))
 
 
 def aggregate_variables(fmt: str) -> list[Variable]:

@@ -5,7 +5,9 @@ where the respondent was not asked the question: system-missing in SPSS, ``.`` i
 ``received_day`` a date, ids and labels strings. Variable labels say what each column holds,
 value labels what each report value means (``Mechanism.value_labels``); names and labels are
 fitted to each package's limits by ``survey.exports.labels``. Written with pyreadstat (ReadStat),
-through a temporary file because ReadStat writes only to a path.
+through a temporary file because ReadStat writes only to a path. The responses of a survey with
+several versions end with the integer variable ``version``, as responses.csv ends with the column
+(``labels.version_variable``).
 
 ReadStat writes a whole file from one DataFrame (pyreadstat has no append), so an SPSS or
 Stata file of the responses is held in memory while it is written: ``responses_file_from_lines``
@@ -26,13 +28,14 @@ import numpy as np
 
 from ..core.aggregate import AggregateRow, rows_to_json
 from .export import response_records
-from .labels import Variable, aggregate_variables, file_label, response_variables
+from .labels import SurveyVersion, Variable, aggregate_variables, file_label, response_variables
 
 FORMATS = {"sav": "SPSS", "dta": "Stata"}
 MIMETYPES = {"sav": "application/x-spss-sav", "dta": "application/x-stata-dta"}
 STRING_COLUMNS = {"response_id", "source", "question", "option", "kind", "mechanism", "ci_kind"}
 MAX_ROWS_ENV = "LDP_SURVEY_STATFILE_MAX_ROWS"
 MAX_ROWS = 1_000_000
+VERSION_KEY = "(version)"  # the version's column in a frame: never a report column's name, which a question may share
 
 
 class StatfileTooLarge(ValueError):
@@ -54,8 +57,7 @@ def _write(frame, variables: list[Variable], fmt: str, label: str) -> bytes:
     """Return the bytes of ``frame`` written as a .sav or .dta file with the variables' names and labels."""
     import pyreadstat
 
-    names = {variable.column: variable.name for variable in variables}
-    frame.columns = [names.get(column, column) for column in frame.columns]  # in place: no copy of the data
+    frame.columns = [variable.name for variable in variables]  # in place, by position (no copy of the data)
     options = {
         "file_label": label,
         "column_labels": {variable.name: variable.label for variable in variables},
@@ -90,13 +92,27 @@ def _frame(records: list[dict], variables: list[Variable]):
     return frame
 
 
-def responses_file(design: dict, responses: Iterable[dict], fmt: str, *, sandbox: bool = False) -> bytes:
+def _with_version(frame, version: SurveyVersion | None):
+    """Return the frame with the version's number in a last column (an integer in every row), or as it is."""
+    if version is not None:
+        frame.insert(len(frame.columns), VERSION_KEY, np.full(len(frame), version.number, dtype="int32"))
+    return frame
+
+
+def _reports(variables: list[Variable], version: SurveyVersion | None) -> list[Variable]:
+    """Return the variables whose cells the responses hold: all but the version's, which is added after."""
+    return variables[:-1] if version is not None else variables
+
+
+def responses_file(design: dict, responses: Iterable[dict], fmt: str, *, sandbox: bool = False,
+                   version: SurveyVersion | None = None) -> bytes:
     """Return the noisy reports (as ``Store.iter_responses`` yields them) as a .sav or .dta file."""
     _check(fmt)
-    variables = response_variables(design, fmt, sandbox=sandbox)
+    variables = response_variables(design, fmt, sandbox=sandbox, version=version)
     records = list(response_records(design, responses, sandbox=sandbox))
     what = "noisy reports of the sandbox" if sandbox else "noisy reports (randomized; never a true answer)"
-    return _write(_frame(records, variables), variables, fmt, file_label(design, fmt, what))
+    frame = _with_version(_frame(records, _reports(variables, version)), version)
+    return _write(frame, variables, fmt, file_label(design, fmt, what))
 
 
 def _line_columns(pages: Iterable[list[str]], variables: list[Variable]) -> dict[str, list]:
@@ -130,10 +146,11 @@ def _frame_from_lines(pages: Iterable[list[str]], variables: list[Variable]):
 
 
 def responses_file_from_lines(design: dict, pages: Iterable[list[str]], fmt: str, *, rows: int,
-                              sandbox: bool = False) -> bytes:
+                              sandbox: bool = False, version: SurveyVersion | None = None) -> bytes:
     """Return the noisy reports as a .sav or .dta file from the store's pages of CSV lines (``Store.iter_response_lines``).
 
     ``rows`` is how many the pages hold: more than ``max_rows()`` raise StatfileTooLarge before anything is read.
+    With ``version`` (a survey with several: ``labels.survey_version``) the file ends with the variable version.
     """
     _check(fmt)
     limit = max_rows()
@@ -142,9 +159,10 @@ def responses_file_from_lines(design: dict, pages: Iterable[list[str]], fmt: str
             f"{rows:,} responses are more than an SPSS or Stata file is made of ({limit:,}: the file is built in "
             f"memory, ${MAX_ROWS_ENV} to change it); export responses.csv or the data package instead, written "
             "in constant memory, and read it with the package's CSV import")
-    variables = response_variables(design, fmt, sandbox=sandbox)
+    variables = response_variables(design, fmt, sandbox=sandbox, version=version)
     what = "noisy reports of the sandbox" if sandbox else "noisy reports (randomized; never a true answer)"
-    return _write(_frame_from_lines(pages, variables), variables, fmt, file_label(design, fmt, what))
+    frame = _with_version(_frame_from_lines(pages, _reports(variables, version)), version)
+    return _write(frame, variables, fmt, file_label(design, fmt, what))
 
 
 def aggregates_file(design: dict, rows: Iterable[AggregateRow], fmt: str) -> bytes:

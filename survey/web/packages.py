@@ -20,7 +20,7 @@ from ..exports.statfiles import MIMETYPES, StatfileTooLarge, aggregates_file, re
 from .access import survey_for_researcher
 from .auth import login_required
 from .db import get_store
-from .versions_view import csv_version, export_revisions
+from .versions_view import csv_version, export_revisions, file_version
 from .results import cached_rows, intervals_arguments, level_argument
 
 bp = Blueprint("packages", __name__)
@@ -38,7 +38,7 @@ def responses_download(slug, fmt):
     store = get_store()
     try:
         content = responses_file_from_lines(design, store.iter_response_lines(slug, line_cells(design)), fmt,
-                                            rows=store.response_count(slug))
+                                            rows=store.response_count(slug), version=file_version(slug))
     except StatfileTooLarge as exc:
         abort(422, description=str(exc))
     return _attachment(content, MIMETYPES[fmt], f"{slug}-responses.{fmt}")

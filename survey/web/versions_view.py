@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..exports.labels import SurveyVersion, survey_version
 from .db import get_store
 from .research import bp
 
@@ -11,10 +12,15 @@ def export_revisions(slug: str) -> dict:
     return get_store().revision_record(slug)
 
 
+def file_version(slug: str) -> SurveyVersion | None:
+    """Return the version the files of responses carry (``labels.survey_version``), or None for a survey with one."""
+    return survey_version(get_store().versions(slug), slug)
+
+
 def csv_version(slug: str) -> int | None:
     """Return the version responses.csv carries in its ``version`` column, or None for a survey with one version."""
-    record = export_revisions(slug)
-    return record["version"] if record["of"] > 1 else None
+    version = file_version(slug)
+    return version.number if version is not None else None
 
 
 @bp.app_template_global()
