@@ -87,7 +87,8 @@ def mail():
     Each invitee of an invitation-only survey gets their own single-use link; a reminder
     goes to those whose link is unused. A link's token is never stored: it is derived from
     the server's secret key (LDP_SURVEY_SECRET_KEY, else the key beside the database), so run
-    these commands with the same key as the server. The SMTP server comes from the environment: LDP_SURVEY_SMTP_HOST, LDP_SURVEY_SMTP_PORT,
+    these commands with the same key as the server. The SMTP server comes from the
+    environment: LDP_SURVEY_SMTP_HOST, LDP_SURVEY_SMTP_PORT,
     LDP_SURVEY_SMTP_SECURITY (starttls, ssl or none), LDP_SURVEY_SMTP_USER,
     LDP_SURVEY_SMTP_PASSWORD and LDP_SURVEY_MAIL_FROM; never the database.
 

@@ -104,7 +104,7 @@ def _file_key(path: Path) -> str:
 
 
 def link_key(secret_key: str) -> bytes:
-    """Return the key of e-mailed invitation links: HMAC-SHA256(secret key, LINK_KEY_LABEL), never the secret key itself."""
+    """Return the key of e-mailed invitation links: HMAC-SHA256(secret key, LINK_KEY_LABEL), never the secret key."""
     if not secret_key:
         raise SecretKeyError("e-mailed invitation links need the app's secret key, and it is empty")
     return hmac.new(secret_key.encode("utf-8"), LINK_KEY_LABEL, hashlib.sha256).digest()

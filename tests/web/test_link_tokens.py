@@ -7,20 +7,25 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import sqlite3
 
 import pytest
 from werkzeug.security import generate_password_hash
 
 from survey.cli import main
+from survey.core.definition import parse_definition_toml
+from survey.core.design import build_design
 from survey.core.reports import INVITE_RE
 from survey.store import Store, StoreError
 from survey.store.admission import invite_hash
+from survey.store.schema import migrations
+from survey.store.sqlite_utils_import import sqlite_utils
 from survey.web import create_app
 from survey.web.mail import mail_config
 from survey.web.mailing import send_mail
 from survey.web.secret import LINK_KEY_LABEL, LINK_TOKEN_LABEL, SecretKeyError, link_key, link_tokens
 
-from conftest import PANEL_TOML, create_from_toml, is_postgres
+from conftest import PANEL_TOML, create_from_toml
 from smtp_server import mail_settings, smtp_server
 from test_delivery import OWNER, PEOPLE, assert_stored_nowhere, csrf, every_text, signed_in, submit, token_of
 
@@ -165,18 +170,10 @@ def test_rows_made_before_keep_their_token_get_reminders_and_are_scrubbed_with_t
 
 @pytest.mark.sqlite_only
 def test_migration_m020_keeps_the_rows_made_before_with_their_ids_and_tokens(db_path):
-    import sqlite3
-
-    from survey.store.schema import migrations
-    from survey.store.sqlite_utils_import import sqlite_utils
-
     db = sqlite_utils.Database(db_path)
     migrations.apply(db, stop_before="m020_address_nonces")
     db.close()
     store = Store(db_path, migrate=False)
-    from survey.core.definition import parse_definition_toml
-    from survey.core.design import build_design
-
     store.create_survey(PANEL_TOML, build_design(parse_definition_toml(PANEL_TOML)))
     tokens = [add_old_row(store, address) for address in PEOPLE[:2]]
     store.conn.execute("UPDATE invitation_addresses SET invited_day = '2026-11-01'")
