@@ -22,6 +22,7 @@ import hmac
 import secrets
 from collections.abc import Callable
 
+from ..core.reports import INVITE_RE
 from . import admission
 from . import versioning  # noqa: F401  (registers m019 before this module's m020)
 from .accounts import EMAIL_MAX
@@ -35,7 +36,6 @@ MAX_ADDRESSES = admission.MAX_INVITATIONS
 ERROR_MAX = 500
 TokenFor = Callable[[str, str], str]
 _UNUSED = "EXISTS (SELECT 1 FROM unused_invitations u WHERE u.token_hash = a.token_hash AND u.survey = a.survey)"
-
 
 
 @migrations()
@@ -181,9 +181,8 @@ class Mailing:
 
 
 def _checked(token: str) -> str:
-    """Return a derived token, or raise StoreError unless it looks like ``admission.new_token()``'s (22 URL-safe)."""
-    if not isinstance(token, str) or len(token) != 22 or not token.replace("-", "").replace("_", "").isalnum() \
-            or not token.isascii():
+    """Return a derived token, or raise StoreError unless it has the form of ``admission.new_token()``'s."""
+    if not isinstance(token, str) or not INVITE_RE.fullmatch(token):
         raise StoreError("an invitation link's token is 22 URL-safe characters")
     return token
 

@@ -8,7 +8,7 @@ in a row stops the run with a MailError, and what was done is kept.
 
 An address's link is rebuilt from the secret key (``secret.link_tokens``); when the key has
 changed since the address was added, its link cannot be rebuilt: nothing is sent to it, and
-the run counts it in ``MailRun.stale`` so the caller says why (``STALE``).
+the run counts it in ``MailRun.stale`` so the caller says why (``stale_words``).
 """
 
 from __future__ import annotations
