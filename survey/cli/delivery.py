@@ -19,6 +19,16 @@ TEMPLATE = click.option("--template", type=click.Path(exists=True, dir_okay=Fals
                              "{title} and {link}, and the body must hold {link}.")
 
 
+def _token_for(db: str):
+    """Return ``token_for(slug, nonce)`` of e-mailed links, from the secret key the server of ``db`` loads."""
+    from ..web.secret import SecretKeyError, link_tokens, load_secret_key
+
+    try:
+        return link_tokens(load_secret_key(db))
+    except (SecretKeyError, OSError) as exc:
+        raise click.ClickException(f"cannot load the secret key of e-mailed links: {exc}") from exc
+
+
 def _base(base: str) -> str:
     """Return the checked public address, or fail with why."""
     from ..core.invitations import check_base
@@ -75,7 +85,10 @@ def mail():
     """E-mail invitation links and reminders.
 
     Each invitee of an invitation-only survey gets their own single-use link; a reminder
-    goes to those whose link is unused. The SMTP server comes from the environment: LDP_SURVEY_SMTP_HOST, LDP_SURVEY_SMTP_PORT,
+    goes to those whose link is unused. A link's token is never stored: it is derived from
+    the server's secret key (LDP_SURVEY_SECRET_KEY, else the key beside the database), so run
+    these commands with the same key as the server. The SMTP server comes from the
+    environment: LDP_SURVEY_SMTP_HOST, LDP_SURVEY_SMTP_PORT,
     LDP_SURVEY_SMTP_SECURITY (starttls, ssl or none), LDP_SURVEY_SMTP_USER,
     LDP_SURVEY_SMTP_PASSWORD and LDP_SURVEY_MAIL_FROM; never the database.
 
@@ -116,7 +129,7 @@ def add(db, slug, csv_file):
     store = open_store(db, must_exist=True)
     try:
         load_design(store, slug)
-        added, known = store.add_addresses(slug, addresses)
+        added, known = store.add_addresses(slug, addresses, _token_for(db))
     finally:
         store.close()
     click.echo(f"Added {added} address{'es' if added != 1 else ''} to {slug}"
@@ -127,7 +140,7 @@ def _run(db, slug, base, template, kind):
     """Send ``kind`` to every address due one, with a progress bar on stderr; fail if any address failed."""
     from ..core.invitations import parse_template
     from ..web.mail import MailError, mail_config
-    from ..web.mailing import NotOpen, send_mail
+    from ..web.mailing import NotOpen, send_mail, stale_words
 
     base = _base(base)
     try:
@@ -147,7 +160,7 @@ def _run(db, slug, base, template, kind):
 
     try:
         load_design(store, slug)
-        run = send_mail(store, config, slug, base, kind, template=chosen, progress=progress)
+        run = send_mail(store, config, slug, base, kind, _token_for(db), template=chosen, progress=progress)
     except NotOpen as exc:
         raise click.ClickException(str(exc)) from exc
     except MailError as exc:
@@ -161,9 +174,12 @@ def _run(db, slug, base, template, kind):
                + (f"; {len(run.failed)} failed:" if run.failed else "."))
     for address, error in run.failed:
         click.echo(f"  {address}: {error}")
+    problems = [stale_words(run.stale, kind)] if run.stale else []
     if run.failed:
-        raise click.ClickException(f"{len(run.failed)} address{'es' if len(run.failed) != 1 else ''} failed "
-                                   "(kept in `ldp-survey mail log`); run the command again to retry them")
+        problems.append(f"{len(run.failed)} address{'es' if len(run.failed) != 1 else ''} failed "
+                        "(kept in `ldp-survey mail log`); run the command again to retry them")
+    if problems:
+        raise click.ClickException(". ".join(problems))
 
 
 @mail.command("send")
@@ -193,8 +209,9 @@ def send(db, slug, base, template):
 def remind(db, slug, base, template):
     """Remind the invited whose link is unused.
 
-    The reminder carries the same link. An address gets at most one reminder a day, so running it again the same day goes on
-    where a run cut short stopped.
+    The reminder carries the same link, rebuilt from the secret key. An address gets at most one reminder a day, so running it
+    again the same day goes on where a run cut short stopped. If the secret key changed since an address was added, its
+    link cannot be rebuilt: it is sent nothing, and the command says so and fails.
 
     \b
     Examples:

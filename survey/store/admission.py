@@ -78,12 +78,17 @@ def answers_check(submission: str, answers: dict) -> str:
 def add_invitations(conn: sqlite3.Connection, slug: str, count: int, day: str) -> list[str]:
     """Insert ``count`` new invitations of a survey in the caller's transaction; return their tokens."""
     tokens = [new_token() for _ in range(count)]
+    insert_invitations(conn, slug, tokens, day)
+    return tokens
+
+
+def insert_invitations(conn: sqlite3.Connection, slug: str, tokens: list[str], day: str):
+    """Insert the invitations of these tokens (their hashes only) in the caller's transaction."""
     hashes = sorted(invite_hash(token) for token in tokens)
     conn.executemany("INSERT INTO invitations (token_hash, survey, created_day) VALUES (?, ?, ?)",
                      [(key, slug, day) for key in hashes])
     conn.executemany("INSERT INTO unused_invitations (token_hash, survey) VALUES (?, ?)",
                      [(key, slug) for key in hashes])
-    return tokens
 
 
 def invitation_counts(conn: sqlite3.Connection, slug: str) -> tuple[int, int]:

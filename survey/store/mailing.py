@@ -1,38 +1,78 @@
-"""E-mailed invitations: the addresses of a survey's invitees, each with its own link's token, and the send log.
+"""E-mailed invitations: the addresses of a survey's invitees, each with its own link, and the send log.
 
-``Mailing`` is a part of ``Store`` (``base``). An address row holds the address, its
-invitation's token (to put the link in a reminder) and its hash, and the days its invitation
-and last reminder were sent; a log row holds the address, the kind of message, sent or
-failed (with the error) and the day. Neither holds a response id, and no submission writes
-either: a response stays unlinkable to its invitation, and so to its address. Whether an
-address's link was used is whether its invitation's unused row is gone (``admission``), which
-says who took part, never what they answered. ``delete_addresses`` deletes both tables' rows
-of a survey and scrubs them from the files (SQLite's secure_delete and emptied WAL,
-PostgreSQL's VACUUM FULL); the invitations themselves (hashes) stay and keep working.
+``Mailing`` is a part of ``Store`` (``base``). An address row holds the address, a random
+nonce and its invitation's hash, and the days its invitation and last reminder were sent; the
+link's token is never stored: the caller (web or CLI) gives ``token_for(slug, nonce)``, which
+derives it from the app's secret key (``web.secret.link_tokens``), and a reminder rebuilds it
+and sends it only if its hash is still the row's (a changed secret key cannot rebuild it).
+Rows made before migration m020 keep the token they were made with instead of a nonce (their
+links were sent and must keep working) until the addresses are deleted. A log row holds the
+address, the kind of message, sent or failed (with the error) and the day. Neither holds a
+response id, and no submission writes either: a response stays unlinkable to its invitation,
+and so to its address. Whether an address's link was used is whether its invitation's unused
+row is gone (``admission``), which says who took part, never what they answered.
+``delete_addresses`` deletes both tables' rows of a survey and scrubs them from the files
+(SQLite's secure_delete and emptied WAL, PostgreSQL's VACUUM FULL); the invitations
+themselves (hashes) stay and keep working.
 """
 
 from __future__ import annotations
 
+import hmac
+import secrets
+from collections.abc import Callable
+
+from ..core.reports import INVITE_RE
 from . import admission
+from . import versioning  # noqa: F401  (registers m019 before this module's m020)
 from .accounts import EMAIL_MAX
 from .errors import StoreError, SurveyNotFound
 from .ids import today
 from .location import is_postgres_url
+from .schema import migrations
 
 MAIL_KINDS = ("invitation", "reminder")
 MAX_ADDRESSES = admission.MAX_INVITATIONS
 ERROR_MAX = 500
+TokenFor = Callable[[str, str], str]
 _UNUSED = "EXISTS (SELECT 1 FROM unused_invitations u WHERE u.token_hash = a.token_hash AND u.survey = a.survey)"
+
+
+@migrations()
+def m020_address_nonces(db):
+    """Let an address row keep a random nonce instead of its link's token; a row holds exactly one of the two.
+
+    New rows hold a nonce (the token is derived from it and the secret key, never stored); rows
+    made before keep their token, since their links were sent and must keep working.
+    """
+    conn = db.conn
+    one_of = "CHECK ((invite_token IS NULL) <> (nonce IS NULL))"
+    if getattr(db, "dialect", "sqlite") == "postgresql":
+        conn.execute("ALTER TABLE invitation_addresses ADD COLUMN nonce TEXT UNIQUE")
+        conn.execute("ALTER TABLE invitation_addresses ALTER COLUMN invite_token DROP NOT NULL")
+        conn.execute(f"ALTER TABLE invitation_addresses ADD CONSTRAINT invitation_addresses_token_or_nonce {one_of}")
+        return
+    # SQLite cannot drop a NOT NULL: the table is made again, with the same rows and ids.
+    conn.execute(f"""CREATE TABLE invitation_addresses_m020 (
+                     id INTEGER PRIMARY KEY,
+                     survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
+                     email TEXT NOT NULL, invite_token TEXT, nonce TEXT UNIQUE, token_hash TEXT NOT NULL UNIQUE,
+                     invited_day TEXT, reminded_day TEXT, UNIQUE (survey, email), {one_of})""")
+    columns = "id, survey, email, invite_token, token_hash, invited_day, reminded_day"
+    conn.execute(f"INSERT INTO invitation_addresses_m020 ({columns}) SELECT {columns} FROM invitation_addresses")
+    conn.execute("DROP TABLE invitation_addresses")
+    conn.execute("ALTER TABLE invitation_addresses_m020 RENAME TO invitation_addresses")
 
 
 class Mailing:
     """A survey's invitees' addresses and the log of the messages sent to them."""
 
-    def add_addresses(self, slug: str, addresses: list[str]) -> tuple[int, int]:
+    def add_addresses(self, slug: str, addresses: list[str], token_for: TokenFor) -> tuple[int, int]:
         """Give each new address of an invitation-only survey its own invitation; return (added, already there).
 
-        One transaction: the invitations (hashes) and the address rows (with their tokens) are
-        made together or not at all. An address already on the survey's list (any case) is skipped.
+        One transaction: the invitations (hashes) and the address rows (each with a random nonce)
+        are made together or not at all. ``token_for(slug, nonce)`` derives each link's token,
+        which is hashed and never stored. An address already on the survey's list (any case) is skipped.
         """
         design = self.get_design(slug)
         if design.get("access") != "invite":
@@ -51,19 +91,23 @@ class Mailing:
             if len(known) + len(new) > MAX_ADDRESSES:
                 raise StoreError(f"a survey has at most {MAX_ADDRESSES} addresses")
             if new:
-                tokens = admission.add_invitations(conn, slug, len(new), today())
-                conn.executemany("INSERT INTO invitation_addresses (survey, email, invite_token, token_hash) "
+                nonces = [secrets.token_hex(16) for _ in new]
+                tokens = [_checked(token_for(slug, nonce)) for nonce in nonces]
+                admission.insert_invitations(conn, slug, tokens, today())
+                conn.executemany("INSERT INTO invitation_addresses (survey, email, nonce, token_hash) "
                                  "VALUES (?, ?, ?, ?)",
-                                 [(slug, address, token, admission.invite_hash(token))
-                                  for address, token in zip(new, tokens)])
+                                 [(slug, address, nonce, admission.invite_hash(token))
+                                  for address, nonce, token in zip(new, nonces, tokens)])
         return len(new), len(addresses) - len(new)
 
-    def addresses_to_mail(self, slug: str, kind: str, day: str | None = None) -> list[dict]:
+    def addresses_to_mail(self, slug: str, kind: str, token_for: TokenFor, day: str | None = None) -> list[dict]:
         """Return the addresses a run of ``kind`` goes to now (id, email, token), in the order they were added.
 
         An invitation goes to each address not yet sent one (so a run cut short resumes where it
         stopped, and a failed address is tried again); a reminder to each address invited whose
-        link is unused and that has had no reminder ``day`` (today by default).
+        link is unused and that has had no reminder ``day`` (today by default). The token is the
+        row's stored one (rows made before m020), or ``token_for(slug, nonce)`` when its hash is the
+        row's; it is None when it is not (the secret key changed: that link cannot be rebuilt).
         """
         if kind not in MAIL_KINDS:
             raise StoreError(f"a message is one of {', '.join(MAIL_KINDS)}, not {kind!r}")
@@ -71,9 +115,10 @@ class Mailing:
         where = ("a.invited_day IS NULL" if kind == "invitation" else
                  f"a.invited_day IS NOT NULL AND (a.reminded_day IS NULL OR a.reminded_day < ?) AND {_UNUSED}")
         params = [slug] if kind == "invitation" else [slug, day or today()]
-        rows = self._execute(f"SELECT a.id, a.email, a.invite_token FROM invitation_addresses a WHERE a.survey = ? AND "
-                             f"{where} ORDER BY a.id", params).fetchall()
-        return [{"id": row[0], "email": row[1], "token": row[2]} for row in rows]
+        rows = self._execute("SELECT a.id, a.email, a.invite_token, a.nonce, a.token_hash FROM invitation_addresses a "
+                             f"WHERE a.survey = ? AND {where} ORDER BY a.id", params).fetchall()
+        return [{"id": row[0], "email": row[1], "token": row[2] if row[2] is not None else
+                 _rebuilt(token_for(slug, row[3]), row[4])} for row in rows]
 
     def record_mail(self, slug: str, address_id: int, kind: str, error: str | None = None, day: str | None = None):
         """Log one message to an address as sent (``error`` None) or failed; a sent one marks the address done for its run."""
@@ -133,3 +178,15 @@ class Mailing:
         """Raise SurveyNotFound unless the survey exists."""
         if self._execute("SELECT 1 FROM surveys WHERE slug = ?", [slug]).fetchone() is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
+
+
+def _checked(token: str) -> str:
+    """Return a derived token, or raise StoreError unless it has the form of ``admission.new_token()``'s."""
+    if not isinstance(token, str) or not INVITE_RE.fullmatch(token):
+        raise StoreError("an invitation link's token is 22 URL-safe characters")
+    return token
+
+
+def _rebuilt(token: str, token_hash: str) -> str | None:
+    """Return the rebuilt token when its hash is the row's, else None (it was made with another secret key)."""
+    return token if hmac.compare_digest(admission.invite_hash(token), token_hash) else None

@@ -4,7 +4,8 @@ Owner and collaborators only (404 to anyone else); every action is a POST with a
 checked after the access check (as in ``lifecycle``). The SMTP server comes from the app's
 configuration or the environment (``mail``), never the database. A click sends at most
 WEB_BATCH messages and starts none after WEB_SECONDS, so no request runs for long: the page
-says how many are left, and the next click goes on with them (``mailing``).
+says how many are left, and the next click goes on with them (``mailing``). Each address's
+link token is derived from the app's SECRET_KEY (``secret.link_tokens``), never stored.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from .auth import login_required
 from .db import get_store
 from .lifecycle import _submitted
 from .mail import MailError, MailNotConfigured, mail_config
-from .mailing import NotOpen, send_mail
+from .mailing import NotOpen, send_mail, stale_words
+from .secret import link_tokens
 from .security import csrf
 
 bp = Blueprint("delivery", __name__)
@@ -47,6 +49,11 @@ class MailForm(FlaskForm):
     """Send, remind or delete: the action is in the URL; ``confirm`` asks first for a deletion."""
 
     confirm = HiddenField()
+
+
+def _token_for():
+    """Return the app's ``token_for(slug, nonce)`` of e-mailed links (from its SECRET_KEY)."""
+    return link_tokens(current_app.config["SECRET_KEY"])
 
 
 def _back(slug: str):
@@ -84,7 +91,7 @@ def add_addresses(slug):
         flash("Nothing was added: " + "; ".join(problems[:5]) + ("; …" if len(problems) > 5 else "") + ".", "error")
         return _back(slug)
     try:
-        added, known = get_store().add_addresses(slug, addresses)
+        added, known = get_store().add_addresses(slug, addresses, _token_for())
     except StoreUnavailable:
         raise
     except StoreError as exc:
@@ -102,7 +109,7 @@ def send(slug, kind):
     _submitted(slug, MailForm)
     try:
         config = mail_config(current_app.config)
-        run = send_mail(get_store(), config, slug, request.host_url, kind, limit=WEB_BATCH,
+        run = send_mail(get_store(), config, slug, request.host_url, kind, _token_for(), limit=WEB_BATCH,
                         seconds=WEB_SECONDS)
     except (MailNotConfigured, NotOpen) as exc:
         flash(f"Cannot send: {exc}.", "error")
@@ -110,13 +117,15 @@ def send(slug, kind):
     except MailError as exc:
         flash(f"Sending stopped: {exc}. What was sent is logged; click again to go on.", "error")
         return _back(slug)
-    left = len(get_store().addresses_to_mail(slug, kind))
+    left = sum(address["token"] is not None for address in get_store().addresses_to_mail(slug, kind, _token_for()))
     words = f"Sent {run.sent} {kind}{'s' if run.sent != 1 else ''}"
     if run.failed:
         words += f"; {len(run.failed)} failed (see the send log)"
     if left:
         words += f"; {left} still to send: click again to go on"
-    flash(words + ".", "error" if run.failed else "success")
+    if run.stale:
+        words += f". {stale_words(run.stale, kind)}"
+    flash(words + ".", "error" if run.failed or run.stale else "success")
     return _back(slug)
 
 

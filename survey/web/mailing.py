@@ -5,6 +5,10 @@ store right after its message, so a run cut short (a crash, a lost connection) l
 run it again and it goes on with the addresses not yet done; a failed address keeps its error
 in the send log and is tried again. A dropped connection is opened again once; a second loss
 in a row stops the run with a MailError, and what was done is kept.
+
+An address's link is rebuilt from the secret key (``secret.link_tokens``); when the key has
+changed since the address was added, its link cannot be rebuilt: nothing is sent to it, and
+the run counts it in ``MailRun.stale`` so the caller says why (``stale_words``).
 """
 
 from __future__ import annotations
@@ -15,6 +19,20 @@ from dataclasses import dataclass, field
 
 from ..core.invitations import invitation_links, invitation_message
 from .mail import MailConfig, MailError, Mailer
+
+
+def stale_words(count: int, kind: str) -> str:
+    """Say why ``count`` addresses were sent no ``kind``: the secret key changed since their links were made."""
+    many = count != 1
+    words = (f"{count} address{'es were' if many else ' was'} sent no {kind}: the secret key (LDP_SURVEY_SECRET_KEY, "
+             f"or the key file beside the database) has changed since {'they were' if many else 'it was'} added, "
+             f"so {'their links' if many else 'its link'} cannot be rebuilt")
+    if kind == "reminder":
+        words += ("; the invitations themselves still work for anyone who kept the first e-mail, and only the old "
+                  "key can send those links again")
+    else:
+        words += "; only the old key can send them"
+    return words
 
 
 class NotOpen(MailError):
@@ -28,15 +46,18 @@ class MailRun:
     kind: str
     sent: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
+    stale: int = 0
 
 
-def send_mail(store, config: MailConfig, slug: str, base: str, kind: str, *,
+def send_mail(store, config: MailConfig, slug: str, base: str, kind: str, token_for: Callable[[str, str], str], *,
               template: tuple[str, str] | None = None,
               progress: Callable[[int, int], None] | None = None, limit: int | None = None,
               seconds: float | None = None) -> MailRun:
     """Send ``kind`` ("invitation" or "reminder") to every address due one (``Store.addresses_to_mail``).
 
-    ``base`` is the public address of the site; ``progress(done, total)`` is called after each
+    ``base`` is the public address of the site; ``token_for`` rebuilds each link's token
+    (``secret.link_tokens``), and an address whose link it cannot rebuild is sent nothing
+    (counted in ``stale``); ``progress(done, total)`` is called after each
     address; ``limit`` sends to at most that many, and ``seconds`` starts no message after that
     long (the rest stay due, for the next run). Raises NotOpen (nothing sent)
     unless the survey is open, and MailError when the server cannot be reached at all or twice in a row.
@@ -46,8 +67,9 @@ def send_mail(store, config: MailConfig, slug: str, base: str, kind: str, *,
     if status != "open":
         raise NotOpen(f"the survey is {'a draft' if status == 'draft' else 'closed'}: its links do not work now, so "
                       f"nothing was sent; {'publish' if status == 'draft' else 'reopen'} it first")
-    due = store.addresses_to_mail(slug, kind)[:limit]
-    run = MailRun(kind)
+    due = store.addresses_to_mail(slug, kind, token_for)
+    run = MailRun(kind, stale=sum(address["token"] is None for address in due))
+    due = [address for address in due if address["token"] is not None][:limit]
     if not due:
         return run
     links = invitation_links(base, slug, [address["token"] for address in due])

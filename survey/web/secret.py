@@ -6,14 +6,22 @@ is a file readable only by its owner, never in the database, so a copy of the da
 backup, an export) cannot forge sessions. A database server (a ``postgresql://`` URL) has
 no file beside it that every server sees: without $LDP_SURVEY_SECRET_KEY the key is made
 once and stored in its settings table, and a warning says that its backups then carry it.
+
+The key of e-mailed invitation links (``link_tokens``) is an HMAC of this key with a fixed
+label, never the key itself: a link's token is HMAC-SHA256(link key, label, slug, the address
+row's random nonce), so the database keeps the nonce and the token's hash, never the token.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import logging
 import os
 import re
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
 SECRET_ENV = "LDP_SURVEY_SECRET_KEY"
@@ -21,6 +29,9 @@ MIN_LENGTH = 32
 # The settings row of the key of a database server (never written for a SQLite file).
 SETTING = "session_signing_key"
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# Domain separation: the label of the links' key (an HMAC of the secret key), and of each link's token.
+LINK_KEY_LABEL = b"ldp-survey e-mailed invitation links key"
+LINK_TOKEN_LABEL = b"ldp-survey e-mailed invitation link\0"
 
 log = logging.getLogger(__name__)
 
@@ -90,3 +101,26 @@ def _file_key(path: Path) -> str:
     with os.fdopen(descriptor, "w", encoding="ascii") as handle:
         handle.write(key + "\n")
     return key
+
+
+def link_key(secret_key: str) -> bytes:
+    """Return the key of e-mailed invitation links: HMAC-SHA256(secret key, LINK_KEY_LABEL), never the secret key."""
+    if not secret_key:
+        raise SecretKeyError("e-mailed invitation links need the app's secret key, and it is empty")
+    return hmac.new(secret_key.encode("utf-8"), LINK_KEY_LABEL, hashlib.sha256).digest()
+
+
+def link_tokens(secret_key: str) -> Callable[[str, str], str]:
+    """Return ``token_for(slug, nonce)``: an address's link token, derived from the secret key, never stored.
+
+    The token is the first 128 bits of HMAC-SHA256(link key, LINK_TOKEN_LABEL ‖ slug ‖ 0 ‖ nonce),
+    URL-safe base64 without padding: 22 characters, like ``admission.new_token()``.
+    """
+    key = link_key(secret_key)
+
+    def token_for(slug: str, nonce: str) -> str:
+        message = LINK_TOKEN_LABEL + slug.encode("utf-8") + b"\0" + nonce.encode("ascii")
+        digest = hmac.new(key, message, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest[:16]).rstrip(b"=").decode("ascii")
+
+    return token_for

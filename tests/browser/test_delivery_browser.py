@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 from werkzeug.security import generate_password_hash
 
 from survey.store import Store
+from survey.web.secret import link_tokens, load_secret_key
 from conftest import PANEL_TOML, create_from_toml, signed_in_page
 from test_accessibility import axe, violations  # noqa: F401 (the fixture)
 
@@ -32,7 +33,7 @@ def origin(live_server):
         store.add_user(EMAIL, generate_password_hash(PASSWORD), replace=True)
         store.share(SLUG, EMAIL)
         store.share("panel", EMAIL)
-        store.add_addresses("panel", ["someone@example.org"])
+        store.add_addresses("panel", ["someone@example.org"], link_tokens(load_secret_key(str(db))))
     finally:
         store.close()
     return live_server["origin"]

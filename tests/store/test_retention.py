@@ -11,6 +11,7 @@ from werkzeug.security import generate_password_hash
 from survey.core.definition import parse_definition_toml
 from survey.core.design import build_design
 from survey.store import Store, StoreError, SurveyClosed, SurveyNotFound
+from survey.web.secret import link_tokens
 
 from conftest import REPO, is_postgres, table_columns, table_names
 
@@ -56,8 +57,9 @@ def _fill(store, design: dict):
     owner = store.get_user("owner@example.org")
     store.invite_collaborator(slug, owner["id"], "third@example.org")
     store.set_deletion_date(slug, "2030-01-01")
-    store.add_addresses(slug, [f"invitee@{slug}.example.org"])
-    (address,) = store.addresses_to_mail(slug, "invitation")
+    token_for = link_tokens("retention test key")
+    store.add_addresses(slug, [f"invitee@{slug}.example.org"], token_for)
+    (address,) = store.addresses_to_mail(slug, "invitation", token_for)
     store.record_mail(slug, address["id"], "invitation")
     # A third response through the invitation's last token: 2 released, 1 held.
     assert store.add_submission(slug, design["hash"], answers, invite=tokens[2])

@@ -20,6 +20,7 @@ from survey.core.definition import parse_definition_toml
 from survey.core.design import build_design
 from survey.store import Store
 from survey.web import create_app
+from survey.web.secret import link_tokens
 
 from conftest import PANEL_TOML, create_from_toml, is_postgres, table_names
 from smtp_server import mail_settings, smtp_server
@@ -29,6 +30,7 @@ OWNER = ("owner@example.org", "a password")
 PEOPLE = [f"person{n:02d}@example.org" for n in range(20)]
 HOST = "http://localhost"
 PANEL_HASH = build_design(parse_definition_toml(PANEL_TOML))["hash"]
+TOKEN_FOR = link_tokens("test")  # the links' tokens of the app's SECRET_KEY "test"
 
 
 def decode_png(data: bytes) -> list[str]:
@@ -73,9 +75,14 @@ def csrf(client, slug="panel", form="addresses-csrf") -> str:
     return re.search(rf'id="{form}" name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
 
 
+def token_of(link: str) -> str:
+    """Return the invitation token of a link."""
+    return re.search(r"invite=([\w-]+)", link).group(1)
+
+
 def submit(client, link: str):
     """Answer the panel survey through ``link`` as the respondent page does; return the response."""
-    invite = re.search(r"invite=([\w-]+)", link).group(1)
+    invite = token_of(link)
     assert client.get(link.removeprefix(HOST)).status_code == 200
     body = {"design": PANEL_HASH, "answers": {"remote": 1}, "invite": invite}
     return client.post("/s/panel/responses", data=json.dumps(body), content_type="application/json")
@@ -98,6 +105,20 @@ def every_text(store) -> str:
     for table in table_names(store):
         values += [str(v) for row in store.conn.execute(f'SELECT * FROM "{table}"').fetchall() for v in row]
     return "\n".join(values)
+
+
+def assert_stored_nowhere(db_path, secrets: set[str]):
+    """Fail if any of ``secrets`` is in a cell of any table, or (SQLite) in the bytes of the file or its WAL."""
+    store = Store(db_path)
+    try:
+        text = every_text(store)
+        assert not [secret for secret in secrets if secret in text], "a link's token is stored in a table"
+        if not is_postgres(store):
+            raw = b"".join(path.read_bytes() for path in (db_path, db_path.with_name(db_path.name + "-wal"))
+                           if path.exists())
+            assert not [secret for secret in secrets if secret.encode() in raw], "a token is in the database's files"
+    finally:
+        store.close()
 
 
 def test_invitations_to_20_addresses_arrive_each_link_works_once_and_a_reminder_reaches_only_the_unused(
@@ -135,6 +156,9 @@ def test_invitations_to_20_addresses_arrive_each_link_works_once_and_a_reminder_
     assert sorted(m["To"] for m in inbox.messages) == sorted(PEOPLE[7:])
     assert all(inbox.links(a) == links[a] for a in PEOPLE[7:]), "a reminder carries the same link"
     assert inbox.to(PEOPLE[9])[0]["Subject"] == "Reminder: Staff panel"
+    sent = {token_of(link) for address in PEOPLE for link in inbox.links(address) + links[address]}
+    assert len(sent) == 20
+    assert_stored_nowhere(db_path, sent)
     # Again the same day: no one is reminded twice.
     owner.post("/surveys/panel/mail/reminder", data={"csrf_token": token})
     assert len(inbox.messages) == 13
@@ -156,8 +180,11 @@ def test_deleted_addresses_leave_no_trace_in_any_table(mail_app, inbox, db_path)
     assert "Sent 5 invitations; 1 failed" in response.get_data(as_text=True)
     assert submit(mail_app.test_client(), inbox.links(PEOPLE[1])[0]).status_code == 201
     store = Store(db_path)
-    tokens = [row[0] for row in store.conn.execute("SELECT invite_token FROM invitation_addresses").fetchall()]
-    assert len(tokens) == 6 and "no such mailbox here" in every_text(store)
+    tokens = [token_of(inbox.links(a)[0]) for a in PEOPLE[:5]] + \
+        [a["token"] for a in store.addresses_to_mail("panel", "invitation", TOKEN_FOR)]
+    nonces = [row[0] for row in store.conn.execute("SELECT nonce FROM invitation_addresses").fetchall()]
+    assert len(set(tokens)) == 6 and len(set(nonces)) == 6 and "no such mailbox here" in every_text(store)
+    assert all(nonce in every_text(store) for nonce in nonces) and not any(t in every_text(store) for t in tokens)
     store.close()
 
     asked = owner.post("/surveys/panel/addresses/delete", data={"csrf_token": token})
@@ -169,13 +196,13 @@ def test_deleted_addresses_leave_no_trace_in_any_table(mail_app, inbox, db_path)
     store = Store(db_path)
     try:
         text = every_text(store)
-        for secret in PEOPLE[:5] + ["refuse@example.org", "no such mailbox here"] + tokens:
+        for secret in PEOPLE[:5] + ["refuse@example.org", "no such mailbox here"] + tokens + nonces:
             assert secret not in text
         assert store.invitation_counts("panel") == (6, 1), "the invitations (hashes) stay"
         if not is_postgres(store):
             store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             raw = b"".join(path.read_bytes() for path in db_path.parent.glob(db_path.name + "*"))
-            for secret in PEOPLE[:5] + tokens:
+            for secret in PEOPLE[:5] + tokens + nonces:
                 assert secret.encode() not in raw, f"{secret} is still in the database's files"
     finally:
         store.close()
@@ -189,7 +216,7 @@ def test_sending_without_smtp_settings_is_a_clear_error_and_stores_nothing(db_pa
     store = Store(db_path)
     store.add_user(OWNER[0], generate_password_hash(OWNER[1]))
     store.share("panel", OWNER[0])
-    store.add_addresses("panel", PEOPLE[:2])
+    store.add_addresses("panel", PEOPLE[:2], TOKEN_FOR)
     store.close()
     app = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test"})
     owner = signed_in(app)
@@ -212,11 +239,12 @@ def test_a_run_cut_short_goes_on_where_it_stopped(db_path, inbox):
 
     create_from_toml(db_path, PANEL_TOML)
     store = Store(db_path)
-    store.add_addresses("panel", PEOPLE)
+    store.add_addresses("panel", PEOPLE, TOKEN_FOR)
 
     spent = send_mail(store, mail_config(mail_settings(inbox.port)), "panel", "https://s.example.org", "invitation",
-                      seconds=-1)
-    assert spent.sent == 0 and len(store.addresses_to_mail("panel", "invitation")) == 20, "time is up: none started"
+                      TOKEN_FOR, seconds=-1)
+    assert spent.sent == 0 and len(store.addresses_to_mail("panel", "invitation", TOKEN_FOR)) == 20, \
+        "time is up: none started"
 
     def stop_after_eight(done, total):
         if done == 8:
@@ -224,11 +252,12 @@ def test_a_run_cut_short_goes_on_where_it_stopped(db_path, inbox):
 
     with pytest.raises(MailError, match="cannot reach the SMTP server"):
         send_mail(store, mail_config(mail_settings(inbox.port)), "panel", "https://s.example.org", "invitation",
-                  progress=stop_after_eight)
+                  TOKEN_FOR, progress=stop_after_eight)
     first = sorted(m["To"] for m in inbox.messages)
     assert len(first) == 8 and [r["email"] for r in store.mail_log("panel")] == PEOPLE[:8]
     with smtp_server() as again:
-        run = send_mail(store, mail_config(mail_settings(again.port)), "panel", "https://s.example.org", "invitation")
+        run = send_mail(store, mail_config(mail_settings(again.port)), "panel", "https://s.example.org", "invitation",
+                        TOKEN_FOR)
         assert run.sent == 12 and sorted(m["To"] for m in again.messages) == PEOPLE[8:]
     assert store.address_counts("panel")["invited"] == 20
     store.close()
@@ -317,18 +346,19 @@ def test_addresses_and_the_send_log_move_with_the_database(tmp_path, pg_url, cli
     sqlite_file = tmp_path / "study.db"
     create_from_toml(sqlite_file, PANEL_TOML)
     store = Store(sqlite_file)
-    store.add_addresses("panel", PEOPLE[:3])
-    send_mail(store, mail_config(mail_settings(inbox.port)), "panel", "https://s.example.org", "invitation")
-    due_before, log_before = store.addresses_to_mail("panel", "reminder"), store.mail_log("panel")
+    store.add_addresses("panel", PEOPLE[:3], TOKEN_FOR)
+    send_mail(store, mail_config(mail_settings(inbox.port)), "panel", "https://s.example.org", "invitation", TOKEN_FOR)
+    due_before, log_before = store.addresses_to_mail("panel", "reminder", TOKEN_FOR), store.mail_log("panel")
     store.close()
     result = cli_runner.invoke(main, ["--db", str(sqlite_file), "migrate", "--to", pg_url])
     assert result.exit_code == 0, result.output
     moved = Store(pg_url)
     try:
-        assert moved.addresses_to_mail("panel", "reminder") == due_before and moved.mail_log("panel") == log_before
-        assert moved.add_addresses("panel", [PEOPLE[5]]) == (1, 0)
-        assert [a["email"] for a in moved.addresses_to_mail("panel", "invitation")] == [PEOPLE[5]]
-        moved.record_mail("panel", moved.addresses_to_mail("panel", "invitation")[0]["id"], "invitation")
+        assert moved.addresses_to_mail("panel", "reminder", TOKEN_FOR) == due_before
+        assert moved.mail_log("panel") == log_before and all(a["token"] for a in due_before)
+        assert moved.add_addresses("panel", [PEOPLE[5]], TOKEN_FOR) == (1, 0)
+        assert [a["email"] for a in moved.addresses_to_mail("panel", "invitation", TOKEN_FOR)] == [PEOPLE[5]]
+        moved.record_mail("panel", moved.addresses_to_mail("panel", "invitation", TOKEN_FOR)[0]["id"], "invitation")
         assert len(moved.mail_log("panel")) == 4
     finally:
         moved.close()
