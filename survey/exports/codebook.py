@@ -73,6 +73,21 @@ def slugify(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
 
 
+def version_column(design: dict, *, sandbox: bool = False) -> str:
+    """Return the name of the trailing version column: ``version``, unless a column of the file already has that name.
+
+    A question may be called ``version``; the version column is then ``survey_version`` (or
+    ``survey_version_2``…), so no two columns of responses.csv share a name.
+    """
+    taken = {"response_id", "received_day", *(["source"] if sandbox else [])}
+    taken.update(column["name"] for column in response_columns(design))
+    name, suffix = VERSION_COLUMN, 1
+    while name in taken:
+        name = "survey_" + VERSION_COLUMN if suffix == 1 else f"survey_{VERSION_COLUMN}_{suffix}"
+        suffix += 1
+    return name
+
+
 def response_columns(design: dict) -> list[dict]:
     """Return the report columns of responses.csv in design order: ``{"name", "question", "option"}``.
 
@@ -236,8 +251,9 @@ def codebook(design: dict, *, simulated: int = 0, sandbox: bool = False, delete_
                       "counts only the respondents asked its question")
     corrected = _revision_entries(revisions or {}, sandbox)
     if "version" in corrected:
-        responses += (f". Every row ends with {VERSION_COLUMN} = {corrected['version']['number']}, as does every case "
-                      f"of the SPSS and Stata files of the responses (variable {VERSION_COLUMN}, each value labelled "
+        column = version_column(design)
+        responses += (f". Every row ends with {column} = {corrected['version']['number']}, as does every case "
+                      f"of the SPSS and Stata files of the responses (variable {column}, each value labelled "
                       "with its version's ε)")
     book = {
         "survey": design["slug"],

@@ -16,7 +16,7 @@ from typing import Iterable
 
 from ..core.aggregate import CSV_HEADER, AggregateRow, rows_to_csv
 from ..core.mechanisms import mechanism_for
-from .codebook import VERSION_COLUMN, VERSION_LABEL, VERSION_NOTE, VERSION_TITLE, codebook
+from .codebook import VERSION_LABEL, VERSION_NOTE, VERSION_TITLE, codebook, version_column
 from .labels import AGGREGATE_LABELS
 
 FILES = {"responses": "responses.csv", "aggregates": "aggregates.csv", "codebook": "codebook.json"}
@@ -49,7 +49,7 @@ def responses_schema(design: dict, *, sandbox: bool = False, version: int | None
                        "description": column["meaning"],
                        "constraints": {"minimum": 0, "maximum": mechanism.highest}})
     if version is not None:
-        fields.append({"name": VERSION_COLUMN, "type": "integer", "title": VERSION_TITLE,
+        fields.append({"name": version_column(design, sandbox=sandbox), "type": "integer", "title": VERSION_TITLE,
                        "description": f"{VERSION_LABEL}; {VERSION_NOTE}.",
                        "constraints": {"required": True, "enum": [version]}})
     return {"fields": fields, "primaryKey": ["response_id"], "missingValues": [""]}

@@ -20,7 +20,7 @@ import csv
 import io
 from typing import Iterable, Iterator
 
-from .codebook import VERSION_COLUMN, response_columns
+from .codebook import response_columns, version_column
 
 
 def report_cells(question_columns: list[dict], report) -> list[int]:
@@ -108,7 +108,7 @@ def csv_from_chunks(design: dict, chunks: Iterable[str], *, sandbox: bool = Fals
     """
     out = io.StringIO()
     csv.writer(out, lineterminator="\r\n").writerow(header(design, sandbox=sandbox) + (
-        [VERSION_COLUMN] if version is not None else []))
+        [version_column(design, sandbox=sandbox)] if version is not None else []))
     head = out.getvalue()
     for chunk in chunks:
         # Every cell is a number, an id or a day: a line break only ever ends a row.

@@ -32,7 +32,7 @@ from ..core.aggregate import CSV_HEADER
 from ..core.definition import MAX_OPTIONS, MAX_QUESTIONS
 from ..core.mechanisms import mechanism_for
 from ..core.words import format_epsilon
-from .codebook import VERSION_COLUMN, VERSION_LABEL, response_columns
+from .codebook import VERSION_COLUMN, VERSION_LABEL, response_columns, version_column
 
 # Words each package will not take as a variable name (SPSS: IBM SPSS Statistics Command Syntax
 # Reference, "Reserved keywords"; Stata: [U] 11.3 "Naming conventions").
@@ -168,8 +168,9 @@ def response_variables(design: dict, fmt: str, *, sandbox: bool = False,
         leading.append(("source", "Sandbox source: test answer or simulated respondent"))
     columns = response_columns(design)
     every = [column for column, _ in leading] + [column["name"] for column in columns]
-    # By position: a question may be called "version" too, and both columns then need a name.
-    listed = package_name_list(every + ([VERSION_COLUMN] if version is not None else []), fmt)
+    # The version column's CSV name is never a report column's (``version_column``); by position all the same.
+    listed = package_name_list(every + ([version_column(design, sandbox=sandbox)] if version is not None else []),
+                               fmt)
     names = dict(zip(every, listed))
     variables = [Variable(names[column], column, label, {}) for column, label in leading]
     questions = {question["id"]: question for question in design["questions"]}
@@ -186,16 +187,18 @@ def response_variables(design: dict, fmt: str, *, sandbox: bool = False,
         variables.append(Variable(names[column["name"]], column["name"], label,
                                   value_labels(mechanism.value_labels(), fmt)))
     if version is not None:
-        variables.append(version_variable(version, fmt, listed[-1]))
+        variables.append(version_variable(version, fmt, listed[-1], version_column(design, sandbox=sandbox)))
     return variables
 
 
-def version_variable(version: SurveyVersion, fmt: str, name: str = VERSION_COLUMN) -> Variable:
-    """Return the trailing ``version`` variable under ``name``: its label, and each version's number labelled with its ε."""
-    renamed = "" if name == VERSION_COLUMN else " (the last CSV column)"
+def version_variable(version: SurveyVersion, fmt: str, name: str = VERSION_COLUMN,
+                     csv_name: str = VERSION_COLUMN) -> Variable:
+    """Return the trailing version variable under ``name`` (``csv_name`` in responses.csv): its label, and each
+    version's number labelled with its ε."""
+    renamed = "" if name == csv_name else f" (CSV column {csv_name})"
     values = {number: f"version {number} (ε = {format_epsilon(epsilon)})" for number, epsilon in
               sorted(version.epsilons.items())}
-    return Variable(name, VERSION_COLUMN, _clip(VERSION_LABEL + renamed, LABEL_LIMIT[fmt], fmt),
+    return Variable(name, csv_name, _clip(VERSION_LABEL + renamed, LABEL_LIMIT[fmt], fmt),
                     value_labels(values, fmt))
 
 

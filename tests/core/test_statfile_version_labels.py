@@ -8,8 +8,9 @@ import pytest
 
 from survey.core.definition import parse_definition
 from survey.core.design import build_design
-from survey.exports.codebook import VERSION_LABEL
-from survey.exports.export import responses_csv
+from survey.exports.codebook import VERSION_LABEL, version_column
+from survey.exports.datapackage import responses_schema
+from survey.exports.export import csv_from_chunks, responses_csv
 from survey.exports.labels import NAME_LIMIT, SurveyVersion, response_variables, survey_version
 from survey.exports.statfiles import responses_file
 
@@ -40,9 +41,11 @@ def test_a_question_called_version_keeps_its_name_and_the_version_variable_gets_
     variables = response_variables(design, fmt, version=version)
     assert variables[:-1] == plain  # the version only adds a last variable
     last = variables[-1]
-    assert last.column == "version" and last.name != "version" and last.name.startswith("version_")
+    # responses.csv's version column is then survey_version (``version_column``), and the file's variable too.
+    assert version_column(design) == "survey_version"
+    assert last.column == "survey_version" and last.name == "survey_version"
     assert len(last.name) <= NAME_LIMIT[fmt] and [v.name for v in plain].count("version") == 1
-    assert last.label == f"{VERSION_LABEL} (the last CSV column)"
+    assert last.label == VERSION_LABEL
     # ε rounded up to 3 significant digits, as on the pages: 0.6666… reads 0.667, never 0.666.
     assert last.values == {1: "version 1 (ε = 2)", 2: "version 2 (ε = 0.667)", 3: "version 3 (ε = 0.495)"}
     responses = [{"id": f"{index:016x}", "received_day": "2026-01-02",
@@ -55,3 +58,13 @@ def test_a_question_called_version_keeps_its_name_and_the_version_variable_gets_
     assert list(frame["version"]) == [0, 1, 0, 1, 0] and list(frame[last.name]) == [2] * 5
     assert meta.column_names_to_labels[last.name] == last.label
     assert meta.variable_value_labels["version"] == {0: "reported no", 1: "reported yes"}
+
+
+def test_no_two_columns_of_responses_csv_share_a_name_when_a_question_is_called_version():
+    design = _design()
+    head = "".join(csv_from_chunks(design, ["0000000000000001,2026-01-02,1,2\r\n"], version=3))
+    assert head == "response_id,received_day,version,colour,survey_version\r\n0000000000000001,2026-01-02,1,2,3\r\n"
+    names = [field["name"] for field in responses_schema(design, version=3)["fields"]]
+    assert names[-1] == "survey_version" and len(names) == len(set(names))
+    # A design without such a question keeps the plain name.
+    assert version_column(_design("brand")) == "version"
