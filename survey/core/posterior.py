@@ -143,7 +143,9 @@ def binomial_interval(k: int, n: int, p: float, q: float, prior: Prior, level: f
 
     def loglik(theta):
         step = slope * (np.asarray(theta, dtype=float) - mode)
-        return xlog1py(k, step / top) + xlog1py(n - k, -step / (1 - top))
+        # A count of 0 adds nothing: its chance λ̂ (or 1 − λ̂) may be 0 at the maximum (a design with q = 0 or p = 1).
+        ones = xlog1py(k, step / top) if k else 0.0
+        return ones + (xlog1py(n - k, -step / (1 - top)) if n - k else 0.0)
     return interval(loglik, mode, prior, level)
 
 
