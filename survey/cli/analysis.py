@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from ..core.words import format_epsilon
-from .common import LEVEL, SANDBOX, echo_formatted, load_design, loaded_classes, open_store, stderr_progress
+from .common import (LEVEL, PRIOR, SANDBOX, echo_formatted, interval_kind, load_design, loaded_classes, open_store,
+                     stderr_progress)
 from .files import open_responses, read_codebook
 from .weighted import is_weighted, run_weighted, weight_options
 
@@ -138,6 +139,21 @@ class _Advance:
 
 
 ANALYSES = ("aggregate", "crosstab", "regress", "power")
+INTERVALS = click.option("--intervals", type=click.Choice(["fixed", "posterior"]), default="fixed", show_default=True,
+                         help="With aggregate: fixed: confidence intervals valid at the planned end; posterior: "
+                              "equal-tailed credible intervals under --prior, as `ldp-survey aggregate "
+                              "--intervals posterior` gives them.")
+
+
+def _check_posterior(analysis: str, weighted: bool) -> None:
+    """Refuse posterior intervals where they are not defined: beyond aggregate, and for weighted estimates."""
+    if analysis != "aggregate":
+        raise click.UsageError(f"--intervals posterior goes with aggregate only, not {analysis}")
+    if weighted:
+        raise click.ClickException(
+            "--intervals posterior cannot go with --weights, --calibrate, --strata or --clusters: posterior "
+            "intervals are not defined for weighted estimates here (the posterior is that of the unweighted "
+            "counts of reports); leave out either the weighting or --intervals posterior")
 
 
 @click.command()
@@ -150,8 +166,10 @@ ANALYSES = ("aggregate", "crosstab", "regress", "power")
                    "--binary` for data of another design.")
 @FORMAT
 @LEVEL
+@INTERVALS
+@PRIOR
 @weight_options
-def analyze(responses, analysis, names, codebook_path, fmt, level, **weighting):
+def analyze(responses, analysis, names, codebook_path, fmt, level, intervals, prior, **weighting):
     """Re-analyse exported files alone: no database, no server.
 
     RESPONSES is a responses.csv (exported, downloaded or published) and --codebook its
@@ -187,6 +205,16 @@ def analyze(responses, analysis, names, codebook_path, fmt, level, **weighting):
           --calibrate colour=margins.csv --format csv --out weighted/
       ldp-survey analyze survey.csv aggregate --codebook forced.json --weights w \\
           --strata region --clusters school
+
+    With --intervals posterior, aggregate gives equal-tailed credible intervals under
+    --prior (Jeffreys' Beta(1/2, 1/2) by default), the same as `ldp-survey aggregate
+    --intervals posterior` (ci_kind "posterior-PRIOR"; see the how-to "Posterior intervals
+    under a stated prior"); an item of another design gets the exact posterior through its
+    P and Q. Not with the weighting options:
+
+    \b
+      ldp-survey analyze responses.csv aggregate --codebook codebook.json --intervals posterior
+      ldp-survey analyze survey.csv aggregate --codebook warner.json --intervals posterior --prior 2,3
     """
     from ..core import reanalysis
 
@@ -198,14 +226,17 @@ def analyze(responses, analysis, names, codebook_path, fmt, level, **weighting):
         raise click.UsageError("power takes a yes/no item and two shares: power Q NULL SHARE")
     if analysis == "aggregate" and names:
         raise click.UsageError(f"aggregate takes no question names, got {' '.join(names)}")
+    intervals = interval_kind(intervals, prior)  # a bad --prior, or --prior without posterior, is refused first
     weighted = is_weighted(analysis, **weighting)
+    if intervals != "fixed":
+        _check_posterior(analysis, weighted)
     files = _Files(responses, codebook_path)
     if weighted:
         run_weighted(files, fmt, level, **weighting)
     elif analysis == "aggregate":
         from ..core import aggregate as agg
 
-        rows = files.run(reanalysis.aggregate_files, level=level)
+        rows = files.run(reanalysis.aggregate_files, level=level, intervals=intervals)
         echo_formatted(fmt, rows, to_csv=agg.rows_to_csv, to_json=agg.rows_to_json, to_table=agg.rows_to_table)
     elif analysis == "crosstab":
         from ..core import crosstab as xt

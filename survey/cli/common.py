@@ -24,16 +24,19 @@ WARN_MARGIN = click.option("--warn-margin", default=DEFAULT_WARN_MARGIN, show_de
                            help="Warn about every question whose expected 95% margin is wider than this share "
                                 "(0.10 for ±10 points; for a number, a share of its range).")
 
+PRIOR = click.option("--prior", metavar="PRIOR", default=None,
+                     help="With --intervals posterior: the prior, jeffreys (Beta(1/2, 1/2), the default), "
+                          "uniform (Beta(1, 1)) or A,B for Beta(A, B); a single choice's options take the "
+                          "symmetric Dirichlet(A, ..., A).")
+
+
 def INTERVALS(command):  # noqa: N802 (a decorator used as the other option constants are)
     """Add --intervals (fixed, anytime or posterior) and --prior; the command gets "posterior-PRIOR" for posterior."""
     @functools.wraps(command)
     def merged(*args, prior, **kwargs):
         kwargs["intervals"] = interval_kind(kwargs["intervals"], prior)
         return command(*args, **kwargs)
-    merged = click.option("--prior", metavar="PRIOR", default=None,
-                          help="With --intervals posterior: the prior, jeffreys (Beta(1/2, 1/2), the default), "
-                               "uniform (Beta(1, 1)) or A,B for Beta(A, B); a single choice's options take the "
-                               "symmetric Dirichlet(A, ..., A).")(merged)
+    merged = PRIOR(merged)
     return click.option("--intervals", type=click.Choice(["fixed", "anytime", "posterior"]), default="fixed",
                         show_default=True,
                         help="fixed: valid at the planned end (one n fixed in advance); anytime: valid at every "

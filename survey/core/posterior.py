@@ -143,7 +143,10 @@ def binomial_interval(k: int, n: int, p: float, q: float, prior: Prior, level: f
 
     def loglik(theta):
         step = slope * (np.asarray(theta, dtype=float) - mode)
-        return xlog1py(k, step / top) + xlog1py(n - k, -step / (1 - top))
+        # A count of 0 adds nothing: its chance λ̂ (or 1 − λ̂) may be 0 at the maximum (a design with q = 0 or p = 1).
+        # Where λ reaches 0 or 1 (q = 0 or p = 1) the ratio is −1 up to rounding: log1p(−1) = −∞, never NaN.
+        ones = xlog1py(k, np.maximum(step / top, -1.0)) if k else 0.0
+        return ones + (xlog1py(n - k, np.maximum(-step / (1 - top), -1.0)) if n - k else 0.0)
     return interval(loglik, mode, prior, level)
 
 

@@ -17,15 +17,18 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from dataclasses import replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
 
-from .aggregate import AggregateRow, aggregate_counts
+from .aggregate import AggregateRow, aggregate_counts, check_intervals
 from .answer_rows import ReanalysisError, answers_from_rows, check_header, integer_cell  # noqa: F401 (re-exported)
 from .codec import decode_report, word_count
+from .defaults import FIXED
 from .estimators import debias_binary
+from .posterior import binomial_interval, kind_prior
 
 # The crosstab, the models and the power are imported by the analyses that use them: an aggregate of the files
 # need not load scipy.stats and scipy.optimize (0.4 s of `ldp-survey analyze`'s start-up).
@@ -145,14 +148,23 @@ def design_of(book: dict) -> dict | None:
     return book.get("design")
 
 
-def aggregate_files(book: dict, header: list[str], rows: Iterable[list[str]], *, level: float) -> list[AggregateRow]:
-    """Return the aggregates of the responses, as the dashboard computes them (or by Warner's estimator)."""
+def aggregate_files(book: dict, header: list[str], rows: Iterable[list[str]], *, level: float,
+                    intervals: str = FIXED) -> list[AggregateRow]:
+    """Return the aggregates of the responses, as the dashboard computes them (or by Warner's estimator).
+
+    ``intervals`` is "fixed" or "posterior-PRIOR" (``aggregate_counts``); a codebook of another design
+    gets the exact posterior of each item through its (p, q) (``posterior.binomial_interval``).
+    """
     design = design_of(book)
+    intervals = check_intervals(intervals)
     if design is not None:
         from .tallies import count_batches
 
         return aggregate_counts(design, count_batches(design, design_batches(book, design, header, rows)),
-                                level=level)
+                                level=level, intervals=intervals)
+    prior = kind_prior(intervals)
+    if prior is None and intervals != FIXED:
+        raise ReanalysisError(f"a codebook of another design takes fixed or posterior intervals, not {intervals}")
     check_header(book, header)
     columns = {column["question"]: column for column in book["columns"]}
     places = [header.index(estimand["column"]) for estimand in book["estimands"]]
@@ -173,12 +185,16 @@ def aggregate_files(book: dict, header: list[str], rows: Iterable[list[str]], *,
         column = columns[estimand["question"]]
         estimate = debias_binary(one, count, p_one_if_true=estimand["p"], p_one_if_false=estimand["q"],
                                  level=level, alpha_divisor=estimand["simultaneous_over"])
+        if prior is not None:
+            low, high = binomial_interval(one, count, estimand["p"], estimand["q"], prior, level)
+            estimate = replace(estimate, ci_low=low, ci_high=high)
         result.append(AggregateRow(
             question=estimand["question"], option=estimand["option"], kind=column["kind"],
             mechanism=column["mechanism"], epsilon=math.inf if column["epsilon"] is None else float(column["epsilon"]),
             n=estimate.n,
             noisy_share=estimate.noisy_share, estimate=estimate.estimate, std_error=estimate.std_error,
-            ci_low=estimate.ci_low, ci_high=estimate.ci_high, ci_level=float(level), text=column["text"]))
+            ci_low=estimate.ci_low, ci_high=estimate.ci_high, ci_level=float(level), text=column["text"],
+            ci_kind=intervals))
     return result
 
 

@@ -85,21 +85,45 @@ def test_yes_no_interval_matches_direct_integration(k, n, p, q, prior):
 def test_yes_no_interval_matches_the_beta_mixture(k, n, p, q, prior):
     """For small n the posterior is exactly a mixture of Beta(a + j, b + n − j), j = 0..n (expanding λ^k(1 − λ)^(n−k)
     in θ^j(1 − θ)^(n−j)); its quantiles from the regularised incomplete beta agree to 1e-9 relative."""
+    assert binomial_interval(k, n, p, q, Prior(*prior), LEVEL) == pytest.approx(beta_mixture_interval(k, n, p, q, *prior),
+                                                                                rel=1e-9, abs=1e-300)
+
+
+def beta_mixture_interval(k, n, p, q, a, b):
+    """The equal-tailed LEVEL interval of the posterior as the mixture of Beta(a + j, b + n − j), j = 0..n."""
     from scipy.special import betainc, betaln
 
-    a, b = prior
     weights = np.array([1.0])
     for _ in range(k):
         weights = np.convolve(weights, [q, p])
     for _ in range(n - k):
         weights = np.convolve(weights, [1 - q, 1 - p])
     j = np.arange(n + 1)
-    logs = np.log(weights) + betaln(a + j, b + n - j)
+    with np.errstate(divide="ignore"):  # a design with q = 0 or p = 1 gives some terms no weight
+        logs = np.log(weights) + betaln(a + j, b + n - j)
     mix = np.exp(logs - logs.max())
     mix /= mix.sum()
-    expected = [optimize.brentq(lambda t, share=share: float(mix @ betainc(a + j, b + n - j, t)) - share, 0, 1,
-                                xtol=1e-300, rtol=1e-15) for share in (0.025, 0.975)]
-    assert binomial_interval(k, n, p, q, Prior(a, b), LEVEL) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+    alpha = 1 - LEVEL
+    return [optimize.brentq(lambda t, share=share: float(mix @ betainc(a + j, b + n - j, t)) - share, 0, 1,
+                            xtol=1e-300, rtol=1e-15) for share in (alpha / 2, 1 - alpha / 2)]
+
+
+@pytest.mark.parametrize("k, n, p, q, prior", [
+    (0, 50, 1.0, 0.0, (0.5, 0.5)),          # asked directly: the posterior is Beta(a + k, b + n − k)
+    (50, 50, 1.0, 0.0, (0.5, 0.5)),
+    (3, 50, 1.0, 0.0, (2.0, 3.0)),
+    (0, 50, 0.5, 0.0, (0.5, 0.5)),          # q = 0: no report "yes" puts the likelihood's maximum at λ = 0
+    (50, 50, 1.0, 0.5, (1.0, 1.0)),         # p = 1: every report "yes" puts it at λ = 1
+    (5, 7, 1.0, 0.2697867137638703, (0.5, 0.5)),  # p = 1: at θ = 1 rounding once made log1p(< −1), a NaN
+    (2, 5, 0.2, 0.0, (0.3, 4.0)),
+])
+def test_a_design_that_rules_an_answer_out_has_a_posterior(k, n, p, q, prior):
+    """Designs with q = 0 or p = 1 (a report that rules an answer out: `ldp-survey codebook --binary`) give the
+    Beta mixture's interval. The likelihood is then a power of θ (or 1 − θ) at an end, which the quadrature takes
+    less exactly than the prior's own singularity: 1e-6, the module's stated accuracy (about 3e-7 at worst here)."""
+    got = binomial_interval(k, n, p, q, Prior(*prior), LEVEL)
+    assert got == pytest.approx(beta_mixture_interval(k, n, p, q, *prior), abs=1e-6)
+    assert 0 <= got[0] < got[1] <= 1
 
 
 def test_no_reports_give_the_prior_interval():
