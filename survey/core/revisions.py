@@ -28,9 +28,9 @@ SAME_DATA_SET = (TEXT, SETTINGS)
 
 # Survey fields that change what a report means or how it is drawn (see the module docstring).
 _SURVEY_DESIGN_FIELDS = ("epsilon", "allocation", "sample", "release_every", "series", "wave_epsilon")
-# Survey fields that change only what respondents read or where they go afterwards.
+# Survey fields that change only what respondents read.
 _SURVEY_TEXT_FIELDS = ("title", "description", "thank_you", "languages", "translations")
-# Who may answer, in plain words (``definition.ACCESS``).
+# Settings (``_settings_changes``) are who may answer (``access``), in these words, and the ``panel``.
 _ACCESS_WORDS = {"open": "anyone with the link", "invite": "invitation only"}
 _QUESTION_DESIGN_FIELDS = ("kind", "weight", "min", "max", "decline", "mechanism")
 _QUESTION_TEXT_FIELDS = ("text", "translations")
@@ -180,7 +180,7 @@ def describe(revision: Revision, *, responses: int, version: int, epsilons: tupl
     if revision.kind == TEXT and not revision.settings_changes:
         return f"Text only: {stay}; the codebook records each wording with the day respondents first saw it."
     if revision.kind == TEXT:
-        return (f"Text and settings: no change to how answers are randomized, so {stay}; the codebook records "
+        return (f"Text and settings: no change to how answers are randomized, so {stay}. The codebook records "
                 "each wording with the day respondents first saw it.")
     if revision.kind == SETTINGS:
         return f"Settings only: no change to how answers are randomized, so {stay}."
@@ -239,7 +239,7 @@ def done_message(done: str, number: int, responses: int, *, settings: bool = Fal
     if done == "none":
         return "Nothing changed: the definition is the same as the survey's."
     if done == "text":
-        return (f"{'Wording and settings changed' if settings else 'Wording corrected'}: {stay}; the codebook "
+        return (f"{'Wording and settings changed' if settings else 'Wording corrected'}: {stay}. The codebook "
                 "records each wording with the day respondents first saw it.")
     if done == "settings":
         return f"Settings changed: {stay}."

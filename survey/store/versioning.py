@@ -1,9 +1,10 @@
 """Correcting a live survey: text revisions with their history, and versions that keep designs apart (issue 27).
 
-A *text* revision (``core.revisions.TEXT``, and likewise a *settings* one: access or panel) keeps the survey's randomization, its design
-hash, report table, tallies and sandbox: the stored design takes the new wording and keeps
-the hash of the design its reports were made with, and ``wordings`` records each
-definition with the day (never a time) from which respondents saw it.
+A *text* revision (``core.revisions.TEXT``, and likewise a *settings* one: access or panel)
+keeps the survey's randomization, its design hash, report table, tallies and sandbox: the
+stored design takes the new wording and keeps the hash of the design its reports were made
+with, and ``wordings`` records each definition with the day (never a time) from which
+respondents saw it.
 
 A *design* change of a survey with responses makes a new version under the same slug. The
 survey row keeps the public slug, its invitations, collaborators and mailing, and takes the

@@ -157,3 +157,22 @@ def test_describe_and_done_message_of_a_settings_change_never_say_text():
     assert done_message("settings", 1, 3) == "Settings changed: the 3 responses stay one data set."
     assert done_message("text", 1, 3, settings=True).startswith("Wording and settings changed: the 3 responses")
     assert done_message("text", 1, 3).startswith("Wording corrected: the 3 responses")
+
+
+def test_what_a_save_does_is_said_at_a_plain_reading_level():
+    """Flesch–Kincaid grade 8 or below (the measure of tests/web/test_reading_level.py) for every kind's sentence."""
+    import re
+
+    import readability
+
+    def grade(text):
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
+        return readability.getmeasures("\n".join(sentences), lang="en")["readability grades"]["Kincaid"]
+
+    old = _definition()
+    for new in (_definition(title="Daily habits"), _definition(access="invite"),
+                _definition(title="Daily habits", access="invite"), _definition(epsilon=1.0)):
+        sentence = describe(classify_change(old, new), responses=200, version=1, epsilons=(2.0, new.epsilon))
+        assert grade(sentence) <= 8.0, (grade(sentence), sentence)
+    for done in ("text", "settings"):
+        assert grade(done_message(done, 1, 200)) <= 8.0
