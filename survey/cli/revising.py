@@ -19,7 +19,9 @@ def revise(db, slug, file, dry_run):
 
     A text change (titles, descriptions, wording of questions and options, thank-you,
     translations) keeps the responses as one data set; the codebook records each wording
-    with the day respondents first saw it. A change to how answers are randomized (options
+    with the day respondents first saw it. A settings change (who may answer: access; the
+    panel's link parameters, completion code and redirect) keeps them one data set too and
+    is listed with its values before and after. A change to how answers are randomized (options
     added, removed or reordered, mechanism, ε, allocation, release step, branching) of a
     survey with responses starts a new version at the same address: the earlier version is
     kept apart, closed, as SLUG.vN (see `ldp-survey list`), and its results and exports are
@@ -54,11 +56,13 @@ def revise(db, slug, file, dry_run):
         version = store.revision_record(slug)["version"]
         click.echo(describe(revision, responses=responses, version=version,
                             epsilons=(float(old.epsilon), float(new.epsilon))))
-        for title, changes in (("Text changes", revision.text_changes), ("Design changes", revision.design_changes)):
+        for title, changes in (("Text changes", [plain(change) for change in revision.text_changes]),
+                               ("Settings changes", revision.settings_changes),
+                               ("Design changes", [plain(change) for change in revision.design_changes])):
             if changes:
                 click.echo(f"{title}:")
                 for change in changes:
-                    click.echo(f"  - {plain(change)}")
+                    click.echo(f"  - {change}")
         for what, before, after in wording_changes(old, new):
             click.echo(f"{what}:\n  now:          {before}\n  after saving: {after}")
         if dry_run:
@@ -69,4 +73,4 @@ def revise(db, slug, file, dry_run):
         raise click.ClickException(str(exc)) from exc
     finally:
         store.close()
-    click.echo(done_message(done, number, responses))
+    click.echo(done_message(done, number, responses, settings=bool(revision.settings_changes)))

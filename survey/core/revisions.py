@@ -1,8 +1,12 @@
-"""Tell what kind of change a new definition of a live survey is: none, text only, or design.
+"""Tell what kind of change a new definition of a live survey is: none, text, settings, or design.
 
 A *text* change (titles, descriptions, wording of questions and options, thank-you,
-translations, panel completion) leaves the randomization as it was, so the responses
-before and after stay one data set. A *design* change alters what a report means or how
+translations) leaves the randomization as it was, so the responses before and after stay
+one data set. A *settings* change (who may answer: ``access``; the recruiting panel's
+parameters, completion code and redirect: ``panel``) does not touch the randomization either
+and keeps one data set too, but is not called "text": it is listed in plain words with its
+values ("Access: anyone with the link → invitation only"). A change of both is TEXT with its
+settings listed beside the wording. A *design* change alters what a report means or how
 it was drawn (questions added, removed, reordered or renamed, their kinds, options added,
 removed or reordered, the "prefer not to say" option, ranges, mechanisms, weights, ε,
 allocation, sample, release step, branching, series, per-wave ε₁): responses under the two designs
@@ -17,23 +21,33 @@ from .definition import SurveyDefinition
 
 NONE = "none"
 TEXT = "text"
+SETTINGS = "settings"
 DESIGN = "design"
+# The kinds that keep the responses one data set (stored as a wording revision, never a new version).
+SAME_DATA_SET = (TEXT, SETTINGS)
 
 # Survey fields that change what a report means or how it is drawn (see the module docstring).
 _SURVEY_DESIGN_FIELDS = ("epsilon", "allocation", "sample", "release_every", "series", "wave_epsilon")
-# Survey fields that change only what respondents read or where they go afterwards.
-_SURVEY_TEXT_FIELDS = ("title", "description", "thank_you", "languages", "translations", "panel", "access")
+# Survey fields that change only what respondents read.
+_SURVEY_TEXT_FIELDS = ("title", "description", "thank_you", "languages", "translations")
+# Settings (``_settings_changes``) are who may answer (``access``), in these words, and the ``panel``.
+_ACCESS_WORDS = {"open": "anyone with the link", "invite": "invitation only"}
 _QUESTION_DESIGN_FIELDS = ("kind", "weight", "min", "max", "decline", "mechanism")
 _QUESTION_TEXT_FIELDS = ("text", "translations")
 
 
 @dataclass(frozen=True)
 class Revision:
-    """The kind of a change (NONE, TEXT or DESIGN) and what changed, one plain phrase each."""
+    """The kind of a change (NONE, TEXT, SETTINGS or DESIGN) and what changed.
+
+    Text and design changes are short codes ("question smoker: text", see ``plain``); settings
+    changes are already plain phrases with the values before and after.
+    """
 
     kind: str
     text_changes: tuple[str, ...] = ()
     design_changes: tuple[str, ...] = ()
+    settings_changes: tuple[str, ...] = ()
 
     @property
     def needs_version(self) -> bool:
@@ -60,8 +74,48 @@ def classify_change(old: SurveyDefinition, new: SurveyDefinition) -> Revision:
         for before, after in zip(old.questions, new.questions):
             _compare_question(before, after, text, design)
             _compare_show_if(before, after, renamed, text, design)
-    kind = DESIGN if design else TEXT if text else NONE
-    return Revision(kind, tuple(text), tuple(design))
+    settings = _settings_changes(old, new)
+    kind = DESIGN if design else TEXT if text else SETTINGS if settings else NONE
+    return Revision(kind, tuple(text), tuple(design), tuple(settings))
+
+
+def _settings_changes(old: SurveyDefinition, new: SurveyDefinition) -> list[str]:
+    """Return each change of who may answer or of the panel, in plain words with before → after."""
+    changes = []
+    if old.access != new.access:
+        changes.append(f"Access: {_ACCESS_WORDS.get(old.access, old.access)} → "
+                       f"{_ACCESS_WORDS.get(new.access, new.access)}")
+    if old.panel != new.panel:
+        if old.panel is None or new.panel is None:
+            changes.append(f"Panel: {_panel_words(old.panel)} → {_panel_words(new.panel)}")
+        else:
+            for name, label in (("parameters", "Panel link parameters"), ("code", "Panel completion code"),
+                                ("redirect", "Panel redirect")):
+                before, after = getattr(old.panel, name), getattr(new.panel, name)
+                if before != after:
+                    changes.append(f"{label}: {_value_words(before)} → {_value_words(after)}")
+    return changes
+
+
+def _panel_words(panel) -> str:
+    """Return a panel setting in a few words ("none", or its completion code, redirect and link parameters)."""
+    if panel is None:
+        return "none"
+    parts = []
+    if panel.code is not None:
+        parts.append(f"completion code {panel.code}")
+    if panel.redirect is not None:
+        parts.append(f"redirect to {panel.redirect}")
+    if panel.parameters:
+        parts.append("link parameters " + ", ".join(panel.parameters))
+    return "; ".join(parts)
+
+
+def _value_words(value) -> str:
+    """Return a panel field's value in words: "none" when unset, a list joined by commas."""
+    if value is None or value == ():
+        return "none"
+    return ", ".join(value) if isinstance(value, tuple) else str(value)
 
 
 def _question_list_change(old_ids: list[str], new_ids: list[str]) -> str:
@@ -120,11 +174,16 @@ def _compare_show_if(before, after, renamed: dict, text: list[str], design: list
 def describe(revision: Revision, *, responses: int, version: int, epsilons: tuple[float, float]) -> str:
     """Return the one plain sentence that says what saving this revision does to the survey's data."""
     counted = f"{responses:,} response{'' if responses == 1 else 's'}"
+    stay = f"the {counted} {'stays' if responses == 1 else 'stay'} one data set"
     if revision.kind == NONE:
         return "Nothing changes: the new definition is the same as the survey's."
+    if revision.kind == TEXT and not revision.settings_changes:
+        return f"Text only: {stay}; the codebook records each wording with the day respondents first saw it."
     if revision.kind == TEXT:
-        return (f"Text only: the {counted} stay one data set; the codebook records each wording "
-                "with the day respondents first saw it.")
+        return (f"Text and settings: no change to how answers are randomized, so {stay}. The codebook records "
+                "each wording with the day respondents first saw it.")
+    if revision.kind == SETTINGS:
+        return f"Settings only: no change to how answers are randomized, so {stay}."
     change = "how answers are randomized"
     if epsilons[0] != epsilons[1]:
         change += f" (ε {epsilons[0]:g} → {epsilons[1]:g})"
@@ -171,13 +230,19 @@ def wording_history(wordings: list[tuple[str, SurveyDefinition]]) -> dict:
     return history
 
 
-def done_message(done: str, number: int, responses: int) -> str:
-    """Return the sentence that says what a stored revision did (``Store.apply_revision``'s answer)."""
+def done_message(done: str, number: int, responses: int, *, settings: bool = False) -> str:
+    """Return the sentence that says what a stored revision did (``Store.apply_revision``'s answer).
+
+    ``settings`` says that a text correction also changed settings (access, panel).
+    """
+    stay = f"the {responses:,} response{' stays' if responses == 1 else 's stay'} one data set"
     if done == "none":
         return "Nothing changed: the definition is the same as the survey's."
     if done == "text":
-        return (f"Wording corrected: the {responses:,} responses stay one data set; the codebook records each "
-                "wording with the day respondents first saw it.")
+        return (f"{'Wording and settings changed' if settings else 'Wording corrected'}: {stay}. The codebook "
+                "records each wording with the day respondents first saw it.")
+    if done == "settings":
+        return f"Settings changed: {stay}."
     if done == "version":
         return (f"Version {number} started: respondents now get the new design at the same address; "
                 f"version {number - 1} and its {responses:,} responses are shown apart.")

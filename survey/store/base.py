@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -25,6 +24,7 @@ from .interviews import Interviews
 from .mailing import Mailing
 from .retention import Retention
 from .versioning import Versions
+from .design_cache import DESIGNS as _DESIGNS, LOCK as _DESIGNS_LOCK, RECENT as _RECENT, wording_key
 from .errors import SlugTaken, StoreError, SurveyClosed, SurveyNotFound
 from .ids import new_ids, today
 from .location import is_postgres_url
@@ -58,11 +58,6 @@ def lock_timeout_ms() -> int:
     if not text.isdigit():
         raise StoreError(f"{LOCK_TIMEOUT_ENV} must be a whole number of milliseconds, got {text!r}")
     return int(text)
-
-
-_DESIGNS: dict[str, dict] = {}
-_RECENT: dict[tuple[str, str], dict] = {}
-_DESIGNS_LOCK = threading.Lock()
 
 
 # The store class of each kind of location, "sqlite" and "postgresql": each backend's class
@@ -230,7 +225,7 @@ class Store(Accounts, Mailing, Retention, Interviews, Versions):
         row = self._execute("SELECT design_hash, wording FROM surveys WHERE slug = ?", [slug]).fetchone()
         if row is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
-        key = row[0] if not row[1] else f"{row[0]}~{row[1]}"  # a corrected wording keeps its hash (``versioning``)
+        key = wording_key(row[0], row[1])  # a corrected wording keeps its hash (``versioning``)
         design = _DESIGNS.get(key)
         if design is None:
             text = self._execute("SELECT design FROM surveys WHERE slug = ?", [slug]).fetchone()

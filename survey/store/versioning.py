@@ -1,9 +1,10 @@
 """Correcting a live survey: text revisions with their history, and versions that keep designs apart (issue 27).
 
-A *text* revision (``core.revisions.TEXT``) keeps the survey's randomization, its design
-hash, report table, tallies and sandbox: the stored design takes the new wording and keeps
-the hash of the design its reports were made with, and ``wordings`` records each
-definition with the day (never a time) from which respondents saw it.
+A *text* revision (``core.revisions.TEXT``, and likewise a *settings* one: access or panel)
+keeps the survey's randomization, its design hash, report table, tallies and sandbox: the
+stored design takes the new wording and keeps the hash of the design its reports were made
+with, and ``wordings`` records each definition with the day (never a time) from which
+respondents saw it.
 
 A *design* change of a survey with responses makes a new version under the same slug. The
 survey row keeps the public slug, its invitations, collaborators and mailing, and takes the
@@ -19,7 +20,8 @@ import json
 
 from ..core.definition import parse_definition_toml
 from ..core.design import build_design
-from ..core.revisions import DESIGN, NONE, TEXT, wording_history
+from ..core.revisions import DESIGN, NONE, SAME_DATA_SET, SETTINGS, TEXT, wording_history
+from .design_cache import forget_wording
 from .errors import StoreError, SurveyNotFound
 from .ids import today
 from . import schema
@@ -75,27 +77,29 @@ class Versions:
             conn.execute("UPDATE surveys SET title = ?, definition = ?, design = ?, wording = ? WHERE slug = ?",
                          [design["title"], definition_text, json.dumps(stored, separators=(",", ":")), revision,
                           slug])
+        forget_wording(self.path, slug, row[0], revision)
         return revision
 
     def apply_revision(self, slug: str, definition_text: str, design: dict, kind: str) -> tuple[str, int]:
         """Store a new definition of kind ``kind`` (``core.revisions``); return what was done and its number.
 
-        ("none", 0) for no change; ("text", wording revision) for a text correction (and for any
-        change of a draft, replaced as drafts are); ("version", number) for a design change of a
-        survey with responses; ("replaced", 1) for one of a survey without.
+        ("none", 0) for no change; ("text", wording revision) for a text correction and
+        ("settings", wording revision) for a settings change (both keep one data set);
+        ("replaced", 1) for any change of a draft, replaced as drafts are; ("version", number) for a
+        design change of a survey with responses; ("replaced", 1) for one of a survey without.
         """
         if kind == NONE:
             return "none", 0
-        if kind not in (TEXT, DESIGN):
-            raise StoreError(f"a revision is {TEXT!r} or {DESIGN!r}, not {kind!r}")
+        if kind not in (TEXT, SETTINGS, DESIGN):
+            raise StoreError(f"a revision is {TEXT!r}, {SETTINGS!r} or {DESIGN!r}, not {kind!r}")
         if self.family(slug) != slug:
             raise StoreError(f"{slug!r} is an earlier version, kept as it was; correct the survey "
                              f"{self.family(slug)!r} instead")
         if self.survey_status(slug) == "draft":
             self.create_survey(definition_text, design, replace=True, status="draft")
             return "replaced", 1
-        if kind == TEXT:
-            return "text", self.revise_text(slug, definition_text, design)
+        if kind in SAME_DATA_SET:
+            return kind, self.revise_text(slug, definition_text, design)
         if self._received(slug):
             return "version", self.new_version(slug, definition_text, design)
         self.create_survey(definition_text, design, replace=True)

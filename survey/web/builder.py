@@ -17,7 +17,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 
-from flask import Blueprint, Response, flash, g, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, Response, abort, flash, g, jsonify, redirect, render_template, request, url_for
 from werkzeug.datastructures import MultiDict
 
 from ..core.definition import DECLINE_LABEL, KINDS, LANGUAGE_RE, MAX_OPTIONS, SurveyDefinition, parse_definition
@@ -37,7 +37,7 @@ from .builder_languages import field_name, language_name, left_out, parse_langua
 from .builder_text import preview_terms, summary
 from .db import get_store
 from .forms import LogoutForm
-from .revising import back_to_builder, is_published_edit, propose, render_confirmation
+from .revising import BACK_TO_EDITING, back_to_builder, is_published_edit, propose, render_confirmation
 
 bp = Blueprint("builder", __name__)
 
@@ -330,7 +330,9 @@ def _apply(form: BuilderForm, action: str) -> tuple[BuilderForm, str | None] | N
 
 
 def _render(form: BuilderForm, evaluation: Evaluation | None = None, *, focus: str | None = None,
-            import_form: ImportForm | None = None, status: int = 200, editing: str | None = None):
+            import_form: ImportForm | None = None, status: int = 200, editing: str | None = None,
+            unsaved: bool = False):
+    """Render the builder page (``unsaved``: the form holds an edit brought back from the confirmation page)."""
     evaluation = evaluation or Evaluation()
     pair_choices(form)
     power_choices(form)
@@ -349,7 +351,7 @@ def _render(form: BuilderForm, evaluation: Evaluation | None = None, *, focus: s
                            first_language=language_name((languages or [DEFAULT_LANGUAGE])[0]),
                            translated=form.translation_data,
                            import_form=import_form or ImportForm(), kinds=KINDS, kind_names=KIND_NAMES,
-                           question_templates=question_templates, editing=editing,
+                           question_templates=question_templates, editing=editing, unsaved=unsaved,
                            max_options=MAX_OPTIONS, decline_label=DECLINE_LABEL,
                            logout_form=LogoutForm()), status
 
@@ -361,13 +363,30 @@ def _blank_form() -> BuilderForm:
                                            "questions-0-weight": "1"}))
 
 
+def _definition_form(text: str) -> BuilderForm:
+    """Return the builder's form filled from a TOML definition (a stored one, or the confirmation's unsaved edit)."""
+    data = tomllib.loads(text.replace("\r\n", "\n"))
+    return BuilderForm(formdata=MultiDict({**mapping_to_formdata(data), "respondents": "1000", "margin": "5"}))
+
+
+def _back_to_editing(editing: str | None):
+    """Show the builder with the unsaved edit the confirmation page posted back ("Back to editing"); store nothing."""
+    if not editing:
+        abort(400, description="Back to editing needs the survey being edited; open it from its dashboard.")
+    survey_for_researcher(editing)  # 404 unless the researcher may see it
+    try:
+        form = _definition_form(request.form.get("definition") or "")
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        abort(400, description="The edit could not be read back; edit the survey again.")
+    return _render(form, evaluate(form), editing=editing, unsaved=True)
+
+
 def _starting_form() -> BuilderForm:
     edit = request.args.get("edit")
     if not edit:
         return _blank_form()
     survey_for_researcher(edit)  # 404 unless the researcher may see it
-    data = tomllib.loads(get_store().get_definition(edit))
-    return BuilderForm(formdata=MultiDict({**mapping_to_formdata(data), "respondents": "1000", "margin": "5"}))
+    return _definition_form(get_store().get_definition(edit))
 
 
 def _save(evaluation: Evaluation, editing: str | None = None):
@@ -408,6 +427,8 @@ def build():
     form = BuilderForm()
     action = request.form.get("action", "preview")
     editing = request.form.get("editing") or None
+    if action == BACK_TO_EDITING:
+        return _back_to_editing(editing)
     applied = _apply(form, action)
     if applied is not None:
         return _render(applied[0], focus=applied[1], editing=editing)

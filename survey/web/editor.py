@@ -13,7 +13,7 @@ from .auth import login_required
 from .builder_text import mechanism_title
 from .db import get_store
 from .forms import LogoutForm, NewSurveyForm
-from .revising import back_to_editor, is_published_edit, propose, render_confirmation
+from .revising import BACK_TO_EDITING, back_to_editor, is_published_edit, propose, render_confirmation
 
 bp = Blueprint("editor", __name__)
 
@@ -28,12 +28,17 @@ def new_survey():
     published survey one may see asks first whether it corrects the text or starts a new version (``revising``).
 
     A rejected submission re-renders the form with the user's text and the error (status 422).
+    The confirmation's "Back to editing" posts its unsaved definition here: it is shown and previewed, not stored.
     """
     form = NewSurveyForm()
     design = None
     edit = request.args.get("edit")
-    if request.method == "GET" and edit:
+    unsaved = request.method == "POST" and request.form.get("action") == BACK_TO_EDITING
+    if unsaved:
+        form.create.data = False  # only ever shown again: the confirmation's way back stores nothing
+    if (request.method == "GET" or unsaved) and edit:
         survey_for_researcher(edit)  # 404 unless the researcher may see it
+    if request.method == "GET" and edit:
         form.definition.data = get_store().get_definition(edit)
     if form.validate_on_submit():
         text = form.definition_text()
@@ -71,7 +76,7 @@ def new_survey():
                         return redirect(url_for("research.results", slug=slug))
     status = 422 if form.errors else 200
     return render_template("new_survey.html", form=form, design=design, logout_form=LogoutForm(),
-                           mechanism_title=mechanism_title, editing=edit), status
+                           mechanism_title=mechanism_title, editing=edit, unsaved=unsaved), status
 
 
 def _correcting(slug: str) -> bool:

@@ -1,10 +1,12 @@
 """Correcting a published survey from the builder or the TOML editor: say what a save does, then do it (issue 27).
 
-Saving an edit of a published survey first shows a confirmation page that lists the text
-changes and the design changes in plain words and says what happens to the responses
+Saving an edit of a published survey first shows a confirmation page that lists the text,
+settings and design changes in plain words and says what happens to the responses
 (``core.revisions.describe``); confirming posts the same definition to ``/surveys/<slug>/revise``,
-which classifies it again and stores it: a text correction keeps one data set, a design change
-of a survey with responses makes a new version under the same link (``store.versioning``).
+which classifies it again and stores it: a text or settings change keeps one data set, a design
+change of a survey with responses makes a new version under the same link (``store.versioning``).
+"Back to editing" posts the same definition, unsaved, back to the builder or the TOML editor
+(``back_to_builder``, ``back_to_editor``), which show it for more editing; nothing is stored.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from wtforms import HiddenField
 from ..core.definition import DefinitionError, parse_definition_toml
 from ..core.definition_check import every_mistake
 from ..core.design import build_design
-from ..core.revisions import (DESIGN, NONE, TEXT, Revision, classify_change, describe, done_message, plain,
-                              wording_changes)
+from ..core.revisions import (DESIGN, NONE, SETTINGS, TEXT, Revision, classify_change, describe, done_message,
+                              plain, wording_changes)
 from ..store import StoreError, StoreUnavailable
 from .access import survey_for_researcher
 from .auth import login_required
@@ -29,6 +31,8 @@ from .security import csrf
 
 bp = Blueprint("revising", __name__)
 csrf.exempt(bp)  # the token is checked in the view, after survey_for_researcher: 404 first to anyone else
+# The value of ``action`` with which the confirmation's "Back to editing" posts the unsaved definition.
+BACK_TO_EDITING = "edit"
 
 
 class ReviseForm(FlaskForm):
@@ -60,6 +64,21 @@ class Proposal:
         """The design changes, one plain phrase each."""
         return [plain(change) for change in self.revision.design_changes]
 
+    @property
+    def confirm_label(self) -> str:
+        """The label of the button that stores the change ("" when nothing changes)."""
+        kind = self.revision.kind
+        if kind == NONE:
+            return ""
+        if kind in (TEXT, SETTINGS):
+            return "Save the correction" if kind == TEXT else "Save the settings"
+        return f"Start version {self.version + 1}" if self.responses else "Replace the design"
+
+    @property
+    def settings_changes(self) -> list[str]:
+        """The settings changes (who may answer, panel), one plain phrase each with before → after."""
+        return list(self.revision.settings_changes)
+
 
 def is_published_edit(slug: str) -> bool:
     """Return whether ``slug`` names a published survey (open or closed, its current version) the researcher may edit."""
@@ -89,15 +108,15 @@ def propose(slug: str, definition: str) -> Proposal:
 def render_confirmation(proposal: Proposal, *, back: str, status: int = 200):
     """Render the page that says what the save does, with the button that does it."""
     form = ReviseForm(formdata=None, definition=proposal.definition)
-    return render_template("revise_confirm.html", proposal=proposal, form=form, back=back, TEXT=TEXT,
-                           DESIGN=DESIGN, NONE=NONE, logout_form=LogoutForm()), status
+    return render_template("revise_confirm.html", proposal=proposal, form=form, back=back, DESIGN=DESIGN,
+                           back_action=BACK_TO_EDITING, logout_form=LogoutForm()), status
 
 
 def apply(proposal: Proposal) -> str:
     """Store the proposal (text revision, new version or replaced design); return the message to flash."""
     done, number = get_store().apply_revision(proposal.slug, proposal.definition, proposal.design,
                                               proposal.revision.kind)
-    return done_message(done, number, proposal.responses)
+    return done_message(done, number, proposal.responses, settings=bool(proposal.revision.settings_changes))
 
 
 @bp.post("/surveys/<slug>/revise")
@@ -126,10 +145,10 @@ def revise(slug):
 
 
 def back_to_builder(slug: str) -> str:
-    """Return the address of the builder editing ``slug`` (the confirmation's way back)."""
+    """Return the address to which "Back to editing" posts the unsaved definition for the builder."""
     return url_for("builder.build", edit=slug)
 
 
 def back_to_editor(slug: str) -> str:
-    """Return the address of the TOML editor editing ``slug`` (the confirmation's way back)."""
+    """Return the address to which "Back to editing" posts the unsaved definition for the TOML editor."""
     return url_for("editor.new_survey", edit=slug)

@@ -109,7 +109,21 @@ def test_fix_a_typo_then_change_epsilon(browser, live_server, owned):
     page.set_viewport_size({"width": 360, "height": 800})
     assert _fits(page), "the confirmation fits 360 px"
     _shot(page, "edit-confirm-text-360.png")
+    # Back to editing, by keyboard at 360 px: the builder shows the unsaved wording again; nothing was stored.
+    page.get_by_role("button", name="Save the correction").focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "back-to-editing-button"
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(rf"/surveys/build\?edit={SLUG}$"))
+    assert page.locator("#questions-0-text").input_value() == new_text
+    assert "not saved yet" in page.locator("#unsaved-note").inner_text()
+    assert _fits(page), "the builder brought back fits 360 px"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "edit-back-to-editing-360.png"))  # the first screen: the form's notes
     page.set_viewport_size({"width": 1280, "height": 900})
+    page.get_by_role("button", name="Review and save changes").click()
+    page.wait_for_url(re.compile("/surveys/build$"))
+    assert f"Text only: the {RESPONSES} responses stay one data set" in page.locator("#revision-kind").inner_text()
     page.get_by_role("button", name="Save the correction").click()
     page.wait_for_url(re.compile(f"/surveys/{SLUG}/results$"))
     assert "Wording corrected" in page.locator(".flash").inner_text()

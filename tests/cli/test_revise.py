@@ -70,6 +70,25 @@ def test_dry_run_says_the_kind_and_stores_nothing_then_revise_corrects_the_text(
         "Do you smoke tobacco a", "Do you currently smoke"]
 
 
+def test_a_panel_and_access_change_is_settings_kept_as_one_data_set(run, db_path, tmp_path, answered):
+    text = re.sub(r"^(epsilon = .*)$", r'\1\naccess = "invite"', smoking_text(), count=1, flags=re.M)
+    changed = _file(tmp_path, "settings.toml", text + '\n[panel]\ncode = "C1A2B3C4"\n')
+    dry = ok(run("revise", SLUG, changed, "--dry-run")).stdout
+    assert dry.startswith("Settings only: no change to how answers are randomized, so the 4 responses stay one "
+                          "data set.\nSettings changes:\n  - Access: anyone with the link → invitation only\n"
+                          "  - Panel: none → completion code C1A2B3C4\n"), dry
+    assert "Text" not in dry and "Design changes" not in dry
+    done = ok(run("revise", SLUG, changed)).stdout
+    assert "Settings changed: the 4 responses stay one data set." in done
+    store = Store(db_path)
+    try:
+        design = store.get_design(SLUG)
+        assert (design["access"], design["panel"]["code"], len(store.versions(SLUG)), store.received_count(SLUG)) \
+            == ("invite", "C1A2B3C4", 1, 4)
+    finally:
+        store.close()
+
+
 def test_a_design_change_makes_version_two_and_list_shows_it(run, db_path, tmp_path, answered):
     changed = _file(tmp_path, "changed.toml", re.sub(r"^epsilon = .*$", "epsilon = 1", smoking_text(), count=1,
                                                       flags=re.M))

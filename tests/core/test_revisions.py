@@ -3,8 +3,8 @@
 import pytest
 
 from survey.core.definition import parse_definition
-from survey.core.revisions import (DESIGN, NONE, TEXT, classify_change, describe, plain, wording_changes,
-                                   wording_history)
+from survey.core.revisions import (DESIGN, NONE, SAME_DATA_SET, SETTINGS, TEXT, classify_change, describe,
+                                   done_message, plain, wording_changes, wording_history)
 
 
 def _definition(**changes):
@@ -114,3 +114,65 @@ def test_wording_changes_show_before_and_after():
     assert wording_changes(old, new) == [
         ("Title", "Habits", "Habits 2026"), ("Question smoker", "Do you smok?", "Do you smoke?"),
         ("Options of drink", "Never · Weekly · Daily", "Never · Every week · Daily")]
+
+
+@pytest.mark.parametrize("changes, phrase", [
+    ({"access": "invite"}, "Access: anyone with the link → invitation only"),
+    ({"panel": {"code": "C1A2B3C4", "parameters": ["PROLIFIC_PID"]}},
+     "Panel: none → completion code C1A2B3C4; link parameters PROLIFIC_PID"),
+])
+def test_who_may_answer_and_the_panel_are_settings_not_text(changes, phrase):
+    revision = classify_change(_definition(), _definition(**changes))
+    assert revision.kind == SETTINGS and not revision.needs_version and SETTINGS in SAME_DATA_SET
+    assert revision.settings_changes == (phrase,)
+    assert not revision.text_changes and not revision.design_changes
+    back = classify_change(_definition(**changes), _definition())
+    assert back.kind == SETTINGS and back.settings_changes[0].split(": ", 1)[0] == phrase.split(": ", 1)[0]
+
+
+def test_a_changed_panel_lists_each_of_its_fields_before_and_after():
+    old = _definition(panel={"code": "OLD-1", "parameters": ["PROLIFIC_PID", "STUDY_ID"]})
+    new = _definition(panel={"code": "NEW-2", "parameters": ["PROLIFIC_PID"]})
+    assert classify_change(old, new).settings_changes == (
+        "Panel link parameters: PROLIFIC_PID, STUDY_ID → PROLIFIC_PID", "Panel completion code: OLD-1 → NEW-2")
+
+
+def test_text_and_settings_together_is_described_as_both_and_a_design_change_still_wins():
+    both = classify_change(_definition(), _definition(title="Daily habits", access="invite"))
+    assert both.kind == TEXT and both.text_changes == ("survey title",)
+    assert both.settings_changes == ("Access: anyone with the link → invitation only",)
+    sentence = describe(both, responses=200, version=1, epsilons=(2, 2))
+    assert sentence.startswith("Text and settings: no change to how answers are randomized, so the 200 responses "
+                               "stay one data set")
+    design = classify_change(_definition(), _definition(access="invite", epsilon=1.0))
+    assert design.kind == DESIGN and design.needs_version and design.settings_changes
+    assert "version 2" in describe(design, responses=200, version=1, epsilons=(2.0, 1.0))
+
+
+def test_describe_and_done_message_of_a_settings_change_never_say_text():
+    revision = classify_change(_definition(), _definition(access="invite"))
+    sentence = describe(revision, responses=1, version=1, epsilons=(2, 2))
+    assert sentence == "Settings only: no change to how answers are randomized, so the 1 response stays one data set."
+    assert "Text" not in sentence and "wording" not in sentence
+    assert done_message("settings", 1, 3) == "Settings changed: the 3 responses stay one data set."
+    assert done_message("text", 1, 3, settings=True).startswith("Wording and settings changed: the 3 responses")
+    assert done_message("text", 1, 3).startswith("Wording corrected: the 3 responses")
+
+
+def test_what_a_save_does_is_said_at_a_plain_reading_level():
+    """Flesch–Kincaid grade 8 or below (the measure of tests/web/test_reading_level.py) for every kind's sentence."""
+    import re
+
+    import readability
+
+    def grade(text):
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
+        return readability.getmeasures("\n".join(sentences), lang="en")["readability grades"]["Kincaid"]
+
+    old = _definition()
+    for new in (_definition(title="Daily habits"), _definition(access="invite"),
+                _definition(title="Daily habits", access="invite"), _definition(epsilon=1.0)):
+        sentence = describe(classify_change(old, new), responses=200, version=1, epsilons=(2.0, new.epsilon))
+        assert grade(sentence) <= 8.0, (grade(sentence), sentence)
+    for done in ("text", "settings"):
+        assert grade(done_message(done, 1, 200)) <= 8.0

@@ -150,3 +150,82 @@ def test_only_people_of_the_survey_may_revise(app, db_path, answered):
     assert other.get(f"/surveys/build?edit={SLUG}").status_code == 404
     assert other.post(f"/surveys/{SLUG}/revise", data={"definition": "x"}).status_code in (400, 404)
     assert _with_store(db_path, lambda s: s.wordings(SLUG)) == []
+
+
+def _back_to_editing(client, confirmation):
+    """Press the confirmation's "Back to editing": post its form (CSRF token, the unsaved definition) to its action."""
+    from test_builder import FormFields
+
+    body = confirmation.get_data(as_text=True)
+    action = html.unescape(re.search(r'<form method="post" action="([^"]+)" class="inline" id="back-to-editing">',
+                                     body).group(1))
+    parser = FormFields("back-to-editing")
+    parser.feed(body)
+    assert parser.buttons == ["edit"] and parser.fields["csrf_token"]
+    assert re.search(r'<button type="submit" class="secondary" name="action" value="edit"\s+'
+                     r'id="back-to-editing-button">Back to editing</button>', body)
+    return client.post(action, data={**parser.fields, "action": "edit"})
+
+
+def test_back_to_editing_keeps_the_unsaved_edit_in_the_builder_and_stores_nothing(app, owner, db_path, answered):
+    stored = _with_store(db_path, lambda s: s.get_definition(SLUG))
+    values = fields(owner.get(f"/surveys/build?edit={SLUG}"))
+    edited = values["questions-0-text"].replace("smoke", "smoke cigarettes or")
+    values.update({"questions-0-text": edited, "access": "invite", "action": "save"})
+    confirmation = owner.post("/surveys/build", data=values)
+    assert "Text and settings:" in page(confirmation) and "Discard the changes" in page(confirmation)
+    back = _back_to_editing(owner, confirmation)
+    assert back.status_code == 200, page(back)[:2000]
+    assert f"<h1>Edit survey {SLUG}</h1>" in page(back) and "not saved yet" in page(back)
+    again = fields(back)
+    assert again["questions-0-text"] == edited and again["access"] == "invite" and again["editing"] == SLUG
+    assert _with_store(db_path, lambda s: (s.get_definition(SLUG), s.wordings(SLUG))) == (stored, [])
+    # The form brought back saves as the same edit: the round trip adds no change of its own.
+    resaved = page(owner.post("/surveys/build", data={**again, "action": "save"}))
+    assert "Text and settings:" in resaved and "Question smoker: wording" in resaved and "Design changes" not in resaved
+    # Without the CSRF token, or for a survey one may not see, nothing is shown.
+    assert owner.post(f"/surveys/build?edit={SLUG}", data={"definition": stored, "editing": SLUG,
+                                                            "action": "edit"}).status_code == 400
+    from test_ownership import signed_in
+
+    other = signed_in(app, *OTHER)
+    token = fields(other.get("/surveys/build"))["csrf_token"]
+    for address in (f"/surveys/build?edit={SLUG}", f"/surveys/new?edit={SLUG}"):
+        refused = other.post(address, data={"csrf_token": token, "definition": stored, "editing": SLUG,
+                                            "action": "edit"})
+        assert refused.status_code == 404, address
+    assert _with_store(db_path, lambda s: s.get_definition(SLUG)) == stored
+
+
+def test_back_to_editing_keeps_the_unsaved_edit_in_the_toml_editor(owner, db_path, answered):
+    stored = _with_store(db_path, lambda s: s.get_definition(SLUG))
+    changed = re.sub(r"^epsilon = .*$", "epsilon = 1.5", stored, count=1, flags=re.M) + "\n# keep this comment\n"
+    token = fields(owner.get(f"/surveys/new?edit={SLUG}"), "new-survey")["csrf_token"]
+    confirmation = owner.post(f"/surveys/new?edit={SLUG}", data={"csrf_token": token, "definition": changed,
+                                                                  "create": "Create survey"})
+    assert "Start version 2" in page(confirmation)
+    back = _back_to_editing(owner, confirmation)
+    assert back.status_code == 200 and "not saved yet" in page(back) and f"<h1>Edit survey {SLUG}</h1>" in page(back)
+    assert fields(back, "new-survey")["definition"].replace("\r\n", "\n").strip() == changed.strip()
+    assert _with_store(db_path, lambda s: (s.get_definition(SLUG), len(s.versions(SLUG)))) == (stored, 1)
+
+
+def test_an_access_change_is_a_settings_change_kept_as_one_data_set(owner, db_path, answered):
+    stored = _with_store(db_path, lambda s: s.get_definition(SLUG))
+    assert not re.search(r"^access = ", stored, flags=re.M)  # open, the default
+    changed = re.sub(r"^(epsilon = .*)$", r'\1\naccess = "invite"', stored, count=1, flags=re.M)
+    token = fields(owner.get(f"/surveys/new?edit={SLUG}"), "new-survey")["csrf_token"]
+    confirmation = owner.post(f"/surveys/new?edit={SLUG}", data={"csrf_token": token, "definition": changed,
+                                                                  "create": "Create survey"})
+    text = page(confirmation)
+    assert (f"Settings only: no change to how answers are randomized, so the {RESPONSES} responses stay one data set."
+            in text)
+    assert "Text only" not in text and "Text changes" not in text and "Design changes" not in text
+    assert "Access: anyone with the link → invitation only" in text and "Save the settings" in text
+    done = _confirm(owner, confirmation)
+    assert done.status_code == 302
+    assert "Settings changed: the 7 responses stay one data set." in page(owner.get(f"/surveys/{SLUG}/results"))
+    design, versions, received = _with_store(db_path, lambda s: (s.get_design(SLUG), s.versions(SLUG),
+                                                                  s.received_count(SLUG)))
+    assert design["access"] == "invite" and design["hash"] == answered["hash"]
+    assert len(versions) == 1 and received == RESPONSES
