@@ -24,7 +24,7 @@ from .interviews import Interviews
 from .mailing import Mailing
 from .retention import Retention
 from .versioning import Versions
-from .design_cache import DESIGNS as _DESIGNS, LOCK as _DESIGNS_LOCK, RECENT as _RECENT, wording_key
+from .design_cache import DESIGNS as _DESIGNS, LOCK as _DESIGNS_LOCK, wording_key
 from .errors import SlugTaken, StoreError, SurveyClosed, SurveyNotFound
 from .ids import new_ids, today
 from .location import is_postgres_url
@@ -222,33 +222,24 @@ class Store(Accounts, Mailing, Retention, Interviews, Versions):
 
     def get_design(self, slug: str) -> dict:
         """Return the design of a survey (shared and cached by hash: do not modify it), or raise SurveyNotFound."""
-        row = self._execute("SELECT design_hash, wording FROM surveys WHERE slug = ?", [slug]).fetchone()
+        # A corrected wording keeps its hash (``versioning``), so its stored text is read too and
+        # named by its digest: never another database's or a deleted survey's wording of that number.
+        row = self._execute("SELECT design_hash, wording, CASE WHEN wording <> 0 THEN design END FROM surveys "
+                            "WHERE slug = ?", [slug]).fetchone()
         if row is None:
             raise SurveyNotFound(f"no survey with slug {slug!r}")
-        key = wording_key(row[0], row[1])  # a corrected wording keeps its hash (``versioning``)
+        key = wording_key(row[0], row[1], row[2])
         design = _DESIGNS.get(key)
         if design is None:
-            text = self._execute("SELECT design FROM surveys WHERE slug = ?", [slug]).fetchone()
+            text = row[2] or self._execute("SELECT design FROM surveys WHERE slug = ?", [slug]).fetchone()
             if text is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
-            design = json.loads(text[0])
+            design = json.loads(text if isinstance(text, str) else text[0])
             with _DESIGNS_LOCK:
                 _DESIGNS[key] = design
-                _DESIGNS.setdefault(design["hash"], design)
         if design["slug"] != slug:  # a kept version (``versioning``) is named by its own key, pages and exports too
             design = {**design, "slug": slug}
-        _RECENT[self.path, slug] = design
         return design
-
-    def recent_design(self, slug: str) -> dict:
-        """Return the design this process last read for a survey, reading it only the first time.
-
-        For the hot path of submissions: a report made with another design hash must be
-        checked against ``get_design`` (which refreshes this), and every insert re-checks
-        the hash inside its transaction, so a replaced design is never written to.
-        """
-        design = _RECENT.get((self.path, slug))
-        return design if design is not None else self.get_design(slug)
 
     def get_definition(self, slug: str) -> str:
         """Return the definition text a survey was created from."""

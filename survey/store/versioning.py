@@ -21,7 +21,6 @@ import json
 from ..core.definition import parse_definition_toml
 from ..core.design import build_design
 from ..core.revisions import DESIGN, NONE, SAME_DATA_SET, SETTINGS, TEXT, wording_history
-from .design_cache import forget_wording
 from .errors import StoreError, SurveyNotFound
 from .ids import today
 from . import schema
@@ -77,7 +76,6 @@ class Versions:
             conn.execute("UPDATE surveys SET title = ?, definition = ?, design = ?, wording = ? WHERE slug = ?",
                          [design["title"], definition_text, json.dumps(stored, separators=(",", ":")), revision,
                           slug])
-        forget_wording(self.path, slug, row[0], revision)
         return revision
 
     def apply_revision(self, slug: str, definition_text: str, design: dict, kind: str) -> tuple[str, int]:

@@ -105,7 +105,7 @@ def submit(slug):
         raise ReportError("answers are accepted only from the survey's own page; nothing was stored", status=403)
     store = get_store()
     if not request.is_json:
-        store.recent_design(slug)
+        store.get_design(slug)
         raise ReportError("the body must be JSON sent with Content-Type: application/json")
     design, answers, submission, invite = admitted(store, slug, request.get_data(cache=False))
     store_submission(store, slug, design, answers, submission, invite)
@@ -125,13 +125,14 @@ def admitted(store, slug: str, body: bytes) -> tuple[dict, dict, str | None, str
 def validated(store, slug: str, body: bytes) -> tuple[dict, dict, object]:
     """Return (design, validated answers, parsed payload) of a submission's JSON body, or raise ReportError.
 
-    The design is the one the body names when that is the survey's; a refusal of a survey that is no
-    longer open says so (410) rather than naming the report.
+    The design is the survey's current one, read for every submission (one indexed SELECT, the parsed
+    design kept by hash and wording): a settings change keeps the hash, so a copy kept by the process
+    would let a worker that did not make the change accept a submission without an invitation after
+    the survey became invitation-only. A refusal of a survey that is no longer open says so (410)
+    rather than naming the report.
     """
-    design = store.recent_design(slug)
+    design = store.get_design(slug)
     payload = parse_submission(body)
-    if isinstance(payload, dict) and payload.get("design") != design["hash"]:
-        design = store.get_design(slug)
     try:
         answers = validate_submission(design, payload)
     except ReportError:

@@ -9,6 +9,8 @@ import html
 import io
 import json
 import re
+import subprocess
+import sys
 import zipfile
 
 import pytest
@@ -229,3 +231,26 @@ def test_an_access_change_is_a_settings_change_kept_as_one_data_set(owner, db_pa
                                                                   s.received_count(SLUG)))
     assert design["access"] == "invite" and design["hash"] == answered["hash"]
     assert len(versions) == 1 and received == RESPONSES
+
+
+def test_an_access_change_made_by_another_process_holds_for_the_next_submission_here(owner, db_path, answered,
+                                                                                     tmp_path):
+    """Every submission reads the survey's current design: a worker that kept the open design must not let a
+    submission without an invitation through once another process made the survey invitation-only."""
+    respondent = owner.application.test_client()
+    body = json.dumps({"design": answered["hash"], "answers": ANSWERS})
+
+    def submit():
+        return respondent.post(f"/s/{SLUG}/responses", data=body, content_type="application/json")
+
+    assert submit().status_code == 201  # this process has now read (and kept) the open design
+    stored = _with_store(db_path, lambda s: s.get_definition(SLUG))
+    changed = tmp_path / "invite.toml"
+    changed.write_text(re.sub(r"^(epsilon = .*)$", r'\1\naccess = "invite"', stored, count=1, flags=re.M),
+                       encoding="utf-8")
+    revised = subprocess.run([sys.executable, "-m", "survey", "--db", str(db_path), "revise", SLUG, str(changed)],
+                             capture_output=True, text=True, timeout=120)
+    assert revised.returncode == 0, revised.stderr
+    refused = submit()
+    assert refused.status_code == 403 and refused.get_json()["field"] == "invite", refused.get_data(as_text=True)
+    assert _with_store(db_path, lambda s: s.received_count(SLUG)) == RESPONSES + 1
