@@ -17,7 +17,7 @@ import pytest
 from survey.cli import main
 from survey.core.mechanisms.registry import MECHANISMS
 
-from conftest import REPO
+from conftest import REPO, definition
 
 SCRIPTS = REPO / "docs" / "scripts"
 EVERY_KIND = """
@@ -25,17 +25,7 @@ slug = "every-mechanism"
 title = "Every mechanism"
 epsilon = 12
 
-[[questions]]
-id = "smoker"
-kind = "yes_no"
-text = "Do you smoke?"
-
-[[questions]]
-id = "colour"
-kind = "choice"
-text = "Favourite colour?"
-options = ["red", "green", "blue"]
-
+""" + definition("smoker_colour") + """
 [[questions]]
 id = "country"
 kind = "choice"
@@ -103,17 +93,7 @@ epsilon = 3
 allocation = "sample"
 sample = 2
 
-[[questions]]
-id = "smoker"
-kind = "yes_no"
-text = "Do you smoke?"
-
-[[questions]]
-id = "colour"
-kind = "choice"
-text = "Favourite colour?"
-options = ["red", "green", "blue"]
-
+""" + definition("smoker_colour") + """
 [[questions]]
 id = "age"
 kind = "number"

@@ -24,6 +24,8 @@ from survey.exports.codebook import codebook, response_columns, slugify
 from survey.core.definition import parse_definition
 from survey.core.design import build_design, response_probabilities
 
+from conftest import definition
+
 # Every kind and mechanism: rr (yes_no), grr (3 options), OUE (8 options: at epsilon 0.4 a
 # question, OUE is chosen from d >= 3e^0.4 + 2 = 6.5), multi (with labels that collide
 # once slugified, or are a formula), and duchi (number).
@@ -32,17 +34,7 @@ slug = "every-kind"
 title = "Every kind"
 epsilon = 2.0
 
-[[questions]]
-id = "smoker"
-kind = "yes_no"
-text = "Do you smoke?"
-
-[[questions]]
-id = "colour"
-kind = "choice"
-text = "Favourite colour?"
-options = ["red", "green", "blue"]
-
+""" + definition("smoker_colour") + """
 [[questions]]
 id = "pet"
 kind = "choice"

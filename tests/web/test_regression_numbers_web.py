@@ -11,29 +11,11 @@ import pytest
 from survey.cli import main
 from survey.store import Store
 
-from conftest import OWNER, create_from_toml
+from conftest import OWNER, create_from_toml, definition
 from test_ownership import signed_in
 
 SLUG = "numbers-2026"
-DEFINITION = """
-slug = "numbers-2026"
-title = "Years and illness"
-epsilon = 20
-
-[[questions]]
-id = "ill"
-kind = "yes_no"
-text = "Have you been ill this year?"
-
-[[questions]]
-id = "years"
-kind = "number"
-text = "How many years have you worked here?"
-min = 0
-max = 10
-mechanism = "piecewise"
-weight = 2
-
+DEFINITION = "\n" + definition("years_ill") + """
 [[questions]]
 id = "visits"
 kind = "number"
