@@ -6,6 +6,7 @@ The browser tests also share a live server (`ldp-survey serve`, gunicorn, on 127
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import selectors
@@ -444,3 +445,29 @@ def signed_in_page(browser, origin: str, email: str, password: str, *, width: in
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(re.compile("/surveys$"))
     return context, page, errors
+
+
+def watch_page(page) -> tuple[list, list[str]]:
+    """Return (bodies, errors), filled as the page runs: the JSON body of each request it POSTs, each page error."""
+    bodies: list = []
+    errors: list[str] = []
+
+    def keep_body(request):
+        if request.method == "POST":
+            bodies.append(json.loads(request.post_data))
+
+    page.on("request", keep_body)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return bodies, errors
+
+
+def survey_page(browser, url: str, *, width: int | None = None):
+    """Return (context, page, bodies, errors): a new Chromium context's page on ``url``, watched (``watch_page``).
+
+    ``width`` sets a viewport ``width`` x 800 px; without it the context keeps Playwright's default viewport.
+    """
+    context = browser.new_context(**({"viewport": {"width": width, "height": 800}} if width else {}))
+    page = context.new_page()
+    bodies, errors = watch_page(page)
+    page.goto(url)
+    return context, page, bodies, errors

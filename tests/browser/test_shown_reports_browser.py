@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from conftest import create_from_toml
+from conftest import create_from_toml, survey_page, watch_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -122,15 +122,15 @@ WORDS_JS = """async ([question, report, options]) => {
 }"""
 
 
+def wait_ready(page):
+    """Wait until the survey's page can send (its script has run)."""
+    page.locator("#survey-form button[type=submit]:not([disabled])").wait_for()
+
+
 def open_survey(browser, origin: str, slug: str, *, width: int = 360):
     """Open a survey's page at a phone's width; return (context, page, bodies sent, page errors)."""
-    context = browser.new_context(viewport={"width": width, "height": 800})
-    page = context.new_page()
-    bodies, errors = [], []
-    page.on("request", lambda r: bodies.append(json.loads(r.post_data)) if r.method == "POST" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{origin}/s/{slug}")
-    page.locator("#survey-form button[type=submit]:not([disabled])").wait_for()
+    context, page, bodies, errors = survey_page(browser, f"{origin}/s/{slug}", width=width)
+    wait_ready(page)
     return context, page, bodies, errors
 
 
@@ -138,8 +138,9 @@ def lines(page) -> dict:
     return page.evaluate(LINES_JS)
 
 
-def design_of(page) -> dict:
-    return json.loads(page.locator("#design").text_content())
+def questions_of(page) -> dict:
+    """Return the page's design's questions by id."""
+    return {q["id"]: q for q in json.loads(page.locator("#design").text_content())["questions"]}
 
 
 def group(page, qid: str):
@@ -148,6 +149,12 @@ def group(page, qid: str):
 
 def send(page):
     page.get_by_role("button", name=re.compile("send", re.I)).click()
+
+
+def send_and_wait_thanks(page):
+    """Press send and wait for the thank-you."""
+    send(page)
+    page.locator("#thanks").wait_for(state="visible", timeout=10_000)
 
 
 def blank_memo_report(memo: dict, d: int) -> list[int]:
@@ -191,7 +198,7 @@ def test_untouched_blank_declined_and_changed_answers_send_exactly_what_their_li
 
     context, page, bodies, errors = open_survey(browser, origin, "shown-kinds")
     page.route(f"{origin}/s/shown-kinds/responses", fail_first_send)
-    questions = {q["id"]: q for q in design_of(page)["questions"]}
+    questions = questions_of(page)
 
     # Untouched: the multi-selects show the report of "none ticked"; the others say nothing is sent yet.
     start = lines(page)
@@ -247,8 +254,7 @@ def test_untouched_blank_declined_and_changed_answers_send_exactly_what_their_li
     group(page, "smoker").get_by_role("button", name=re.compile("new report")).click()
     final = lines(page)
     assert_words(page, questions["smoker"], final["smoker"])
-    send(page)
-    page.locator("#thanks").wait_for(state="visible", timeout=10_000)
+    send_and_wait_thanks(page)
     assert len(bodies) == 2 and bodies[1]["submission"] == bodies[0]["submission"]
     assert_body_is_shown(bodies[1], final, list(questions))
     assert bodies[1]["answers"]["lies"] == start["lies"]["report"], "the blank's report, as shown since the page loaded"
@@ -265,11 +271,10 @@ def test_a_series_wave_shows_the_kept_reports_it_reuses(browser, live_server):
     sent = {}
     for slug in ("shown-wave-1", "shown-wave-2"):
         page = context.new_page()
-        bodies = []
-        page.on("request", lambda r, into=bodies: into.append(json.loads(r.post_data)) if r.method == "POST" else None)
+        bodies, _ = watch_page(page)
         page.goto(f"{origin}/s/{slug}")
-        page.locator("#survey-form button[type=submit]:not([disabled])").wait_for()
-        questions = {q["id"]: q for q in design_of(page)["questions"]}
+        wait_ready(page)
+        questions = questions_of(page)
         memo = json.loads(page.evaluate("localStorage.getItem('ldp-survey:series:shown-series:lies')"))["memo"]
         status = page.locator("#series-status").inner_text()
         assert ("reuse the reports" in status) == (slug == "shown-wave-2"), status
@@ -279,8 +284,7 @@ def test_a_series_wave_shows_the_kept_reports_it_reuses(browser, live_server):
         group(page, "smoker").get_by_label("No").check()
         shown = lines(page)
         assert_words(page, questions["smoker"], shown["smoker"])
-        send(page)
-        page.locator("#thanks").wait_for(state="visible", timeout=10_000)
+        send_and_wait_thanks(page)
         [body] = bodies
         assert_body_is_shown(body, shown, list(questions))
         sent[slug] = body["answers"]
@@ -293,7 +297,7 @@ def test_sampled_out_questions_show_nothing_and_send_nothing(browser, live_serve
     origin = live_server["origin"]
     create_from_toml(live_server["db"], SAMPLE_TOML)
     context, page, bodies, errors = open_survey(browser, origin, "shown-sample")
-    questions = {q["id"]: q for q in design_of(page)["questions"]}
+    questions = questions_of(page)
     start = lines(page)
     [asked] = [qid for qid, line in start.items() if line["visible"]]
     hidden = [qid for qid in questions if qid != asked]
@@ -306,8 +310,7 @@ def test_sampled_out_questions_show_nothing_and_send_nothing(browser, live_serve
         group(page, asked).get_by_role("spinbutton").fill("50")
     shown = lines(page)
     assert_words(page, questions[asked], shown[asked], noneTicked=kind == "multi")
-    send(page)
-    page.locator("#thanks").wait_for(state="visible", timeout=10_000)
+    send_and_wait_thanks(page)
     [body] = bodies
     assert_body_is_shown(body, shown, [asked])
     assert errors == []
