@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from conftest import create_from_toml, survey_page, watch_page
+from conftest import create_from_toml, definition, survey_page, watch_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -49,13 +49,7 @@ text = "Which of these do you do daily?"
 options = ["Walk", "Read", "Cook"]
 decline = true
 
-[[questions]]
-id = "age"
-kind = "number"
-text = "How old are you?"
-min = 18
-max = 90
-"""
+""" + definition("age")
 SERIES_TOML = """
 slug = "{slug}"
 release_every = 1
@@ -99,13 +93,7 @@ kind = "multi"
 text = "Which of these do you do daily?"
 options = ["Walk", "Read", "Cook"]
 
-[[questions]]
-id = "age"
-kind = "number"
-text = "How old are you?"
-min = 18
-max = 90
-"""
+""" + definition("age")
 
 # Every question's line as the page shows it: visible or not, its words, and the report it says will be sent.
 LINES_JS = """() => Object.fromEntries([...document.querySelectorAll('fieldset[data-question]')].map((fs) => {

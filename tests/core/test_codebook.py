@@ -47,13 +47,7 @@ kind = "multi"
 text = "Which sports do you play?"
 options = ["Run", "run!", "=SUM(A1)", "Swim"]
 
-[[questions]]
-id = "age"
-kind = "number"
-text = "How old are you?"
-min = 18
-max = 90
-"""
+""" + definition("age")
 
 RECOMPUTE = r'''
 import csv, json, math, sys

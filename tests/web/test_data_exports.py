@@ -16,7 +16,7 @@ from survey.core.aggregate import CSV_HEADER
 from survey.exports.spreadsheet import MIMETYPE, results_workbook
 from survey.store import Store
 
-from conftest import OTHER, OWNER, create_from_toml, domain_answers
+from conftest import OTHER, OWNER, create_from_toml, definition, domain_answers
 
 SLUG = "labels"
 LABELS = ["-10% or more", "=1+1", "+5", "@home", "plain, with a comma"]
@@ -39,13 +39,7 @@ id = "smoker"
 kind = "yes_no"
 text = "Do you smoke?"
 
-[[questions]]
-id = "age"
-kind = "number"
-text = "How old are you?"
-min = 18
-max = 90
-"""
+""" + definition("age")
 
 
 def answers(design: dict, index: int) -> dict:
