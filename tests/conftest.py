@@ -471,3 +471,26 @@ def survey_page(browser, url: str, *, width: int | None = None):
     bodies, errors = watch_page(page)
     page.goto(url)
     return context, page, bodies, errors
+
+
+def lose_first_send(page, url: str, *, delivered: bool = False) -> list:
+    """Route the page's requests to ``url`` so that the first never gets its answer and the later ones go through.
+
+    The first is aborted as refused or, with ``delivered``, passed on to the server (which stores it) and then
+    aborted as reset, so the page never hears the reply. Return a list that then holds what became of the
+    first: the server's status code if delivered, else "refused".
+    """
+    fates: list = []
+
+    def route_it(route):
+        if fates:
+            route.continue_()
+        elif delivered:
+            fates.append(route.fetch().status)
+            route.abort("connectionreset")
+        else:
+            fates.append("refused")
+            route.abort("connectionrefused")
+
+    page.route(url, route_it)
+    return fates

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PANEL_TOML, create_from_toml, signed_in_page, stored_count, survey_page, watch_page
+from conftest import (PANEL_TOML, create_from_toml, lose_first_send, signed_in_page, stored_count, survey_page,
+                      watch_page)
 
 from survey.store import Store
+from test_accessibility import RULES
 from test_browser import fill_survey
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -54,9 +56,8 @@ def wait_thanks(page):
     page.locator("#thanks").wait_for(state="visible", timeout=10_000)
 
 
-def send_unheard(page, origin: str, handler):
-    """Answer the smoking survey and send it, its request routed through ``handler``; wait for "could not be sent"."""
-    page.route(f"{origin}/s/{SLUG}/responses", handler)
+def send_unheard(page):
+    """Answer the smoking survey and send it (its answer to be lost); wait until the page says it could not be sent."""
     fill_survey(page)
     send(page)
     page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
@@ -141,16 +142,9 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
 def test_a_lost_201_then_a_retry_stores_one_response(browser, live_server):
     before = stored_count(live_server["db"], SLUG)
     context, page, sent, _ = survey_page(browser, f"{live_server['origin']}/s/{SLUG}")
-    delivered = []
-
-    def lose_the_first_answer(route):
-        if not delivered:
-            delivered.append(route.fetch().status)  # reaches the server and is stored...
-            route.abort("connectionreset")          # ...but the page never hears the 201
-        else:
-            route.continue_()
-
-    send_unheard(page, live_server["origin"], lose_the_first_answer)
+    # The first answer reaches the server and is stored, but the page never hears the 201.
+    delivered = lose_first_send(page, f"{live_server['origin']}/s/{SLUG}/responses", delivered=True)
+    send_unheard(page)
     assert delivered == [201] and stored_count(live_server["db"], SLUG) == before + 1
     page.wait_for_function("!document.querySelector('button[type=submit]').disabled")
     send(page)
@@ -166,13 +160,8 @@ def test_a_lost_201_then_a_retry_stores_one_response(browser, live_server):
 def test_after_a_lost_201_and_a_reload_the_page_offers_the_same_reports_and_stores_them_once(browser, live_server):
     before = stored_count(live_server["db"], SLUG)
     context, page, sent, _ = survey_page(browser, f"{live_server['origin']}/s/{SLUG}")
-    delivered = []
-
-    def lose_the_answer(route):
-        delivered.append(route.fetch().status)
-        route.abort("connectionreset")
-
-    send_unheard(page, live_server["origin"], lose_the_answer)
+    delivered = lose_first_send(page, f"{live_server['origin']}/s/{SLUG}/responses", delivered=True)
+    send_unheard(page)
     page.unroute(f"{live_server['origin']}/s/{SLUG}/responses")
     assert delivered == [201]
 
@@ -193,16 +182,8 @@ def test_after_a_lost_201_and_a_reload_the_page_offers_the_same_reports_and_stor
 def test_a_changed_answer_after_a_failed_send_keeps_its_report_unless_confirmed(browser, live_server):
     before = stored_count(live_server["db"], SLUG)
     context, page, sent, _ = survey_page(browser, f"{live_server['origin']}/s/{SLUG}")
-    failures = []
-
-    def fail_once(route):
-        if not failures:
-            failures.append(1)
-            route.abort("connectionrefused")
-        else:
-            route.continue_()
-
-    send_unheard(page, live_server["origin"], fail_once)
+    lose_first_send(page, f"{live_server['origin']}/s/{SLUG}/responses")
+    send_unheard(page)
     page.wait_for_function("!document.querySelector('button[type=submit]').disabled")
     smoker = page.get_by_role("group", name=re.compile("smoke tobacco"))
     smoker.get_by_label("No").check()
@@ -377,15 +358,11 @@ def test_keyboard_only_completion(browser, live_server):
 def test_the_trust_sections_are_axe_clean_without_sideways_scroll_at_360_px(browser, live_server):
     from axe_playwright_python.sync_playwright import Axe
 
-    rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-             "resultTypes": ["violations"]}
     origin, db = live_server["origin"], live_server["db"]
     create_from_toml(db, WAVE_TOML.format(slug="habits-a11y", epsilon=4, options=json.dumps(OPTIONS)))
     create_from_toml(db, PANEL_TOML.replace('slug = "panel"', 'slug = "panel-a11y"'))
-    context = browser.new_context(viewport={"width": 360, "height": 800})
-    page = context.new_page()
+    context, page, _, _ = survey_page(browser, f"{origin}/s/habits-a11y", width=360)
     page.route(f"{origin}/s/habits-a11y/responses", lambda route: route.abort("connectionrefused"))
-    page.goto(f"{origin}/s/habits-a11y")
     page.get_by_role("group", name=re.compile("Do you smoke")).get_by_label("Yes").check()
     page.get_by_role("group", name=re.compile("Which of these")).get_by_label(OPTIONS[3], exact=True).check()
     send(page)
@@ -397,7 +374,7 @@ def test_the_trust_sections_are_axe_clean_without_sideways_scroll_at_360_px(brow
             page.goto(url)
         if url and "habits" in url:
             assert page.locator("#pending").is_visible(), "the unacknowledged send is offered again"
-        results = Axe().run(page, options=rules).response
+        results = Axe().run(page, options=RULES).response
         assert [v["id"] for v in results["violations"]] == [], page.url
         assert page.evaluate("document.documentElement.scrollWidth") <= 360, page.url
     context.close()
@@ -407,8 +384,6 @@ def test_the_dashboard_downloads_invitation_links_and_is_axe_clean_at_360_px(bro
     from axe_playwright_python.sync_playwright import Axe
     from werkzeug.security import generate_password_hash
 
-    rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-             "resultTypes": ["violations"]}
     origin, db = live_server["origin"], live_server["db"]
     create_from_toml(db, PANEL_TOML.replace('slug = "panel"', 'slug = "panel-dash"'))
     store = Store(db)
@@ -417,7 +392,7 @@ def test_the_dashboard_downloads_invitation_links_and_is_axe_clean_at_360_px(bro
     store.close()
     context, page, _ = signed_in_page(browser, origin, "inviter@example.org", "invite people", width=360)
     page.goto(f"{origin}/surveys/panel-dash/results")
-    assert Axe().run(page, options=rules).response["violations"] == []
+    assert Axe().run(page, options=RULES).response["violations"] == []
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     page.get_by_label("Number of links").fill("3")
     with page.expect_download() as download:

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from conftest import create_from_toml, definition, survey_page, watch_page
+from conftest import create_from_toml, definition, lose_first_send, survey_page, watch_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -175,17 +175,8 @@ def assert_body_is_shown(body: dict, shown: dict, asked: list[str]):
 def test_untouched_blank_declined_and_changed_answers_send_exactly_what_their_lines_show(browser, live_server):
     origin = live_server["origin"]
     create_from_toml(live_server["db"], KINDS_TOML)
-    failed = []
-
-    def fail_first_send(route):
-        if failed:
-            route.continue_()
-        else:
-            failed.append(1)
-            route.abort("connectionrefused")
-
     context, page, bodies, errors = open_survey(browser, origin, "shown-kinds")
-    page.route(f"{origin}/s/shown-kinds/responses", fail_first_send)
+    failed = lose_first_send(page, f"{origin}/s/shown-kinds/responses")
     questions = questions_of(page)
 
     # Untouched: the multi-selects show the report of "none ticked"; the others say nothing is sent yet.
@@ -227,7 +218,7 @@ def test_untouched_blank_declined_and_changed_answers_send_exactly_what_their_li
     assert "none ticked" not in shown["habits"]["text"], "“Prefer not to say” is an answer like the others"
     send(page)  # this first send is lost on the way
     page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
-    assert len(bodies) == 1 and failed == [1]
+    assert len(bodies) == 1 and failed == ["refused"]
     assert_body_is_shown(bodies[0], shown, list(questions))
 
     # After an attempted send, a changed answer keeps its report (and says so) until a new one is confirmed.
