@@ -172,6 +172,21 @@ def cli_runner() -> CliRunner:
     return CliRunner()
 
 
+def command_line(db, runner: CliRunner | None = None):
+    """Return run(*args, code=0): ``ldp-survey --db DB ARGS…`` (each argument made a str) through ``runner``, asserted
+    to exit with ``code``; it returns the command's stdout, or its stderr when ``code`` is not 0."""
+    from survey.cli import main
+
+    runner = runner or CliRunner()
+
+    def run(*args, code: int = 0) -> str:
+        result = runner.invoke(main, ["--db", str(db), *map(str, args)])
+        assert result.exit_code == code, (result.output, result.exception)
+        return result.stdout if code == 0 else result.stderr
+
+    return run
+
+
 def released_at_once(text: str) -> str:
     """Return a definition with ``release_every = 1`` after its slug line: every response counts at once.
 

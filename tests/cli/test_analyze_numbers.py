@@ -20,7 +20,7 @@ from scipy.special import expit
 
 from survey.cli import main
 
-from conftest import definition
+from conftest import command_line, definition
 
 # Forced response: answer truthfully w.p. 2/3, say yes w.p. 1/6, no w.p. 1/6: p = 5/6, q = 1/6.
 P, Q = 5 / 6, 1 / 6
@@ -178,11 +178,7 @@ def test_a_randomized_number_covariate_from_the_files_is_the_databases(cli_runne
     db, definition = tmp_path / "surveys.db", tmp_path / "numbers.toml"
     definition.write_text(NUMBERS, encoding="utf-8")
 
-    def run(*args):
-        result = cli_runner.invoke(main, ["--db", str(db), *map(str, args)])
-        assert result.exit_code == 0, result.output
-        return result.stdout
-
+    run = command_line(db, cli_runner)
     run("create", definition)
     run("simulate", "numbers-2026", "--n", 3000, "--seed", 6, "--truth", "years=5")
     run("export", "numbers-2026", "--responses", "--sandbox", "-o", tmp_path / "responses.csv")

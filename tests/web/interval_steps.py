@@ -1,7 +1,6 @@
 """Shared steps of the tests of the interval choices (tests/web/test_anytime_views.py, test_posterior_views.py).
 
-The smoking survey answered with real responses, its CSV rows read back, the command line run on its
-database, and an API token of its owner.
+The smoking survey answered with real responses, its CSV rows read back and an API token of its owner.
 """
 
 from __future__ import annotations
@@ -9,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 
-from survey.cli import main
 from survey.store import Store
 
 from conftest import OWNER
@@ -37,17 +35,6 @@ def answer(db_path, survey_hash: str, answers: list[dict]) -> tuple[dict, dict]:
 def csv_rows(text: str) -> list[dict]:
     """Return the rows of a CSV text as dicts keyed by its header."""
     return list(csv.DictReader(io.StringIO(text)))
-
-
-def command_line(cli_runner, db_path):
-    """Return run(*args, code=0): the CLI on the database, asserted to exit with ``code``; stdout, or stderr if not 0."""
-
-    def run(*args, code=0):
-        result = cli_runner.invoke(main, ["--db", str(db_path), *args])
-        assert result.exit_code == code, (result.output, result.exception)
-        return result.stdout if code == 0 else result.stderr
-
-    return run
 
 
 def owner_bearer(db_path) -> dict:

@@ -9,8 +9,8 @@ import pytest
 
 from survey.core.aggregate import aggregate_counts, rows_to_table
 
-from conftest import OWNER
-from interval_steps import SLUG, answer, command_line, csv_rows, owner_bearer, smokers_and_ill
+from conftest import OWNER, command_line
+from interval_steps import SLUG, answer, csv_rows, owner_bearer, smokers_and_ill
 from test_ownership import signed_in
 
 
@@ -41,7 +41,7 @@ def test_rows_say_which_intervals_they_hold(answered):
 def test_cli_aggregate_and_export_take_intervals(cli_runner, db_path, answered):
     """`aggregate` and `export --aggregates` print anytime intervals with --intervals anytime, fixed by default."""
     design, counts = answered
-    run = command_line(cli_runner, db_path)
+    run = command_line(db_path, cli_runner)
     default = csv_rows(run("aggregate", SLUG, "--format", "csv"))
     assert {(row["ci_kind"], row["ci_planned"]) for row in default} == {("fixed", "")}
     watched = csv_rows(run("aggregate", SLUG, "--format", "csv", "--intervals", "anytime", "--planned", "400"))

@@ -8,8 +8,8 @@ import pytest
 
 from survey.core.aggregate import aggregate_counts
 
-from conftest import OWNER
-from interval_steps import SLUG, answer, command_line, csv_rows, owner_bearer, smokers_and_ill
+from conftest import OWNER, command_line
+from interval_steps import SLUG, answer, csv_rows, owner_bearer, smokers_and_ill
 from test_ownership import signed_in
 
 
@@ -22,7 +22,7 @@ def answered(accounts, db_path, smoking_survey):
 def test_cli_takes_posterior_intervals_and_a_prior(cli_runner, db_path, answered):
     """`aggregate`/`export --intervals posterior [--prior]` print credible intervals; a misused prior is refused."""
     design, counts = answered
-    run = command_line(cli_runner, db_path)
+    run = command_line(db_path, cli_runner)
     rows = csv_rows(run("aggregate", SLUG, "--format", "csv", "--intervals", "posterior"))
     assert {(row["ci_kind"], row["ci_planned"]) for row in rows} == {("posterior-jeffreys", "")}
     expected = aggregate_counts(design, counts, intervals="posterior-jeffreys")

@@ -4,14 +4,14 @@ show its spread, fitted as `ldp-survey regress` fits it, its method named; refus
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
 
-from survey.cli import main
 from survey.store import Store
 
-from conftest import OWNER, create_from_toml, definition
+from conftest import OWNER, command_line, create_from_toml, definition
 from test_ownership import signed_in
 
 SLUG = "numbers-2026"
@@ -43,11 +43,7 @@ def numbers(db_path, accounts, cli_runner):
     finally:
         store.close()
 
-    def regress(*args):
-        result = cli_runner.invoke(main, ["--db", str(db_path), "regress", SLUG, *args])
-        assert result.exit_code == 0, result.output
-        return result.stdout
-
+    regress = partial(command_line(db_path, cli_runner), "regress", SLUG)
     return regress, {"Authorization": f"Bearer {token}"}
 
 
