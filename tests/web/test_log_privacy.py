@@ -50,7 +50,8 @@ def test_an_unexpected_error_on_a_join_link_logs_no_token(app, monkeypatch, capl
     assert JOIN_TOKEN not in caplog.text
 
 
-def test_gunicorns_error_log_holds_no_token():
+def gunicorn_error_log(write) -> list[str]:
+    """Return the lines gunicorn's error log (the server's PrivateLogger) writes while ``write(logger)`` runs."""
     from gunicorn.config import Config
 
     from survey.web.server import PrivateLogger
@@ -65,13 +66,20 @@ def test_gunicorns_error_log_holds_no_token():
     handler = Collect()
     logger.error_log.addHandler(handler)
     try:
+        write(logger)
+    finally:
+        logger.error_log.removeHandler(handler)
+    return records
+
+
+def test_gunicorns_error_log_holds_no_token():
+    def fail(logger):
         try:
             raise ValueError(f"bad request line /join/{JOIN_TOKEN}")
         except ValueError:
             logger.exception("Error handling request /join/%s?invite=%s", JOIN_TOKEN, INVITE)
-    finally:
-        logger.error_log.removeHandler(handler)
-    text = "\n".join(records)
+
+    text = "\n".join(gunicorn_error_log(fail))
     assert "Error handling request /join/(hidden)?invite=(hidden)" in text and "ValueError" in text
     assert JOIN_TOKEN not in text and INVITE not in text
 
@@ -106,21 +114,5 @@ def test_an_unexpected_error_on_a_panel_link_logs_no_participant_id(app, monkeyp
 
 
 def test_gunicorns_error_log_holds_no_participant_id():
-    from gunicorn.config import Config
-
-    from survey.web.server import PrivateLogger
-
-    records: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record):
-            records.append(self.format(record))
-
-    logger = PrivateLogger(Config())
-    handler = Collect()
-    logger.error_log.addHandler(handler)
-    try:
-        logger.error("Error handling request /s/panel-study?%s", PANEL_QUERY)
-    finally:
-        logger.error_log.removeHandler(handler)
+    records = gunicorn_error_log(lambda logger: logger.error("Error handling request /s/panel-study?%s", PANEL_QUERY))
     assert records and "planted123" not in records[0] and "/s/panel-study?PROLIFIC_PID=(hidden)" in records[0]
