@@ -56,11 +56,15 @@ def wait_thanks(page):
     page.locator("#thanks").wait_for(state="visible", timeout=10_000)
 
 
-def send_unheard(page):
-    """Answer the smoking survey and send it (its answer to be lost); wait until the page says it could not be sent."""
+def send_unheard(browser, origin: str, *, delivered: bool = False):
+    """Open the smoking survey, answer it and send it, that first send lost (``lose_first_send``, ``delivered`` or not);
+    wait until the page says it could not be sent. Return (context, page, bodies sent, what became of the first)."""
+    context, page, sent, _ = survey_page(browser, f"{origin}/s/{SLUG}")
+    fate = lose_first_send(page, f"{origin}/s/{SLUG}/responses", delivered=delivered)
     fill_survey(page)
     send(page)
     page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
+    return context, page, sent, fate
 
 
 def previews(page) -> dict:
@@ -141,10 +145,8 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
 
 def test_a_lost_201_then_a_retry_stores_one_response(browser, live_server):
     before = stored_count(live_server["db"], SLUG)
-    context, page, sent, _ = survey_page(browser, f"{live_server['origin']}/s/{SLUG}")
     # The first answer reaches the server and is stored, but the page never hears the 201.
-    delivered = lose_first_send(page, f"{live_server['origin']}/s/{SLUG}/responses", delivered=True)
-    send_unheard(page)
+    context, page, sent, delivered = send_unheard(browser, live_server["origin"], delivered=True)
     assert delivered == [201] and stored_count(live_server["db"], SLUG) == before + 1
     page.wait_for_function("!document.querySelector('button[type=submit]').disabled")
     send(page)
@@ -159,9 +161,7 @@ def test_a_lost_201_then_a_retry_stores_one_response(browser, live_server):
 
 def test_after_a_lost_201_and_a_reload_the_page_offers_the_same_reports_and_stores_them_once(browser, live_server):
     before = stored_count(live_server["db"], SLUG)
-    context, page, sent, _ = survey_page(browser, f"{live_server['origin']}/s/{SLUG}")
-    delivered = lose_first_send(page, f"{live_server['origin']}/s/{SLUG}/responses", delivered=True)
-    send_unheard(page)
+    context, page, sent, delivered = send_unheard(browser, live_server["origin"], delivered=True)
     page.unroute(f"{live_server['origin']}/s/{SLUG}/responses")
     assert delivered == [201]
 
@@ -181,9 +181,7 @@ def test_after_a_lost_201_and_a_reload_the_page_offers_the_same_reports_and_stor
 
 def test_a_changed_answer_after_a_failed_send_keeps_its_report_unless_confirmed(browser, live_server):
     before = stored_count(live_server["db"], SLUG)
-    context, page, sent, _ = survey_page(browser, f"{live_server['origin']}/s/{SLUG}")
-    lose_first_send(page, f"{live_server['origin']}/s/{SLUG}/responses")
-    send_unheard(page)
+    context, page, sent, _ = send_unheard(browser, live_server["origin"])
     page.wait_for_function("!document.querySelector('button[type=submit]').disabled")
     smoker = page.get_by_role("group", name=re.compile("smoke tobacco"))
     smoker.get_by_label("No").check()
