@@ -37,15 +37,21 @@ def test_the_503_of_a_join_link_logs_its_cause_but_not_its_token(app, monkeypatc
     assert JOIN_TOKEN not in caplog.text and INVITE not in caplog.text
 
 
+def broken_page(app, monkeypatch, caplog, method: str, breaks, path: str):
+    """GET ``path`` with the store's ``method`` replaced by ``breaks`` (which raises); assert a 500 and return it."""
+    monkeypatch.setattr(Store, method, breaks)
+    app.config["PROPAGATE_EXCEPTIONS"] = False
+    with caplog.at_level(logging.INFO):
+        response = app.test_client().get(path)
+    assert response.status_code == 500
+    return response
+
+
 def test_an_unexpected_error_on_a_join_link_logs_no_token(app, monkeypatch, caplog):
     def breaks(self, token):
         raise RuntimeError(f"unexpected while reading {token}")
 
-    monkeypatch.setattr(Store, "join_invitation", breaks)
-    app.config["PROPAGATE_EXCEPTIONS"] = False
-    with caplog.at_level(logging.INFO):
-        response = app.test_client().get(f"/join/{JOIN_TOKEN}")
-    assert response.status_code == 500
+    broken_page(app, monkeypatch, caplog, "join_invitation", breaks, f"/join/{JOIN_TOKEN}")
     assert "Exception on /join/(hidden) [GET]" in caplog.text and "RuntimeError" in caplog.text
     assert JOIN_TOKEN not in caplog.text
 
@@ -103,11 +109,7 @@ def test_an_unexpected_error_on_a_panel_link_logs_no_participant_id(app, monkeyp
     def breaks(self, slug):
         raise RuntimeError(f"unexpected while reading {request.full_path} for {request.args['PROLIFIC_PID']}")
 
-    monkeypatch.setattr(Store, "get_design", breaks)
-    app.config["PROPAGATE_EXCEPTIONS"] = False
-    with caplog.at_level(logging.INFO):
-        response = app.test_client().get(f"/s/panel-study?{PANEL_QUERY}")
-    assert response.status_code == 500
+    response = broken_page(app, monkeypatch, caplog, "get_design", breaks, f"/s/panel-study?{PANEL_QUERY}")
     assert "Exception on /s/panel-study [GET]" in caplog.text and "RuntimeError" in caplog.text
     for value in ("planted123", "study456", "sess789"):
         assert value not in caplog.text and value not in response.get_data(as_text=True)
