@@ -1,7 +1,9 @@
 """Shared fixtures (flaskr style): a temporary database, the app, its client, a CLI runner, the example survey.
 
 The browser tests also share a live server (`ldp-survey serve`, gunicorn, on 127.0.0.1) and headless Chromium;
-`start_server` starts one more (tests/web/test_server.py).
+`start_server` starts one more (tests/web/test_server.py). Shared steps: the command line on a test database
+(`command_line`), a researcher's page signed in (`signed_in_page`), a respondent's page keeping what it sends
+(`survey_page`, `watch_page`) and its first send lost (`lose_first_send`).
 """
 
 from __future__ import annotations
