@@ -1,11 +1,14 @@
 """Shared fixtures (flaskr style): a temporary database, the app, its client, a CLI runner, the example survey.
 
 The browser tests also share a live server (`ldp-survey serve`, gunicorn, on 127.0.0.1) and headless Chromium;
-`start_server` starts one more (tests/web/test_server.py).
+`start_server` starts one more (tests/web/test_server.py). Shared steps: the command line on a test database
+(`command_line`), a researcher's page signed in (`signed_in_page`), a respondent's page keeping what it sends
+(`survey_page`, `watch_page`) and its first send lost (`lose_first_send`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import selectors
@@ -169,6 +172,21 @@ def client(app):
 def cli_runner() -> CliRunner:
     """Return a click CliRunner (result.stdout and result.stderr are kept apart)."""
     return CliRunner()
+
+
+def command_line(db, runner: CliRunner | None = None):
+    """Return run(*args, code=0): ``ldp-survey --db DB ARGS…`` (each argument made a str) through ``runner``, asserted
+    to exit with ``code``; it returns the command's stdout, or its stderr when ``code`` is not 0."""
+    from survey.cli import main
+
+    runner = runner or CliRunner()
+
+    def run(*args, code: int = 0) -> str:
+        result = runner.invoke(main, ["--db", str(db), *map(str, args)])
+        assert result.exit_code == code, (result.output, result.exception)
+        return result.stdout if code == 0 else result.stderr
+
+    return run
 
 
 def released_at_once(text: str) -> str:
@@ -444,3 +462,52 @@ def signed_in_page(browser, origin: str, email: str, password: str, *, width: in
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(re.compile("/surveys$"))
     return context, page, errors
+
+
+def watch_page(page) -> tuple[list, list[str]]:
+    """Return (bodies, errors), filled as the page runs: the JSON body of each request it POSTs, each page error."""
+    bodies: list = []
+    errors: list[str] = []
+
+    def keep_body(request):
+        if request.method == "POST":
+            bodies.append(json.loads(request.post_data))
+
+    page.on("request", keep_body)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return bodies, errors
+
+
+def survey_page(browser, url: str, *, width: int | None = None):
+    """Return (context, page, bodies, errors): a new Chromium context's page on ``url``, watched (``watch_page``).
+
+    ``width`` sets a viewport ``width`` x 800 px; without it the context keeps Playwright's default viewport.
+    """
+    context = browser.new_context(**({"viewport": {"width": width, "height": 800}} if width else {}))
+    page = context.new_page()
+    bodies, errors = watch_page(page)
+    page.goto(url)
+    return context, page, bodies, errors
+
+
+def lose_first_send(page, url: str, *, delivered: bool = False) -> list:
+    """Route the page's requests to ``url`` so that the first never gets its answer and the later ones go through.
+
+    The first is aborted as refused or, with ``delivered``, passed on to the server (which stores it) and then
+    aborted as reset, so the page never hears the reply. Return a list that then holds what became of the
+    first: the server's status code if delivered, else "refused".
+    """
+    fates: list = []
+
+    def route_it(route):
+        if fates:
+            route.continue_()
+        elif delivered:
+            fates.append(route.fetch().status)
+            route.abort("connectionreset")
+        else:
+            fates.append("refused")
+            route.abort("connectionrefused")
+
+    page.route(url, route_it)
+    return fates

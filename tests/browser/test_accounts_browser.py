@@ -10,6 +10,7 @@ from werkzeug.security import generate_password_hash
 from survey.store import Store
 
 from conftest import signed_in_page
+from test_accessibility import axe, violations  # noqa: F401 (the axe fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -17,8 +18,6 @@ SLUG = "smoking-2026"
 OWNER = ("join-owner@example.org", "owner of the survey")
 COLLEAGUE = ("colleague@example.org", "colleague's password")
 LOCKED = "locked@example.org"
-RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-         "resultTypes": ["violations"]}
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +29,6 @@ def people(live_server):
         assert store.share(SLUG, OWNER[0]) == "owner"
     finally:
         store.close()
-
-
-def audit(page) -> list[str]:
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page, options=RULES).response
-    return [f"{v['id']}: {v['help']} at {v['nodes'][0]['target']}" for v in results["violations"]]
 
 
 def fits(page) -> bool:
@@ -52,7 +44,7 @@ def tab_to(page, element_id: str, presses: int = 15):
     raise AssertionError(f"#{element_id} never got the focus by Tab")
 
 
-def test_a_colleague_joins_by_keyboard_on_a_small_screen(browser, live_server, people):
+def test_a_colleague_joins_by_keyboard_on_a_small_screen(browser, live_server, people, axe):
     origin = live_server["origin"]
     context, page, errors = signed_in_page(browser, origin, *OWNER)
     page.goto(f"{origin}/surveys/{SLUG}/results#people")
@@ -71,7 +63,7 @@ def test_a_colleague_joins_by_keyboard_on_a_small_screen(browser, live_server, p
     phone.on("console", lambda message: phone_errors.append(message.text) if message.type == "error" else None)
     phone.goto(link)
     assert "Join “Smoking" in phone.locator("h1").inner_text()
-    assert fits(phone) and audit(phone) == []
+    assert fits(phone) and violations(axe, phone) == []
     phone.screenshot(path="/tmp/accounts-join-360.png", full_page=True)
     tab_to(phone, "password")
     phone.keyboard.type(COLLEAGUE[1])
@@ -89,7 +81,7 @@ def test_a_colleague_joins_by_keyboard_on_a_small_screen(browser, live_server, p
     small.close()
 
 
-def test_the_lock_page_says_when_it_ends(browser, live_server, people):
+def test_the_lock_page_says_when_it_ends(browser, live_server, people, axe):
     small = browser.new_context(viewport={"width": 360, "height": 740})
     page = small.new_page()
     page.goto(f"{live_server['origin']}/login")
@@ -102,6 +94,6 @@ def test_the_lock_page_says_when_it_ends(browser, live_server, people):
     text = notice.inner_text()
     assert "Too many wrong passwords from this device: try again in 15 minutes" in text
     assert f"ldp-survey user unlock {LOCKED}" in text
-    assert fits(page) and audit(page) == []
+    assert fits(page) and violations(axe, page) == []
     page.screenshot(path="/tmp/accounts-lock-360.png", full_page=True)
     small.close()

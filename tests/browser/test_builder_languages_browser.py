@@ -6,14 +6,13 @@ import pytest
 from werkzeug.security import generate_password_hash
 
 from conftest import signed_in_page
+from test_accessibility import axe, violations  # noqa: F401 (the axe fixture)
 from survey.core.definition import parse_definition_toml
 from survey.store import Store
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 EMAIL, PASSWORD = "translator@example.org", "translates surveys"
-RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-         "resultTypes": ["violations"]}
 DEFINITION = """slug = "health"
 title = "Health"
 description = "A short survey."
@@ -33,16 +32,8 @@ translations.ar.text = "أي حيوانات؟"
 """
 
 
-def violations(page) -> list[str]:
-    """Return one line per axe violation on the page: rule, impact and the first offending node."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page, options=RULES).response
-    return [f"{v['id']} ({v['impact']}): {v['help']} at {v['nodes'][0]['target']}" for v in results["violations"]]
-
-
 @pytest.mark.parametrize("width", [360, 1280])
-def test_translate_side_by_side_in_the_browser(browser, live_server, width):
+def test_translate_side_by_side_in_the_browser(browser, live_server, width, axe):
     store = Store(live_server["db"])
     store.add_user(EMAIL, generate_password_hash(PASSWORD), replace=True)
     store.close()
@@ -73,7 +64,7 @@ def test_translate_side_by_side_in_the_browser(browser, live_server, width):
     page.get_by_role("button", name="Add single choice question").click()
     page.locator("#questions-1-translations-fr-options").wait_for()
     page.get_by_role("button", name="Remove question 2").click()
-    assert violations(page) == [], width
+    assert violations(axe, page) == [], width
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), width
     with page.expect_download() as download:
         page.get_by_role("button", name="Export TOML").click()

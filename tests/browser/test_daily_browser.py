@@ -14,6 +14,7 @@ from survey.core.design import build_design
 from survey.store import Store
 
 from conftest import domain_answers, signed_in_page, smoking_text
+from test_accessibility import axe, violations  # noqa: F401 (the axe fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -22,8 +23,6 @@ DRAFT = "smoking-draft"
 OWNER = ("daily-owner@example.org", "owner of the survey")
 SHOTS = Path("/tmp/ldp-daily")
 PHONE = {"width": 360, "height": 740}
-RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-         "resultTypes": ["violations"]}
 
 
 @pytest.fixture(scope="module")
@@ -42,14 +41,7 @@ def owned(live_server):
         store.close()
 
 
-def audit(page) -> list[str]:
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page, options=RULES).response
-    return [f"{v['id']}: {v['help']} at {v['nodes'][0]['target']}" for v in results["violations"]]
-
-
-def test_the_daily_pages_at_360_px(browser, live_server, owned):
+def test_the_daily_pages_at_360_px(browser, live_server, owned, axe):
     SHOTS.mkdir(exist_ok=True)
     origin = live_server["origin"]
     context, page, errors = signed_in_page(browser, origin, *OWNER, width=360)
@@ -61,7 +53,7 @@ def test_the_daily_pages_at_360_px(browser, live_server, owned):
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     assert region.evaluate("e => e.getBoundingClientRect().right") <= 360
     page.screenshot(path=str(SHOTS / "survey-list-360.png"), full_page=True)
-    assert audit(page) == []
+    assert violations(axe, page) == []
     # A draft: Publish filled, Delete draft dashed red with its warning sign.
     page.goto(f"{origin}/surveys/{DRAFT}/results#manage")
     publish = page.get_by_role("button", name="Publish…")
@@ -80,7 +72,7 @@ def test_the_daily_pages_at_360_px(browser, live_server, owned):
     assert first.is_visible() and first.evaluate("e => e.getBoundingClientRect().top") <= PHONE["height"] - 60, \
         "the first estimate is on the first phone screen"
     assert not page.locator("#release-sentence").is_visible() and page.locator("#releases-title").is_visible()
-    assert audit(page) == []
+    assert violations(axe, page) == []
     # The respondent page: plain words first, ε′ and the JavaScript file names folded.
     page.goto(f"{origin}/s/{SLUG}")
     page.locator("#q-smoker-note").wait_for()
@@ -90,6 +82,6 @@ def test_the_daily_pages_at_360_px(browser, live_server, owned):
     page.locator("#q-smoker .epsilon-fold summary").click()
     assert page.locator("#q-smoker .epsilon-fold p").is_visible()
     page.screenshot(path=str(SHOTS / "respondent-360.png"))
-    assert audit(page) == []
+    assert violations(axe, page) == []
     assert errors == []
     context.close()

@@ -11,14 +11,13 @@ from werkzeug.security import generate_password_hash
 from survey.store import Store
 
 from conftest import signed_in_page
+from test_accessibility import axe, violations  # noqa: F401 (the axe fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SLUG = "smoking-2026"
 OWNER = ("delete-owner@example.org", "owner of the survey")
 ANSWERS = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
-RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-         "resultTypes": ["violations"]}
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +32,7 @@ def owned(live_server):
         store.close()
 
 
-def audit(page) -> list[str]:
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page, options=RULES).response
-    return [f"{v['id']}: {v['help']} at {v['nodes'][0]['target']}" for v in results["violations"]]
-
-
-def test_the_owner_dates_then_deletes_the_survey_after_the_confirmation(browser, live_server, owned):
+def test_the_owner_dates_then_deletes_the_survey_after_the_confirmation(browser, live_server, owned, axe):
     origin = live_server["origin"]
     phone_context, phone, errors = signed_in_page(browser, origin, *OWNER, width=360)
     phone.goto(f"{origin}/surveys/{SLUG}/results#keeping")
@@ -54,7 +46,7 @@ def test_the_owner_dates_then_deletes_the_survey_after_the_confirmation(browser,
     assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "no sideways scroll at 360 px"
     assert "12 released responses" in phone.locator("main").inner_text()
     assert phone.get_by_role("link", name="Download the data package (ZIP)").is_visible()
-    assert audit(phone) == []
+    assert violations(axe, phone) == []
     phone.screenshot(path="/tmp/delete-confirm-360.png", full_page=True)
 
     desk_context, desk, _ = signed_in_page(browser, origin, *OWNER, width=1280)

@@ -16,6 +16,7 @@ import pytest
 
 from conftest import create_from_toml, released_at_once, stored_count
 from field_steps import REMNANTS_JS, RESPONDENTS, answer_handover
+from test_accessibility import RULES
 
 from survey.store import Store
 
@@ -107,8 +108,6 @@ text = "Do you play a sport?"
 def test_a_series_in_handover_keeps_no_memo_and_the_page_is_axe_clean_at_360_px(browser, live_server):
     from axe_playwright_python.sync_playwright import Axe
 
-    rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-             "resultTypes": ["violations"]}
     create_from_toml(live_server["db"], released_at_once(SERIES_TOML))
     store = Store(live_server["db"])
     try:
@@ -126,7 +125,7 @@ def test_a_series_in_handover_keeps_no_memo_and_the_page_is_axe_clean_at_360_px(
             page.get_by_role("group", name=re.compile("Do you smoke")).get_by_label("Yes").check()
         if step == "confirm":
             page.locator("#handover-end").click()
-        results = Axe().run(page, options=rules).response
+        results = Axe().run(page, options=RULES).response
         assert [v["id"] for v in results["violations"]] == [], step
         assert page.evaluate("document.documentElement.scrollWidth") <= 360, step
     page.locator("#handover-end-no").click()

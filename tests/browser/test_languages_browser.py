@@ -15,14 +15,13 @@ import pytest
 from babel.messages.pofile import read_po
 
 from conftest import create_from_toml, definition
+from test_accessibility import RULES
 from survey.web.i18n import catalog_paths
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SLUG = "daily-health"
 LANGUAGES = ("en", "fr", "es", "ar")
-RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-         "resultTypes": ["violations"]}
 SEND_LINE = "We will send (after randomizing): %(report)s — this may not be your answer."
 PROGRESS = "Question %(place)s of %(count)s · %(answered)s answered"
 

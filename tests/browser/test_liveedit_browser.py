@@ -23,6 +23,7 @@ from survey.store import Store
 from survey.store.ids import today
 
 from conftest import signed_in_page
+from test_accessibility import axe, violations  # noqa: F401 (the axe fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -30,16 +31,6 @@ SLUG = "smoking-2026"
 OWNER = ("liveedit-owner@example.org", "owner of the live survey")
 RESPONSES = 200
 SHOTS = Path(os.environ.get("LDP_SURVEY_SHOTS", "/work/shots/liveedit"))
-RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-         "resultTypes": ["violations"]}
-
-
-def audit(page) -> list[str]:
-    """Return axe's violations on the page (WCAG 2.1 A and AA, best practice)."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page, options=RULES).response
-    return [f"{v['id']}: {v['help']} at {v['nodes'][0]['target']}" for v in results["violations"]]
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +81,7 @@ def _review(page, origin: str, **fields):
     assert page.locator("h1").inner_text().startswith("Save changes to")
 
 
-def test_fix_a_typo_then_change_epsilon(browser, live_server, owned):
+def test_fix_a_typo_then_change_epsilon(browser, live_server, owned, axe):
     origin = live_server["origin"]
     context, page, errors = signed_in_page(browser, origin, *OWNER, width=1280)
     page.goto(f"{origin}/surveys/build?edit={SLUG}")
@@ -104,7 +95,7 @@ def test_fix_a_typo_then_change_epsilon(browser, live_server, owned):
     assert page.locator("#text-changes").inner_text() == "Question smoker: wording"
     assert page.locator("#design-changes").count() == 0
     assert "Do you currently smoke" in page.locator("#wording-changes").inner_text()
-    assert audit(page) == []
+    assert violations(axe, page) == []
     _shot(page, "edit-confirm-text-1280.png")
     page.set_viewport_size({"width": 360, "height": 800})
     assert _fits(page), "the confirmation fits 360 px"
@@ -159,7 +150,7 @@ def test_fix_a_typo_then_change_epsilon(browser, live_server, owned):
     versions = page.locator("#versions")
     assert "Version 1: ε = 2, 200 responses" in versions.inner_text()
     assert "Version 2 (current): ε = 1, 0 responses" in versions.inner_text()
-    assert audit(page) == []
+    assert violations(axe, page) == []
     assert _fits(page), "the version view fits 360 px"
     _shot(page, "versions-360.png", "#versions")
     page.set_viewport_size({"width": 1280, "height": 900})

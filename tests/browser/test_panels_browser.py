@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import create_from_toml, signed_in_page, start_server, stored_count
+from test_accessibility import axe, violations  # noqa: F401 (the axe fixture)
 
 from werkzeug.security import generate_password_hash
 
@@ -92,8 +93,6 @@ PROLIFIC_LINK = "/s/prolific-study?PROLIFIC_PID=planted123&STUDY_ID=s1&SESSION_I
 MTURK_LINK = "/s/mturk-study?workerId=plantedW0rker&assignmentId=A1&hitId=H1"
 TARGET = "https://app.prolific.example/submissions/complete"
 SHOTS = Path("/tmp/shots-panels")
-RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-         "resultTypes": ["violations"]}
 
 
 @pytest.fixture(scope="module")
@@ -113,19 +112,6 @@ def panel_server(tmp_path_factory):
     server.db = db_path
     yield server
     assert server.stop() == 0, server.log_text()[-3000:]
-
-
-@pytest.fixture(scope="module")
-def axe():
-    from axe_playwright_python.sync_playwright import Axe
-
-    return Axe()
-
-
-def violations(axe, page) -> list[str]:
-    """Return one line per axe violation on the page."""
-    return [f"{v['id']}: {v['help']} at {v['nodes'][0]['target']}"
-            for v in axe.run(page, options=RULES).response["violations"]]
 
 
 def new_page(browser, width: int = 360):

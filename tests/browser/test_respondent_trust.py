@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PANEL_TOML, create_from_toml, stored_count
+from conftest import (PANEL_TOML, create_from_toml, lose_first_send, signed_in_page, stored_count, survey_page,
+                      watch_page)
 
 from survey.store import Store
+from test_accessibility import RULES
+from test_browser import fill_survey
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -45,25 +48,23 @@ options = {options}
 """
 
 
-def posts(page) -> list:
-    sent = []
-    page.on("request", lambda r: sent.append(json.loads(r.post_data)) if r.method == "POST" else None)
-    return sent
-
-
-def fill_smoking(page):
-    page.get_by_role("group", name=re.compile("smoke tobacco")).get_by_label("Yes").check()
-    page.get_by_role("group", name=re.compile("chronic lung disease")).get_by_label("No").check()
-    page.get_by_role("group", name=re.compile("how many cigarettes")).get_by_label("6-10").check()
-    page.get_by_role("group", name=re.compile("How old are you")).get_by_role("spinbutton").fill("42")
-
-
 def send(page):
     page.get_by_role("button", name=re.compile("send", re.I)).click()
 
 
 def wait_thanks(page):
     page.locator("#thanks").wait_for(state="visible", timeout=10_000)
+
+
+def send_unheard(browser, origin: str, *, delivered: bool = False):
+    """Open the smoking survey, answer it and send it, that first send lost (``lose_first_send``, ``delivered`` or not);
+    wait until the page says it could not be sent. Return (context, page, bodies sent, what became of the first)."""
+    context, page, sent, _ = survey_page(browser, f"{origin}/s/{SLUG}")
+    fate = lose_first_send(page, f"{origin}/s/{SLUG}/responses", delivered=delivered)
+    fill_survey(page)
+    send(page)
+    page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
+    return context, page, sent, fate
 
 
 def previews(page) -> dict:
@@ -103,10 +104,7 @@ def page_modules(design: dict) -> set[str]:
 
 
 def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
-    context = browser.new_context()
-    page = context.new_page()
-    sent = posts(page)
-    page.goto(f"{live_server['origin']}/s/{SLUG}")
+    context, page, sent, _ = survey_page(browser, f"{live_server['origin']}/s/{SLUG}")
     design = json.loads(page.locator("#design").text_content())
     assert all(report is None for report, _ in previews(page).values()), "no report is shown before an answer"
     assert "at most 89% sure" in page.locator("#posterior-bound").inner_text()
@@ -125,7 +123,7 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
     assert "No IP address, no time of day" in page.inner_text("body")
     assert "This page sets no cookie" in page.inner_text("body")
 
-    fill_smoking(page)
+    fill_survey(page)
     shown = previews(page)
     send(page)
     wait_thanks(page)
@@ -147,23 +145,8 @@ def test_the_preview_shows_exactly_the_reports_then_sent(browser, live_server):
 
 def test_a_lost_201_then_a_retry_stores_one_response(browser, live_server):
     before = stored_count(live_server["db"], SLUG)
-    context = browser.new_context()
-    page = context.new_page()
-    sent = posts(page)
-    delivered = []
-
-    def lose_the_first_answer(route):
-        if not delivered:
-            delivered.append(route.fetch().status)  # reaches the server and is stored...
-            route.abort("connectionreset")          # ...but the page never hears the 201
-        else:
-            route.continue_()
-
-    page.route(f"{live_server['origin']}/s/{SLUG}/responses", lose_the_first_answer)
-    page.goto(f"{live_server['origin']}/s/{SLUG}")
-    fill_smoking(page)
-    send(page)
-    page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
+    # The first answer reaches the server and is stored, but the page never hears the 201.
+    context, page, sent, delivered = send_unheard(browser, live_server["origin"], delivered=True)
     assert delivered == [201] and stored_count(live_server["db"], SLUG) == before + 1
     page.wait_for_function("!document.querySelector('button[type=submit]').disabled")
     send(page)
@@ -178,20 +161,7 @@ def test_a_lost_201_then_a_retry_stores_one_response(browser, live_server):
 
 def test_after_a_lost_201_and_a_reload_the_page_offers_the_same_reports_and_stores_them_once(browser, live_server):
     before = stored_count(live_server["db"], SLUG)
-    context = browser.new_context()
-    page = context.new_page()
-    sent = posts(page)
-    delivered = []
-
-    def lose_the_answer(route):
-        delivered.append(route.fetch().status)
-        route.abort("connectionreset")
-
-    page.route(f"{live_server['origin']}/s/{SLUG}/responses", lose_the_answer)
-    page.goto(f"{live_server['origin']}/s/{SLUG}")
-    fill_smoking(page)
-    send(page)
-    page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
+    context, page, sent, delivered = send_unheard(browser, live_server["origin"], delivered=True)
     page.unroute(f"{live_server['origin']}/s/{SLUG}/responses")
     assert delivered == [201]
 
@@ -211,23 +181,7 @@ def test_after_a_lost_201_and_a_reload_the_page_offers_the_same_reports_and_stor
 
 def test_a_changed_answer_after_a_failed_send_keeps_its_report_unless_confirmed(browser, live_server):
     before = stored_count(live_server["db"], SLUG)
-    context = browser.new_context()
-    page = context.new_page()
-    sent = posts(page)
-    failures = []
-
-    def fail_once(route):
-        if not failures:
-            failures.append(1)
-            route.abort("connectionrefused")
-        else:
-            route.continue_()
-
-    page.route(f"{live_server['origin']}/s/{SLUG}/responses", fail_once)
-    page.goto(f"{live_server['origin']}/s/{SLUG}")
-    fill_smoking(page)
-    send(page)
-    page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
+    context, page, sent, _ = send_unheard(browser, live_server["origin"])
     page.wait_for_function("!document.querySelector('button[type=submit]').disabled")
     smoker = page.get_by_role("group", name=re.compile("smoke tobacco"))
     smoker.get_by_label("No").check()
@@ -247,11 +201,8 @@ def test_a_changed_answer_after_a_failed_send_keeps_its_report_unless_confirmed(
 
 def test_a_second_visit_does_not_send_again(browser, live_server):
     before = stored_count(live_server["db"], SLUG)
-    context = browser.new_context()
-    page = context.new_page()
-    sent = posts(page)
-    page.goto(f"{live_server['origin']}/s/{SLUG}")
-    fill_smoking(page)
+    context, page, sent, _ = survey_page(browser, f"{live_server['origin']}/s/{SLUG}")
+    fill_survey(page)
     send(page)
     wait_thanks(page)
     page.goto(f"{live_server['origin']}/s/{SLUG}")
@@ -264,7 +215,7 @@ def test_a_second_visit_does_not_send_again(browser, live_server):
 
 
 def answer_wave(page, origin, slug, ticks) -> dict:
-    sent = posts(page)
+    sent, _ = watch_page(page)
     page.goto(f"{origin}/s/{slug}")
     page.get_by_role("group", name=re.compile("Do you smoke")).get_by_label("Yes").check()
     habits = page.get_by_role("group", name=re.compile("Which of these"))
@@ -334,11 +285,8 @@ def test_an_invitation_link_works_once_then_409_with_nothing_stored(browser, liv
     [token] = store.create_invitations("panel", 1)
     store.close()
 
-    context = browser.new_context()
-    page = context.new_page()
-    page.goto(f"{origin}/s/panel")
+    context, page, sent, _ = survey_page(browser, f"{origin}/s/panel")
     assert page.locator("#invite-needed").is_visible() and page.locator("#survey-form").is_hidden()
-    sent = posts(page)
     page.goto(f"{origin}/s/panel?invite={token}")
     page.get_by_role("radio", name="Yes").check()
     send(page)
@@ -346,9 +294,8 @@ def test_an_invitation_link_works_once_then_409_with_nothing_stored(browser, liv
     assert sent[0]["invite"] == token and stored_count(db, "panel") == 1
     context.close()
 
-    context = browser.new_context()  # another device, or cleared storage: the page says the link is used
-    page = context.new_page()
-    page.goto(f"{origin}/s/panel?invite={token}")
+    # Another device, or cleared storage: the page says the link is used.
+    context, page, _, _ = survey_page(browser, f"{origin}/s/panel?invite={token}")
     assert page.locator("#invite-used").is_visible() and page.locator("form").count() == 0
     context.close()
 
@@ -386,10 +333,7 @@ def tab_to(page, selector: str, limit: int = 60):
 
 def test_keyboard_only_completion(browser, live_server):
     before = stored_count(live_server["db"], SLUG)
-    context = browser.new_context()
-    page = context.new_page()
-    sent = posts(page)
-    page.goto(f"{live_server['origin']}/s/{SLUG}")
+    context, page, sent, _ = survey_page(browser, f"{live_server['origin']}/s/{SLUG}")
     tab_to(page, "#q-smoker-yes")
     page.keyboard.press("Space")
     tab_to(page, "#q-lung_disease-yes")
@@ -412,15 +356,11 @@ def test_keyboard_only_completion(browser, live_server):
 def test_the_trust_sections_are_axe_clean_without_sideways_scroll_at_360_px(browser, live_server):
     from axe_playwright_python.sync_playwright import Axe
 
-    rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-             "resultTypes": ["violations"]}
     origin, db = live_server["origin"], live_server["db"]
     create_from_toml(db, WAVE_TOML.format(slug="habits-a11y", epsilon=4, options=json.dumps(OPTIONS)))
     create_from_toml(db, PANEL_TOML.replace('slug = "panel"', 'slug = "panel-a11y"'))
-    context = browser.new_context(viewport={"width": 360, "height": 800})
-    page = context.new_page()
+    context, page, _, _ = survey_page(browser, f"{origin}/s/habits-a11y", width=360)
     page.route(f"{origin}/s/habits-a11y/responses", lambda route: route.abort("connectionrefused"))
-    page.goto(f"{origin}/s/habits-a11y")
     page.get_by_role("group", name=re.compile("Do you smoke")).get_by_label("Yes").check()
     page.get_by_role("group", name=re.compile("Which of these")).get_by_label(OPTIONS[3], exact=True).check()
     send(page)
@@ -432,7 +372,7 @@ def test_the_trust_sections_are_axe_clean_without_sideways_scroll_at_360_px(brow
             page.goto(url)
         if url and "habits" in url:
             assert page.locator("#pending").is_visible(), "the unacknowledged send is offered again"
-        results = Axe().run(page, options=rules).response
+        results = Axe().run(page, options=RULES).response
         assert [v["id"] for v in results["violations"]] == [], page.url
         assert page.evaluate("document.documentElement.scrollWidth") <= 360, page.url
     context.close()
@@ -442,23 +382,15 @@ def test_the_dashboard_downloads_invitation_links_and_is_axe_clean_at_360_px(bro
     from axe_playwright_python.sync_playwright import Axe
     from werkzeug.security import generate_password_hash
 
-    rules = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-             "resultTypes": ["violations"]}
     origin, db = live_server["origin"], live_server["db"]
     create_from_toml(db, PANEL_TOML.replace('slug = "panel"', 'slug = "panel-dash"'))
     store = Store(db)
     store.add_user("inviter@example.org", generate_password_hash("invite people"), replace=True)
     store.share("panel-dash", "inviter@example.org")
     store.close()
-    context = browser.new_context(viewport={"width": 360, "height": 900}, accept_downloads=True)
-    page = context.new_page()
-    page.goto(f"{origin}/login")
-    page.get_by_label("Email").fill("inviter@example.org")
-    page.get_by_label("Password").fill("invite people")
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(re.compile("/surveys$"))
+    context, page, _ = signed_in_page(browser, origin, "inviter@example.org", "invite people", width=360)
     page.goto(f"{origin}/surveys/panel-dash/results")
-    assert Axe().run(page, options=rules).response["violations"] == []
+    assert Axe().run(page, options=RULES).response["violations"] == []
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     page.get_by_label("Number of links").fill("3")
     with page.expect_download() as download:

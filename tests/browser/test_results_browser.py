@@ -13,7 +13,7 @@ from werkzeug.security import generate_password_hash
 from survey.core.aggregate import aggregate_counts
 from survey.core.simulate import complete_truth, parse_truth, simulate_columns
 from survey.store import Store
-from conftest import RENDERED_TEXT_SIZES_JS, create_from_toml, signed_in_page
+from conftest import RENDERED_TEXT_SIZES_JS, create_from_toml, definition, signed_in_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -43,13 +43,7 @@ kind = "multi"
 text = "Which sports did you do last month?"
 options = ["swimming", "running", "cycling"]
 
-[[questions]]
-id = "age"
-kind = "number"
-text = "How old are you?"
-min = 18
-max = 90
-"""
+""" + definition("age")
 KINDS = {"smoker": "yes_no", "trip": "choice", "sport": "multi", "age": "number"}
 
 

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from conftest import create_from_toml
+from conftest import create_from_toml, definition, lose_first_send, survey_page, watch_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -49,13 +49,7 @@ text = "Which of these do you do daily?"
 options = ["Walk", "Read", "Cook"]
 decline = true
 
-[[questions]]
-id = "age"
-kind = "number"
-text = "How old are you?"
-min = 18
-max = 90
-"""
+""" + definition("age")
 SERIES_TOML = """
 slug = "{slug}"
 release_every = 1
@@ -99,13 +93,7 @@ kind = "multi"
 text = "Which of these do you do daily?"
 options = ["Walk", "Read", "Cook"]
 
-[[questions]]
-id = "age"
-kind = "number"
-text = "How old are you?"
-min = 18
-max = 90
-"""
+""" + definition("age")
 
 # Every question's line as the page shows it: visible or not, its words, and the report it says will be sent.
 LINES_JS = """() => Object.fromEntries([...document.querySelectorAll('fieldset[data-question]')].map((fs) => {
@@ -122,15 +110,15 @@ WORDS_JS = """async ([question, report, options]) => {
 }"""
 
 
+def wait_ready(page):
+    """Wait until the survey's page can send (its script has run)."""
+    page.locator("#survey-form button[type=submit]:not([disabled])").wait_for()
+
+
 def open_survey(browser, origin: str, slug: str, *, width: int = 360):
     """Open a survey's page at a phone's width; return (context, page, bodies sent, page errors)."""
-    context = browser.new_context(viewport={"width": width, "height": 800})
-    page = context.new_page()
-    bodies, errors = [], []
-    page.on("request", lambda r: bodies.append(json.loads(r.post_data)) if r.method == "POST" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{origin}/s/{slug}")
-    page.locator("#survey-form button[type=submit]:not([disabled])").wait_for()
+    context, page, bodies, errors = survey_page(browser, f"{origin}/s/{slug}", width=width)
+    wait_ready(page)
     return context, page, bodies, errors
 
 
@@ -138,8 +126,9 @@ def lines(page) -> dict:
     return page.evaluate(LINES_JS)
 
 
-def design_of(page) -> dict:
-    return json.loads(page.locator("#design").text_content())
+def questions_of(page) -> dict:
+    """Return the page's design's questions by id."""
+    return {q["id"]: q for q in json.loads(page.locator("#design").text_content())["questions"]}
 
 
 def group(page, qid: str):
@@ -148,6 +137,12 @@ def group(page, qid: str):
 
 def send(page):
     page.get_by_role("button", name=re.compile("send", re.I)).click()
+
+
+def send_and_wait_thanks(page):
+    """Press send and wait for the thank-you."""
+    send(page)
+    page.locator("#thanks").wait_for(state="visible", timeout=10_000)
 
 
 def blank_memo_report(memo: dict, d: int) -> list[int]:
@@ -180,18 +175,9 @@ def assert_body_is_shown(body: dict, shown: dict, asked: list[str]):
 def test_untouched_blank_declined_and_changed_answers_send_exactly_what_their_lines_show(browser, live_server):
     origin = live_server["origin"]
     create_from_toml(live_server["db"], KINDS_TOML)
-    failed = []
-
-    def fail_first_send(route):
-        if failed:
-            route.continue_()
-        else:
-            failed.append(1)
-            route.abort("connectionrefused")
-
     context, page, bodies, errors = open_survey(browser, origin, "shown-kinds")
-    page.route(f"{origin}/s/shown-kinds/responses", fail_first_send)
-    questions = {q["id"]: q for q in design_of(page)["questions"]}
+    failed = lose_first_send(page, f"{origin}/s/shown-kinds/responses")
+    questions = questions_of(page)
 
     # Untouched: the multi-selects show the report of "none ticked"; the others say nothing is sent yet.
     start = lines(page)
@@ -232,7 +218,7 @@ def test_untouched_blank_declined_and_changed_answers_send_exactly_what_their_li
     assert "none ticked" not in shown["habits"]["text"], "“Prefer not to say” is an answer like the others"
     send(page)  # this first send is lost on the way
     page.get_by_text(re.compile("could not be sent", re.I)).wait_for(timeout=10_000)
-    assert len(bodies) == 1 and failed == [1]
+    assert len(bodies) == 1 and failed == ["refused"]
     assert_body_is_shown(bodies[0], shown, list(questions))
 
     # After an attempted send, a changed answer keeps its report (and says so) until a new one is confirmed.
@@ -247,8 +233,7 @@ def test_untouched_blank_declined_and_changed_answers_send_exactly_what_their_li
     group(page, "smoker").get_by_role("button", name=re.compile("new report")).click()
     final = lines(page)
     assert_words(page, questions["smoker"], final["smoker"])
-    send(page)
-    page.locator("#thanks").wait_for(state="visible", timeout=10_000)
+    send_and_wait_thanks(page)
     assert len(bodies) == 2 and bodies[1]["submission"] == bodies[0]["submission"]
     assert_body_is_shown(bodies[1], final, list(questions))
     assert bodies[1]["answers"]["lies"] == start["lies"]["report"], "the blank's report, as shown since the page loaded"
@@ -265,11 +250,10 @@ def test_a_series_wave_shows_the_kept_reports_it_reuses(browser, live_server):
     sent = {}
     for slug in ("shown-wave-1", "shown-wave-2"):
         page = context.new_page()
-        bodies = []
-        page.on("request", lambda r, into=bodies: into.append(json.loads(r.post_data)) if r.method == "POST" else None)
+        bodies, _ = watch_page(page)
         page.goto(f"{origin}/s/{slug}")
-        page.locator("#survey-form button[type=submit]:not([disabled])").wait_for()
-        questions = {q["id"]: q for q in design_of(page)["questions"]}
+        wait_ready(page)
+        questions = questions_of(page)
         memo = json.loads(page.evaluate("localStorage.getItem('ldp-survey:series:shown-series:lies')"))["memo"]
         status = page.locator("#series-status").inner_text()
         assert ("reuse the reports" in status) == (slug == "shown-wave-2"), status
@@ -279,8 +263,7 @@ def test_a_series_wave_shows_the_kept_reports_it_reuses(browser, live_server):
         group(page, "smoker").get_by_label("No").check()
         shown = lines(page)
         assert_words(page, questions["smoker"], shown["smoker"])
-        send(page)
-        page.locator("#thanks").wait_for(state="visible", timeout=10_000)
+        send_and_wait_thanks(page)
         [body] = bodies
         assert_body_is_shown(body, shown, list(questions))
         sent[slug] = body["answers"]
@@ -293,7 +276,7 @@ def test_sampled_out_questions_show_nothing_and_send_nothing(browser, live_serve
     origin = live_server["origin"]
     create_from_toml(live_server["db"], SAMPLE_TOML)
     context, page, bodies, errors = open_survey(browser, origin, "shown-sample")
-    questions = {q["id"]: q for q in design_of(page)["questions"]}
+    questions = questions_of(page)
     start = lines(page)
     [asked] = [qid for qid, line in start.items() if line["visible"]]
     hidden = [qid for qid in questions if qid != asked]
@@ -306,8 +289,7 @@ def test_sampled_out_questions_show_nothing_and_send_nothing(browser, live_serve
         group(page, asked).get_by_role("spinbutton").fill("50")
     shown = lines(page)
     assert_words(page, questions[asked], shown[asked], noneTicked=kind == "multi")
-    send(page)
-    page.locator("#thanks").wait_for(state="visible", timeout=10_000)
+    send_and_wait_thanks(page)
     [body] = bodies
     assert_body_is_shown(body, shown, [asked])
     assert errors == []

@@ -17,7 +17,7 @@ import pytest
 from survey.cli import main
 from survey.core.mechanisms.registry import MECHANISMS
 
-from conftest import REPO
+from conftest import REPO, command_line, definition
 
 SCRIPTS = REPO / "docs" / "scripts"
 EVERY_KIND = """
@@ -25,17 +25,7 @@ slug = "every-mechanism"
 title = "Every mechanism"
 epsilon = 12
 
-[[questions]]
-id = "smoker"
-kind = "yes_no"
-text = "Do you smoke?"
-
-[[questions]]
-id = "colour"
-kind = "choice"
-text = "Favourite colour?"
-options = ["red", "green", "blue"]
-
+""" + definition("smoker_colour") + """
 [[questions]]
 id = "country"
 kind = "choice"
@@ -103,17 +93,7 @@ epsilon = 3
 allocation = "sample"
 sample = 2
 
-[[questions]]
-id = "smoker"
-kind = "yes_no"
-text = "Do you smoke?"
-
-[[questions]]
-id = "colour"
-kind = "choice"
-text = "Favourite colour?"
-options = ["red", "green", "blue"]
-
+""" + definition("smoker_colour") + """
 [[questions]]
 id = "age"
 kind = "number"
@@ -127,17 +107,8 @@ LEVEL = "0.9"
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory):
     """Per survey: its responses.csv and codebook.json (of simulated respondents) and its estimates as JSON."""
-    from click.testing import CliRunner
-
     directory = tmp_path_factory.mktemp("scripts")
-    db = directory / "surveys.db"
-    runner = CliRunner()
-
-    def run(*args):
-        result = runner.invoke(main, ["--db", str(db), *map(str, args)])
-        assert result.exit_code == 0, (result.output, result.exception)
-        return result
-
+    run = command_line(directory / "surveys.db")
     out = {}
     for slug, text in (("every-mechanism", EVERY_KIND), ("sampled", SAMPLED)):
         definition = directory / f"{slug}.toml"
@@ -147,8 +118,8 @@ def exports(tmp_path_factory):
         files = {name: directory / f"{slug}-{name}" for name in ("responses.csv", "codebook.json")}
         run("export", slug, "--responses", "--sandbox", "-o", files["responses.csv"])
         run("export", slug, "--codebook", "--sandbox", "-o", files["codebook.json"])
-        rows = json.loads(run("aggregate", slug, "--sandbox", "--format", "json", "--level", LEVEL).stdout)
-        header = next(csv.reader(io.StringIO(run("aggregate", slug, "--sandbox", "--format", "csv").stdout)))
+        rows = json.loads(run("aggregate", slug, "--sandbox", "--format", "json", "--level", LEVEL))
+        header = next(csv.reader(io.StringIO(run("aggregate", slug, "--sandbox", "--format", "csv"))))
         out[slug] = {**files, "rows": rows, "header": header}
     return out
 

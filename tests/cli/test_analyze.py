@@ -17,7 +17,7 @@ from scipy.stats import beta
 from survey.cli import main
 from survey.core.planning import power_one_sample
 
-from conftest import REPO
+from conftest import REPO, command_line
 from test_analysis_scripts import EVERY_KIND
 
 NO_DATABASE = ("import sqlite3, sys\n"
@@ -33,17 +33,8 @@ SMOKING = (REPO / "examples" / "smoking.toml").read_text(encoding="utf-8")
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     """Two surveys with simulated respondents in their sandbox, exported; and a runner of the CLI on the database."""
-    from click.testing import CliRunner
-
     directory = tmp_path_factory.mktemp("analyze")
-    db = directory / "surveys.db"
-    runner = CliRunner()
-
-    def run(*args):
-        result = runner.invoke(main, ["--db", str(db), *map(str, args)])
-        assert result.exit_code == 0, (result.output, result.exception)
-        return result.stdout
-
+    run = command_line(directory / "surveys.db")
     for slug, text in (("smoking-2026", SMOKING), ("every-mechanism", EVERY_KIND)):
         (directory / f"{slug}.toml").write_text(text, encoding="utf-8")
         run("create", directory / f"{slug}.toml")

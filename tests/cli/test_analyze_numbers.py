@@ -20,6 +20,8 @@ from scipy.special import expit
 
 from survey.cli import main
 
+from conftest import command_line, definition
+
 # Forced response: answer truthfully w.p. 2/3, say yes w.p. 1/6, no w.p. 1/6: p = 5/6, q = 1/6.
 P, Q = 5 / 6, 1 / 6
 BETA = np.array([-2.0, 0.03, 0.6])  # intercept, per year of age, sex: m
@@ -166,25 +168,8 @@ def test_the_docs_scripts_reproduce_the_products_numbers(cli_runner, tmp_path, c
         assert abs(float(row["std_error"]) - term["std_error"]) < 1e-4, (row, term)
 
 
-NUMBERS = """
-slug = "numbers-2026"
-title = "Years and illness"
-epsilon = 20
-
-[[questions]]
-id = "ill"
-kind = "yes_no"
-text = "Have you been ill this year?"
-
-[[questions]]
-id = "years"
-kind = "number"
-text = "How many years have you worked here?"
-min = 0
-max = 10
-mechanism = "piecewise"
-weight = 2
-"""
+# A yes/no outcome and a randomized number covariate (piecewise); the web's regression tests add a second number.
+NUMBERS = "\n" + definition("years_ill")
 
 
 @pytest.mark.slow
@@ -193,11 +178,7 @@ def test_a_randomized_number_covariate_from_the_files_is_the_databases(cli_runne
     db, definition = tmp_path / "surveys.db", tmp_path / "numbers.toml"
     definition.write_text(NUMBERS, encoding="utf-8")
 
-    def run(*args):
-        result = cli_runner.invoke(main, ["--db", str(db), *map(str, args)])
-        assert result.exit_code == 0, result.output
-        return result.stdout
-
+    run = command_line(db, cli_runner)
     run("create", definition)
     run("simulate", "numbers-2026", "--n", 3000, "--seed", 6, "--truth", "years=5")
     run("export", "numbers-2026", "--responses", "--sandbox", "-o", tmp_path / "responses.csv")

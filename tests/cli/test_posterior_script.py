@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from survey.cli import main
 from survey.store import Store
+
+from conftest import command_line
 
 SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "scripts" / "posterior.py"
 SLUG = "smoking-2026"
@@ -28,10 +29,7 @@ def test_the_script_reproduces_the_posterior_intervals(cli_runner, db_path, smok
     finally:
         store.close()
 
-    def run(*args):
-        result = cli_runner.invoke(main, ["--db", str(db_path), *args])
-        assert result.exit_code == 0, (result.output, result.exception)
-        return result.stdout
+    run = command_line(db_path, cli_runner)
     (tmp_path / "responses.csv").write_text(run("export", SLUG, "--responses"), encoding="utf-8")
     (tmp_path / "codebook.json").write_text(run("export", SLUG, "--codebook"), encoding="utf-8")
     product = {(row["question"], row["option"]): row for row in csv.DictReader(io.StringIO(

@@ -17,12 +17,13 @@ from fractions import Fraction
 import pytest
 
 from survey.core.aggregate import CSV_HEADER
-from survey.cli import main
 from survey.core.mechanisms.multi_sampled import multi_sampled_probabilities
 from survey.core.mechanisms.subset import ss_probabilities
 from survey.exports.codebook import codebook, response_columns, slugify
 from survey.core.definition import parse_definition
 from survey.core.design import build_design, response_probabilities
+
+from conftest import command_line, definition
 
 # Every kind and mechanism: rr (yes_no), grr (3 options), OUE (8 options: at epsilon 0.4 a
 # question, OUE is chosen from d >= 3e^0.4 + 2 = 6.5), multi (with labels that collide
@@ -32,17 +33,7 @@ slug = "every-kind"
 title = "Every kind"
 epsilon = 2.0
 
-[[questions]]
-id = "smoker"
-kind = "yes_no"
-text = "Do you smoke?"
-
-[[questions]]
-id = "colour"
-kind = "choice"
-text = "Favourite colour?"
-options = ["red", "green", "blue"]
-
+""" + definition("smoker_colour") + """
 [[questions]]
 id = "pet"
 kind = "choice"
@@ -55,13 +46,7 @@ kind = "multi"
 text = "Which sports do you play?"
 options = ["Run", "run!", "=SUM(A1)", "Swim"]
 
-[[questions]]
-id = "age"
-kind = "number"
-text = "How old are you?"
-min = 18
-max = 90
-"""
+""" + definition("age")
 
 RECOMPUTE = r'''
 import csv, json, math, sys
@@ -178,12 +163,8 @@ print(f"checked {checked} numbers in {len(aggregates)} rows")
 
 @pytest.fixture
 def run(cli_runner, db_path):
-    def invoke(*args):
-        result = cli_runner.invoke(main, ["--db", str(db_path), *map(str, args)])
-        assert result.exit_code == 0, (result.output, result.exception)
-        return result
-
-    return invoke
+    """Return a runner of the command line on the test database (conftest.command_line)."""
+    return command_line(db_path, cli_runner)
 
 
 def all_kinds_design() -> dict:

@@ -39,13 +39,7 @@ id = "sports"
 kind = "multi"
 text = "Which sports do you do?"
 options = ["running", "swimming", "cycling", "football", "tennis"]
-[[questions]]
-id = "age"
-kind = "number"
-text = "How old are you?"
-min = 18
-max = 90
-"""
+""" + definition("age")
 
 PRECISE_TOML = 'slug = "precise"\ntitle = "Precise"\nepsilon = 4.0\n' + definition("smoker_lung")
 

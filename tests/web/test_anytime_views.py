@@ -2,43 +2,22 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import re
 
 import numpy as np
 import pytest
-from conftest import OWNER
 
-from survey.cli import main
 from survey.core.aggregate import aggregate_counts, rows_to_table
-from survey.store import Store
 
-SLUG = "smoking-2026"
-GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
-ANSWERS = [GOOD] * 30 + [{**GOOD, "smoker": 0, "lung_disease": 1}] * 20
+from conftest import OWNER, command_line
+from interval_steps import SLUG, answer, csv_rows, owner_bearer, smokers_and_ill
+from test_ownership import signed_in
 
 
 @pytest.fixture
 def answered(accounts, db_path, smoking_survey):
     """The smoking survey with 50 real responses, owned by OWNER."""
-    store = Store(db_path)
-    try:
-        store.add_responses(SLUG, smoking_survey["hash"], ANSWERS)
-        return store.get_design(SLUG), store.question_counts(SLUG)
-    finally:
-        store.close()
-
-
-def _login(client):
-    page = client.get("/login").get_data(as_text=True)
-    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
-    assert client.post("/login", data={"csrf_token": token, "email": OWNER[0], "password": OWNER[1]}).status_code == 302
-
-
-def _csv_rows(text: str) -> list[dict]:
-    return list(csv.DictReader(io.StringIO(text)))
+    return answer(db_path, smoking_survey["hash"], smokers_and_ill(30, 20))
 
 
 def test_rows_say_which_intervals_they_hold(answered):
@@ -62,33 +41,26 @@ def test_rows_say_which_intervals_they_hold(answered):
 def test_cli_aggregate_and_export_take_intervals(cli_runner, db_path, answered):
     """`aggregate` and `export --aggregates` print anytime intervals with --intervals anytime, fixed by default."""
     design, counts = answered
-
-    def run(*args):
-        result = cli_runner.invoke(main, ["--db", str(db_path), *args])
-        assert result.exit_code == 0, (result.output, result.exception)
-        return result.stdout
-
-    default = _csv_rows(run("aggregate", SLUG, "--format", "csv"))
+    run = command_line(db_path, cli_runner)
+    default = csv_rows(run("aggregate", SLUG, "--format", "csv"))
     assert {(row["ci_kind"], row["ci_planned"]) for row in default} == {("fixed", "")}
-    watched = _csv_rows(run("aggregate", SLUG, "--format", "csv", "--intervals", "anytime", "--planned", "400"))
+    watched = csv_rows(run("aggregate", SLUG, "--format", "csv", "--intervals", "anytime", "--planned", "400"))
     assert {(row["ci_kind"], row["ci_planned"]) for row in watched} == {("anytime", "400")}
     expected = aggregate_counts(design, counts, intervals="anytime", planned=400)
     assert [float(row["ci_high"]) for row in watched] == pytest.approx([row.ci_high for row in expected], abs=1e-6)
-    exported = _csv_rows(run("export", SLUG, "--aggregates", "--intervals", "anytime", "--planned", "400"))
+    exported = csv_rows(run("export", SLUG, "--aggregates", "--intervals", "anytime", "--planned", "400"))
     assert exported == watched
     rows = json.loads(run("aggregate", SLUG, "--format", "json", "--intervals", "anytime"))
     assert {(row["ci_kind"], row["ci_planned"]) for row in rows} == {("anytime", 1000)}
     assert "valid at every look" in run("aggregate", SLUG, "--intervals", "anytime")
     for command in ("aggregate", "export"):
         assert "--intervals anytime" in run(command, "--help")
-    refused = cli_runner.invoke(main, ["--db", str(db_path), "aggregate", SLUG, "--intervals", "sometimes"])
-    assert refused.exit_code == 2 and "sometimes" in refused.stderr
+    assert "sometimes" in run("aggregate", SLUG, "--intervals", "sometimes", code=2)
 
 
 def test_results_page_offers_both_and_says_which_is_shown(app, answered):
     """The page defaults to ranges valid at the planned end and says so; ?intervals=anytime shows the other kind."""
-    client = app.test_client()
-    _login(client)
+    client = signed_in(app, *OWNER)
     page = client.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
     assert "Shown: ranges valid at the planned end." in page
     assert '<option value="fixed" selected>valid at the planned end</option>' in page
@@ -109,9 +81,9 @@ def test_results_page_offers_both_and_says_which_is_shown(app, answered):
     # The charts and the downloads linked from the page are of the intervals shown.
     assert "intervals=anytime&amp;planned=400" in page
     download = client.get(f"/surveys/{SLUG}/results.csv?intervals=anytime&planned=400").get_data(as_text=True)
-    assert {(row["ci_kind"], row["ci_planned"]) for row in _csv_rows(download)} == {("anytime", "400")}
+    assert {(row["ci_kind"], row["ci_planned"]) for row in csv_rows(download)} == {("anytime", "400")}
     fixed = client.get(f"/surveys/{SLUG}/results.csv").get_data(as_text=True)
-    assert {row["ci_kind"] for row in _csv_rows(fixed)} == {"fixed"}
+    assert {row["ci_kind"] for row in csv_rows(fixed)} == {"fixed"}
     chart = client.get(f"/surveys/{SLUG}/charts/smoker.svg?intervals=anytime&planned=400")
     assert chart.status_code == 200 and b"anytime-valid" in chart.data
     for bad in ("intervals=always", "intervals=anytime&planned=0", "intervals=anytime&planned=ten"):
@@ -121,13 +93,8 @@ def test_results_page_offers_both_and_says_which_is_shown(app, answered):
 def test_api_results_take_intervals_and_planned(app, db_path, answered):
     """/api/surveys/<slug>/results?intervals=anytime&planned=N: every row says ci_kind and ci_planned."""
     design, counts = answered
-    store = Store(db_path)
-    try:
-        token = store.create_token(OWNER[0], None)[1]
-    finally:
-        store.close()
     client = app.test_client()
-    headers = {"Authorization": f"Bearer {token}"}
+    headers = owner_bearer(db_path)
     default = client.get(f"/api/surveys/{SLUG}/results", headers=headers).json
     assert default["intervals"] == "fixed" and default["planned"] is None
     assert {(row["ci_kind"], row["ci_planned"]) for row in default["rows"]} == {("fixed", None)}

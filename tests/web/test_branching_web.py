@@ -16,6 +16,7 @@ from survey.core.simulate import parse_truth, simulate_answers
 from survey.store import Store
 
 from conftest import OWNER, create_from_toml
+from test_ownership import signed_in
 
 ROOT = Path(__file__).resolve().parents[2]
 SLUG = "smoking-branched"
@@ -37,20 +38,12 @@ def branched(db_path, accounts):
     return {"design": design, "auth": {"Authorization": f"Bearer {token}"}}
 
 
-def signed_in(app):
-    client = app.test_client()
-    page = client.get("/login").get_data(as_text=True)
-    csrf = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
-    assert client.post("/login", data={"csrf_token": csrf, "email": OWNER[0], "password": OWNER[1]}).status_code == 302
-    return client
-
-
 EXPECTED = [("cigarettes", "(among those it applies to)"), ("quit", "No (among those it applies to)"),
             ("quit", "Once (among those it applies to)"), ("quit", "More than once (among those it applies to)")]
 
 
 def test_results_csv_the_api_the_codebook_and_the_dashboard_hold_the_rows_among_those_it_applies_to(app, branched):
-    client = signed_in(app)
+    client = signed_in(app, *OWNER)
     rows = list(csv.DictReader(io.StringIO(client.get(f"/surveys/{SLUG}/results.csv").get_data(as_text=True))))
     applied = [(row["question"], row["option"]) for row in rows if is_conditional(row["option"])]
     assert applied == EXPECTED

@@ -7,7 +7,7 @@ import re
 import pytest
 from test_builder import field_error, field_errors_of, fields, page, press
 
-from conftest import OWNER
+from conftest import OWNER, definition
 from survey.core.definition import parse_definition_toml
 from survey.core.definition_toml import dump_definition
 from survey.core.languages import translation_warnings
@@ -41,13 +41,7 @@ text = "Which pets?"
 options = ["dog", "cat"]
 translations.fr = {text = "Quels animaux ?", options = ["chien", "chat"]}
 
-[[questions]]
-id = "age"
-kind = "number"
-text = "How old are you?"
-min = 18
-max = 90
-"""
+""" + definition("age")
 
 
 @pytest.fixture

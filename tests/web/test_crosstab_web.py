@@ -13,6 +13,8 @@ from survey.core.crosstab import crosstab, crosstab_to_csv
 from survey.core.simulate import complete_truth, parse_given, parse_truth, simulate_columns
 from survey.store import Store
 
+from test_accessibility import RULES
+
 SLUG = "smoking-2026"
 EMAIL, PASSWORD = "x@example.org", "crosstab pages"
 HEADER = b"measure,a_option,b_option,estimate,std_error,ci_low,ci_high,ci_level\r\n"
@@ -164,8 +166,6 @@ def test_results_page_links_to_crosstabs(web):
 # Accessibility (axe-core in Chromium), at phone and desktop widths
 
 
-RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
-         "resultTypes": ["violations"]}
 
 
 @pytest.mark.browser

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import zipfile
 
 import pytest
@@ -16,7 +15,8 @@ from survey.core.aggregate import CSV_HEADER
 from survey.exports.spreadsheet import MIMETYPE, results_workbook
 from survey.store import Store
 
-from conftest import OTHER, OWNER, create_from_toml, domain_answers
+from conftest import OTHER, OWNER, create_from_toml, definition, domain_answers
+from test_ownership import signed_in
 
 SLUG = "labels"
 LABELS = ["-10% or more", "=1+1", "+5", "@home", "plain, with a comma"]
@@ -39,13 +39,7 @@ id = "smoker"
 kind = "yes_no"
 text = "Do you smoke?"
 
-[[questions]]
-id = "age"
-kind = "number"
-text = "How old are you?"
-min = 18
-max = 90
-"""
+""" + definition("age")
 
 
 def answers(design: dict, index: int) -> dict:
@@ -72,16 +66,8 @@ def labels(db_path, accounts):
             "theirs": {"Authorization": f"Bearer {other}"}}
 
 
-def signed_in(app):
-    client = app.test_client()
-    page = client.get("/login").get_data(as_text=True)
-    csrf = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
-    assert client.post("/login", data={"csrf_token": csrf, "email": OWNER[0], "password": OWNER[1]}).status_code == 302
-    return client
-
-
 def test_the_api_serves_responses_csv_byte_for_byte_and_streams_it(app, labels):
-    exported = signed_in(app).get(f"/surveys/{SLUG}/responses.csv")
+    exported = signed_in(app, *OWNER).get(f"/surveys/{SLUG}/responses.csv")
     assert exported.status_code == 200
     body = exported.get_data()
     assert body.count(b"\r\n") == 2501
@@ -164,7 +150,7 @@ def test_the_new_routes_are_404_for_another_researcher(app, labels):
 
 
 def test_labels_are_identical_in_results_csv_the_codebook_and_the_api(app, labels):
-    client, api = signed_in(app), app.test_client()
+    client, api = signed_in(app, *OWNER), app.test_client()
     results = list(csv.DictReader(io.StringIO(client.get(f"/surveys/{SLUG}/results.csv").get_data(as_text=True))))
     book = client.get(f"/surveys/{SLUG}/codebook.json").json
     api_book = api.get(f"/api/surveys/{SLUG}/codebook", headers=labels["mine"]).json
@@ -183,7 +169,7 @@ def test_labels_are_identical_in_results_csv_the_codebook_and_the_api(app, label
 
 
 def test_results_xlsx_holds_labels_as_text_and_numbers_as_numbers(app, labels):
-    client, api = signed_in(app), app.test_client()
+    client, api = signed_in(app, *OWNER), app.test_client()
     api_rows = api.get(f"/api/surveys/{SLUG}/results?level=0.9", headers=labels["mine"]).json["rows"]
     book = api.get(f"/api/surveys/{SLUG}/codebook", headers=labels["mine"]).json
     for response in (client.get(f"/surveys/{SLUG}/results.xlsx?level=0.9"),

@@ -23,6 +23,7 @@ from survey.web import create_app
 from survey.web.secret import link_tokens
 
 from conftest import PANEL_TOML, create_from_toml, is_postgres, table_names
+from test_ownership import signed_in
 from smtp_server import mail_settings, smtp_server
 
 pytestmark = pytest.mark.both_backends
@@ -60,14 +61,6 @@ def mail_app(db_path, inbox):
                       **mail_settings(inbox.port)})
     yield app
     app.extensions["ldp_stores"].close_all()
-
-
-def signed_in(app):
-    client = app.test_client()
-    page = client.get("/login").get_data(as_text=True)
-    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
-    assert client.post("/login", data={"csrf_token": token, "email": OWNER[0], "password": OWNER[1]}).status_code == 302
-    return client
 
 
 def csrf(client, slug="panel", form="addresses-csrf") -> str:
@@ -123,7 +116,7 @@ def assert_stored_nowhere(db_path, secrets: set[str]):
 
 def test_invitations_to_20_addresses_arrive_each_link_works_once_and_a_reminder_reaches_only_the_unused(
         mail_app, inbox, db_path):
-    owner = signed_in(mail_app)
+    owner = signed_in(mail_app, *OWNER)
     token = csrf(owner)
     upload = {"csrf_token": token, "addresses": (io.BytesIO(addresses_csv(PEOPLE + [PEOPLE[0].upper()])), "people.csv")}
     response = owner.post("/surveys/panel/addresses", data=upload, content_type="multipart/form-data",
@@ -171,7 +164,7 @@ def test_invitations_to_20_addresses_arrive_each_link_works_once_and_a_reminder_
 
 
 def test_deleted_addresses_leave_no_trace_in_any_table(mail_app, inbox, db_path):
-    owner = signed_in(mail_app)
+    owner = signed_in(mail_app, *OWNER)
     token = csrf(owner)
     owner.post("/surveys/panel/addresses", content_type="multipart/form-data",
                data={"csrf_token": token, "addresses": (io.BytesIO(addresses_csv(PEOPLE[:5] + ["refuse@example.org"])),
@@ -219,7 +212,7 @@ def test_sending_without_smtp_settings_is_a_clear_error_and_stores_nothing(db_pa
     store.add_addresses("panel", PEOPLE[:2], TOKEN_FOR)
     store.close()
     app = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test"})
-    owner = signed_in(app)
+    owner = signed_in(app, *OWNER)
     page = " ".join(owner.get("/surveys/panel/results").get_data(as_text=True).split())
     assert "E-mail cannot be sent from this server yet: e-mail is not configured: set SMTP_HOST and MAIL_FROM" in page
     token = re.search(r'id="invitation-mail-csrf" name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
@@ -264,7 +257,7 @@ def test_a_run_cut_short_goes_on_where_it_stopped(db_path, inbox):
 
 
 def test_the_qr_code_of_the_survey_link_decodes_to_it_and_the_zip_holds_one_per_invitation(mail_app, db_path):
-    owner = signed_in(mail_app)
+    owner = signed_in(mail_app, *OWNER)
     png = owner.get("/surveys/panel/link-qr.png")
     assert png.mimetype == "image/png" and decode_png(png.data) == [f"{HOST}/s/panel"]
     svg = owner.get("/surveys/panel/link-qr.svg?download=1")

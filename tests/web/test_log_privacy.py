@@ -37,20 +37,27 @@ def test_the_503_of_a_join_link_logs_its_cause_but_not_its_token(app, monkeypatc
     assert JOIN_TOKEN not in caplog.text and INVITE not in caplog.text
 
 
+def broken_page(app, monkeypatch, caplog, method: str, breaks, path: str):
+    """GET ``path`` with the store's ``method`` replaced by ``breaks`` (which raises); assert a 500 and return it."""
+    monkeypatch.setattr(Store, method, breaks)
+    app.config["PROPAGATE_EXCEPTIONS"] = False
+    with caplog.at_level(logging.INFO):
+        response = app.test_client().get(path)
+    assert response.status_code == 500
+    return response
+
+
 def test_an_unexpected_error_on_a_join_link_logs_no_token(app, monkeypatch, caplog):
     def breaks(self, token):
         raise RuntimeError(f"unexpected while reading {token}")
 
-    monkeypatch.setattr(Store, "join_invitation", breaks)
-    app.config["PROPAGATE_EXCEPTIONS"] = False
-    with caplog.at_level(logging.INFO):
-        response = app.test_client().get(f"/join/{JOIN_TOKEN}")
-    assert response.status_code == 500
+    broken_page(app, monkeypatch, caplog, "join_invitation", breaks, f"/join/{JOIN_TOKEN}")
     assert "Exception on /join/(hidden) [GET]" in caplog.text and "RuntimeError" in caplog.text
     assert JOIN_TOKEN not in caplog.text
 
 
-def test_gunicorns_error_log_holds_no_token():
+def gunicorn_error_log(write) -> list[str]:
+    """Return the lines gunicorn's error log (the server's PrivateLogger) writes while ``write(logger)`` runs."""
     from gunicorn.config import Config
 
     from survey.web.server import PrivateLogger
@@ -65,13 +72,20 @@ def test_gunicorns_error_log_holds_no_token():
     handler = Collect()
     logger.error_log.addHandler(handler)
     try:
+        write(logger)
+    finally:
+        logger.error_log.removeHandler(handler)
+    return records
+
+
+def test_gunicorns_error_log_holds_no_token():
+    def fail(logger):
         try:
             raise ValueError(f"bad request line /join/{JOIN_TOKEN}")
         except ValueError:
             logger.exception("Error handling request /join/%s?invite=%s", JOIN_TOKEN, INVITE)
-    finally:
-        logger.error_log.removeHandler(handler)
-    text = "\n".join(records)
+
+    text = "\n".join(gunicorn_error_log(fail))
     assert "Error handling request /join/(hidden)?invite=(hidden)" in text and "ValueError" in text
     assert JOIN_TOKEN not in text and INVITE not in text
 
@@ -95,32 +109,12 @@ def test_an_unexpected_error_on_a_panel_link_logs_no_participant_id(app, monkeyp
     def breaks(self, slug):
         raise RuntimeError(f"unexpected while reading {request.full_path} for {request.args['PROLIFIC_PID']}")
 
-    monkeypatch.setattr(Store, "get_design", breaks)
-    app.config["PROPAGATE_EXCEPTIONS"] = False
-    with caplog.at_level(logging.INFO):
-        response = app.test_client().get(f"/s/panel-study?{PANEL_QUERY}")
-    assert response.status_code == 500
+    response = broken_page(app, monkeypatch, caplog, "get_design", breaks, f"/s/panel-study?{PANEL_QUERY}")
     assert "Exception on /s/panel-study [GET]" in caplog.text and "RuntimeError" in caplog.text
     for value in ("planted123", "study456", "sess789"):
         assert value not in caplog.text and value not in response.get_data(as_text=True)
 
 
 def test_gunicorns_error_log_holds_no_participant_id():
-    from gunicorn.config import Config
-
-    from survey.web.server import PrivateLogger
-
-    records: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record):
-            records.append(self.format(record))
-
-    logger = PrivateLogger(Config())
-    handler = Collect()
-    logger.error_log.addHandler(handler)
-    try:
-        logger.error("Error handling request /s/panel-study?%s", PANEL_QUERY)
-    finally:
-        logger.error_log.removeHandler(handler)
+    records = gunicorn_error_log(lambda logger: logger.error("Error handling request /s/panel-study?%s", PANEL_QUERY))
     assert records and "planted123" not in records[0] and "/s/panel-study?PROLIFIC_PID=(hidden)" in records[0]

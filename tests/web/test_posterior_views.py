@@ -2,58 +2,32 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import re
 
 import pytest
-from conftest import OWNER
 
-from survey.cli import main
 from survey.core.aggregate import aggregate_counts
-from survey.store import Store
 
-SLUG = "smoking-2026"
-GOOD = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
-ANSWERS = [GOOD] * 12 + [{**GOOD, "smoker": 0, "lung_disease": 1}] * 8
+from conftest import OWNER, command_line
+from interval_steps import SLUG, answer, csv_rows, owner_bearer, smokers_and_ill
+from test_ownership import signed_in
 
 
 @pytest.fixture
 def answered(accounts, db_path, smoking_survey):
     """The smoking survey with 20 real responses, owned by OWNER."""
-    store = Store(db_path)
-    try:
-        store.add_responses(SLUG, smoking_survey["hash"], ANSWERS)
-        return store.get_design(SLUG), store.question_counts(SLUG)
-    finally:
-        store.close()
-
-
-def _login(client):
-    page = client.get("/login").get_data(as_text=True)
-    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page).group(1)
-    assert client.post("/login", data={"csrf_token": token, "email": OWNER[0], "password": OWNER[1]}).status_code == 302
-
-
-def _csv_rows(text: str) -> list[dict]:
-    return list(csv.DictReader(io.StringIO(text)))
+    return answer(db_path, smoking_survey["hash"], smokers_and_ill(12, 8))
 
 
 def test_cli_takes_posterior_intervals_and_a_prior(cli_runner, db_path, answered):
     """`aggregate`/`export --intervals posterior [--prior]` print credible intervals; a misused prior is refused."""
     design, counts = answered
-
-    def run(*args, code=0):
-        result = cli_runner.invoke(main, ["--db", str(db_path), *args])
-        assert result.exit_code == code, (result.output, result.exception)
-        return result.stdout if code == 0 else result.stderr
-
-    rows = _csv_rows(run("aggregate", SLUG, "--format", "csv", "--intervals", "posterior"))
+    run = command_line(db_path, cli_runner)
+    rows = csv_rows(run("aggregate", SLUG, "--format", "csv", "--intervals", "posterior"))
     assert {(row["ci_kind"], row["ci_planned"]) for row in rows} == {("posterior-jeffreys", "")}
     expected = aggregate_counts(design, counts, intervals="posterior-jeffreys")
     assert [float(row["ci_low"]) for row in rows] == pytest.approx([row.ci_low for row in expected], abs=1e-6)
-    uniform = _csv_rows(run("export", SLUG, "--aggregates", "--intervals", "posterior", "--prior", "1,1"))
+    uniform = csv_rows(run("export", SLUG, "--aggregates", "--intervals", "posterior", "--prior", "1,1"))
     assert {row["ci_kind"] for row in uniform} == {"posterior-uniform"}
     assert all(0 <= float(row["ci_low"]) <= float(row["ci_high"]) <= 1 for row in uniform if row["kind"] != "number")
     assert "credible intervals under a Jeffreys" in run("aggregate", SLUG, "--intervals", "posterior")
@@ -67,8 +41,7 @@ def test_cli_takes_posterior_intervals_and_a_prior(cli_runner, db_path, answered
 
 def test_results_page_offers_credible_intervals(app, answered):
     """?intervals=posterior&prior=uniform shows credible intervals in words; the CSV and charts follow; bad priors 400."""
-    client = app.test_client()
-    _login(client)
+    client = signed_in(app, *OWNER)
     page = client.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
     assert '<option value="posterior" >credible (posterior under a prior)</option>' in page
     assert '<label for="prior">' in page
@@ -80,11 +53,11 @@ def test_results_page_offers_credible_intervals(app, answered):
     assert "95% credible interval under a uniform prior" in page.split('id="results-title"')[1]
     assert "intervals=posterior-uniform" in page  # the downloads and charts are of the intervals shown
     download = client.get(f"/surveys/{SLUG}/results.csv?intervals=posterior-uniform").get_data(as_text=True)
-    assert {row["ci_kind"] for row in _csv_rows(download)} == {"posterior-uniform"}
+    assert {row["ci_kind"] for row in csv_rows(download)} == {"posterior-uniform"}
     assert client.get(f"/surveys/{SLUG}/charts/smoker.svg?intervals=posterior-uniform").status_code == 200
     # The form sends a prior with every choice; only posterior intervals read it.
     fixed = client.get(f"/surveys/{SLUG}/results.csv?intervals=fixed&prior=uniform").get_data(as_text=True)
-    assert {row["ci_kind"] for row in _csv_rows(fixed)} == {"fixed"}
+    assert {row["ci_kind"] for row in csv_rows(fixed)} == {"fixed"}
     for bad in ("intervals=posterior&prior=0,1", "intervals=posterior&prior=flat", "intervals=posteriors"):
         assert client.get(f"/surveys/{SLUG}/results?{bad}").status_code == 400
 
@@ -92,14 +65,8 @@ def test_results_page_offers_credible_intervals(app, answered):
 def test_api_results_take_posterior_intervals(app, db_path, answered):
     """/api/surveys/<slug>/results?intervals=posterior&prior=2,3 returns the core's rows, ci_kind naming the prior."""
     design, counts = answered
-    store = Store(db_path)
-    try:
-        token = store.create_token(OWNER[0], None)[1]
-    finally:
-        store.close()
-    client = app.test_client()
-    body = client.get(f"/api/surveys/{SLUG}/results?intervals=posterior&prior=2,3",
-                      headers={"Authorization": f"Bearer {token}"}).json
+    body = app.test_client().get(f"/api/surveys/{SLUG}/results?intervals=posterior&prior=2,3",
+                                 headers=owner_bearer(db_path)).json
     expected = aggregate_counts(design, counts, intervals="posterior-beta(2,3)")
     assert [(row["ci_low"], row["ci_high"], row["ci_kind"]) for row in body["rows"]] == [
         (row.ci_low, row.ci_high, "posterior-beta(2,3)") for row in expected]

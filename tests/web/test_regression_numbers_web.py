@@ -4,36 +4,18 @@ show its spread, fitted as `ldp-survey regress` fits it, its method named; refus
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import numpy as np
 import pytest
 
-from survey.cli import main
 from survey.store import Store
 
-from conftest import OWNER, create_from_toml
+from conftest import OWNER, command_line, create_from_toml, definition
 from test_ownership import signed_in
 
 SLUG = "numbers-2026"
-DEFINITION = """
-slug = "numbers-2026"
-title = "Years and illness"
-epsilon = 20
-
-[[questions]]
-id = "ill"
-kind = "yes_no"
-text = "Have you been ill this year?"
-
-[[questions]]
-id = "years"
-kind = "number"
-text = "How many years have you worked here?"
-min = 0
-max = 10
-mechanism = "piecewise"
-weight = 2
-
+DEFINITION = "\n" + definition("years_ill") + """
 [[questions]]
 id = "visits"
 kind = "number"
@@ -61,11 +43,7 @@ def numbers(db_path, accounts, cli_runner):
     finally:
         store.close()
 
-    def regress(*args):
-        result = cli_runner.invoke(main, ["--db", str(db_path), "regress", SLUG, *args])
-        assert result.exit_code == 0, result.output
-        return result.stdout
-
+    regress = partial(command_line(db_path, cli_runner), "regress", SLUG)
     return regress, {"Authorization": f"Bearer {token}"}
 
 

@@ -4,13 +4,13 @@ survey's owner only, with the reason for a bad choice."""
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pytest
 
-from survey.cli import main
 from survey.store import Store
 
-from conftest import OTHER, OWNER
+from conftest import OTHER, OWNER, command_line
 from test_ownership import signed_in
 
 SLUG = "smoking-2026"
@@ -34,12 +34,7 @@ def simulated(db_path, accounts, cli_runner):
     finally:
         store.close()
 
-    def regress(*args):
-        result = cli_runner.invoke(main, ["--db", str(db_path), "regress", SLUG, *args])
-        assert result.exit_code == 0, result.output
-        return result.stdout
-
-    return regress
+    return partial(command_line(db_path, cli_runner), "regress", SLUG)
 
 
 def test_the_page_shows_the_model_and_its_csv_is_the_command_lines(app, simulated):

@@ -32,7 +32,7 @@ from survey.core.planning import plan_allocation
 from survey.core.simulate import complete_truth, parse_given, parse_truth, simulate_answers, simulate_reports
 from survey.store import Store
 
-from conftest import domain_report, released_at_once, stored_count
+from conftest import command_line, domain_report, released_at_once, stored_count
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ATHLETES = EXAMPLES / "athletes.toml"
@@ -259,11 +259,7 @@ def test_intervals_cover_with_each_questions_own_n():
 
 
 def test_create_simulate_aggregate_the_athletes_example_within_4_standard_errors(cli_runner, db_path):
-    def run(*args):
-        result = cli_runner.invoke(main, ["--db", str(db_path), *map(str, args)])
-        assert result.exit_code == 0, result.output
-        return result.stdout
-
+    run = command_line(db_path, cli_runner)
     run("create", ATHLETES)
     out = run("simulate", SLUG, "--n", 40_000, "--seed", 9)
     truth = dict(line.split("=", 1) for line in out.split("Truth used:\n")[1].strip().splitlines())

@@ -20,7 +20,7 @@ from survey.exports.labels import NAME_LIMIT
 from survey.core.mechanisms import mechanism_for
 from survey.store import Store
 
-from conftest import OTHER, OWNER, create_from_toml, domain_answers
+from conftest import OTHER, OWNER, create_from_toml, definition, domain_answers
 from test_ownership import signed_in
 
 SLUG = "long-names"
@@ -50,13 +50,7 @@ kind = "choice"
 text = "Where do you live?"
 options = ["north", "south", "east", "west"]
 
-[[questions]]
-id = "age"
-kind = "number"
-text = "How old are you?"
-min = 18
-max = 90
-"""
+""" + definition("age")
 READERS = {"sav": pyreadstat.read_sav, "dta": pyreadstat.read_dta}
 
 
