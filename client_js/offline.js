@@ -83,21 +83,28 @@ async function refreshPage() {
   if (await cache.match(request, { ignoreVary: true })) await cache.add(request);
 }
 
-/** Show how many wait, and what the last flush sent or saw refused. */
+/**
+ * Show how many wait, and how many this page's flushes have sent and seen refused in all: a flush
+ * cut short by a lost send leaves the rest to a later one, and the words count both.
+ */
 function show(offline, waiting, summary) {
   // The live regions stay in the page (a region shown only when it has words may not be read out).
   offline.status.textContent = waitingText(waiting);
   offline.onWaiting(waiting);
-  if (summary) offline.onSent(summary.sent + summary.earlier);
+  if (summary) {
+    offline.onSent(summary.sent + summary.earlier);
+    offline.sentSoFar += summary.sent + summary.earlier;
+    offline.refusedSoFar.push(...summary.refused);
+  }
   offline.status.classList.toggle('notice', waiting > 0);
-  const sent = summary ? summary.sent + summary.earlier : 0;
-  if (sent > 0) {
+  const sent = offline.sentSoFar;
+  if (summary && sent > 0) {
     offline.sent.textContent = _('%(count)s answer(s) waiting on this device were sent and counted once.',
       { count: sent });
     offline.sent.classList.add('notice');
   }
   if (summary && summary.refused.length > 0) {
-    offline.refused.textContent = refusedText(summary.refused);
+    offline.refused.textContent = refusedText(offline.refusedSoFar);
     offline.refused.hidden = false;
   }
 }
@@ -140,6 +147,8 @@ export function setUpOffline(slug, questions = new Map(), hooks = {}) {
     db: openQueue(),
     flushing: false,
     notBefore: 0,
+    sentSoFar: 0,
+    refusedSoFar: [],
   };
   offline.db.catch(() => {});
   keepFiles(holder).catch(() => {
