@@ -83,27 +83,22 @@ async function refreshPage() {
   if (await cache.match(request, { ignoreVary: true })) await cache.add(request);
 }
 
-/**
- * Show how many wait, and how many this page's flushes have sent and seen refused in all: a flush
- * cut short by a lost send leaves the rest to a later one, and the words count both.
- */
+/** Show how many wait, and what this page's flushes (a lost send leaves some to the next) sent and saw refused. */
 function show(offline, waiting, summary) {
   // The live regions stay in the page (a region shown only when it has words may not be read out).
   offline.status.textContent = waitingText(waiting);
   offline.onWaiting(waiting);
-  if (summary) {
-    offline.onSent(summary.sent + summary.earlier);
-    offline.sentSoFar += summary.sent + summary.earlier;
-    offline.refusedSoFar.push(...summary.refused);
-  }
   offline.status.classList.toggle('notice', waiting > 0);
-  const sent = offline.sentSoFar;
-  if (summary && sent > 0) {
+  if (!summary) return;
+  offline.onSent(summary.sent + summary.earlier);
+  const sent = offline.sentSoFar += summary.sent + summary.earlier;
+  offline.refusedSoFar.push(...summary.refused);
+  if (sent > 0) {
     offline.sent.textContent = _('%(count)s answer(s) waiting on this device were sent and counted once.',
       { count: sent });
     offline.sent.classList.add('notice');
   }
-  if (summary && summary.refused.length > 0) {
+  if (summary.refused.length > 0) {
     offline.refused.textContent = refusedText(offline.refusedSoFar);
     offline.refused.hidden = false;
   }

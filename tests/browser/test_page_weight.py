@@ -26,8 +26,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SLUG = "smoking-2026"
 MAX_REQUESTS = 6
 # 40 KiB before offline field mode, whose two modules (offline.js, offline-queue.js) and their sentences
-# add about 4 KiB compressed to the joined script and the page.
-MAX_WIRE_BYTES = 45 * 1024
+# add about 4 KiB compressed to the joined script and the page; handover mode and the counts kept over
+# every flush about 1 KiB more (46,078 bytes on 2026-11-27).
+MAX_WIRE_BYTES = 46 * 1024
 MAX_OFFLINE_REQUESTS = 8
 MAX_OFFLINE_BYTES = 200 * 1024
 

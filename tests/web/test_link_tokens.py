@@ -99,7 +99,7 @@ def test_a_changed_secret_key_refuses_the_reminder_says_why_and_sends_nothing(db
     app = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": KEY_B, "MAX_SUBMISSIONS_PER_MINUTE": 0,
                       **mail_settings(inbox.port)})
     try:
-        owner = signed_in(app)
+        owner = signed_in(app, *OWNER)
         response = owner.post("/surveys/panel/mail/reminder", data={"csrf_token": csrf(owner)}, follow_redirects=True)
         page = " ".join(response.get_data(as_text=True).split())
         assert "Sent 0 reminders. 3 addresses were sent no reminder: " + REFUSED in page
