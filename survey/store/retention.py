@@ -75,7 +75,8 @@ class Retention:
                              "(unarchive it first, or delete it)")
 
     def archive_survey(self, slug: str) -> str:
-        """Archive a published survey: closed, read-only and hidden from default lists (a draft is deleted instead)."""
+        """Archive a published survey and its earlier versions: closed, read-only and hidden from default lists
+        (a draft is deleted instead)."""
         with self._write() as conn:
             self._lock_survey(conn, slug)
             row = conn.execute("SELECT status, archived FROM surveys WHERE slug = ?", [slug]).fetchone()
@@ -85,11 +86,12 @@ class Retention:
                 raise StoreError(f"survey {slug!r} is already archived")
             if row[0] == "draft":
                 raise StoreError(f"cannot archive survey {slug!r}: it is a draft (a draft can be deleted)")
-            conn.execute("UPDATE surveys SET status = 'closed', archived = 1 WHERE slug = ?", [slug])
+            conn.execute("UPDATE surveys SET status = 'closed', archived = 1 WHERE slug = ? OR family = ?", [slug, slug])
         return "archived"
 
     def unarchive_survey(self, slug: str) -> str:
-        """Bring an archived survey back to the lists, closed (``reopen`` takes responses again)."""
+        """Bring an archived survey and its earlier versions back to the lists, closed (``reopen`` takes responses
+        again)."""
         with self._write() as conn:
             self._lock_survey(conn, slug)
             row = conn.execute("SELECT archived FROM surveys WHERE slug = ?", [slug]).fetchone()
@@ -97,7 +99,7 @@ class Retention:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
             if not row[0]:
                 raise StoreError(f"survey {slug!r} is not archived")
-            conn.execute("UPDATE surveys SET archived = 0 WHERE slug = ?", [slug])
+            conn.execute("UPDATE surveys SET archived = 0 WHERE slug = ? OR family = ?", [slug, slug])
         return "closed"
 
     def set_deletion_date(self, slug: str, day: str | None) -> str | None:
@@ -110,10 +112,15 @@ class Retention:
         return day
 
     def due_for_deletion(self, *, on: str | None = None) -> list[str]:
-        """Return the slugs of the surveys whose deletion date is ``on`` (default today, UTC) or earlier."""
+        """Return the slugs of the surveys whose deletion date is ``on`` (default today, UTC) or earlier.
+
+        A kept version whose family is itself due is left out: deleting the family deletes it.
+        """
+        day = on or today()
         return [row[0] for row in self._execute(
-            "SELECT slug FROM surveys WHERE delete_after IS NOT NULL AND delete_after <= ? ORDER BY slug",
-            [on or today()]).fetchall()]
+            "SELECT slug FROM surveys WHERE delete_after IS NOT NULL AND delete_after <= ? AND NOT EXISTS "
+            "(SELECT 1 FROM surveys AS f WHERE f.slug = surveys.family AND f.delete_after IS NOT NULL "
+            "AND f.delete_after <= ?) ORDER BY slug", [day, day]).fetchall()]
 
     def delete_survey(self, slug: str):
         """Delete a survey with its responses, held responses, sandbox, invitations, people and every other row of it.
