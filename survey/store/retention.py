@@ -103,12 +103,13 @@ class Retention:
         return "closed"
 
     def set_deletion_date(self, slug: str, day: str | None) -> str | None:
-        """Set (an ISO day) or clear (None) the day from which ``purge_due`` deletes a survey; return it."""
+        """Set (an ISO day) or clear (None) the day from which ``purge_due`` deletes a survey and its earlier
+        versions; return it."""
         day = None if day is None else parse_day(day)
         with self._write() as conn:
             if conn.execute("SELECT 1 FROM surveys WHERE slug = ?", [slug]).fetchone() is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
-            conn.execute("UPDATE surveys SET delete_after = ? WHERE slug = ?", [day, slug])
+            conn.execute("UPDATE surveys SET delete_after = ? WHERE slug = ? OR family = ?", [day, slug, slug])
         return day
 
     def due_for_deletion(self, *, on: str | None = None) -> list[str]:

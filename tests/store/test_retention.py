@@ -221,3 +221,18 @@ def test_versions_of_a_survey_due_for_deletion_are_deleted_once_and_archived_wit
     for slug in due:
         store.delete_survey(slug)
     assert not store.survey_exists("dated") and not store.survey_exists("dated.v1")
+
+
+def test_a_deletion_date_set_or_cleared_on_a_survey_holds_for_its_earlier_versions(store):
+    """A kept version copies its survey's date when made; clearing the survey's date clears it there too."""
+    text = _definition("dated")
+    first = build_design(parse_definition_toml(text))
+    store.create_survey(text, first, owner="owner@example.org")
+    store.add_responses("dated", first["hash"], [ANSWERS] * 2)
+    store.set_deletion_date("dated", "2030-01-01")
+    changed = re.sub(r"^epsilon = .*$", "epsilon = 1", text, count=1, flags=re.M)
+    store.new_version("dated", changed, build_design(parse_definition_toml(changed)))
+    store.set_deletion_date("dated", None)
+    assert store.due_for_deletion(on="2031-01-01") == [], "no version is deleted once the survey's date is cleared"
+    store.set_deletion_date("dated", "2029-06-30")
+    assert store.retention("dated.v1")["delete_after"] == "2029-06-30"
