@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from .accounts import family_access
 from .errors import StoreError, SurveyNotFound
 from .ids import today
 from .location import is_postgres_url
@@ -46,8 +47,7 @@ class Retention:
                "FROM surveys s LEFT JOIN users u ON u.id = s.owner_id")
         clauses, parameters = [], []
         if user_id is not None:
-            clauses.append("(s.owner_id = ? OR EXISTS (SELECT 1 FROM collaborators c "
-                           "WHERE c.survey = s.slug AND c.user_id = ?))")
+            clauses.append(family_access("s"))
             parameters = [user_id, user_id]
         if not archived:
             clauses.append("s.archived = 0")

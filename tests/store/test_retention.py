@@ -236,3 +236,26 @@ def test_a_deletion_date_set_or_cleared_on_a_survey_holds_for_its_earlier_versio
     assert store.due_for_deletion(on="2031-01-01") == [], "no version is deleted once the survey's date is cleared"
     store.set_deletion_date("dated", "2029-06-30")
     assert store.retention("dated.v1")["delete_after"] == "2029-06-30"
+
+
+def test_who_sees_an_earlier_version_follows_who_sees_its_survey(store):
+    """A collaborator removed from a survey loses its earlier versions too; a new owner owns them too."""
+    text = _definition("shared")
+    first = build_design(parse_definition_toml(text))
+    store.create_survey(text, first, owner="owner@example.org")
+    store.add_responses("shared", first["hash"], [ANSWERS] * 2)
+    store.share("shared", "helper@example.org")
+    changed = re.sub(r"^epsilon = .*$", "epsilon = 1", text, count=1, flags=re.M)
+    store.new_version("shared", changed, build_design(parse_definition_toml(changed)))
+    owner, helper = (store.get_user(email)["id"] for email in ("owner@example.org", "helper@example.org"))
+    assert store.can_access("shared.v1", helper)
+    store.remove_collaborator("shared", owner, "helper@example.org")
+    assert not store.can_access("shared", helper)
+    assert not store.can_access("shared.v1", helper), "a removed collaborator still read version 1's responses"
+    assert [s["slug"] for s in store.list_surveys(user_id=helper)] == []
+    store.share("shared", "helper@example.org")
+    store.transfer_ownership("shared", owner, "helper@example.org")
+    assert store.is_owner("shared.v1", helper) and not store.is_owner("shared.v1", owner)
+    store.remove_collaborator("shared", helper, "owner@example.org")
+    assert not store.can_access("shared.v1", owner), "the old owner still read version 1 after leaving"
+    assert [s["slug"] for s in store.list_surveys(user_id=helper)] == ["shared", "shared.v1"]
