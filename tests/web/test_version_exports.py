@@ -59,3 +59,24 @@ def test_each_version_exports_its_own_responses_and_no_sandbox(app, db_path, acc
             assert len(list(csv.DictReader(io.StringIO(package.read(responses).decode())))) == n, (slug, names)
             results = next(name for name in names if name.endswith("results.csv") or name.endswith("aggregates.csv"))
             assert _ns(package.read(results).decode()) == {n}, (slug, names)
+
+
+def test_a_collaborator_removed_from_the_survey_gets_404_from_every_version(app, db_path, accounts):
+    from conftest import OTHER
+
+    store = Store(db_path)
+    try:
+        store.share(SLUG, OTHER[0])
+    finally:
+        store.close()
+    _versions_with_sandbox(db_path)
+    other = _sign_in(app.test_client(), *OTHER)
+    pages = [f"/surveys/{slug}/{page}" for slug in (SLUG, f"{SLUG}.v1")
+             for page in ("results", "results.csv", "responses.csv", "package.zip")]
+    assert {path: other.get(path).status_code for path in pages} == dict.fromkeys(pages, 200)
+    store = Store(db_path)
+    try:
+        store.remove_collaborator(SLUG, store.get_user(OWNER[0])["id"], OTHER[0])
+    finally:
+        store.close()
+    assert {path: other.get(path).status_code for path in pages} == dict.fromkeys(pages, 404)
