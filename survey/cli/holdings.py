@@ -199,7 +199,8 @@ def purge(db, due, dry_run):
 def delete(db, slug, with_responses, yes):
     """Delete a draft, or any survey with --with-responses.
 
-    With --with-responses every row of the survey is deleted.
+    With --with-responses every row of the survey is deleted, and its
+    earlier versions (SLUG.v1, SLUG.v2, ...) with it.
 
     Nothing of a deleted survey stays in the database. Export its data package first
     (`ldp-survey export SLUG`) if it is to be kept anywhere.
@@ -226,15 +227,20 @@ def delete(db, slug, with_responses, yes):
             if not yes:
                 click.confirm(f"Delete the draft {slug}?", abort=True)
             store.delete_draft(slug)
-            what = "the draft"
+            what, also = "the draft", ""
         else:
             survey = next(s for s in store.list_surveys() if s["slug"] == slug)
+            kept = [v for v in store.versions(slug) if v["slug"] in store.kept_versions(slug)]
+            versions = "".join(f", its earlier version {v['slug']} with {v['responses']:,} "
+                               f"response{'' if v['responses'] == 1 else 's'}" for v in kept)
             if not yes:
                 click.confirm(f"Delete {slug} ({survey['status']}) with {survey['responses']:,} released, "
-                              f"{survey['held']:,} held and {survey['sandbox']:,} sandbox responses, its invitations "
-                              "and collaborators? This cannot be undone", abort=True)
+                              f"{survey['held']:,} held and {survey['sandbox']:,} sandbox responses{versions}, "
+                              "its invitations and collaborators? This cannot be undone", abort=True)
             store.delete_survey(slug)
             what = "the survey"
+            also = " and its earlier version" + ("s " if len(kept) > 1 else " ") + ", ".join(v["slug"] for v in kept) \
+                if kept else ""
     finally:
         store.close()
-    click.echo(f"Deleted {what} {slug}" + (" and all its data" if with_responses else ""))
+    click.echo(f"Deleted {what} {slug}{also}" + (" and all its data" if with_responses else ""))

@@ -34,6 +34,14 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def family_access(alias: str) -> str:
+    """Return the SQL condition (two parameters: the user id twice) that the researcher owns or collaborates on
+    the survey row ``alias``, or on the survey an earlier version (``SLUG.v1``) belongs to."""
+    family = f"coalesce({alias}.family, {alias}.slug)"
+    return (f"EXISTS (SELECT 1 FROM surveys f WHERE f.slug = {family} AND (f.owner_id = ? OR EXISTS "
+            f"(SELECT 1 FROM collaborators c WHERE c.survey = f.slug AND c.user_id = ?)))")
+
+
 _USER_FIELDS = ("id", "email", "password_hash", "session_key", "token_key")
 _USER_COLUMNS = ", ".join(_USER_FIELDS)
 
@@ -67,9 +75,12 @@ class Accounts:
     # Access to surveys: owners, collaborators and their join links
 
     def can_access(self, slug: str, user_id: int) -> bool:
-        """Return whether the researcher owns the survey or collaborates on it (False if there is no such survey)."""
-        row = self._execute("SELECT 1 FROM surveys s WHERE s.slug = ? AND (s.owner_id = ? OR EXISTS "
-                            "(SELECT 1 FROM collaborators c WHERE c.survey = s.slug AND c.user_id = ?))",
+        """Return whether the researcher owns the survey or collaborates on it (False if there is no such survey).
+
+        An earlier version (``SLUG.v1``) is seen by whoever sees its survey, now: a collaborator removed
+        from the survey loses its versions too.
+        """
+        row = self._execute(f"SELECT 1 FROM surveys v WHERE v.slug = ? AND {family_access('v')}",
                             [slug, user_id, user_id]).fetchone()
         return row is not None
 
@@ -95,9 +106,10 @@ class Accounts:
             return "collaborator"
 
     def is_owner(self, slug: str, user_id: int) -> bool:
-        """Return whether the researcher owns the survey (False for a collaborator or no such survey)."""
-        return self._execute("SELECT 1 FROM surveys WHERE slug = ? AND owner_id = ?",
-                             [slug, user_id]).fetchone() is not None
+        """Return whether the researcher owns the survey, or an earlier version's survey (False for a collaborator
+        or no such survey)."""
+        return self._execute("SELECT 1 FROM surveys v JOIN surveys f ON f.slug = coalesce(v.family, v.slug) "
+                             "WHERE v.slug = ? AND f.owner_id = ?", [slug, user_id]).fetchone() is not None
 
     def invite_collaborator(self, slug: str, owner_id: int, email: str) -> tuple[str, dict]:
         """Make a single-use join link for ``email`` to collaborate on a survey; return its token (shown once) and record.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from .accounts import family_access
 from .errors import StoreError, SurveyNotFound
 from .ids import today
 from .location import is_postgres_url
@@ -46,8 +47,7 @@ class Retention:
                "FROM surveys s LEFT JOIN users u ON u.id = s.owner_id")
         clauses, parameters = [], []
         if user_id is not None:
-            clauses.append("(s.owner_id = ? OR EXISTS (SELECT 1 FROM collaborators c "
-                           "WHERE c.survey = s.slug AND c.user_id = ?))")
+            clauses.append(family_access("s"))
             parameters = [user_id, user_id]
         if not archived:
             clauses.append("s.archived = 0")
@@ -75,7 +75,8 @@ class Retention:
                              "(unarchive it first, or delete it)")
 
     def archive_survey(self, slug: str) -> str:
-        """Archive a published survey: closed, read-only and hidden from default lists (a draft is deleted instead)."""
+        """Archive a published survey and its earlier versions: closed, read-only and hidden from default lists
+        (a draft is deleted instead)."""
         with self._write() as conn:
             self._lock_survey(conn, slug)
             row = conn.execute("SELECT status, archived FROM surveys WHERE slug = ?", [slug]).fetchone()
@@ -85,11 +86,12 @@ class Retention:
                 raise StoreError(f"survey {slug!r} is already archived")
             if row[0] == "draft":
                 raise StoreError(f"cannot archive survey {slug!r}: it is a draft (a draft can be deleted)")
-            conn.execute("UPDATE surveys SET status = 'closed', archived = 1 WHERE slug = ?", [slug])
+            conn.execute("UPDATE surveys SET status = 'closed', archived = 1 WHERE slug = ? OR family = ?", [slug, slug])
         return "archived"
 
     def unarchive_survey(self, slug: str) -> str:
-        """Bring an archived survey back to the lists, closed (``reopen`` takes responses again)."""
+        """Bring an archived survey and its earlier versions back to the lists, closed (``reopen`` takes responses
+        again)."""
         with self._write() as conn:
             self._lock_survey(conn, slug)
             row = conn.execute("SELECT archived FROM surveys WHERE slug = ?", [slug]).fetchone()
@@ -97,23 +99,29 @@ class Retention:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
             if not row[0]:
                 raise StoreError(f"survey {slug!r} is not archived")
-            conn.execute("UPDATE surveys SET archived = 0 WHERE slug = ?", [slug])
+            conn.execute("UPDATE surveys SET archived = 0 WHERE slug = ? OR family = ?", [slug, slug])
         return "closed"
 
     def set_deletion_date(self, slug: str, day: str | None) -> str | None:
-        """Set (an ISO day) or clear (None) the day from which ``purge_due`` deletes a survey; return it."""
+        """Set (an ISO day) or clear (None) the day from which ``purge_due`` deletes a survey and its earlier
+        versions; return it."""
         day = None if day is None else parse_day(day)
         with self._write() as conn:
             if conn.execute("SELECT 1 FROM surveys WHERE slug = ?", [slug]).fetchone() is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
-            conn.execute("UPDATE surveys SET delete_after = ? WHERE slug = ?", [day, slug])
+            conn.execute("UPDATE surveys SET delete_after = ? WHERE slug = ? OR family = ?", [day, slug, slug])
         return day
 
     def due_for_deletion(self, *, on: str | None = None) -> list[str]:
-        """Return the slugs of the surveys whose deletion date is ``on`` (default today, UTC) or earlier."""
+        """Return the slugs of the surveys whose deletion date is ``on`` (default today, UTC) or earlier.
+
+        A kept version whose family is itself due is left out: deleting the family deletes it.
+        """
+        day = on or today()
         return [row[0] for row in self._execute(
-            "SELECT slug FROM surveys WHERE delete_after IS NOT NULL AND delete_after <= ? ORDER BY slug",
-            [on or today()]).fetchall()]
+            "SELECT slug FROM surveys WHERE delete_after IS NOT NULL AND delete_after <= ? AND NOT EXISTS "
+            "(SELECT 1 FROM surveys AS f WHERE f.slug = surveys.family AND f.delete_after IS NOT NULL "
+            "AND f.delete_after <= ?) ORDER BY slug", [day, day]).fetchall()]
 
     def delete_survey(self, slug: str):
         """Delete a survey with its responses, held responses, sandbox, invitations, people and every other row of it.

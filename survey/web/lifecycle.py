@@ -168,7 +168,8 @@ def delete_page(slug):
     _owner_only(slug, "delete it with its data")
     store = get_store()
     survey = next(item for item in store.list_surveys() if item["slug"] == slug)
-    return render_template("delete_survey.html", design=design, survey=survey,
+    kept = [version for version in store.versions(slug) if version["slug"] in store.kept_versions(slug)]
+    return render_template("delete_survey.html", design=design, survey=survey, kept=kept,
                            invitations=store.invitation_counts(slug)[0], people=store.collaborators(slug),
                            form=LifecycleForm())
 

@@ -114,3 +114,34 @@ def test_create_without_owner_warns_when_accounts_exist(run, db_path, tmp_path):
     warned = _create(run, tmp_path, "with-accounts")
     assert "Warning: no owner: the survey is invisible in the web" in warned.stderr
     assert "Warning: no owner" not in _create(run, tmp_path, "owned", "--owner", "r@example.org").stderr
+
+
+def _new_version(db_path, slug: str):
+    """Give the survey a version 2 (its ε changed), keeping version 1 as SLUG.v1."""
+    import re
+
+    from survey.core.definition import parse_definition_toml
+    from survey.core.design import build_design
+
+    store = Store(db_path)
+    try:
+        text = re.sub(r"^epsilon = .*$", "epsilon = 1", store.get_definition(slug), count=1, flags=re.M)
+        store.new_version(slug, text, build_design(parse_definition_toml(text)))
+    finally:
+        store.close()
+
+
+def test_delete_and_purge_of_a_survey_with_versions_take_the_whole_family(run, db_path, tmp_path):
+    today = dt.datetime.now(dt.timezone.utc).date()
+    for slug in ("versioned", "dated"):
+        _create(run, tmp_path, slug)
+        _respond(db_path, slug, 4)
+    ok(run("delete-on", "dated", (today - dt.timedelta(days=1)).isoformat()))
+    for slug in ("versioned", "dated"):
+        _new_version(db_path, slug)
+    asked = run("delete", "versioned", "--with-responses", input="n\n")
+    assert asked.exit_code == 1 and "its earlier version versioned.v1 with 4 responses" in asked.output
+    assert "Deleted the survey versioned and its earlier version versioned.v1" in ok(
+        run("delete", "versioned", "--with-responses", "--yes")).stdout
+    assert ok(run("purge", "--due")).stdout == "Deleted dated\n"
+    assert json.loads(ok(run("list", "--all", "--format", "json")).stdout)["surveys"] == []

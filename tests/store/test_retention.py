@@ -160,3 +160,102 @@ def test_listing_counts_released_held_and_sandbox_from_the_tallies(store):
     (survey,) = store.list_surveys()
     assert (survey["responses"], survey["held"], survey["sandbox"]) == (4, 1, 2)
     assert survey["owner"] == "owner@example.org" and survey["delete_after"] is None
+
+
+def test_deleting_a_survey_with_versions_leaves_nothing_of_any_version(store):
+    """Versions (SLUG.v1, SLUG.v2), wordings, interviewer sessions and e-mailed addresses all go with the family."""
+    kept = _create(store, "kept-survey", invite=True)
+    _fill(store, kept)
+    first = _create(store, "gone-survey", invite=True)
+    _fill(store, first)
+    store.start_interview("gone-survey", label="tablet")
+    fixed = _definition("gone-survey", invite=True).replace("Do you smoke", "Do you currently smoke", 1)
+    store.revise_text("gone-survey", fixed, build_design(parse_definition_toml(fixed)))
+    hashes = [first["hash"]]
+    for epsilon in ("1", "1.5"):
+        text = re.sub(r"^epsilon = .*$", f"epsilon = {epsilon}", fixed, count=1, flags=re.M)
+        design = build_design(parse_definition_toml(text))
+        store.new_version("gone-survey", text, design)
+        store.add_responses("gone-survey", design["hash"], [ANSWERS] * 2, source="simulated")
+        store.add_responses("gone-survey", design["hash"], [ANSWERS] * 2)
+        hashes.append(design["hash"])
+    slugs = ["gone-survey", "gone-survey.v1", "gone-survey.v2"]
+    assert [v["slug"] for v in store.versions("gone-survey")] == ["gone-survey.v1", "gone-survey.v2", "gone-survey"]
+    assert "wordings" in _rows_naming(store, "gone-survey.v1", hashes[0])
+    assert "interview_sessions" in _rows_naming(store, "gone-survey", hashes[2])
+    kept_before = _rows_naming(store, "kept-survey", kept["hash"])
+
+    store.delete_survey("gone-survey")
+
+    for slug, design_hash in zip(slugs, hashes):
+        assert _rows_naming(store, slug, design_hash) == {}, slug
+        assert not store.survey_exists(slug)
+    assert _rows_naming(store, "kept-survey", kept["hash"]) == kept_before
+    if is_postgres(store):
+        for design_hash in hashes:
+            assert store.conn.execute("SELECT count(*) FROM pg_proc WHERE proname LIKE ?",
+                                      [f"%{design_hash[:16]}%"]).fetchone()[0] == 0
+    else:
+        files = [Path(store.path), Path(f"{store.path}-wal")]
+        assert not any(b"gone-survey" in path.read_bytes() for path in files if path.exists()), \
+            "no byte of any version's slug stays in the database file or its write-ahead log"
+
+
+def test_versions_of_a_survey_due_for_deletion_are_deleted_once_and_archived_with_it(store):
+    """purge --due's list names a family once (its versions go with it); archiving a family archives every version."""
+    text = _definition("dated")
+    first = build_design(parse_definition_toml(text))
+    store.create_survey(text, first, owner="owner@example.org")
+    store.add_responses("dated", first["hash"], [ANSWERS] * 2)
+    store.set_deletion_date("dated", "2020-01-01")
+    changed = re.sub(r"^epsilon = .*$", "epsilon = 1", text, count=1, flags=re.M)
+    store.new_version("dated", changed, build_design(parse_definition_toml(changed)))
+    store.archive_survey("dated")
+    assert [(s["slug"], s["archived"]) for s in store.list_surveys()] == [("dated", True), ("dated.v1", True)]
+    assert store.list_surveys(archived=False) == [], "no version of an archived survey stays in the list"
+    store.unarchive_survey("dated")
+    assert [(s["slug"], s["archived"]) for s in store.list_surveys()] == [("dated", False), ("dated.v1", False)]
+    assert store.versions("dated")[0]["status"] == "closed"
+    due = store.due_for_deletion()
+    assert due == ["dated"]
+    for slug in due:
+        store.delete_survey(slug)
+    assert not store.survey_exists("dated") and not store.survey_exists("dated.v1")
+
+
+def test_a_deletion_date_set_or_cleared_on_a_survey_holds_for_its_earlier_versions(store):
+    """A kept version copies its survey's date when made; clearing the survey's date clears it there too."""
+    text = _definition("dated")
+    first = build_design(parse_definition_toml(text))
+    store.create_survey(text, first, owner="owner@example.org")
+    store.add_responses("dated", first["hash"], [ANSWERS] * 2)
+    store.set_deletion_date("dated", "2030-01-01")
+    changed = re.sub(r"^epsilon = .*$", "epsilon = 1", text, count=1, flags=re.M)
+    store.new_version("dated", changed, build_design(parse_definition_toml(changed)))
+    store.set_deletion_date("dated", None)
+    assert store.due_for_deletion(on="2031-01-01") == [], "no version is deleted once the survey's date is cleared"
+    store.set_deletion_date("dated", "2029-06-30")
+    assert store.retention("dated.v1")["delete_after"] == "2029-06-30"
+
+
+def test_who_sees_an_earlier_version_follows_who_sees_its_survey(store):
+    """A collaborator removed from a survey loses its earlier versions too; a new owner owns them too."""
+    text = _definition("shared")
+    first = build_design(parse_definition_toml(text))
+    store.create_survey(text, first, owner="owner@example.org")
+    store.add_responses("shared", first["hash"], [ANSWERS] * 2)
+    store.share("shared", "helper@example.org")
+    changed = re.sub(r"^epsilon = .*$", "epsilon = 1", text, count=1, flags=re.M)
+    store.new_version("shared", changed, build_design(parse_definition_toml(changed)))
+    owner, helper = (store.get_user(email)["id"] for email in ("owner@example.org", "helper@example.org"))
+    assert store.can_access("shared.v1", helper)
+    store.remove_collaborator("shared", owner, "helper@example.org")
+    assert not store.can_access("shared", helper)
+    assert not store.can_access("shared.v1", helper), "a removed collaborator still read version 1's responses"
+    assert [s["slug"] for s in store.list_surveys(user_id=helper)] == []
+    store.share("shared", "helper@example.org")
+    store.transfer_ownership("shared", owner, "helper@example.org")
+    assert store.is_owner("shared.v1", helper) and not store.is_owner("shared.v1", owner)
+    store.remove_collaborator("shared", helper, "owner@example.org")
+    assert not store.can_access("shared.v1", owner), "the old owner still read version 1 after leaving"
+    assert [s["slug"] for s in store.list_surveys(user_id=helper)] == ["shared", "shared.v1"]

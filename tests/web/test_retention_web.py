@@ -167,3 +167,28 @@ def test_only_the_owner_deletes_a_draft(app, db_path, accounts):
         assert not store.survey_exists("draft-2026")
     finally:
         store.close()
+
+
+def test_the_delete_page_lists_the_earlier_versions_that_go_with_the_survey(app, db_path, owned):
+    from survey.core.definition import parse_definition_toml
+    from survey.core.design import build_design
+
+    store = Store(db_path)
+    try:
+        text = re.sub(r"^epsilon = .*$", "epsilon = 1", store.get_definition(SLUG), count=1, flags=re.M)
+        store.new_version(SLUG, text, build_design(parse_definition_toml(text)))
+    finally:
+        store.close()
+    owner = _sign_in(app.test_client(), *OWNER)
+    page = owner.get(f"/surveys/{SLUG}/delete").get_data(as_text=True)
+    assert f"its earlier version <code>{SLUG}.v1</code> with its 3 responses" in page
+    assert f'href="/surveys/{SLUG}.v1/package.zip"' in page, "each version's data package is offered first"
+    assert owner.get(f"/surveys/{SLUG}.v1/package.zip").status_code == 200
+    token = _token(owner, f"/surveys/{SLUG}/delete")
+    assert owner.post(f"/surveys/{SLUG}/delete", data={"csrf_token": token, "confirm": "yes"}).status_code == 302
+    store = Store(db_path)
+    try:
+        assert not store.survey_exists(SLUG) and not store.survey_exists(f"{SLUG}.v1")
+    finally:
+        store.close()
+    assert owner.get(f"/surveys/{SLUG}.v1/results").status_code == 404
