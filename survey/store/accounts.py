@@ -34,6 +34,15 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+# The survey whose owner and collaborators a survey row ``v`` has: a kept version's family while it exists
+# (a collaborator removed from SLUG loses SLUG.v1 too; a new owner of SLUG owns it), else the row itself.
+def people_of(row: str) -> str:
+    """Return SQL for the slug whose people survey row ``row`` has: its family while that exists, else itself."""
+    return f"coalesce((SELECT h.slug FROM surveys h WHERE h.slug = {row}.family), {row}.slug)"
+
+
+_PEOPLE_OF = people_of("v")
+
 _USER_FIELDS = ("id", "email", "password_hash", "session_key", "token_key")
 _USER_COLUMNS = ", ".join(_USER_FIELDS)
 
@@ -67,8 +76,12 @@ class Accounts:
     # Access to surveys: owners, collaborators and their join links
 
     def can_access(self, slug: str, user_id: int) -> bool:
-        """Return whether the researcher owns the survey or collaborates on it (False if there is no such survey)."""
-        row = self._execute("SELECT 1 FROM surveys s WHERE s.slug = ? AND (s.owner_id = ? OR EXISTS "
+        """Return whether the researcher owns the survey or collaborates on it (False if there is no such survey).
+
+        A kept version (``SLUG.vN``) has the people of its survey ``SLUG`` now, not those it was kept with.
+        """
+        row = self._execute(f"SELECT 1 FROM surveys v JOIN surveys s ON s.slug = {_PEOPLE_OF} WHERE v.slug = ? "
+                            "AND (s.owner_id = ? OR EXISTS "
                             "(SELECT 1 FROM collaborators c WHERE c.survey = s.slug AND c.user_id = ?))",
                             [slug, user_id, user_id]).fetchone()
         return row is not None
@@ -96,8 +109,8 @@ class Accounts:
 
     def is_owner(self, slug: str, user_id: int) -> bool:
         """Return whether the researcher owns the survey (False for a collaborator or no such survey)."""
-        return self._execute("SELECT 1 FROM surveys WHERE slug = ? AND owner_id = ?",
-                             [slug, user_id]).fetchone() is not None
+        return self._execute(f"SELECT 1 FROM surveys v JOIN surveys s ON s.slug = {_PEOPLE_OF} "
+                             "WHERE v.slug = ? AND s.owner_id = ?", [slug, user_id]).fetchone() is not None
 
     def invite_collaborator(self, slug: str, owner_id: int, email: str) -> tuple[str, dict]:
         """Make a single-use join link for ``email`` to collaborate on a survey; return its token (shown once) and record.

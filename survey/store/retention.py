@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from .accounts import people_of
 from .errors import StoreError, SurveyNotFound
 from .ids import today
 from .location import is_postgres_url
@@ -41,13 +42,15 @@ class Retention:
         ``user_id`` only those that researcher owns or collaborates on; ``archived=False`` leaves
         archived ones out. ``status`` is "archived" for an archived survey.
         """
+        family = people_of("s")
         sql = (f"SELECT s.slug, s.title, s.created_day, s.design_hash, {self._responses_sql}, u.email, s.status, "
                f"{self._held_sql}, {SANDBOX_SQL}, s.archived, s.delete_after, s.version "
                "FROM surveys s LEFT JOIN users u ON u.id = s.owner_id")
         clauses, parameters = [], []
         if user_id is not None:
-            clauses.append("(s.owner_id = ? OR EXISTS (SELECT 1 FROM collaborators c "
-                           "WHERE c.survey = s.slug AND c.user_id = ?))")
+            # A kept version is listed to the people of its survey now (accounts.people_of).
+            clauses.append(f"EXISTS (SELECT 1 FROM surveys p WHERE p.slug = {family} AND (p.owner_id = ? "
+                           "OR EXISTS (SELECT 1 FROM collaborators c WHERE c.survey = p.slug AND c.user_id = ?)))")
             parameters = [user_id, user_id]
         if not archived:
             clauses.append("s.archived = 0")
