@@ -34,10 +34,15 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def people_of(alias: str) -> str:
+    """Return SQL for the slug whose people survey row ``alias`` has: its family while that exists, else itself."""
+    return f"coalesce((SELECT h.slug FROM surveys h WHERE h.slug = {alias}.family), {alias}.slug)"
+
+
 def family_access(alias: str) -> str:
     """Return the SQL condition (two parameters: the user id twice) that the researcher owns or collaborates on
     the survey row ``alias``, or on the survey an earlier version (``SLUG.v1``) belongs to."""
-    family = f"coalesce({alias}.family, {alias}.slug)"
+    family = people_of(alias)
     return (f"EXISTS (SELECT 1 FROM surveys f WHERE f.slug = {family} AND (f.owner_id = ? OR EXISTS "
             f"(SELECT 1 FROM collaborators c WHERE c.survey = f.slug AND c.user_id = ?)))")
 
@@ -108,7 +113,7 @@ class Accounts:
     def is_owner(self, slug: str, user_id: int) -> bool:
         """Return whether the researcher owns the survey, or an earlier version's survey (False for a collaborator
         or no such survey)."""
-        return self._execute("SELECT 1 FROM surveys v JOIN surveys f ON f.slug = coalesce(v.family, v.slug) "
+        return self._execute(f"SELECT 1 FROM surveys v JOIN surveys f ON f.slug = {people_of('v')} "
                              "WHERE v.slug = ? AND f.owner_id = ?", [slug, user_id]).fetchone() is not None
 
     def invite_collaborator(self, slug: str, owner_id: int, email: str) -> tuple[str, dict]:

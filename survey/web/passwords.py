@@ -87,12 +87,23 @@ def change():
 
 
 def mail_ready() -> bool:
-    """Return whether this server can e-mail reset links (SMTP configured)."""
+    """Return whether this server can e-mail reset links: SMTP and its public address (PUBLIC_URL) configured.
+
+    Without a public address a link would take the host the request named, which whoever asks
+    for the link chooses (a forged Host would receive the victim's token), so none is sent.
+    """
+    if not _configured_base():
+        return False
     try:
         mail_config(current_app.config)
     except MailError:
         return False
     return True
+
+
+def _configured_base() -> str | None:
+    """Return the configured public address (PUBLIC_URL or LDP_SURVEY_PUBLIC_URL), or None."""
+    return current_app.config.get("PUBLIC_URL") or os.environ.get("LDP_SURVEY_PUBLIC_URL") or None
 
 
 def _send_reset(config, email: str, link: str):
@@ -130,12 +141,8 @@ def forgot():
 
 
 def public_base() -> str:
-    """Return the address e-mailed links start with: PUBLIC_URL (or LDP_SURVEY_PUBLIC_URL), else the request's host.
-
-    Set it on a public server: otherwise whoever asks for a link chooses its host (the Host header).
-    """
-    configured = current_app.config.get("PUBLIC_URL") or os.environ.get("LDP_SURVEY_PUBLIC_URL")
-    return check_base(configured) if configured else request.host_url.rstrip("/")
+    """Return the address e-mailed links start with: PUBLIC_URL (or LDP_SURVEY_PUBLIC_URL), never the Host header."""
+    return check_base(_configured_base())
 
 
 def _send_with_app(app, email: str, link: str):

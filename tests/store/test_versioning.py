@@ -186,3 +186,27 @@ def test_an_earlier_version_cannot_be_reopened_or_corrected(store):
         store.reopen_survey("habits.v1")
     with pytest.raises(StoreError, match="earlier version"):
         store.apply_revision("habits.v1", changed, _design(changed), "text")
+
+
+def test_a_kept_versions_people_follow_the_survey_removed_transferred_and_added(store):
+    """Access to SLUG.vN is the access to SLUG now: a removed collaborator loses the old data too, a new owner owns it."""
+    _open_with_responses(store)
+    for email in ("colleague@example.org", "later@example.org"):
+        store.add_user(email, generate_password_hash("a password"))
+    owner, colleague, later = (store.get_user(e)["id"] for e in
+                               ("owner@example.org", "colleague@example.org", "later@example.org"))
+    store.share("habits", "colleague@example.org")
+    changed = _text(epsilon="1")
+    store.new_version("habits", changed, _design(changed))
+    assert store.can_access("habits.v1", colleague) and not store.is_owner("habits.v1", colleague)
+    store.remove_collaborator("habits", owner, "colleague@example.org")
+    assert not store.can_access("habits", colleague)
+    assert not store.can_access("habits.v1", colleague)  # the kept version's data went with the survey's access
+    assert store.list_surveys(user_id=colleague) == []
+    store.share("habits", "later@example.org")
+    assert store.can_access("habits.v1", later)
+    assert [item["slug"] for item in store.list_surveys(user_id=later)] == ["habits", "habits.v1"]
+    store.transfer_ownership("habits", owner, "later@example.org")
+    assert store.is_owner("habits.v1", later) and not store.is_owner("habits.v1", owner)
+    assert store.can_access("habits.v1", owner)
+    assert not store.can_access("habits.v1", colleague)

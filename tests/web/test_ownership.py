@@ -402,3 +402,24 @@ def test_only_the_owner_adds_collaborators(app, db_path, accounts):
         assert store.collaborators(SLUG) == [OTHER[0]]
     finally:
         store.close()
+
+
+def test_a_removed_collaborator_gets_nothing_of_a_kept_version(app, db_path, accounts, smoking_toml):
+    """SLUG.v1 answers a collaborator removed from SLUG as a stranger: its pages, its API routes and the API list."""
+    from survey.core.definition import parse_definition_toml
+    from survey.core.design import build_design
+
+    text = re.sub(r"^epsilon = .*$", "epsilon = 1", smoking_toml.read_text(encoding="utf-8"), count=1, flags=re.M)
+    store = Store(db_path)
+    try:
+        store.share(SLUG, OTHER[0])
+        store.new_version(SLUG, text, build_design(parse_definition_toml(text)))
+        headers = {"Authorization": f"Bearer {store.create_token(OTHER[0])[1]}"}
+        owner = store.get_user(OWNER[0])["id"]
+        store.remove_collaborator(SLUG, owner, OTHER[0])
+    finally:
+        store.close()
+    other = signed_in(app, *OTHER)
+    assert other.get(f"/surveys/{SLUG}.v1/results").status_code == 404
+    assert other.get(f"/api/surveys/{SLUG}.v1/responses.csv", headers=headers).status_code == 404
+    assert other.get("/api/surveys", headers=headers).get_json()["surveys"] == []

@@ -146,7 +146,7 @@ def wait_for_links(inbox, address, seconds=10.0) -> list[str]:
 @both_backends
 def test_the_forgot_form_answers_alike_and_mails_a_working_link(app, accounts):
     with smtp_server() as inbox:
-        app.config.update(mail_settings(inbox.port))
+        app.config.update({**mail_settings(inbox.port), "PUBLIC_URL": "http://localhost"})
         assert "Forgot your password?" in client_from(app, "192.0.2.20").get("/login").get_data(as_text=True)
         known = forgot(client_from(app, "192.0.2.21"), OWNER[0])
         unknown = forgot(client_from(app, "192.0.2.22"), "nobody@example.org")
@@ -174,9 +174,24 @@ def test_a_mailed_link_starts_with_the_public_address_whatever_the_host_header(a
         assert len(links) == 1 and links[0].startswith("https://surveys.example.org/reset/")
 
 
-def test_the_forgot_form_is_flood_limited_alike_for_every_address(app, accounts):
+def test_without_a_public_address_no_link_is_mailed_to_the_host_a_request_names(app, accounts, monkeypatch):
+    """Reset poisoning: without PUBLIC_URL a forged Host would choose the mailed link's host, so none is sent."""
+    monkeypatch.delenv("LDP_SURVEY_PUBLIC_URL", raising=False)
     with smtp_server() as inbox:
         app.config.update(mail_settings(inbox.port))
+        client = client_from(app, "192.0.2.26")
+        forged = "http://evil.example.net"
+        page = client.get("/forgot", base_url=forged).get_data(as_text=True)
+        assert "ldp-survey user reset" in page
+        token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', page)
+        if token:
+            client.post("/forgot", data={"csrf_token": token.group(1), "email": OWNER[0]}, base_url=forged)
+        assert wait_for_links(inbox, OWNER[0], seconds=1.0) == []
+
+
+def test_the_forgot_form_is_flood_limited_alike_for_every_address(app, accounts):
+    with smtp_server() as inbox:
+        app.config.update({**mail_settings(inbox.port), "PUBLIC_URL": "http://localhost"})
         for email in (OWNER[0], "nobody@example.org"):
             client = client_from(app, "192.0.2.30")
             codes = [forgot(client, email).status_code for _ in range(6)]
