@@ -8,8 +8,10 @@ only its import and export statements change, mechanically, into the loader's
 words (``import { a } from './x.js'`` becomes ``const { a } = load("x.js")``; ``export`` before a
 declaration is dropped and the name is exported through a getter; ``export default`` becomes
 ``exports.default =``). A mechanism module the survey's design does not name is left out: its
-import in the registry becomes ``undefined``, which the registry drops. Nothing is minified; the
-page still lists, and links, every module it runs, each as written. The joined text is cached by
+import in the registry becomes ``undefined``, which the registry drops. The lines that hold only a
+comment are left out (survey.web.js_comments: two fifths of the bytes); nothing else is changed or
+minified, and the page still lists, and links, every module it runs, each as written with its
+comments. The joined text is cached by
 its inputs' modification times and served like any other text asset (gzip, ETag).
 """
 
@@ -21,6 +23,8 @@ import hashlib
 import json
 import re
 from pathlib import Path
+
+from .js_comments import without_comment_lines
 
 REGISTRY = "mechanisms/index.js"
 _IMPORT = re.compile(
@@ -34,7 +38,7 @@ _EXPORT_LIST = re.compile(r"^export\s*[{*]", re.MULTILINE)
 _MECHANISM = re.compile(r"""^\s*kind:\s*'(?P<kind>\w+)',\s*\n\s*name:\s*'(?P<name>\w+)',""", re.MULTILINE)
 _LOADER = """// ldp-survey: the modules this page runs, joined by the server (survey/web/page_bundle.py). Each is
 // the file of the same name under /static/js/, as written, inside a function of its own; only its
-// import and export lines are rewritten into this loader's words. Nothing is minified.
+// import and export lines are rewritten into this loader's words, and its comment lines left out.
 const modules = new Map();
 function define(name, body) {
   modules.set(name, { body, exports: null });
@@ -135,7 +139,8 @@ def join(entry: str, used: frozenset, read) -> str:
     """Return the one script of ``entry``'s page: the loader, each module in a function, then ``entry`` run."""
     names = bundle_modules(entry, used, read)
     present = set(names)
-    parts = [_LOADER, *(rewrite(name, read(name), present) for name in names), f"load({json.dumps(entry)});\n"]
+    parts = [_LOADER, *(rewrite(name, without_comment_lines(read(name)), present) for name in names),
+             f"load({json.dumps(entry)});\n"]
     return "\n".join(parts)
 
 

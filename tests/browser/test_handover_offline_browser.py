@@ -102,7 +102,7 @@ def five_offline(page, field, slug: str, respondents: int = 5):
         shown.append(page.evaluate(SHOWN_JS))
         page.evaluate("window.__previousForm = document.getElementById('survey-form')")
         page.get_by_role("button", name=re.compile("send", re.I)).click()
-        page.locator("#handover-queued").wait_for(state="visible", timeout=10_000)
+        page.locator("#handover-queued").wait_for(state="visible", timeout=40_000)
         assert not page.locator("#handover-sent").is_visible() and not page.locator("#thanks").is_visible()
         assert wait_text(page.locator("#handover-waiting"), str(number)) == str(number)
         assert page.locator("#handover-answered").text_content() == "0"
@@ -124,7 +124,7 @@ def test_five_respondents_offline_then_online_store_five_once_and_the_bar_counts
     wait_stored(field["db"], slug, 5)
     assert wait_text(page.locator("#handover-answered"), "5") == "5"
     assert bar(page) == ("5", "0") and page.evaluate(QUEUE_JS) == []
-    page.get_by_text("5 answer(s) waiting on this device were sent").wait_for(timeout=10_000)
+    page.get_by_text("5 answer(s) waiting on this device were sent").wait_for(timeout=40_000)
     # The kept copy was refreshed with the count: offline again, a reload shows the bar as it is.
     for _ in range(50):
         kept = {url: text for _method, url, text in page.evaluate(CACHED_JS)}
@@ -182,7 +182,7 @@ def test_a_survey_closed_in_between_says_how_many_waiting_answers_were_refused_a
         store.close()
     context.set_offline(False)
     refused = page.locator("#offline-refused")
-    refused.wait_for(state="visible", timeout=10_000)
+    refused.wait_for(state="visible", timeout=40_000)
     assert re.search(r"5 answer\(s\) waiting on this device were refused, because the survey has closed",
                      refused.inner_text()), refused.inner_text()
     assert bar(page) == ("0", "0") and page.evaluate(QUEUE_JS) == []
@@ -209,7 +209,7 @@ def test_a_session_ended_in_between_its_page_reopened_says_its_waiting_answers_w
     # The ended session's page has no form, but it still sends what waits for the session, and says what happened.
     assert page.goto(link).status == 410 and page.locator("#interview-ended").is_visible()
     refused = page.locator("#offline-refused")
-    refused.wait_for(state="visible", timeout=10_000)
+    refused.wait_for(state="visible", timeout=40_000)
     assert re.search(r"2 answer\(s\) waiting on this device were refused, because the interviewer session had ended",
                      refused.inner_text()), refused.inner_text()
     assert page.evaluate(QUEUE_JS) == [] and stored_count(field["db"], slug) == 0

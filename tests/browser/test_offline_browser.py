@@ -52,7 +52,7 @@ def answer(page, answers):
     page.get_by_role("group", name=re.compile("How old are you")).get_by_role("spinbutton").fill(age)
     shown = page.evaluate(SHOWN_JS)
     page.get_by_role("button", name=re.compile("send", re.I)).click()
-    page.locator("#thanks").wait_for(state="visible", timeout=10_000)
+    page.locator("#thanks").wait_for(state="visible", timeout=40_000)
     assert "keeps their randomized reports" in page.locator("#thanks-text").inner_text()
     return shown
 
@@ -124,7 +124,7 @@ def test_answers_given_offline_wait_randomized_and_are_stored_once_online(browse
     assert violations(axe, page) == [] and no_sideways_scroll(page)
     context.set_offline(False)
     wait_stored(field["db"], "field-online", 3)
-    page.get_by_text("3 answer(s) waiting on this device were sent").wait_for(timeout=10_000)
+    page.get_by_text("3 answer(s) waiting on this device were sent").wait_for(timeout=40_000)
     assert page.evaluate(QUEUE_JS) == []
     assert page.locator("#offline-status").inner_text() == ""
     page.reload()
@@ -141,7 +141,7 @@ def test_a_server_restart_in_between_loses_nothing(browser, field):
     field["server"] = serve(field["db"], field["directory"], port)
     context.set_offline(False)
     wait_stored(field["db"], "field-restart", 2)
-    page.get_by_text("2 answer(s) waiting on this device were sent").wait_for(timeout=10_000)
+    page.get_by_text("2 answer(s) waiting on this device were sent").wait_for(timeout=40_000)
     assert page.evaluate(QUEUE_JS) == []
     context.close()
 
@@ -185,7 +185,7 @@ def test_a_design_changed_in_between_says_its_waiting_answers_were_refused(brows
         store.close()
     context.set_offline(False)
     refused = page.locator("#offline-refused")
-    refused.wait_for(state="visible", timeout=10_000)
+    refused.wait_for(state="visible", timeout=40_000)
     assert "1 answer(s) waiting on this device were refused, because the survey was changed" in refused.inner_text()
     assert page.evaluate(QUEUE_JS) == []
     assert stored_count(field["db"], "field-changed") == 0

@@ -57,6 +57,14 @@ def test_the_page_its_texts_and_its_script_words_are_in_the_language(client, sur
     assert "translations" not in page_design
 
 
+def test_the_page_carries_only_the_script_words_its_language_changes(client, survey):
+    """The #messages blob holds the translated words only: none in English (the script shows a message it
+    lacks as written), every one marked in French."""
+    assert embedded(page_of(client, "?lang=en"), "messages") == {}
+    french = embedded(page_of(client, "?lang=fr"), "messages")
+    assert len(french) > 20 and all(words != message for message, words in french.items())
+
+
 def test_the_switcher_names_each_language_in_itself_and_keeps_the_invitation(client, survey):
     nav = re.search(r'<nav class="language-switcher" aria-label="Langue">.*?</nav>',
                     page_of(client, "?lang=fr"), re.S).group(0)

@@ -2,7 +2,7 @@
 
 Checked: the joined registry, run by Node, holds exactly the mechanisms asked for and randomizes
 with them as the module files do (the same report for the same random integers); every line of
-every module that is not an import or an export keyword is in the joined text unchanged; a
+every module that is not an import, an export keyword or a comment alone is in the joined text unchanged; a
 module left out cannot be imported by name; bad parameters are 400, unknown pages 404.
 """
 
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from survey.web import page_bundle
+from survey.web.js_comments import without_comment_lines
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT_JS = REPO / "client_js"
@@ -56,15 +57,17 @@ console.log(JSON.stringify({{ names, same }}));
     assert sorted(out["names"]) == ["number/hybrid", "number/piecewise", "yes_no/rr"] and out["same"]
 
 
-def test_every_module_line_but_imports_and_export_keywords_is_kept_as_written():
-    """Each module's lines are in the joined text as they are, save import lines and the word export."""
+def test_every_module_line_but_imports_export_keywords_and_comment_lines_is_kept_as_written():
+    """Each module's lines are in the joined text as they are, save import lines, the word export and the lines
+    that hold only a comment (survey.web.js_comments)."""
     used = frozenset({("yes_no", "rr"), ("choice", "grr"), ("multi", "rr"), ("number", "duchi")})
     names = page_bundle.bundle_modules("respond.js", used, read)
     joined = page_bundle.join("respond.js", used, read)
     assert names[-1] == "respond.js" and names.index("random.js") < names.index("mechanisms/common.js")
     for name in names:
         body = joined.split(f'define("{name}", function (exports, load) {{\n', 1)[1].split("\n});\ndefine(", 1)[0]
-        for line in read(name).splitlines():
+        assert "/**" not in body, name
+        for line in without_comment_lines(read(name)).splitlines():
             if line.startswith(("import ", "export ", "}", "  ")) and ("from '" in line or line.startswith(
                     ("import ", "export "))):
                 continue
