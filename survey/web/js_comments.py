@@ -22,6 +22,7 @@ _REGEX_AFTER = set("(,=:[!&|?{};~+-*%<>^")
 _REGEX_KEYWORDS = {"return", "typeof", "case", "do", "else", "in", "of", "new", "delete", "void", "throw", "yield",
                    "await", "instanceof"}
 _WORD = re.compile(r"[\w$]+$")
+_NAME = re.compile(r"[\w$]+")
 
 
 def comment_spans(source: str) -> list[tuple[int, int]] | None:
@@ -98,7 +99,7 @@ def comment_spans(source: str) -> list[tuple[int, int]] | None:
                     stack.pop()  # the end of a ${...}: back in its template literal
                 else:
                     stack[-1] -= 1
-            word = re.match(r"[\w$]+", source[i:i + 64])
+            word = _NAME.match(source, i)
             if word:
                 last = word.group(0)
                 i += len(last)
