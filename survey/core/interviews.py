@@ -24,8 +24,6 @@ SUBMISSION_KEYS = frozenset({"design", "answers", "submission"})
 # What a session is: taking answers; past its expiry but still storing late sends (within EXPIRY_GRACE_HOURS and its
 # allowance); ended by a researcher or its device; past its expiry and its grace; or its allowance spent.
 STATES = ("active", "late-sends", "ended", "expired", "used-up")
-# The states of the sessions a researcher sees listed (and may end): a link that still stores something.
-LISTED_STATES = ("active", "late-sends")
 # A state in plain words, for the dashboard and `ldp-survey interview --list`.
 STATE_WORDS = {"active": "active", "late-sends": "late sends only", "ended": "ended", "expired": "expired",
                "used-up": "used up"}
