@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 import click
 
 from ..core import defaults as rules
+from ..core import interviews as interview_rules
 from .common import load_design, open_store
 
 
@@ -15,12 +16,15 @@ def _when(seconds: int) -> str:
 
 
 def _print_sessions(sessions: list[dict]):
-    """Print one line per active session: id, label, answered of allowance, expiry."""
+    """Print a header and one line per listed session: id, label, count, state, expiry, late sends until."""
     if not sessions:
-        click.echo("No active interviewer session.")
+        click.echo("No active interviewer session, and none expired that still accepts late answers.")
+        return
+    click.echo("ID\tLABEL\tANSWERED\tSTATE\tEXPIRES\tLATE SENDS UNTIL")
     for session in sessions:
         click.echo(f"{session['id']}\t{session['label'] or '-'}\t{session['answered']} of {session['allowance']} "
-                   f"answered\tends {_when(session['expires_at'])}")
+                   f"answered\t{interview_rules.STATE_WORDS[session['state']]}\t{_when(session['expires_at'])}\t"
+                   f"{interview_rules.utc_minute(session['late_sends_until'])}")
 
 
 @click.command()
@@ -34,8 +38,12 @@ def _print_sessions(sessions: list[dict]):
                                       "limit for this device.")
 @click.option("--base", default="http://127.0.0.1:5000", show_default=True,
               help="The public address the device reaches the server at.")
-@click.option("--list", "listing", is_flag=True, help="List the active sessions (id, label, count, end) instead.")
-@click.option("--end", "end_id", type=int, metavar="ID", help="End the session with this id (from --list) instead.")
+@click.option("--list", "listing", is_flag=True,
+              help="List instead the active sessions and the expired ones that still accept late answers, for "
+                   f"{interview_rules.EXPIRY_GRACE_HOURS} hours after their expiry (id, label, count, state, expiry, "
+                   "late sends until).")
+@click.option("--end", "end_id", type=int, metavar="ID",
+              help="End the session with this id (from --list) instead; an expired one then refuses late answers.")
 @click.pass_obj
 def interview(db, slug, label, hours, allowance, base, listing, end_id):
     """Print a new handover (interviewer) session link.
@@ -46,11 +54,15 @@ def interview(db, slug, label, hours, allowance, base, listing, end_id):
     printed once (only its hash is kept). On an invitation-only survey the link stands for the
     invitations. No response records which session sent it; only a count per session is kept.
 
+    For some hours after its expiry (see --list) a session still stores answers randomized
+    offline before it (state "late sends only", within its allowance): --list shows such
+    sessions, with the time until which they accept them, and --end refuses them.
+
     \b
     Examples:
       ldp-survey interview smoking-2026 --label "Tablet 3" --hours 8 --base https://surveys.example.org
-      ldp-survey interview smoking-2026 --list
-      ldp-survey interview smoking-2026 --end 4
+      ldp-survey interview smoking-2026 --list      # active and late-sends-only sessions
+      ldp-survey interview smoking-2026 --end 4     # also refuses session 4's late sends
     """
     from ..core.invitations import check_base
 
@@ -64,12 +76,13 @@ def interview(db, slug, label, hours, allowance, base, listing, end_id):
     try:
         load_design(store, slug)
         if listing:
-            _print_sessions(store.interview_sessions(slug))
+            _print_sessions(store.interview_sessions(slug, late_sends=True))
             return
         if end_id is not None:
             if not store.end_interview(slug, end_id):
-                raise click.ClickException(f"survey {slug!r} has no active interviewer session {end_id}")
-            click.echo(f"Ended interviewer session {end_id}: its link no longer takes answers")
+                raise click.ClickException(f"survey {slug!r} has no interviewer session {end_id} to end "
+                                           "(none with this id, or it has ended already)")
+            click.echo(f"Ended interviewer session {end_id}: its link no longer takes answers, not even late sends")
             return
         token, session = store.start_interview(slug, label=label, hours=hours, allowance=allowance)
     finally:

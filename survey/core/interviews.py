@@ -7,7 +7,9 @@ Standard library only: the store, the web app and the CLI all ask this module.
 
 from __future__ import annotations
 
+import math
 import re
+from datetime import datetime, timezone
 from urllib.parse import quote
 
 # An interviewer session's label, life and allowance live in .defaults, where `--help` reads them.
@@ -19,8 +21,12 @@ from .reports import SUBMISSION_ID_RE, ReportError
 TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{32}")
 # The keys a submission through a session may carry: no invitation (the session authorizes it).
 SUBMISSION_KEYS = frozenset({"design", "answers", "submission"})
-# What a session is: taking answers, ended by a researcher or its device, past its expiry, or its allowance spent.
-STATES = ("active", "ended", "expired", "used-up")
+# What a session is: taking answers; past its expiry but still storing late sends (within EXPIRY_GRACE_HOURS and its
+# allowance); ended by a researcher or its device; past its expiry and its grace; or its allowance spent.
+STATES = ("active", "late-sends", "ended", "expired", "used-up")
+# A state in plain words, for the dashboard and `ldp-survey interview --list`.
+STATE_WORDS = {"active": "active", "late-sends": "late sends only", "ended": "ended", "expired": "expired",
+               "used-up": "used up"}
 # How long after its expiry a session still stores sends (hours): answers given offline before the expiry arrive
 # later (a device back online days after); the expired session's page shows no form. Ended sessions have none.
 EXPIRY_GRACE_HOURS = 72
@@ -51,17 +57,39 @@ def check_allowance(allowance: int) -> int:
 
 
 def session_state(ended: bool, expires_at: float, answered: int, allowance: int, now: float) -> str:
-    """Return a session's state (one of STATES) at time ``now`` (Unix seconds)."""
+    """Return a session's state (one of STATES) at time ``now`` (Unix seconds).
+
+    "late-sends": past its expiry, not ended, within EXPIRY_GRACE_HOURS of it and with allowance
+    left, so it still stores sends randomized offline before the expiry (but shows no form).
+    """
     if ended:
         return "ended"
     if expires_at <= now:
-        return "expired"
+        return "late-sends" if in_grace(expires_at, now) and answered < allowance else "expired"
     return "used-up" if answered >= allowance else "active"
 
 
 def in_grace(expires_at: float, now: float) -> bool:
     """Return whether a session past its expiry at time ``now`` is still within EXPIRY_GRACE_HOURS of it."""
-    return expires_at <= now < expires_at + EXPIRY_GRACE_HOURS * 3600
+    return expires_at <= now < late_sends_until(expires_at)
+
+
+def late_sends_until(expires_at: float) -> float:
+    """Return the first second (Unix) at which a session expiring at ``expires_at`` refuses late sends."""
+    return expires_at + EXPIRY_GRACE_HOURS * 3600
+
+
+def utc_minute(seconds: float) -> str:
+    """Return a moment as "YYYY-MM-DD HH:MM UTC", rounded up to the minute (never shown earlier than it is)."""
+    return datetime.fromtimestamp(math.ceil(seconds / 60) * 60, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def late_sends_text(expires_at: float, now: float) -> str:
+    """Return, in plain words, what a session in its grace window at ``now`` still accepts and how to stop it."""
+    hours = int((now - expires_at) // 3600)
+    ago = "less than an hour ago" if hours < 1 else f"{hours} h ago"
+    return (f"Expired {ago} — still accepts answers randomized on the device before the expiry, "
+            f"until {utc_minute(late_sends_until(expires_at))}; end it to refuse them.")
 
 
 def interview_link(base: str, slug: str, token: str) -> str:

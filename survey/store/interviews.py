@@ -68,6 +68,7 @@ def _session(row, now: float) -> dict:
     session["ended"] = bool(session["ended"])
     session["state"] = rules.session_state(session["ended"], session["expires_at"], session["answered"],
                                            session["allowance"], now)
+    session["late_sends_until"] = int(rules.late_sends_until(session["expires_at"]))
     return session
 
 
@@ -102,11 +103,17 @@ class Interviews:
                             [interview_hash(token), slug]).fetchone()
         return None if row is None else _session(row, time.time() if now is None else now)
 
-    def interview_sessions(self, slug: str, *, now: float | None = None) -> list[dict]:
-        """Return a survey's sessions that still take answers, the newest first."""
+    def interview_sessions(self, slug: str, *, now: float | None = None, late_sends: bool = False) -> list[dict]:
+        """Return a survey's sessions that still take new respondents, the newest first.
+
+        With ``late_sends``, also those past their expiry that still store late sends (state
+        "late-sends": not ended, expired less than ``rules.EXPIRY_GRACE_HOURS`` ago, allowance left),
+        the sessions a researcher may still want to end. Each has its ``late_sends_until``.
+        """
         now = time.time() if now is None else now
+        after = now - rules.EXPIRY_GRACE_HOURS * 3600 if late_sends else now
         rows = self._execute(f"SELECT {_COLUMNS} FROM interview_sessions WHERE survey = ? AND ended = 0 "
-                             "AND expires_at > ? AND answered < allowance ORDER BY id DESC", [slug, now]).fetchall()
+                             "AND expires_at > ? AND answered < allowance ORDER BY id DESC", [slug, after]).fetchall()
         return [_session(row, now) for row in rows]
 
     def end_interview(self, slug: str, session_id: int) -> bool:

@@ -39,8 +39,8 @@ def page(slug, token):
         blocked, code = "interview-unknown", 404
     elif status == "closed":
         blocked, code = "closed", 410
-    elif session["state"] != "active":
-        blocked, code = f"interview-{session['state']}", 410
+    elif session["state"] != "active":  # past its expiry, a session storing late sends still shows no form
+        blocked, code = f"interview-{'expired' if session['state'] == 'late-sends' else session['state']}", 410
     else:
         blocked, code = None, 200
     handover = None if blocked else {"answered": session["answered"], "allowance": session["allowance"],
@@ -73,7 +73,7 @@ def submit(slug, token):
     now = time.time()
     session = store.interview_session(slug, token, now=now)
     state = "unknown" if session is None else session["state"]
-    if state == "expired" and in_grace(session["expires_at"], now):
+    if state == "late-sends" or (state == "expired" and in_grace(session["expires_at"], now)):
         state = "active"  # a body randomized offline before the expiry, arriving late: stored (EXPIRY_GRACE_HOURS)
     if state != "active":
         flooded = flood.check()  # without a working session, the flood limit counts the request

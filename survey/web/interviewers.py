@@ -7,6 +7,7 @@ answers (never stored, never flashed into the session cookie); the database keep
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
 
 from flask import Blueprint, flash, redirect, render_template, request, url_for
@@ -71,20 +72,28 @@ def start(slug):
 @bp.post("/surveys/<slug>/interviews/<int:session_id>/end")
 @login_required
 def end(slug, session_id):
-    """End one session of the survey: its link stops working at once, on every device."""
+    """End one session of the survey (live or storing late sends): its link stops working at once, on every device."""
     _submitted(slug, EndInterviewForm)
     if get_store().end_interview(slug, session_id):
-        flash("The interviewer session has ended: its link no longer takes answers.", "success")
+        flash("The interviewer session has ended: its link no longer takes answers, not even late sends.", "success")
     else:
         flash("That interviewer session had already ended.", "error")
     return _dashboard(slug)
 
 
+def listed_sessions(slug: str) -> dict:
+    """Return a survey's sessions a researcher may end: "live" ones and "late" ones (expired, still storing late sends)."""
+    now = time.time()
+    sessions = get_store().interview_sessions(slug, now=now, late_sends=True)
+    late = [dict(s, words=rules.late_sends_text(s["expires_at"], now)) for s in sessions if s["state"] == "late-sends"]
+    return {"live": [s for s in sessions if s["state"] != "late-sends"], "late": late}
+
+
 @bp.app_context_processor
 def interview_context():
-    """Give the dashboard the session forms and a survey's sessions that still take answers."""
+    """Give the dashboard the session forms and a survey's sessions that still take answers or late sends."""
     return {"interview_form": InterviewForm, "end_interview_form": EndInterviewForm,
-            "interview_sessions": lambda slug: get_store().interview_sessions(slug)}
+            "interview_sessions": listed_sessions, "grace_hours": rules.EXPIRY_GRACE_HOURS}
 
 
 @bp.app_template_filter("interview_time")

@@ -140,3 +140,48 @@ def test_a_series_in_handover_keeps_no_memo_and_the_page_is_axe_clean_at_360_px(
     assert page.locator("#handover-answered").text_content() == "2"
     assert stored_count(live_server["db"], "habits-handover") == 2
     context.close()
+
+
+def test_an_expired_session_taking_late_sends_is_listed_on_the_dashboard_and_ended_by_keyboard_at_360_px(
+        browser, live_server):
+    import time
+
+    from axe_playwright_python.sync_playwright import Axe
+    from werkzeug.security import generate_password_hash
+
+    email, password = "late-sends@example.org", "late sends refused"
+    store = Store(live_server["db"])
+    try:
+        store.add_user(email, generate_password_hash(password), replace=True)
+        store.share(SLUG, email)
+        token, session = store.start_interview(SLUG, label="Tablet 5", hours=1, now=time.time() - 2 * 3600)
+    finally:
+        store.close()
+    context = browser.new_context(viewport={"width": 360, "height": 800})
+    page = context.new_page()
+    page.goto(f"{live_server['origin']}/login")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile("/surveys$"))
+    page.goto(f"{live_server['origin']}/surveys/{SLUG}/results")
+    item = page.locator(f"#late-interview-{session['id']}")
+    assert "Expired 1 h ago" in item.text_content() and item.is_visible()
+    assert [v["id"] for v in Axe().run(page, options=RULES).response["violations"]] == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator("#interviews").screenshot(path=str(SHOTS / "late-sends-360.png"))
+    end = "End the session Tablet 5 and refuse its late answers"
+    for _ in range(400):  # by keyboard alone: Tab until the session's End button has focus
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.getAttribute('aria-label')") == end:
+            break
+    else:
+        pytest.fail("Tab never reached the End button of the late session")
+    page.keyboard.press("Enter")
+    page.get_by_text("not even late sends").wait_for()
+    assert page.locator(f"#late-interview-{session['id']}").count() == 0
+    refused = page.request.post(f"{live_server['origin']}/s/{SLUG}/interview/{token}/responses", data="{}",
+                                headers={"Content-Type": "application/json"})
+    assert refused.status == 410
+    context.close()

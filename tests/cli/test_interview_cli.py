@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import re
+import time
+from datetime import datetime, timezone
+
+import pytest
 
 from survey.cli import main
-from survey.store import Store
+from survey.core.interviews import EXPIRY_GRACE_HOURS
+from survey.store import InterviewRefused, Store
 
 SLUG = "smoking-2026"
+
+
+def utc(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def run(cli_runner, db_path, *args):
@@ -29,12 +38,38 @@ def test_interview_prints_a_working_link_lists_and_ends_the_session(cli_runner, 
     finally:
         store.close()
     listing = run(cli_runner, db_path, SLUG, "--list")
-    assert listing.exit_code == 0 and listing.stdout.startswith(f"{session['id']}\tTablet 3\t0 of 40 answered")
+    header, line = listing.stdout.splitlines()
+    assert listing.exit_code == 0 and header == "ID\tLABEL\tANSWERED\tSTATE\tEXPIRES\tLATE SENDS UNTIL"
+    assert line.startswith(f"{session['id']}\tTablet 3\t0 of 40 answered\tactive\t")
     ended = run(cli_runner, db_path, SLUG, "--end", str(session["id"]))
     assert ended.exit_code == 0 and "no longer takes answers" in ended.stdout
-    assert run(cli_runner, db_path, SLUG, "--list").stdout.strip() == "No active interviewer session."
+    assert run(cli_runner, db_path, SLUG, "--list").stdout.startswith("No active interviewer session")
     again = run(cli_runner, db_path, SLUG, "--end", str(session["id"]))
-    assert again.exit_code == 1 and "no active interviewer session" in again.stderr
+    assert again.exit_code == 1 and "no interviewer session" in again.stderr and "ended already" in again.stderr
+
+
+def test_interview_lists_an_expired_session_still_taking_late_sends_and_ends_it(cli_runner, db_path, smoking_survey):
+    store = Store(db_path)
+    try:
+        expiry = int(time.time() // 60 * 60) - 3600  # a whole minute, an hour ago
+        late, session = store.start_interview(SLUG, label="Tablet 9", hours=1, allowance=5, now=expiry - 3600)
+        store.start_interview(SLUG, label="Gone", hours=1, now=time.time() - 3601 - EXPIRY_GRACE_HOURS * 3600)
+    finally:
+        store.close()
+    listing = run(cli_runner, db_path, SLUG, "--list")
+    assert listing.exit_code == 0, listing.output
+    lines = listing.stdout.splitlines()
+    assert lines[1:] == [f"{session['id']}\tTablet 9\t0 of 5 answered\tlate sends only\t{utc(expiry)}\t"
+                         f"{utc(expiry + EXPIRY_GRACE_HOURS * 3600)}"], "past its grace a session is not listed"
+    ended = run(cli_runner, db_path, SLUG, "--end", str(session["id"]))
+    assert ended.exit_code == 0 and "not even late sends" in ended.stdout
+    store = Store(db_path)
+    try:
+        with pytest.raises(InterviewRefused, match="ended"):
+            store.take_interview(SLUG, late)
+    finally:
+        store.close()
+    assert "Tablet 9" not in run(cli_runner, db_path, SLUG, "--list").stdout
 
 
 def test_interview_mistakes_are_one_line_errors(cli_runner, db_path, smoking_survey):

@@ -50,3 +50,23 @@ def test_the_grace_after_expiry_is_a_half_open_window_of_its_hours():
     assert not rules.in_grace(100.0, 99.0), "before the expiry the session is simply active"
     assert rules.in_grace(100.0, 100.0) and rules.in_grace(100.0, 100.0 + hours * 3600 - 1)
     assert not rules.in_grace(100.0, 100.0 + hours * 3600)
+
+
+def test_a_session_past_its_expiry_takes_late_sends_only_within_its_grace_and_allowance():
+    grace = rules.EXPIRY_GRACE_HOURS * 3600
+    assert rules.session_state(False, 100.0, 4, 5, 100.0) == "late-sends"
+    assert rules.session_state(False, 100.0, 4, 5, 100.0 + grace - 1) == "late-sends"
+    assert rules.session_state(False, 100.0, 4, 5, 100.0 + grace) == "expired"
+    assert rules.session_state(True, 100.0, 4, 5, 101.0) == "ended", "an ended session has no grace"
+    assert set(rules.STATE_WORDS) == set(rules.STATES)
+    assert rules.late_sends_until(100.0) == 100.0 + grace
+
+
+def test_the_late_sends_words_say_how_long_ago_until_when_rounded_up_and_how_to_stop_them():
+    expiry = 1_796_047_200  # 2026-11-30 14:00:00 UTC
+    text = rules.late_sends_text(expiry, expiry + 3 * 3600 + 59 * 60)
+    assert text.startswith("Expired 3 h ago — still accepts answers randomized on the device before the expiry")
+    assert "until 2026-12-03 14:00 UTC" in text and text.endswith("end it to refuse them.")
+    assert "less than an hour ago" in rules.late_sends_text(expiry, expiry + 59 * 60)
+    assert rules.utc_minute(expiry + 1) == "2026-11-30 14:01 UTC", "a moment is never shown earlier than it is"
+    assert rules.utc_minute(expiry) == "2026-11-30 14:00 UTC"

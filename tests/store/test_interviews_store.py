@@ -34,7 +34,8 @@ def test_a_session_keeps_only_its_token_hash_and_reports_its_state(store, smokin
     assert session["state"] == "active" and session["expires_at"] == int(NOW + 2 * 3600)
     stored = [row[0] for row in store._execute("SELECT token_hash FROM interview_sessions").fetchall()]
     assert stored == [interview_hash(token)] and token not in stored[0]
-    assert store.interview_session(slug, token, now=NOW + 2 * 3600)["state"] == "expired"
+    assert store.interview_session(slug, token, now=NOW + 2 * 3600)["state"] == "late-sends"
+    assert store.interview_session(slug, token, now=NOW + 2 * 3600 + rules.EXPIRY_GRACE_HOURS * 3600)["state"] == "expired"
     assert store.interview_session(slug, "x" * 32, now=NOW) is None
     assert store.interview_session("other-survey", token, now=NOW) is None
     assert [s["id"] for s in store.interview_sessions(slug, now=NOW)] == [session["id"]]
@@ -95,3 +96,31 @@ def test_responses_carry_nothing_of_the_session_and_a_deleted_survey_leaves_none
     store.close_survey(slug)
     store.delete_survey(slug)
     assert store._execute("SELECT count(*) FROM interview_sessions").fetchone()[0] == 0
+
+
+def test_the_listing_with_late_sends_adds_the_expired_sessions_in_their_grace_and_ending_one_refuses_them(
+        store, smoking_survey):
+    slug, grace = smoking_survey["slug"], rules.EXPIRY_GRACE_HOURS * 3600
+    live, live_session = store.start_interview(slug, label="Live", hours=10, now=NOW)
+    late, late_session = store.start_interview(slug, label="Late", hours=1, allowance=3, now=NOW)
+    spent, _ = store.start_interview(slug, hours=1, allowance=1, now=NOW)
+    store.take_interview(slug, spent, now=NOW)
+    ended, ended_session = store.start_interview(slug, hours=1, now=NOW)
+    store.end_interview(slug, ended_session["id"])
+    now = NOW + 2 * 3600  # "Late" expired an hour ago
+    assert [s["id"] for s in store.interview_sessions(slug, now=now)] == [live_session["id"]], "new respondents only"
+    listed = store.interview_sessions(slug, now=now, late_sends=True)
+    assert [(s["label"], s["state"]) for s in listed] == [("Late", "late-sends"), ("Live", "active")]
+    assert listed[0]["late_sends_until"] == late_session["expires_at"] + grace
+    assert listed[1]["late_sends_until"] == live_session["expires_at"] + grace
+    assert store.take_interview(slug, late, now=now) == 1, "listing changes nothing of what a session admits"
+    beyond = late_session["expires_at"] + grace
+    assert [s["label"] for s in store.interview_sessions(slug, now=beyond - 1, late_sends=True)] == ["Late", "Live"]
+    assert [s["label"] for s in store.interview_sessions(slug, now=beyond, late_sends=True)] == ["Live"]
+    assert store.end_interview(slug, late_session["id"])
+    with pytest.raises(InterviewRefused, match="ended") as refused:
+        store.take_interview(slug, late, now=now)
+    assert refused.value.status == 410
+    assert store.interview_session(slug, late, now=now)["answered"] == 1
+    assert [s["label"] for s in store.interview_sessions(slug, now=now, late_sends=True)] == ["Live"]
+    assert store.take_interview(slug, live, now=now) == 1

@@ -253,3 +253,33 @@ def test_the_write_ahead_log_is_emptied_after_each_response_through_a_session(cl
     for number in range(2):
         assert send(client, f"/s/{SLUG}/interview/{token}", smoking_survey["hash"]).status_code == 201
         assert os.path.getsize(f"{db_path}-wal") == 0, "the WAL keeps no order of the count and the response"
+
+
+def test_the_dashboard_lists_an_expired_session_still_taking_late_sends_apart_and_ending_it_refuses_them(
+        owner, db_path, smoking_survey):
+    store = Store(db_path)
+    try:
+        late, session = store.start_interview(SLUG, label="Tablet 7", hours=1, allowance=4,
+                                              now=time.time() - 3 * 3600 - 60)  # expired 2 h ago
+        store.start_interview(SLUG, label="Tablet 8", hours=1, now=time.time() - 3601 - EXPIRY_GRACE_HOURS * 3600)
+    finally:
+        store.close()
+    page = owner.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    assert "No active interviewer session" in page and "Tablet 8" not in page, "past its grace it is not listed"
+    item = re.search(r'<li id="late-interview-(\d+)">(.*?)</li>', page, re.S)
+    assert item and int(item.group(1)) == session["id"], page
+    words = " ".join(item.group(2).split())
+    assert "Tablet 7" in words and "0 of 4 answered" in words and "Expired 2 h ago" in words
+    assert "still accepts answers randomized on the device before the expiry, until " in words
+    assert "end it to refuse them" in words and 'aria-label="End the session Tablet 7 and refuse its late answers"' in words
+    link = f"/s/{SLUG}/interview/{late}"
+    assert send(owner, link, smoking_survey["hash"]).status_code == 201, "in its grace a late send is stored"
+    token = re.search(rf'id="end-interview-csrf-{session["id"]}" name="csrf_token" type="hidden" value="([^"]+)"',
+                      page).group(1)
+    ended = owner.post(f"/surveys/{SLUG}/interviews/{session['id']}/end", data={"csrf_token": token})
+    assert ended.status_code == 302
+    after = owner.get(f"/surveys/{SLUG}/results").get_data(as_text=True)
+    assert "not even late sends" in after and 'id="late-interview-' not in after
+    refused = send(owner, link, smoking_survey["hash"], submission="cd" * 16)
+    assert refused.status_code == 410 and refused.get_json()["field"] == "interview"
+    assert stored_count(db_path, SLUG) == 1, "nothing stored from the refused late send"
