@@ -169,8 +169,10 @@ def delete_page(slug):
     store = get_store()
     survey = next(item for item in store.list_surveys() if item["slug"] == slug)
     kept = [version for version in store.versions(slug) if version["slug"] in store.kept_versions(slug)]
+    # A kept version's people are its survey's: deleting the version takes no one's access.
+    people = store.collaborators(slug) if store.people(slug)["survey"] == slug else []
     return render_template("delete_survey.html", design=design, survey=survey, kept=kept,
-                           invitations=store.invitation_counts(slug)[0], people=store.collaborators(slug),
+                           invitations=store.invitation_counts(slug)[0], people=people,
                            form=LifecycleForm())
 
 

@@ -456,6 +456,10 @@ def test_a_kept_versions_people_section_lists_its_surveys_people_read_only(app, 
     assert re.search(r"Who sees this version follows\s+<a href=\"/surveys/" + SLUG + r"/results#people\">"
                      + SLUG + r"</a>:\s+manage people there\.", section), section
     assert "<form" not in section and "/collaborators/" not in page and f"/surveys/{SLUG}.v1/share" not in page
+    # Deleting the version alone takes no one's access; deleting SLUG takes its collaborator's.
+    owner = signed_in(app, *OWNER)
+    assert "the access of" not in owner.get(f"/surveys/{SLUG}.v1/delete").get_data(as_text=True)
+    assert "the access of 1 collaborator" in owner.get(f"/surveys/{SLUG}/delete").get_data(as_text=True)
 
 
 def test_every_people_action_on_a_kept_version_is_refused_and_changes_nothing(app, db_path, accounts, smoking_toml):
