@@ -299,7 +299,6 @@ def lifecycle_context():
     """Give the dashboard templates the survey's status, its people and the lifecycle forms."""
     return {"survey_status": lambda slug: get_store().survey_status(slug),
             "survey_is_owner": lambda slug: g.user is not None and get_store().is_owner(slug, g.user["id"]),
-            "survey_collaborators": lambda slug: get_store().collaborators(slug),
             "survey_people": lambda slug: get_store().people(slug),
             "survey_retention": lambda slug: get_store().retention(slug), "deletion_date_form": DeletionDateForm,
             "lifecycle_form": LifecycleForm, "duplicate_form": DuplicateForm, "share_form": ShareForm,
