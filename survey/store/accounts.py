@@ -47,6 +47,20 @@ def family_access(alias: str) -> str:
             f"(SELECT 1 FROM collaborators c WHERE c.survey = f.slug AND c.user_id = ?)))")
 
 
+def kept_version_of(conn, slug: str) -> str | None:
+    """Return the survey whose people decide who sees ``slug`` when it is a kept version (``SLUG.v1``), else None."""
+    row = conn.execute(f"SELECT {people_of('v')} FROM surveys v WHERE v.slug = ?", [slug]).fetchone()
+    return row[0] if row is not None and row[0] != slug else None
+
+
+def refuse_kept_version(conn, slug: str, what: str):
+    """Raise StoreError naming the survey to act on if ``slug`` is a kept version: its people are its survey's."""
+    family = kept_version_of(conn, slug)
+    if family is not None:
+        raise StoreError(f"{slug!r} is an earlier version of {family!r}, and who sees it follows {family!r}: "
+                         f"{what} on {family!r} instead")
+
+
 _USER_FIELDS = ("id", "email", "password_hash", "session_key", "token_key")
 _USER_COLUMNS = ", ".join(_USER_FIELDS)
 
@@ -98,6 +112,7 @@ class Accounts:
             survey = conn.execute("SELECT owner_id FROM surveys WHERE slug = ?", [slug]).fetchone()
             if survey is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
+            refuse_kept_version(conn, slug, "share it")
             account = self.get_user(email)
             if account is None:
                 raise StoreError(f"no researcher account {email!r}; create it with `ldp-survey user add`")
@@ -129,6 +144,7 @@ class Accounts:
             survey = conn.execute("SELECT owner_id FROM surveys WHERE slug = ?", [slug]).fetchone()
             if survey is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
+            refuse_kept_version(conn, slug, "invite collaborators")
             if survey[0] != owner_id:
                 raise NotOwner("only the survey's owner can invite collaborators")
             account = self.get_user(email)
@@ -143,6 +159,7 @@ class Accounts:
     def revoke_collaborator_invitation(self, slug: str, invitation_id: int) -> dict:
         """Delete one of the survey's join links; return its record. Raises StoreError if it has no such link."""
         with self._write() as conn:
+            refuse_kept_version(conn, slug, "revoke join links")
             record = joining.revoke(conn, slug, invitation_id)
         if record is None:
             raise StoreError("this survey has no such join link; it may have been used or revoked already")
@@ -185,14 +202,27 @@ class Accounts:
         return {**account, "survey": record["survey"]}
 
     def collaborators(self, slug: str) -> list[str]:
-        """Return the emails of a survey's collaborators (not its owner), sorted."""
+        """Return the emails of a survey's collaborators (not its owner), sorted; a kept version's are its survey's."""
         return [row[0] for row in self._execute(
-            "SELECT u.email FROM collaborators c JOIN users u ON u.id = c.user_id WHERE c.survey = ? "
-            "ORDER BY lower(u.email)", [slug]).fetchall()]
+            f"SELECT u.email FROM surveys v JOIN collaborators c ON c.survey = {people_of('v')} "
+            "JOIN users u ON u.id = c.user_id WHERE v.slug = ? ORDER BY lower(u.email)", [slug]).fetchall()]
+
+    def people(self, slug: str) -> dict:
+        """Return who sees a survey: {"survey" (whose people they are: a kept version's survey), "owner", "collaborators"}."""
+        row = self._execute(f"SELECT f.slug, u.email FROM surveys v JOIN surveys f ON f.slug = {people_of('v')} "
+                            "LEFT JOIN users u ON u.id = f.owner_id WHERE v.slug = ?", [slug]).fetchone()
+        if row is None:
+            raise SurveyNotFound(f"no survey with slug {slug!r}")
+        return {"survey": row[0], "owner": row[1], "collaborators": self.collaborators(slug)}
+
+    def refuse_people_action(self, slug: str, what: str):
+        """Raise StoreError if ``slug`` is a kept version, whose people are managed on its survey (``what``: the action)."""
+        refuse_kept_version(self.conn, slug, what)
 
     def remove_collaborator(self, slug: str, owner_id: int, email: str):
         """Take a collaborator's access to a survey away; only its owner may (NotOwner otherwise)."""
         with self._write() as conn:
+            refuse_kept_version(conn, slug, "remove collaborators")
             self._owned(conn, slug, owner_id, "remove collaborators")
             account = self.get_user(email.strip())
             if account is None or not conn.execute("DELETE FROM collaborators WHERE survey = ? AND user_id = ?",
@@ -202,6 +232,7 @@ class Accounts:
     def transfer_ownership(self, slug: str, owner_id: int, email: str):
         """Make a collaborator the survey's owner and the old owner a collaborator, in one transaction."""
         with self._write() as conn:
+            refuse_kept_version(conn, slug, "hand ownership over")
             self._owned(conn, slug, owner_id, "hand ownership over")
             account = self.get_user(email.strip())
             if account is None or not conn.execute("DELETE FROM collaborators WHERE survey = ? AND user_id = ?",

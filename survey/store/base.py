@@ -19,7 +19,7 @@ import numpy as np
 from ..core import codec
 from ..core.design import release_every
 from . import admission, lines, patterns
-from .accounts import Accounts
+from .accounts import Accounts, people_of
 from .interviews import Interviews
 from .mailing import Mailing
 from .retention import Retention
@@ -202,7 +202,8 @@ class Store(Accounts, Mailing, Retention, Interviews, Versions):
         """
         new_slug = design["slug"]
         with self._write() as conn:
-            row = conn.execute("SELECT owner_id FROM surveys WHERE slug = ?", [slug]).fetchone()
+            row = conn.execute(f"SELECT f.owner_id, f.slug FROM surveys v JOIN surveys f ON f.slug = {people_of('v')} "
+                               "WHERE v.slug = ?", [slug]).fetchone()  # a kept version's people are its survey's
             if row is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
             if conn.execute("SELECT 1 FROM surveys WHERE slug = ?", [new_slug]).fetchone():
@@ -212,7 +213,7 @@ class Store(Accounts, Mailing, Retention, Interviews, Versions):
                          [new_slug, design["title"], definition_text, _design_text(design), design["hash"],
                           today(), row[0]])
             conn.execute("INSERT INTO collaborators (survey, user_id) SELECT ?, user_id FROM collaborators "
-                         "WHERE survey = ?", [new_slug, slug])
+                         "WHERE survey = ?", [new_slug, row[1]])
             self._schema.create_reports(conn, new_slug, design)
             self._schema.create_sandbox(conn, new_slug, design)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .accounts import family_access
+from .accounts import family_access, people_of
 from .errors import StoreError, SurveyNotFound
 from .ids import today
 from .location import is_postgres_url
@@ -44,7 +44,7 @@ class Retention:
         """
         sql = (f"SELECT s.slug, s.title, s.created_day, s.design_hash, {self._responses_sql}, u.email, s.status, "
                f"{self._held_sql}, {SANDBOX_SQL}, s.archived, s.delete_after, s.version "
-               "FROM surveys s LEFT JOIN users u ON u.id = s.owner_id")
+               f"FROM surveys s LEFT JOIN users u ON u.id = (SELECT f.owner_id FROM surveys f WHERE f.slug = {people_of('s')})")
         clauses, parameters = [], []
         if user_id is not None:
             clauses.append(family_access("s"))

@@ -597,4 +597,4 @@ def m017_password_resets(db):
                         user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
                         expires_at BIGINT NOT NULL)""")
     db.conn.execute("CREATE INDEX password_resets_user ON password_resets (user_id)")
-# Later migrations live with their SQL: m018 in ``interviews``, m019 in ``versioning``, m020 in ``mailing``.
+# Later migrations live with their SQL: m018 in ``interviews``, m019 and m021 in ``versioning``, m020 in ``mailing``.

@@ -7,10 +7,11 @@ with, and ``wordings`` records each definition with the day (never a time) from 
 respondents saw it.
 
 A *design* change of a survey with responses makes a new version under the same slug. The
-survey row keeps the public slug, its invitations, collaborators and mailing, and takes the
+survey row keeps the public slug, its invitations, owner, collaborators and mailing, and takes the
 new design with empty counts; the old version becomes a closed survey row of its own under
 ``SLUG.vN`` (a dot is never in a slug, so the key cannot be taken), with its reports,
-tallies, sandbox, held responses and text history, linked by ``family`` and ``version``.
+tallies, sandbox, held responses and text history, linked by ``family`` and ``version``. A
+kept version has no people of its own: who sees it follows its survey (``accounts.people_of``).
 Every per-survey feature keeps working on each version unchanged, and nothing pools them.
 """
 
@@ -41,6 +42,17 @@ def m019_versions_and_wordings(db):
                         survey TEXT NOT NULL REFERENCES surveys(slug) ON DELETE CASCADE,
                         revision INTEGER NOT NULL, from_day TEXT NOT NULL, definition TEXT NOT NULL,
                         PRIMARY KEY (survey, revision)) WITHOUT ROWID""")
+
+
+@migrations()
+def m021_kept_versions_follow_their_survey(db):
+    """Drop the owner and collaborators copied to kept versions: who sees one follows its survey (``accounts``).
+
+    Registered after m019 (it needs ``family``); it touches nothing m020 does.
+    """
+    kept = "family IN (SELECT f.slug FROM surveys f)"
+    db.conn.execute(f"DELETE FROM collaborators WHERE survey IN (SELECT v.slug FROM surveys v WHERE v.{kept})")
+    db.conn.execute(f"UPDATE surveys SET owner_id = NULL WHERE {kept}")
 
 
 def version_key(slug: str, version: int) -> str:
@@ -144,11 +156,10 @@ class Versions:
         listed = ", ".join(columns)
         conn.execute(f"INSERT INTO surveys (slug, status, family, {listed}) "
                      f"SELECT ?, 'closed', ?, {listed} FROM surveys WHERE slug = ?", [key, slug, slug])
+        # Who sees a kept version follows its survey (``accounts.people_of``): it keeps no owner or collaborators.
+        conn.execute("UPDATE surveys SET owner_id = NULL WHERE slug = ?", [key])
         for table in self._schema.survey_tables(conn):
-            if table == "collaborators":
-                conn.execute("INSERT INTO collaborators (survey, user_id) SELECT ?, user_id FROM collaborators "
-                             "WHERE survey = ?", [key, slug])
-            elif table not in FAMILY_TABLES:
+            if table not in FAMILY_TABLES:
                 conn.execute(f'UPDATE "{table}" SET survey = ? WHERE survey = ?', [key, slug])
         if hasattr(self._schema, "create_submit_function"):
             # PostgreSQL: the submission function (named by the design) counts into the kept version.

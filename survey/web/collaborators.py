@@ -91,12 +91,30 @@ def _people(slug: str):
     return redirect(url_for("research.results", slug=slug, _anchor="people"))
 
 
+def _kept_version(slug: str, what: str):
+    """Return the refusal (a flash and the people section) if ``slug`` is a kept version, else None.
+
+    Who sees a kept version follows its survey (``store.accounts.people_of``): its people are managed there.
+    """
+    try:
+        get_store().refuse_people_action(slug, what)
+    except StoreUnavailable:
+        raise
+    except StoreError as exc:
+        flash(f"{str(exc)[:1].upper()}{str(exc)[1:]}.", "error")
+        return _people(slug)
+    return None
+
+
 @bp.post("/surveys/<slug>/collaborators/invite")
 @csrf.exempt  # checked by _owners_form, after the access check
 @login_required
 def invite(slug):
     """Make a single-use join link for the email typed and show it, once."""
     form = _owners_form(slug, InviteForm)
+    refused = _kept_version(slug, "invite collaborators")
+    if refused:
+        return refused
     if form.errors:
         flash("Type your colleague's email address.", "error")
         return _people(slug)
@@ -118,6 +136,9 @@ def invite(slug):
 def revoke(slug):
     """Revoke one pending join link: opening it then shows the generic "does not work" page."""
     form = _owners_form(slug, RevokeForm)
+    refused = _kept_version(slug, "revoke join links")
+    if refused:
+        return refused
     try:
         record = get_store().revoke_collaborator_invitation(slug, int(form.invitation.data or ""))
     except StoreUnavailable:
@@ -142,6 +163,9 @@ PERSON_ACTIONS = {
 def _person_action(slug: str, action: str):
     """Ask the owner to confirm, then remove a collaborator or make them the owner."""
     form = _owners_form(slug, PersonForm)
+    refused = _kept_version(slug, "remove collaborators" if action == "remove" else "hand ownership over")
+    if refused:
+        return refused
     email = (form.email.data or "").strip()
     question, consequence, button, done = (text.format(email=email) for text in PERSON_ACTIONS[action])
     if form.confirmed.data != "yes":

@@ -169,8 +169,10 @@ def delete_page(slug):
     store = get_store()
     survey = next(item for item in store.list_surveys() if item["slug"] == slug)
     kept = [version for version in store.versions(slug) if version["slug"] in store.kept_versions(slug)]
+    # A kept version's people are its survey's: deleting the version takes no one's access.
+    people = store.collaborators(slug) if store.people(slug)["survey"] == slug else []
     return render_template("delete_survey.html", design=design, survey=survey, kept=kept,
-                           invitations=store.invitation_counts(slug)[0], people=store.collaborators(slug),
+                           invitations=store.invitation_counts(slug)[0], people=people,
                            form=LifecycleForm())
 
 
@@ -297,7 +299,7 @@ def lifecycle_context():
     """Give the dashboard templates the survey's status, its people and the lifecycle forms."""
     return {"survey_status": lambda slug: get_store().survey_status(slug),
             "survey_is_owner": lambda slug: g.user is not None and get_store().is_owner(slug, g.user["id"]),
-            "survey_collaborators": lambda slug: get_store().collaborators(slug),
+            "survey_people": lambda slug: get_store().people(slug),
             "survey_retention": lambda slug: get_store().retention(slug), "deletion_date_form": DeletionDateForm,
             "lifecycle_form": LifecycleForm, "duplicate_form": DuplicateForm, "share_form": ShareForm,
             "confirmed_actions": CONFIRMED}

@@ -210,3 +210,84 @@ def test_a_kept_versions_people_follow_the_survey_removed_transferred_and_added(
     assert store.is_owner("habits.v1", later) and not store.is_owner("habits.v1", owner)
     assert store.can_access("habits.v1", owner)
     assert not store.can_access("habits.v1", colleague)
+
+
+def _people_rows(store) -> dict:
+    """Return every stored row that says who sees a survey: owners, collaborators and join links."""
+    return {"owners": store._execute("SELECT slug, owner_id FROM surveys ORDER BY slug").fetchall(),
+            "collaborators": store._execute("SELECT survey, user_id FROM collaborators "
+                                            "ORDER BY survey, user_id").fetchall(),
+            "join_links": store._execute("SELECT id, survey, email FROM collaborator_invitations ORDER BY id").fetchall()}
+
+
+def test_people_actions_on_a_kept_version_are_refused_naming_the_survey_and_change_nothing(store):
+    """SLUG.v1 has no people of its own: sharing, inviting, revoking, removing and transferring on it are refused."""
+    _open_with_responses(store)
+    for email in ("colleague@example.org", "later@example.org"):
+        store.add_user(email, generate_password_hash("a password"))
+    owner = store.get_user("owner@example.org")["id"]
+    store.share("habits", "colleague@example.org")
+    changed = _text(epsilon="1")
+    store.new_version("habits", changed, _design(changed))
+    link = store.invite_collaborator("habits", owner, "later@example.org")[1]
+    before = _people_rows(store)
+    refusal = re.escape("'habits.v1' is an earlier version of 'habits', and who sees it follows 'habits': ")
+    actions = {"share it": lambda: store.share("habits.v1", "later@example.org"),
+               "invite collaborators": lambda: store.invite_collaborator("habits.v1", owner, "later@example.org"),
+               "revoke join links": lambda: store.revoke_collaborator_invitation("habits.v1", link["id"]),
+               "remove collaborators": lambda: store.remove_collaborator("habits.v1", owner, "colleague@example.org"),
+               "hand ownership over": lambda: store.transfer_ownership("habits.v1", owner, "colleague@example.org")}
+    for what, action in actions.items():
+        with pytest.raises(StoreError, match=refusal + re.escape(f"{what} on 'habits' instead")):
+            action()
+    assert _people_rows(store) == before
+    assert store.people("habits") == {"survey": "habits", "owner": "owner@example.org",
+                                      "collaborators": ["colleague@example.org"]}
+
+
+def test_a_kept_version_keeps_no_people_of_its_own_and_shows_its_surveys(store):
+    """A version is made without copied owner or collaborators; its people, list owner and copies follow SLUG now."""
+    _open_with_responses(store)
+    for email in ("colleague@example.org", "later@example.org"):
+        store.add_user(email, generate_password_hash("a password"))
+    owner = store.get_user("owner@example.org")["id"]
+    store.share("habits", "colleague@example.org")
+    changed = _text(epsilon="1")
+    store.new_version("habits", changed, _design(changed))
+    assert store._execute("SELECT owner_id FROM surveys WHERE slug = 'habits.v1'").fetchone()[0] is None
+    assert store._execute("SELECT count(*) FROM collaborators WHERE survey = 'habits.v1'").fetchone()[0] == 0
+    store.share("habits", "later@example.org")
+    store.transfer_ownership("habits", owner, "colleague@example.org")
+    expected = {"survey": "habits", "owner": "colleague@example.org",
+                "collaborators": ["later@example.org", "owner@example.org"]}
+    assert store.people("habits.v1") == expected
+    assert store.collaborators("habits.v1") == expected["collaborators"]
+    assert {item["slug"]: item["owner"] for item in store.list_surveys()} == {
+        "habits": "colleague@example.org", "habits.v1": "colleague@example.org"}
+    assert [user["surveys"] for user in store.list_users()] == [1, 0, 0]  # colleague, later, owner: SLUG only
+    copy = _text("habits-copy", epsilon="1")
+    store.duplicate_survey("habits.v1", copy, _design(copy))
+    assert store.people("habits-copy") == {**expected, "survey": "habits-copy"}
+
+
+def test_migration_drops_the_people_copied_to_versions_made_before(store):
+    """m021 leaves no stale owner or collaborator on a version made by the code before, and nothing else changes."""
+    from types import SimpleNamespace
+
+    from survey.store.versioning import m021_kept_versions_follow_their_survey
+
+    _open_with_responses(store)
+    store.add_user("colleague@example.org", generate_password_hash("a password"))
+    owner = store.get_user("owner@example.org")["id"]
+    store.share("habits", "colleague@example.org")
+    changed = _text(epsilon="1")
+    store.new_version("habits", changed, _design(changed))
+    current = _people_rows(store)
+    with store._write() as conn:  # the rows the code before m021 copied to a kept version
+        conn.execute("UPDATE surveys SET owner_id = ? WHERE slug = 'habits.v1'", [owner])
+        conn.execute("INSERT INTO collaborators (survey, user_id) SELECT 'habits.v1', user_id FROM collaborators "
+                     "WHERE survey = 'habits'")
+    assert _people_rows(store) != current
+    with store._write() as conn:
+        m021_kept_versions_follow_their_survey(SimpleNamespace(conn=conn))
+    assert _people_rows(store) == current

@@ -423,3 +423,80 @@ def test_a_removed_collaborator_gets_nothing_of_a_kept_version(app, db_path, acc
     assert other.get(f"/surveys/{SLUG}.v1/results").status_code == 404
     assert other.get(f"/api/surveys/{SLUG}.v1/responses.csv", headers=headers).status_code == 404
     assert other.get("/api/surveys", headers=headers).get_json()["surveys"] == []
+
+
+def _versioned_with_people(db_path, smoking_toml) -> dict:
+    """Make SLUG.v1, then give SLUG a collaborator and a pending join link; return every row on who sees what."""
+    from survey.core.definition import parse_definition_toml
+    from survey.core.design import build_design
+
+    text = re.sub(r"^epsilon = .*$", "epsilon = 1", smoking_toml.read_text(encoding="utf-8"), count=1, flags=re.M)
+    store = Store(db_path)
+    try:
+        store.new_version(SLUG, text, build_design(parse_definition_toml(text)))
+        store.add_user(VICTIM[0], generate_password_hash(VICTIM[1], method="pbkdf2:sha256:1000"))
+        store.share(SLUG, OTHER[0])  # after the version was made: SLUG's people now, never copied
+        store.invite_collaborator(SLUG, store.get_user(OWNER[0])["id"], VICTIM[0])
+        return _who_sees(store)
+    finally:
+        store.close()
+
+
+def _who_sees(store) -> dict:
+    return {"owners": store._execute("SELECT slug, owner_id FROM surveys ORDER BY slug").fetchall(),
+            "collaborators": store._execute("SELECT survey, user_id FROM collaborators ORDER BY survey, user_id").fetchall(),
+            "join_links": store._execute("SELECT id, survey, email FROM collaborator_invitations ORDER BY id").fetchall()}
+
+
+def test_a_kept_versions_people_section_lists_its_surveys_people_read_only(app, db_path, accounts, smoking_toml):
+    _versioned_with_people(db_path, smoking_toml)
+    page = signed_in(app, *OWNER).get(f"/surveys/{SLUG}.v1/results").get_data(as_text=True)
+    section = re.search(r'<section id="people".*?</section>', page, flags=re.S).group(0)
+    assert "Who sees this version" in section and OWNER[0] in section and OTHER[0] in section
+    assert re.search(r"Who sees this version follows\s+<a href=\"/surveys/" + SLUG + r"/results#people\">"
+                     + SLUG + r"</a>:\s+manage people there\.", section), section
+    assert "<form" not in section and "/collaborators/" not in page and f"/surveys/{SLUG}.v1/share" not in page
+    # Deleting the version alone takes no one's access; deleting SLUG takes its collaborator's.
+    owner = signed_in(app, *OWNER)
+    assert "the access of" not in owner.get(f"/surveys/{SLUG}.v1/delete").get_data(as_text=True)
+    assert "the access of 1 collaborator" in owner.get(f"/surveys/{SLUG}/delete").get_data(as_text=True)
+
+
+def test_every_people_action_on_a_kept_version_is_refused_and_changes_nothing(app, db_path, accounts, smoking_toml):
+    import html
+
+    before = _versioned_with_people(db_path, smoking_toml)
+    owner = signed_in(app, *OWNER)
+    token = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"',
+                      owner.get(f"/surveys/{SLUG}.v1/results").get_data(as_text=True)).group(1)
+    posts = {"collaborators/invite": ({"email": VICTIM[0]}, "invite collaborators"),
+             "collaborators/revoke": ({"invitation": before["join_links"][0][0]}, "revoke join links"),
+             "collaborators/remove": ({"email": OTHER[0], "confirmed": "yes"}, "remove collaborators"),
+             "collaborators/transfer": ({"email": OTHER[0], "confirmed": "yes"}, "hand ownership over"),
+             "share": ({"email": VICTIM[0]}, "share it")}
+    for action, (data, what) in posts.items():
+        response = owner.post(f"/surveys/{SLUG}.v1/{action}", data={"csrf_token": token, **data})
+        assert response.status_code == 302 and response.headers["Location"].endswith(f"/surveys/{SLUG}.v1/results#people")
+        shown = html.unescape(owner.get(response.headers["Location"]).get_data(as_text=True))
+        assert (f"'{SLUG}.v1' is an earlier version of '{SLUG}', and who sees it follows '{SLUG}': "
+                f"{what} on '{SLUG}' instead") in shown, action
+    # Unconfirmed, remove and transfer are refused before their confirmation page.
+    unconfirmed = owner.post(f"/surveys/{SLUG}.v1/collaborators/remove", data={"csrf_token": token, "email": OTHER[0]})
+    assert unconfirmed.status_code == 302
+    store = Store(db_path)
+    try:
+        assert _who_sees(store) == before
+    finally:
+        store.close()
+
+
+def test_the_command_line_refuses_to_share_a_kept_version(db_path, accounts, smoking_toml, cli_runner):
+    before = _versioned_with_people(db_path, smoking_toml)
+    result = cli_runner.invoke(main, ["--db", str(db_path), "share", f"{SLUG}.v1", VICTIM[0]])
+    assert result.exit_code == 1 and result.exception is not None and "Traceback" not in result.output
+    assert f"who sees it follows '{SLUG}': share it on '{SLUG}' instead" in result.output
+    store = Store(db_path)
+    try:
+        assert _who_sees(store) == before
+    finally:
+        store.close()
