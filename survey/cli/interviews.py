@@ -7,7 +7,6 @@ from datetime import datetime, timezone
 import click
 
 from ..core import defaults as rules
-from ..core import interviews as interview_rules
 from .common import load_design, open_store
 
 
@@ -17,6 +16,8 @@ def _when(seconds: int) -> str:
 
 def _print_sessions(sessions: list[dict]):
     """Print a header and one line per listed session: id, label, count, state, expiry, late sends until."""
+    from ..core import interviews as interview_rules  # its mechanisms are not loaded at start-up
+
     if not sessions:
         click.echo("No active interviewer session, and none expired that still accepts late answers.")
         return
@@ -40,7 +41,7 @@ def _print_sessions(sessions: list[dict]):
               help="The public address the device reaches the server at.")
 @click.option("--list", "listing", is_flag=True,
               help="List instead the active sessions and the expired ones that still accept late answers, for "
-                   f"{interview_rules.EXPIRY_GRACE_HOURS} hours after their expiry (id, label, count, state, expiry, "
+                   f"{rules.EXPIRY_GRACE_HOURS} hours after their expiry (id, label, count, state, expiry, "
                    "late sends until).")
 @click.option("--end", "end_id", type=int, metavar="ID",
               help="End the session with this id (from --list) instead; an expired one then refuses late answers.")

@@ -18,5 +18,8 @@ DEFAULT_SHARES = (0.5, 0.2)
 LABEL_MAX = 60
 DEFAULT_HOURS = 12
 MAX_HOURS = 24 * 14
+# How long after its expiry a session still stores sends (hours): answers given offline before the expiry arrive
+# later (a device back online days after); the expired session's page shows no form. Ended sessions have none.
+EXPIRY_GRACE_HOURS = 72
 DEFAULT_ALLOWANCE = 200
 MAX_ALLOWANCE = 10_000

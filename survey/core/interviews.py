@@ -13,7 +13,8 @@ from datetime import datetime, timezone
 from urllib.parse import quote
 
 # An interviewer session's label, life and allowance live in .defaults, where `--help` reads them.
-from .defaults import DEFAULT_ALLOWANCE, DEFAULT_HOURS, LABEL_MAX, MAX_ALLOWANCE, MAX_HOURS  # noqa: F401
+from .defaults import (DEFAULT_ALLOWANCE, DEFAULT_HOURS, EXPIRY_GRACE_HOURS, LABEL_MAX, MAX_ALLOWANCE,  # noqa: F401
+                       MAX_HOURS)
 from .invitations import check_base
 from .reports import SUBMISSION_ID_RE, ReportError
 
@@ -27,9 +28,6 @@ STATES = ("active", "late-sends", "ended", "expired", "used-up")
 # A state in plain words, for the dashboard and `ldp-survey interview --list`.
 STATE_WORDS = {"active": "active", "late-sends": "late sends only", "ended": "ended", "expired": "expired",
                "used-up": "used up"}
-# How long after its expiry a session still stores sends (hours): answers given offline before the expiry arrive
-# later (a device back online days after); the expired session's page shows no form. Ended sessions have none.
-EXPIRY_GRACE_HOURS = 72
 
 
 def check_label(label: str | None) -> str:
