@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, abort, jsonify, request
 
+from ..core.definition import SLUG_RE
 from ..core.reports import INVITE_RE, ReportError, admission_fields, parse_submission, validate_submission
 from ..core.wording import N_
 from ..store import AdmissionError, StoreError, StoreUnavailable, SurveyClosed
@@ -65,9 +66,10 @@ def design_json(slug):
 
 
 def _visible_status(store, slug: str) -> str:
-    """Return the survey's status, answering 404 for a draft (respondents cannot see it yet)."""
+    """Return the survey's status, answering 404 for a draft (respondents cannot see it yet) and for a kept
+    version (``SLUG.v1``: never a respondent's address; its survey's link serves the current version)."""
     status = store.survey_status(slug)
-    if status == "draft":
+    if status == "draft" or not SLUG_RE.fullmatch(slug):
         abort(404, description=NO_SURVEY)
     return status
 

@@ -112,6 +112,11 @@ def test_editor_design_change_makes_version_two_shown_apart_with_the_version_in_
     listing = page(owner.get("/surveys"))
     assert "(version 1, earlier)" in listing and "(version 2)" in listing
     assert f'href="/s/{SLUG}.v1"' not in listing and f'href="/s/{SLUG}"' in listing
+    # A kept version is never a respondent's address: its pages are 404, the survey's link serves version 2.
+    respondent = owner.application.test_client()
+    for path in ("", "/design.json", "/manifest.webmanifest"):
+        assert respondent.get(f"/s/{SLUG}.v1{path}").status_code == 404, path
+        assert respondent.get(f"/s/{SLUG}{path}").status_code == 200, path
     assert f"{RESPONSES} responses" in first.split("Versions:")[0] or f"{RESPONSES} response" in first
     rows = list(csv.reader(io.StringIO(owner.get(f"/surveys/{SLUG}.v1/responses.csv").get_data(as_text=True))))
     assert rows[0][-1] == "version" and len(rows) == RESPONSES + 1 and {row[-1] for row in rows[1:]} == {"1"}
