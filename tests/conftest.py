@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import werkzeug.security
 from click.testing import CliRunner
 
 from survey.core.definition import parse_definition_toml
@@ -30,6 +31,12 @@ from survey.core.design import build_design
 from survey.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
+# Passwords hashed in this process (fixtures, in-process commands and pages) use a cheap pbkdf2: werkzeug's
+# default, scrypt, costs about 70 ms a hash and as much a sign-in, and the suite makes thousands. The product
+# keeps werkzeug's default (test_passwords.py checks that its accounts are stored with scrypt); servers the
+# tests start as processes of their own are not affected. Stored hashes name their method, so either checks.
+PRODUCT_PASSWORD_HASH_DEFAULTS = werkzeug.security.generate_password_hash.__defaults__
+werkzeug.security.generate_password_hash.__defaults__ = ("pbkdf2:sha256:1000", 16)
 CHROMIUM = os.environ.get("LDP_SURVEY_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]

@@ -10,7 +10,9 @@ import pytest
 from survey.store import Store
 from survey.web.log_privacy import scrub
 
-from conftest import OTHER, OWNER, PANEL_TOML, create_from_toml
+import werkzeug.security
+
+from conftest import OTHER, OWNER, PANEL_TOML, PRODUCT_PASSWORD_HASH_DEFAULTS, create_from_toml
 from smtp_server import mail_settings, smtp_server
 from test_accounts import client_from, csrf_token, lock_out, post_login
 
@@ -63,6 +65,26 @@ def test_changing_the_password_signs_out_other_sessions_and_clears_the_lock(app,
     # The lock on the attacker's address is gone, and only the new password works.
     assert post_login(locked, OWNER[0], OWNER[1]).status_code == 200
     assert post_login(locked, OWNER[0], NEW).status_code == 302
+
+
+def test_the_product_stores_passwords_with_werkzeugs_scrypt(app, db_path, accounts, monkeypatch):
+    """The suite hashes with a cheap pbkdf2 (conftest); the product's own hashes use werkzeug's default, scrypt."""
+    monkeypatch.setattr(werkzeug.security.generate_password_hash, "__defaults__", PRODUCT_PASSWORD_HASH_DEFAULTS)
+    assert PRODUCT_PASSWORD_HASH_DEFAULTS[0] == "scrypt"
+    laptop = signed_in(app)
+    assert change_password(laptop, OWNER[1], NEW).status_code == 302
+    from click.testing import CliRunner
+
+    from survey.cli import main
+
+    added = CliRunner().invoke(main, ["--db", str(db_path), "user", "add", "new@example.org"], input="a long password\n")
+    assert added.exit_code == 0, added.output
+    store = Store(db_path)
+    try:
+        stored = [store.get_user(email)["password_hash"] for email in (OWNER[0], "new@example.org")]
+    finally:
+        store.close()
+    assert all(hashed.startswith("scrypt:") for hashed in stored), [hashed.split("$")[0] for hashed in stored]
 
 
 def test_a_change_needs_the_form_token(app, accounts):
