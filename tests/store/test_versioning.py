@@ -220,8 +220,9 @@ def _people_rows(store) -> dict:
             "join_links": store._execute("SELECT id, survey, email FROM collaborator_invitations ORDER BY id").fetchall()}
 
 
-def test_people_actions_on_a_kept_version_are_refused_naming_the_survey_and_change_nothing(store):
-    """SLUG.v1 has no people of its own: sharing, inviting, revoking, removing and transferring on it are refused."""
+def _version_two_with_a_colleague(store) -> int:
+    """Open "habits" with responses, share it with colleague@example.org (later@example.org has an account too),
+    make version 2; return the owner's user id."""
     _open_with_responses(store)
     for email in ("colleague@example.org", "later@example.org"):
         store.add_user(email, generate_password_hash("a password"))
@@ -229,6 +230,12 @@ def test_people_actions_on_a_kept_version_are_refused_naming_the_survey_and_chan
     store.share("habits", "colleague@example.org")
     changed = _text(epsilon="1")
     store.new_version("habits", changed, _design(changed))
+    return owner
+
+
+def test_people_actions_on_a_kept_version_are_refused_naming_the_survey_and_change_nothing(store):
+    """SLUG.v1 has no people of its own: sharing, inviting, revoking, removing and transferring on it are refused."""
+    owner = _version_two_with_a_colleague(store)
     link = store.invite_collaborator("habits", owner, "later@example.org")[1]
     before = _people_rows(store)
     refusal = re.escape("'habits.v1' is an earlier version of 'habits', and who sees it follows 'habits': ")
@@ -247,13 +254,7 @@ def test_people_actions_on_a_kept_version_are_refused_naming_the_survey_and_chan
 
 def test_a_kept_version_keeps_no_people_of_its_own_and_shows_its_surveys(store):
     """A version is made without copied owner or collaborators; its people, list owner and copies follow SLUG now."""
-    _open_with_responses(store)
-    for email in ("colleague@example.org", "later@example.org"):
-        store.add_user(email, generate_password_hash("a password"))
-    owner = store.get_user("owner@example.org")["id"]
-    store.share("habits", "colleague@example.org")
-    changed = _text(epsilon="1")
-    store.new_version("habits", changed, _design(changed))
+    owner = _version_two_with_a_colleague(store)
     assert store._execute("SELECT owner_id FROM surveys WHERE slug = 'habits.v1'").fetchone()[0] is None
     assert store._execute("SELECT count(*) FROM collaborators WHERE survey = 'habits.v1'").fetchone()[0] == 0
     store.share("habits", "later@example.org")
