@@ -160,9 +160,10 @@ def test_a_survey_closed_in_between_says_its_waiting_answers_were_refused(browse
     page.goto(f"{field['server'].origin}/s/field-closed")
     assert page.locator("#survey-closed").is_visible()
     refused = page.locator("#offline-refused")
-    # Both refusals are counted, whether one flush or two (after a lost send) met them.
+    # Both refusals are counted, whether one flush or two (after a lost send) met them; a later flush
+    # comes every 30 s (client_js/offline.js), so the wait covers two of them.
     page.get_by_text(re.compile(r"2 answer\(s\) waiting on this device were refused, because the survey has "
-                                r"closed")).wait_for(timeout=40_000)
+                                r"closed")).wait_for(timeout=90_000)
     assert refused.is_visible()
     assert page.evaluate(QUEUE_JS) == []
     assert stored_count(field["db"], "field-closed") == 0
