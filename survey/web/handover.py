@@ -16,12 +16,12 @@ from flask import Blueprint, Response, abort, jsonify, request, url_for
 
 from ..core.interviews import in_grace, interview_submission
 from ..core.reports import ReportError
-from ..store import AdmissionError, InterviewRefused, StoreError, StoreUnavailable, SurveyClosed
+from ..store import InterviewRefused
 from ..store.interviews import REFUSALS
 from . import flood
 from .db import get_store
 from .i18n import render_respondent_page
-from .respond import OWN_PAGE, STORED_BODY, _closed, _visible_status, validated
+from .respond import OWN_PAGE, STORED_BODY, _visible_status, store_submission, validated
 from .security import csrf
 
 bp = Blueprint("handover", __name__)
@@ -92,7 +92,7 @@ def submit(slug, token):
             return Response(STORED_BODY, status=201, mimetype="application/json")
         raise ReportError(str(exc), field=exc.field, status=exc.status) from exc
     try:
-        stored = _store(store, slug, design, answers, submission)
+        stored = store_submission(store, slug, design, answers, submission, None)
     except BaseException:
         store.give_back_interview(slug, token)
         raise
@@ -106,23 +106,6 @@ def _admitted(store, slug: str, body: bytes) -> tuple[dict, dict, str | None]:
     """Return (design, validated answers, submission id) of a body sent through a session, or raise ReportError."""
     design, answers, payload = validated(store, slug, body)
     return design, answers, interview_submission(payload)
-
-
-def _store(store, slug: str, design: dict, answers: dict, submission: str | None) -> bool:
-    """Store a validated response; return False for a repeat of a stored submission id, or raise ReportError."""
-    try:
-        if submission is None:
-            store.add_response(slug, design["hash"], answers)
-            return True
-        return store.add_submission(slug, design["hash"], answers, submission=submission)
-    except AdmissionError as exc:
-        raise ReportError(str(exc), field=exc.field, status=exc.status) from exc
-    except SurveyClosed as exc:
-        raise _closed(slug, exc) from exc
-    except StoreUnavailable:
-        raise
-    except StoreError as exc:
-        raise ReportError(str(exc), field="design", status=409) from exc
 
 
 @bp.post("/s/<slug>/interview/<token>/end")

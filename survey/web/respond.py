@@ -145,13 +145,16 @@ def validated(store, slug: str, body: bytes) -> tuple[dict, dict, object]:
 
 
 def store_submission(store, slug: str, design: dict, answers: dict, submission: str | None,
-                     invite: str | None) -> None:
-    """Store a validated submission, raising the store's refusals as the ReportError the respondent gets."""
+                     invite: str | None) -> bool:
+    """Store a validated submission, raising the store's refusals as the ReportError the respondent gets.
+
+    Return False for a repeat of a stored submission id (nothing stored again), else True.
+    """
     try:
         if submission is None and invite is None:
             store.add_response(slug, design["hash"], answers)
-        else:
-            store.add_submission(slug, design["hash"], answers, submission=submission, invite=invite)
+            return True
+        return store.add_submission(slug, design["hash"], answers, submission=submission, invite=invite)
     except AdmissionError as exc:
         raise ReportError(str(exc), field=exc.field, status=exc.status) from exc
     except SurveyClosed as exc:
