@@ -1,0 +1,135 @@
+"""Races of a design revision, an archive and a deletion with releases and deletions (both backends).
+
+Each test makes a change commit at the one moment that matters: just before the store's next
+write transaction begins, after what the racing request read outside it (``_before_next_write``),
+on a second connection, as another worker or process would. No sleeps, no timing.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+
+import pytest
+
+from survey.core.definition import parse_definition_toml
+from survey.core.design import build_design
+from survey.store import Store, StoreError
+from survey.store.checks import check_counts
+
+from conftest import REPO
+
+pytestmark = pytest.mark.both_backends
+
+ANSWERS = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
+
+
+def _text(*, every: int, epsilon: str | None = None) -> str:
+    """Return examples/smoking.toml as the survey "habits" releasing every ``every`` responses, its ε replaced."""
+    text = (REPO / "examples" / "smoking.toml").read_text(encoding="utf-8")
+    text = re.sub(r'^slug = "[^"]*"$', f'slug = "habits"\nrelease_every = {every}', text, count=1, flags=re.M)
+    if epsilon is not None:
+        text = re.sub(r"^epsilon = .*$", f"epsilon = {epsilon}", text, count=1, flags=re.M)
+    return text
+
+
+def _design(text: str) -> dict:
+    return build_design(parse_definition_toml(text))
+
+
+@pytest.fixture
+def stores(db_path):
+    """Two stores of one database: the racing request's and the other worker's."""
+    first, second = Store(db_path), Store(db_path)
+    yield first, second
+    first.close()
+    second.close()
+
+
+def _before_next_write(store, action):
+    """Run ``action`` once, just before ``store``'s next write transaction begins."""
+    real, fired = store._write, []
+
+    @contextmanager
+    def write():
+        if not fired:
+            fired.append(True)
+            action()
+        with real() as conn:
+            yield conn
+
+    store._write = write
+    return fired
+
+
+def _revise(store):
+    """Give "habits" a new design (ε = 1, releases of 3): version 1 moves to "habits.v1"."""
+    changed = _text(every=3, epsilon="1")
+    return lambda: store.new_version("habits", changed, _design(changed))
+
+
+def _open_with_held(store, *, every: int = 4, responses: int = 6) -> dict:
+    text = _text(every=every)
+    design = _design(text)
+    store.create_survey(text, design)
+    store.add_responses("habits", design["hash"], [ANSWERS] * responses)
+    return design
+
+
+def _consistent(store, slug: str):
+    """Assert that a survey's kept counts equal a recount and that it holds fewer responses than its step."""
+    assert check_counts(store, slug)[1] == []
+    state = store.release_state(slug)
+    assert state["held"] < state["every"], state
+
+
+def test_a_release_racing_a_revision_releases_the_kept_version_or_nothing(stores):
+    store, other = stores
+    _open_with_held(store)
+    assert store.release_state("habits")["held"] == 2
+    fired = _before_next_write(store, _revise(other))
+    moved = store.release_held("habits")
+    assert fired and moved == 0  # the survey's new version holds nothing; version 1 keeps its held responses
+    _consistent(other, "habits")
+    assert other.release_state("habits.v1") == {"every": 4, "released": 4, "held": 2, "smallest_release": None}
+    _consistent(other, "habits.v1")
+    assert other.release_held("habits.v1") == 2
+    assert other.release_state("habits.v1")["released"] == 6 and other.received_count("habits") == 0
+    _consistent(other, "habits.v1")
+
+
+def test_a_release_racing_an_archive_is_refused(stores):
+    store, other = stores
+    _open_with_held(store)
+    _before_next_write(store, lambda: other.archive_survey("habits"))
+    with pytest.raises(StoreError, match="archived"):
+        store.release_held("habits")
+    assert other.release_state("habits") == {"every": 4, "released": 4, "held": 2, "smallest_release": None}
+    _consistent(other, "habits")
+
+
+def test_a_submission_completing_a_release_racing_a_revision_counts_in_its_own_version(stores):
+    store, other = stores
+    design = _open_with_held(store, every=4, responses=3)
+    fired = _before_next_write(store, _revise(other))
+    try:
+        store.add_response("habits", design["hash"], ANSWERS)
+    except StoreError as refused:  # the revision came first: refused, nothing stored
+        assert "not the current design" in str(refused)
+        assert other.received_count("habits.v1") == 3
+    else:  # stored first: in version 1, released with the three held before it
+        assert other.release_state("habits.v1")["released"] == 4
+    assert fired
+    assert other.received_count("habits") == 0
+    _consistent(other, "habits.v1")
+    _consistent(other, "habits")
+
+
+def test_a_deletion_racing_a_revision_leaves_no_version_behind(stores):
+    store, other = stores
+    _open_with_held(store)
+    fired = _before_next_write(store, _revise(other))
+    store.delete_survey("habits")
+    assert fired
+    assert not other.survey_exists("habits") and not other.survey_exists("habits.v1")
+    assert [s["slug"] for s in other.list_surveys()] == []
