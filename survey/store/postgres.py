@@ -375,12 +375,22 @@ class PostgresStore(Store, backend="postgresql"):
                 return None
             if outcome == "release":
                 with self._write() as conn:
-                    pg_schema.release_due(conn, slug, design, row[1])
+                    owner = self._holder_of(conn, slug, design)
+                    if owner is not None:
+                        pg_schema.release_due(conn, owner, design, row[1])
                 self._forget_order(pg_schema.pending_table_name(design))
             elif invite is not None:
                 self._forget_order()
             return row[0]
         raise StoreError("the response could not be stored; send it again")
+
+    def _holder_of(self, conn, slug: str, design: dict) -> str | None:
+        """Return the survey that holds a design's responses now, in ``conn``'s write: ``slug``, or the kept version
+        a revision committed since the response moved them to (None when the survey was deleted)."""
+        self._hold_open(conn, slug)  # a revision in progress is waited for
+        row = conn.execute("SELECT slug FROM surveys WHERE design_hash = ? AND (slug = ? OR family = ?) "
+                           "ORDER BY version DESC", [design["hash"], slug, slug]).fetchone()
+        return None if row is None else row[0]
 
     def _call_submit(self, slug: str, design: dict, parameters: list) -> str:
         """Call the design's submission function on its own (one transaction); make the function if it is missing."""
@@ -408,11 +418,11 @@ class PostgresStore(Store, backend="postgresql"):
         return psycopg.errors.UniqueViolation
 
     def release_held(self, slug: str) -> int:
-        self.refuse_if_archived(slug, "release held responses")
-        design = self.get_design(slug)
-        if release_every(design) == 1:
-            return 0
         with self._write() as conn:
+            # Read in the write: a revision that moved the held responses to a kept version, or an archive, is seen.
+            design = self._design_in_write(conn, slug, "release held responses")
+            if release_every(design) == 1:
+                return 0
             moved = pg_schema.release_pending(conn, slug, design, today())
             if moved:
                 conn.execute("UPDATE surveys SET smallest_release = CASE WHEN smallest_release IS NULL OR "

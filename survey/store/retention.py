@@ -74,6 +74,15 @@ class Retention:
             raise StoreError(f"cannot {action} of survey {slug!r}: it is archived and read-only "
                              "(unarchive it first, or delete it)")
 
+    def _design_in_write(self, conn, slug: str, action: str) -> dict:
+        """In ``conn``'s write: hold off changes of the survey's status and design, refuse it if archived, return its design.
+
+        Read inside the write, a revision or an archive that committed after the request began is seen.
+        """
+        self._lock_survey(conn, slug)
+        self.refuse_if_archived(slug, action)
+        return self.get_design(slug)
+
     def archive_survey(self, slug: str) -> str:
         """Archive a published survey and its earlier versions: closed, read-only and hidden from default lists
         (a draft is deleted instead)."""
@@ -131,22 +140,31 @@ class Retention:
         tables of e-mail addresses are rewritten (as ``Mailing.delete_addresses`` does) when the
         survey had any. Deleting a survey deletes its earlier versions too (``versioning``).
         """
-        for kept in self.kept_versions(slug):
-            self.delete_survey(kept)
         with self._write() as conn:
+            # One transaction, its versions read inside it: a version made by a revision racing the deletion goes too.
             self._lock_survey(conn, slug)
-            row = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()
-            if row is None:
+            if conn.execute("SELECT 1 FROM surveys WHERE slug = ?", [slug]).fetchone() is None:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
+            kept = [row[0] for row in conn.execute("SELECT slug FROM surveys WHERE family = ? ORDER BY version",
+                                                   [slug]).fetchall()]
             tables = self._schema.survey_tables(conn)
-            addresses = "invitation_addresses" in tables and conn.execute(
-                "SELECT 1 FROM invitation_addresses WHERE survey = ?", [slug]).fetchone() is not None
-            self._schema.drop_reports(conn, slug)
-            self._schema.drop_sandbox(conn, slug, row[0])
-            for table in tables:
-                conn.execute(f'DELETE FROM "{table}" WHERE survey = ?', [slug])
-            conn.execute("DELETE FROM surveys WHERE slug = ?", [slug])
+            addresses = False
+            for key in [*kept, slug]:
+                addresses = self._delete_rows(conn, key, tables) or addresses
         if not is_postgres_url(self.path):
             self._forget_order()
         elif addresses:
             self._execute("VACUUM (FULL) invitation_addresses, mail_log")
+
+    def _delete_rows(self, conn, slug: str, tables: list[str]) -> bool:
+        """Delete one survey row with its tables and rows in ``conn``'s write; return whether it had e-mail addresses."""
+        self._lock_survey(conn, slug)
+        design_hash = conn.execute("SELECT design_hash FROM surveys WHERE slug = ?", [slug]).fetchone()[0]
+        addresses = "invitation_addresses" in tables and conn.execute(
+            "SELECT 1 FROM invitation_addresses WHERE survey = ?", [slug]).fetchone() is not None
+        self._schema.drop_reports(conn, slug)
+        self._schema.drop_sandbox(conn, slug, design_hash)
+        for table in tables:
+            conn.execute(f'DELETE FROM "{table}" WHERE survey = ?', [slug])
+        conn.execute("DELETE FROM surveys WHERE slug = ?", [slug])
+        return addresses

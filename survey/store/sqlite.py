@@ -359,11 +359,11 @@ class SqliteStore(Store, backend="sqlite"):
         Their respondents are then hidden among fewer than the step's B reports: the size of
         the smallest such release is kept (``release_state``) so that the pages can say so.
         """
-        self.refuse_if_archived(slug, "release held responses")
-        design = self.get_design(slug)
-        if release_every(design) == 1:
-            return 0
         with self._write() as conn:
+            # Read in the write: a revision that moved the held responses to a kept version, or an archive, is seen.
+            design = self._design_in_write(conn, slug, "release held responses")
+            if release_every(design) == 1:
+                return 0
             moved = self._schema.release_pending(conn, slug, design, today())
             if moved:
                 conn.execute("UPDATE surveys SET smallest_release = CASE WHEN smallest_release IS NULL OR "
