@@ -137,6 +137,11 @@ class Versions:
                 raise StoreError(f"survey {slug!r} is archived and read-only (unarchive it first)")
             if row[0] == design["hash"]:
                 raise StoreError(f"the new design of {slug!r} is the current one; nothing to version")
+            earlier = conn.execute("SELECT slug FROM surveys WHERE family = ? AND design_hash = ?",
+                                   [slug, design["hash"]]).fetchone()
+            if earlier is not None:  # its tables are named by the design's hash
+                raise StoreError(f"the new design of {slug!r} is the design of its earlier version {earlier[0]!r}, "
+                                 "kept as it was; a new version needs a design of its own")
             version, old_design = row[1], json.loads(row[2])
             key = version_key(slug, version)
             if conn.execute("SELECT 1 FROM surveys WHERE slug = ?", [key]).fetchone() is not None:

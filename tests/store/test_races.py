@@ -133,3 +133,20 @@ def test_a_deletion_racing_a_revision_leaves_no_version_behind(stores):
     assert fired
     assert not other.survey_exists("habits") and not other.survey_exists("habits.v1")
     assert [s["slug"] for s in other.list_surveys()] == []
+
+
+def test_a_revision_back_to_an_earlier_versions_design_is_refused_cleanly(stores):
+    store, other = stores
+    text = _text(every=1)
+    design = _design(text)
+    store.create_survey(text, design)
+    store.add_responses("habits", design["hash"], [ANSWERS] * 3)
+    changed = _text(every=1, epsilon="1")
+    assert store.apply_revision("habits", changed, _design(changed), "design") == ("version", 2)
+    store.add_responses("habits", _design(changed)["hash"], [ANSWERS] * 2)
+    # Version 1's tables are named by its design's hash: the same design again cannot be a new version.
+    with pytest.raises(StoreError, match="habits.v1"):
+        store.apply_revision("habits", text, design, "design")
+    assert [(v["slug"], v["responses"]) for v in other.versions("habits")] == [("habits.v1", 3), ("habits", 2)]
+    _consistent(other, "habits")
+    _consistent(other, "habits.v1")
