@@ -110,10 +110,14 @@ class Versions:
             return "replaced", 1
         if kind in SAME_DATA_SET:
             return kind, self.revise_text(slug, definition_text, design)
-        if self._received(slug):
-            return "version", self.new_version(slug, definition_text, design)
-        self.create_survey(definition_text, design, replace=True)
-        return "replaced", 1
+        if not self._received(slug):
+            try:
+                self.create_survey(definition_text, design, replace=True)
+                return "replaced", 1
+            except StoreError:
+                if not self._received(slug):  # refused for another reason than a first response that came meanwhile
+                    raise
+        return "version", self.new_version(slug, definition_text, design)
 
     def wordings(self, slug: str) -> list[dict]:
         """Return a survey's wordings, oldest first: {"revision", "from_day", "definition"} (empty: never corrected)."""

@@ -150,3 +150,17 @@ def test_a_revision_back_to_an_earlier_versions_design_is_refused_cleanly(stores
     assert [(v["slug"], v["responses"]) for v in other.versions("habits")] == [("habits.v1", 3), ("habits", 2)]
     _consistent(other, "habits")
     _consistent(other, "habits.v1")
+
+
+def test_a_design_change_racing_the_first_response_makes_a_version_not_an_error(stores):
+    store, other = stores
+    text = _text(every=1)
+    design = _design(text)
+    store.create_survey(text, design)
+    changed = _text(every=1, epsilon="1")
+    # The first response commits after the revision saw none, before it replaces the design.
+    _before_next_write(store, lambda: other.add_response("habits", design["hash"], ANSWERS))
+    assert store.apply_revision("habits", changed, _design(changed), "design") == ("version", 2)
+    assert [(v["slug"], v["responses"]) for v in other.versions("habits")] == [("habits.v1", 1), ("habits", 0)]
+    assert other.get_design("habits")["hash"] == _design(changed)["hash"]
+    _consistent(other, "habits.v1")
