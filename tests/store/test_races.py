@@ -8,6 +8,7 @@ on a second connection, as another worker or process would. No sleeps, no timing
 from __future__ import annotations
 
 import re
+import threading
 from contextlib import contextmanager
 
 import pytest
@@ -16,6 +17,7 @@ from survey.core.definition import parse_definition_toml
 from survey.core.design import build_design
 from survey.store import Store, StoreError
 from survey.store.checks import check_counts
+from survey.store.schema import pending_table_name, table_name
 
 from conftest import REPO
 
@@ -164,3 +166,78 @@ def test_a_design_change_racing_the_first_response_makes_a_version_not_an_error(
     assert [(v["slug"], v["responses"]) for v in other.versions("habits")] == [("habits.v1", 1), ("habits", 0)]
     assert other.get_design("habits")["hash"] == _design(changed)["hash"]
     _consistent(other, "habits.v1")
+
+
+def _fail_wording_updates(store):
+    """Make the database refuse any change of a survey's definition (a fault midway through a text revision)."""
+    if type(store).__module__.endswith("postgres"):
+        with store._write() as conn:
+            conn.execute("CREATE FUNCTION refuse_wording() RETURNS trigger LANGUAGE plpgsql AS "
+                         "$$ BEGIN RAISE EXCEPTION 'injected fault'; END $$")
+            conn.execute("CREATE TRIGGER refuse_wording BEFORE UPDATE OF definition ON surveys "
+                         "FOR EACH ROW EXECUTE FUNCTION refuse_wording()")
+        return lambda: store._execute("DROP TRIGGER refuse_wording ON surveys")
+    store._execute("CREATE TRIGGER refuse_wording BEFORE UPDATE OF definition ON surveys "
+                   "BEGIN SELECT RAISE(ABORT, 'injected fault'); END")
+    return lambda: store._execute("DROP TRIGGER refuse_wording")
+
+
+def test_a_text_revision_interrupted_midway_leaves_the_old_wording_whole(stores):
+    store, other = stores
+    text = _text(every=1)
+    design = _design(text)
+    store.create_survey(text, design)
+    store.add_responses("habits", design["hash"], [ANSWERS] * 2)
+    fixed = text.replace("Do you smoke", "Do you currently smoke", 1)
+    assert fixed != text
+    heal = _fail_wording_updates(other)
+    # The wordings are inserted before the survey row is updated: the fault comes after a write of the revision.
+    with pytest.raises(Exception, match="injected fault"):
+        store.revise_text("habits", fixed, _design(fixed))
+    for reader in (store, other):
+        assert reader.wordings("habits") == [] and reader.get_definition("habits") == text
+        assert reader.get_design("habits")["questions"][0]["text"] == design["questions"][0]["text"]
+    heal()
+    assert store.revise_text("habits", fixed, _design(fixed)) == 1
+    assert other.get_design("habits")["questions"][0]["text"].startswith("Do you currently smoke")
+    assert [w["revision"] for w in other.wordings("habits")] == [0, 1] and other.received_count("habits") == 2
+    _consistent(other, "habits")
+
+
+def test_submissions_streaming_through_a_revision_are_each_stored_in_version_one_or_refused(db_path, stores):
+    store, other = stores
+    design = _open_with_held(store, every=3, responses=0)
+    acknowledged, lock, enough = [], threading.Lock(), threading.Event()
+    refusals = []
+
+    def submit():
+        mine = Store(db_path)
+        try:
+            while True:
+                try:
+                    stored = mine.add_response("habits", design["hash"], ANSWERS)
+                except StoreError as refused:  # the revision committed: refused, nothing stored
+                    refusals.append(str(refused))
+                    return
+                with lock:
+                    acknowledged.append(stored)
+                    if len(acknowledged) >= 20:
+                        enough.set()
+        finally:
+            mine.close()
+
+    threads = [threading.Thread(target=submit) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    assert enough.wait(timeout=120)
+    _revise(other)()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    assert len(refusals) == 4 and all("not the current design" in message for message in refusals)
+    kept = {row[0] for table in (table_name(design), pending_table_name(design))
+            for row in other._execute(f'SELECT id FROM "{table}"').fetchall()}
+    assert kept == set(acknowledged), "each acknowledged response is in version 1, once; nothing else is"
+    assert other.received_count("habits.v1") == len(acknowledged) and other.received_count("habits") == 0
+    _consistent(other, "habits.v1")
+    _consistent(other, "habits")
