@@ -161,6 +161,8 @@ class Store(Accounts, Mailing, Retention, Interviews, Versions):
             if row[0] not in sources:
                 raise StoreError(f"cannot {action} survey {slug!r}: it is {_status_phrase(row[0])} "
                                  f"({ALLOWED[row[0]]})")
+            if target == "closed":
+                self._settle_held(conn, slug)  # no whole step of responses stays held once none arrives
             conn.execute("UPDATE surveys SET status = ? WHERE slug = ?", [target, slug])
         return target
 

@@ -429,6 +429,16 @@ def release_due(conn, slug: str, design: dict, day: str) -> int:
     return _move_held(conn, slug, design, count // step * step, day) if count >= step else 0
 
 
+def release_whole_steps(conn, slug: str, design: dict, day: str) -> int:
+    """Release every whole step of held responses, after any release in progress, in the caller's transaction; return how many."""
+    step = release_every(design)
+    if step == 1:
+        return 0
+    lock_releases(conn, slug)
+    count = held_count(conn, slug)
+    return _move_held(conn, slug, design, count // step * step, day) if count >= step else 0
+
+
 def survey_tables(conn) -> list[str]:
     """Return every table of the current schema that has a ``survey`` column (the rows a survey's deletion removes)."""
     return [row[0] for row in conn.execute(

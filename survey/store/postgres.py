@@ -431,6 +431,16 @@ class PostgresStore(Store, backend="postgresql"):
         self._forget_order(pg_schema.pending_table_name(design))
         return moved
 
+    def _settle_held(self, conn, slug: str) -> int:
+        """Release the whole steps of held responses that inserts racing each other left held; return how many.
+
+        An insert's release is skipped while another runs (``pg_schema.release_due``), and inserts at the
+        same moment each count the held responses without the other's: the next insert releases what they
+        left. A survey that stops taking responses (close, archive, a new version) has no next insert, so
+        this runs in that write, which holds the survey alone: no whole step stays held, as on SQLite.
+        """
+        return pg_schema.release_whole_steps(conn, slug, self.get_design(slug), today())
+
     def _forget_order(self, held: str | None = None) -> bool:
         """Vacuum the unused invitations (and the held responses' table): their deleted rows' old versions go.
 

@@ -83,6 +83,13 @@ class Retention:
         self.refuse_if_archived(slug, action)
         return self.get_design(slug)
 
+    def _settle_held(self, conn, slug: str) -> int:
+        """Release whole steps of held responses left held, in a write that holds the survey alone; return how many.
+
+        SQLite releases each step in the insert that completes it, so it never leaves one (PostgreSQL's store may).
+        """
+        return 0
+
     def archive_survey(self, slug: str) -> str:
         """Archive a published survey and its earlier versions: closed, read-only and hidden from default lists
         (a draft is deleted instead)."""
@@ -95,6 +102,8 @@ class Retention:
                 raise StoreError(f"survey {slug!r} is already archived")
             if row[0] == "draft":
                 raise StoreError(f"cannot archive survey {slug!r}: it is a draft (a draft can be deleted)")
+            if row[0] == "open":
+                self._settle_held(conn, slug)
             conn.execute("UPDATE surveys SET status = 'closed', archived = 1 WHERE slug = ? OR family = ?", [slug, slug])
         return "archived"
 

@@ -150,6 +150,7 @@ class Versions:
             key = version_key(slug, version)
             if conn.execute("SELECT 1 FROM surveys WHERE slug = ?", [key]).fetchone() is not None:
                 raise StoreError(f"version {version} of {slug!r} is already kept as {key!r}")
+            self._settle_held(conn, slug)  # no whole step of responses stays held in the closed version
             self._keep_version(conn, slug, key, old_design)
             conn.execute("UPDATE surveys SET title = ?, definition = ?, design = ?, design_hash = ?, version = ?, "
                          "wording = 0, reports_table = NULL, pending = 0, smallest_release = NULL WHERE slug = ?",
