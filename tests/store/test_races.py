@@ -15,12 +15,12 @@ import pytest
 
 from survey.core.definition import parse_definition_toml
 from survey.core.design import build_design
-from survey.store import Store, StoreError
+from survey.store import Store, StoreError, SurveyClosed, SurveyNotFound
 from survey.store.batches import row_from_answer
 from survey.store.checks import check_counts
 from survey.store.schema import pending_table_name, table_name
 
-from conftest import REPO
+from conftest import REPO, table_names
 
 pytestmark = pytest.mark.both_backends
 
@@ -128,6 +128,18 @@ def test_a_submission_completing_a_release_racing_a_revision_counts_in_its_own_v
     _consistent(other, "habits")
 
 
+def test_a_submission_completing_a_release_racing_a_deletion_is_answered_cleanly(stores):
+    store, other = stores
+    design = _open_with_held(store, every=4, responses=3)
+    fired = _before_next_write(store, lambda: other.delete_survey("habits"))
+    try:
+        store.add_response("habits", design["hash"], ANSWERS)  # stored, then deleted with its survey
+    except SurveyNotFound:
+        pass  # the deletion came first: refused, nothing stored
+    assert fired and not other.survey_exists("habits")
+    assert not {table_name(design), pending_table_name(design)} & set(table_names(other))
+
+
 def test_a_deletion_racing_a_revision_leaves_no_version_behind(stores):
     store, other = stores
     _open_with_held(store)
@@ -205,11 +217,12 @@ def test_a_text_revision_interrupted_midway_leaves_the_old_wording_whole(stores)
     _consistent(other, "habits")
 
 
-def test_submissions_streaming_through_a_revision_are_each_stored_in_version_one_or_refused(db_path, stores):
-    store, other = stores
-    design = _open_with_held(store, every=3, responses=0)
-    acknowledged, lock, enough = [], threading.Lock(), threading.Event()
-    refusals = []
+def _stream_through(db_path, design: dict, change) -> tuple[list[str], list[StoreError]]:
+    """Store responses from four threads until each is refused; ``change`` runs once twenty are acknowledged.
+
+    Return the ids acknowledged and the refusals (one per thread).
+    """
+    acknowledged, refusals, lock, enough = [], [], threading.Lock(), threading.Event()
 
     def submit():
         mine = Store(db_path)
@@ -217,8 +230,8 @@ def test_submissions_streaming_through_a_revision_are_each_stored_in_version_one
             while True:
                 try:
                     stored = mine.add_response("habits", design["hash"], ANSWERS)
-                except StoreError as refused:  # the revision committed: refused, nothing stored
-                    refusals.append(str(refused))
+                except StoreError as refused:  # the change committed: refused, nothing stored
+                    refusals.append(refused)
                     return
                 with lock:
                     acknowledged.append(stored)
@@ -231,17 +244,49 @@ def test_submissions_streaming_through_a_revision_are_each_stored_in_version_one
     for thread in threads:
         thread.start()
     assert enough.wait(timeout=120)
-    _revise(other)()
+    change()
     for thread in threads:
         thread.join(timeout=120)
     assert not any(thread.is_alive() for thread in threads)
-    assert len(refusals) == 4 and all("not the current design" in message for message in refusals)
-    kept = {row[0] for table in (table_name(design), pending_table_name(design))
-            for row in other._execute(f'SELECT id FROM "{table}"').fetchall()}
-    assert kept == set(acknowledged), "each acknowledged response is in version 1, once; nothing else is"
+    assert len(refusals) == 4
+    return acknowledged, refusals
+
+
+def _stored_ids(store, design: dict) -> set[str]:
+    return {row[0] for table in (table_name(design), pending_table_name(design))
+            for row in store._execute(f'SELECT id FROM "{table}"').fetchall()}
+
+
+def test_submissions_streaming_through_a_revision_are_each_stored_in_version_one_or_refused(db_path, stores):
+    store, other = stores
+    design = _open_with_held(store, every=3, responses=0)
+    acknowledged, refusals = _stream_through(db_path, design, _revise(other))
+    assert all("not the current design" in str(refused) for refused in refusals)
+    assert _stored_ids(other, design) == set(acknowledged), "each acknowledged response is in version 1, once"
     assert other.received_count("habits.v1") == len(acknowledged) and other.received_count("habits") == 0
     _consistent(other, "habits.v1")
     _consistent(other, "habits")
+
+
+@pytest.mark.parametrize("stop", ["close", "archive"])
+def test_submissions_streaming_through_a_close_or_an_archive_are_each_stored_or_refused(db_path, stores, stop):
+    store, other = stores
+    design = _open_with_held(store, every=3, responses=0)
+    change = {"close": lambda: other.close_survey("habits"), "archive": lambda: other.archive_survey("habits")}[stop]
+    acknowledged, refusals = _stream_through(db_path, design, change)
+    assert all(isinstance(refused, SurveyClosed) for refused in refusals), refusals
+    assert _stored_ids(other, design) == set(acknowledged), "nothing stored after the close, nothing acknowledged lost"
+    assert other.received_count("habits") == len(acknowledged)
+    _consistent(other, "habits")
+
+
+def test_submissions_streaming_through_a_deletion_leave_nothing(db_path, stores):
+    store, other = stores
+    design = _open_with_held(store, every=3, responses=0)
+    _, refusals = _stream_through(db_path, design, lambda: other.delete_survey("habits"))
+    assert all(isinstance(refused, SurveyNotFound) for refused in refusals), refusals
+    assert not other.survey_exists("habits")
+    assert not {table_name(design), pending_table_name(design)} & set(table_names(other))
 
 
 @pytest.mark.parametrize("stop", ["close", "archive", "revise"])
