@@ -378,7 +378,7 @@ class PostgresStore(Store, backend="postgresql"):
                     owner = self._holder_of(conn, slug, design)
                     if owner is not None:
                         pg_schema.release_due(conn, owner, design, row[1])
-                self._forget_order(pg_schema.pending_table_name(design))
+                self._forget_order(None if owner is None else pg_schema.pending_table_name(design))
             elif invite is not None:
                 self._forget_order()
             return row[0]
@@ -449,11 +449,16 @@ class PostgresStore(Store, backend="postgresql"):
         a vacuum already running is not waited for (SKIP_LOCKED), and a version some open
         transaction may still see is kept for autovacuum (docs/explanation/privacy.md).
         """
+        import psycopg
+
         tables = "unused_invitations" + ("" if held is None else f', "{held}"')
         try:
             self._execute(f"VACUUM (SKIP_LOCKED) {tables}")
         except StoreUnavailable:
             return False
+        except psycopg.errors.UndefinedTable:
+            # The survey was deleted meanwhile, its held table with it: vacuum what is left.
+            return held is not None and self._forget_order()
         return True
 
     # Reading responses
