@@ -302,3 +302,15 @@ def test_a_survey_that_stops_taking_responses_keeps_no_whole_step_held(stores, s
     slug = "habits.v1" if stop == "revise" else "habits"
     assert other.received_count(slug) == 7
     _consistent(other, slug)
+
+
+def test_a_retry_of_a_response_stored_before_a_revision_is_a_repeat_not_a_refusal(stores):
+    store, other = stores
+    design = _open_with_held(store, every=1, responses=0)
+    assert store.add_submission("habits", design["hash"], ANSWERS, submission="e" * 32) is True
+    _revise(other)()
+    # Its 201 was lost: the browser sends the same body again, with version 1's design.
+    assert store.add_submission("habits", design["hash"], ANSWERS, submission="e" * 32) is False
+    assert other.received_count("habits.v1") == 1 and other.received_count("habits") == 0
+    with pytest.raises(StoreError, match="not the current design"):
+        store.add_submission("habits", design["hash"], ANSWERS, submission="f" * 32)
