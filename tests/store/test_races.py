@@ -314,3 +314,17 @@ def test_a_retry_of_a_response_stored_before_a_revision_is_a_repeat_not_a_refusa
     assert other.received_count("habits.v1") == 1 and other.received_count("habits") == 0
     with pytest.raises(StoreError, match="not the current design"):
         store.add_submission("habits", design["hash"], ANSWERS, submission="f" * 32)
+
+
+def test_a_text_revision_racing_a_design_change_is_refused_not_stored_under_the_new_hash(stores):
+    store, other = stores
+    design = _open_with_held(store, every=1, responses=2)
+    fixed = _text(every=1).replace("Do you smoke", "Do you currently smoke", 1)
+    changed = _text(every=1, epsilon="1")
+    # A text correction of version 1 is confirmed just as a collaborator's design change commits.
+    _before_next_write(store, lambda: other.new_version("habits", changed, _design(changed)))
+    with pytest.raises(StoreError, match="changed"):
+        store.apply_revision("habits", fixed, _design(fixed), "text")
+    current = other.get_design("habits")
+    assert current == _design(changed) and other.get_definition("habits") == changed
+    assert other.get_design("habits.v1")["hash"] == design["hash"] and other.wordings("habits") == []
