@@ -21,7 +21,7 @@ import json
 
 from ..core.definition import parse_definition_toml
 from ..core.design import build_design
-from ..core.revisions import DESIGN, NONE, SAME_DATA_SET, SETTINGS, TEXT, wording_history
+from ..core.revisions import DESIGN, NONE, SAME_DATA_SET, SETTINGS, TEXT, classify_change, wording_history
 from .errors import StoreError, SurveyNotFound
 from .ids import today
 from . import schema
@@ -68,7 +68,9 @@ class Versions:
 
         ``design`` is built from ``definition_text``; it is stored with the current design's
         hash (the reports are one data set). The first revision also records the wording
-        respondents saw before, from the day the survey was created.
+        respondents saw before, from the day the survey was created. Raises StoreError when, against the
+        definition stored now (a design change may have committed since the correction was classified),
+        ``definition_text`` changes how answers are randomized.
         """
         with self._write() as conn:
             self._lock_survey(conn, slug)
@@ -78,6 +80,10 @@ class Versions:
                 raise SurveyNotFound(f"no survey with slug {slug!r}")
             if row[4]:
                 raise StoreError(f"survey {slug!r} is archived and read-only (unarchive it first)")
+            if classify_change(parse_definition_toml(row[1]), parse_definition_toml(definition_text)).kind == DESIGN:
+                # Classified against a definition a design change has replaced since: the reports would not match.
+                raise StoreError(f"survey {slug!r} changed while this correction was prepared: it now changes how "
+                                 "answers are randomized; review the correction again")
             stored = {**design, "hash": row[0]}
             revision = row[2] + 1
             if row[2] == 0:
