@@ -22,7 +22,7 @@ import json
 from ..core.definition import parse_definition_toml
 from ..core.design import build_design
 from ..core.revisions import DESIGN, NONE, SAME_DATA_SET, SETTINGS, TEXT, classify_change, wording_history
-from .errors import StoreError, SurveyNotFound
+from .errors import StoreError, StoreUnavailable, SurveyNotFound
 from .ids import today
 from . import schema
 from .schema import migrations
@@ -120,6 +120,8 @@ class Versions:
             try:
                 self.create_survey(definition_text, design, replace=True)
                 return "replaced", 1
+            except StoreUnavailable:
+                raise
             except StoreError:
                 if not self._received(slug):  # refused for another reason than a first response that came meanwhile
                     raise
