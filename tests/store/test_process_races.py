@@ -1,5 +1,5 @@
 """Separate processes on one database: one submission id sent by two at once, and a writer killed with SIGKILL
-while it stores responses held for releases (SQLite).
+while four of its threads store responses held for releases (SQLite).
 
 Each child process opens its own store, says "ready", and waits for a line on its standard input, so the
 parent starts them together without sleeping; it prints what the store answered, one line per call.
@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
 ANSWERS = {"smoker": 1, "lung_disease": 0, "cigarettes": [0, 0, 1, 1, 0], "age": 1}
 CHILD = r"""
-import json, sys
+import json, sys, threading
 from survey.store import Store
 location, slug, design_hash, mode, submission = sys.argv[1:6]
 store = Store(location, migrate=False)
@@ -42,9 +42,21 @@ if mode == "once":
               flush=True)
     except Exception as exc:
         print("error", type(exc).__name__, exc, flush=True)
-else:
-    while True:
-        print(store.add_response(slug, design_hash, answers), flush=True)
+else:  # four threads, each with its store, whose responses share group commits; an id is printed once stored
+    printing = threading.Lock()
+
+    def stream():
+        mine = Store(location, migrate=False)
+        while True:
+            stored = mine.add_response(slug, design_hash, answers)
+            with printing:
+                print(stored, flush=True)
+
+    threads = [threading.Thread(target=stream, daemon=True) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 """
 
 
