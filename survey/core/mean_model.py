@@ -104,6 +104,23 @@ def _equations(theta: np.ndarray, covariate: np.ndarray, phi: np.ndarray, values
     return np.column_stack([score, weights * residual[:, None]])
 
 
+def _without_point_errors(errors: np.ndarray, names: list[str], values: np.ndarray, warnings: list) -> np.ndarray:
+    """Return the standard errors, NaN where the reports show no spread (an interval of width ~0), and say so.
+
+    When every response in a group sent the same report (likely at a large ε or a small n) the
+    sandwich reads no spread and gives a standard error of 0 up to round-off: its interval would
+    be a point, which promises no coverage. Such a term gets no standard error and no interval.
+    """
+    tiny = 1e-9 * max(1.0, float(np.max(np.abs(values), initial=0.0)))
+    flat = [name for name, error in zip(names, errors) if math.isfinite(error) and error <= tiny]
+    if not flat:
+        return errors
+    warnings.append(f"the reports show no spread for {', '.join(flat)} (the responses there all sent the same "
+                    "report): no standard error or interval for them, as one would shrink to a point; gather "
+                    "more responses")
+    return np.where(np.isfinite(errors) & (errors <= tiny), math.nan, errors)
+
+
 def mean_model(outcome: str, values, covariates: list[Variable], counts, *, level: float = 0.95) -> MeanModel:
     """Fit the mean of a number (each pattern's unbiased value in ``values``) by the covariates' true categories."""
     if not 0.5 <= level < 1:
@@ -149,6 +166,7 @@ def mean_model(outcome: str, values, covariates: list[Variable], counts, *, leve
             warnings.append("the model is nearly unidentified: some coefficients can hardly be told apart")
     except np.linalg.LinAlgError:
         warnings.append("the estimating equations could not be inverted: no standard errors")
+    errors = _without_point_errors(errors, names, values, warnings)
     z_level = float(ndtri(0.5 + level / 2))
     terms = []
     for name, estimate, error in zip(names, gamma, errors):
