@@ -122,3 +122,20 @@ def test_a_mean_model_whose_reports_show_no_spread_gives_no_point_interval(outco
     assert any("no spread" in warning for warning in fit.warnings), fit.warnings
     for text in (regression_to_csv(fit), repr(regression_to_json(fit)), regression_to_table(fit)):
         assert not NOT_A_NUMBER.search(text), text
+
+
+def test_a_mean_on_a_number_covariate_that_the_reports_fit_exactly_gives_no_point_interval():
+    """Two report patterns, (lowest, lowest) and (highest, highest), lie on a line: no spread to read.
+
+    Before: the slope on the number covariate at ε = 0.6 came out as 25.11377 ± 5e-7, a point.
+    """
+    questions = {question["id"]: question for question in _design(0.6)["questions"]}
+    chosen = [questions["n_duchi"], questions["n_piecewise"]]
+    reports = [[_report(question, False), _report(question, True)] for question in chosen]
+    fit = fit_reports(chosen, reports, [20, 20])
+    for term in fit.terms:
+        width = term.ci_high - term.ci_low
+        assert math.isnan(width) or width > 1e-6 * max(1.0, abs(term.estimate)), term
+    assert any("no spread" in warning for warning in fit.warnings), fit.warnings
+    for text in (regression_to_csv(fit), repr(regression_to_json(fit)), regression_to_table(fit)):
+        assert not NOT_A_NUMBER.search(text), text
