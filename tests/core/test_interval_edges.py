@@ -14,7 +14,9 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from statistics import NormalDist
 
+import numpy as np
 import pytest
 
 from survey.core import codec
@@ -25,8 +27,12 @@ from survey.core.design import build_design
 from survey.core.mechanisms import BITS, INDEX, LEVEL, mechanism_for
 from survey.core.modelling import fit_reports
 from survey.core.regression_text import regression_to_csv, regression_to_json, regression_to_table
+from survey.core.weighted_rows import weighted_files
+from survey.core.weighted_text import weighted_to_table
+from survey.core.weighting import Weighting
 
 from test_privacy_rounding import SURVEY
+from test_weighting import _files
 
 NOT_A_NUMBER = re.compile(r"\b(nan|inf|infinity)\b", re.IGNORECASE)
 # Ten questions at ε = 0.6 give each 0.06; at MAX_EPSILON each gets 2, the most a survey of ten allows.
@@ -139,3 +145,44 @@ def test_a_mean_on_a_number_covariate_that_the_reports_fit_exactly_gives_no_poin
     assert any("no spread" in warning for warning in fit.warnings), fit.warnings
     for text in (regression_to_csv(fit), repr(regression_to_json(fit)), regression_to_table(fit)):
         assert not NOT_A_NUMBER.search(text), text
+
+
+def _weighted(reports: list[int], weights: list[float]):
+    book, header, rows = _files({"drug": [str(report) for report in reports]}, [repr(w) for w in weights])
+    _, (row,), _, _ = weighted_files(book, header, rows, column="w", level=0.95)
+    return row
+
+
+@pytest.mark.parametrize("reports", [[1] * 5, [0] * 5, [1, 1], [1] * 40])
+def test_weighted_identical_reports_give_the_whole_range_not_a_point(reports):
+    """Before: five reports of 1 under Warner's (3/4, 1/4) gave the weighted share 1.5 ± 0 and the interval [1, 1]."""
+    row = _weighted(reports, [1.0 + index % 3 for index in range(len(reports))])
+    assert row.std_error is None and (row.ci_low, row.ci_high) == (0.0, 1.0), row
+    table = weighted_to_table((Weighting("w", rows=len(reports)), [row]))
+    assert "whole possible range" in table and not NOT_A_NUMBER.search(table)
+
+
+def test_weighted_intervals_are_never_points_and_cover_whenever_the_clipped_wald_interval_did():
+    """Seeded: 400 small weighted samples near the edge (θ = 0.9, n = 12, Warner's 3/4): no interval is a point,
+    and each new interval holds the true share whenever the old clipped estimate ± z·SE did, so the coverage
+    (printed) never falls. The old rule gave points in some repetitions (the test checks it still would)."""
+    rng = np.random.default_rng(20261127)
+    theta, n, repetitions = 0.9, 12, 400
+    weights = [1.0 + index % 3 for index in range(n)]
+    z = NormalDist().inv_cdf(0.975)
+    old_points = old_covered = new_covered = 0
+    for _ in range(repetitions):
+        truth = rng.random(n) < theta
+        reports = np.where(rng.random(n) < 0.75, truth, ~truth).astype(int).tolist()
+        row = _weighted(reports, weights)
+        assert row.ci_high - row.ci_low > 1e-9, row
+        error = row.std_error or 0.0
+        old = (min(max(row.estimate - z * error, 0.0), 1.0), min(max(row.estimate + z * error, 0.0), 1.0))
+        old_points += old[1] - old[0] <= 1e-12
+        covers_old, covers_new = old[0] <= theta <= old[1], row.ci_low <= theta <= row.ci_high
+        assert covers_new or not covers_old, (row, old)
+        old_covered += covers_old
+        new_covered += covers_new
+    print(f"weighted coverage at θ = {theta}, n = {n}: {new_covered / repetitions:.3f} "
+          f"(clipped Wald: {old_covered / repetitions:.3f}, {old_points} point intervals)")
+    assert old_points > 0 and new_covered > old_covered
