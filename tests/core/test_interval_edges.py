@@ -105,6 +105,8 @@ def test_crosstab_intervals_at_the_edges(epsilon):
                     wrong.append(f"{where}: [{row.ci_low}, {row.ci_high}]")
                 if row.measure in ("joint", "b_given_a") and not 0 <= row.ci_low < high <= 1:
                     wrong.append(f"{where}: [{row.ci_low}, {row.ci_high}] outside [0, 1]")
+                if row.measure == "mean_given_a" and not qb["min"] <= row.ci_low < high <= qb["max"]:
+                    wrong.append(f"{where}: [{row.ci_low}, {row.ci_high}] outside [{qb['min']}, {qb['max']}]")
             for text in (crosstab_to_csv(table), repr(crosstab_to_json(table)), crosstab_to_table(table)):
                 if NOT_A_NUMBER.search(text):
                     wrong.append(f"{qa['id']} x {qb['id']} n={n}: {NOT_A_NUMBER.search(text).group()} in an output")
