@@ -85,6 +85,19 @@ def format_epsilon(epsilon: float, digits: int = 3) -> str:
     return _plain(round_up(epsilon, digits))
 
 
+def number_up(value: float, digits: int = 3) -> str:
+    """Return a non-negative value rounded up to ``digits`` significant digits, without exponent (1.0402 → "1.05")."""
+    return _plain(round_up(value, digits))
+
+
+def fixed_up(value: float, places: int) -> str:
+    """Return a non-negative value rounded up to ``places`` decimals, all shown (4.201 at 1 → "4.3", 2 → "2.0").
+
+    For a threshold a claim holds above (the bias above which randomizing beats asking directly).
+    """
+    return format(_trimmed(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_CEILING), "f")
+
+
 def percent_up(probability: float, decimals: int = 0) -> str:
     """Return a probability as a percentage rounded up, with more decimals where it would read 100% for less than 1.
 

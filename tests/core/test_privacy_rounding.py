@@ -25,6 +25,7 @@ from survey.core.mechanisms import mechanism_for
 from survey.core.mechanisms.common import TWO53
 from survey.core.mechanisms.hybrid import hybrid_branch
 from survey.core.revisions import DESIGN, Revision, describe
+from survey.core.versus_direct import bias_words
 from survey.core.words import format_epsilon, percent_down, percent_up
 
 UP, DOWN, EITHER = "up", "down", "either"
@@ -201,3 +202,12 @@ def test_a_series_codebook_meaning_rounds_the_per_wave_epsilon_up():
                     if Decimal(text) < Decimal(repr(mechanism.layer_epsilon())):
                         wrong.append(f"{question['id']}: ε₁ {mechanism.layer_epsilon()!r} shown as {text}")
     assert not wrong, wrong
+
+
+@pytest.mark.parametrize("bias, scale, words", [
+    (0.04201, None, "4.3 percentage points"), (0.04, None, "4.0 percentage points"),
+    (0.026001, 40, "2.7% of the range (1.05)"), (0.5, 1000, "50.0% of the range (500)"),
+])
+def test_the_versus_direct_break_even_bias_rounds_up(bias, scale, words):
+    """"Randomizing wins when a direct question is off by more than X": X never reads below b* (4.201 is 4.3)."""
+    assert bias_words(bias, scale) == words
