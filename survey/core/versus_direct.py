@@ -76,7 +76,7 @@ def question_break_even(entry: dict, *, respondents: float, share: float = 1.0,
 
 
 def bias_words(bias: float, scale: float | None) -> str:
-    """Return a break-even bias in words, rounded up: "4.3 percentage points", or for a number "2.6% of the range (1.5)".
+    """Return a break-even bias in words, rounded up: "4.3 percentage points", or "2.6% of the range (1.5)".
 
     Rounded up, so that randomizing is never said to win at a bias where it does not (4.201 reads 4.3).
     """
