@@ -104,6 +104,28 @@ def _equations(theta: np.ndarray, covariate: np.ndarray, phi: np.ndarray, values
     return np.column_stack([score, weights * residual[:, None]])
 
 
+def without_point_errors(errors: np.ndarray, names: list[str], values: np.ndarray, residuals: np.ndarray,
+                         counts: np.ndarray, warnings: list) -> np.ndarray:
+    """Return the standard errors, NaN where the reports show no spread (an interval of width ~0), and say so.
+
+    When the responses sent reports that the model fits exactly (every response in a group sent
+    the same report, likely at a large ε or a small n) the sandwich reads no spread and gives
+    standard errors of 0 up to round-off: an interval would be a point, which promises no
+    coverage. Then no term, or each term whose error is 0 up to round-off, gets a standard error
+    or an interval, and a warning says why.
+    """
+    tiny = 1e-9 * max(1.0, float(np.max(np.abs(values), initial=0.0)))
+    spread = math.sqrt(float(counts @ residuals ** 2) / max(float(counts.sum()), 1.0))
+    flat = np.isfinite(errors) & ((errors <= tiny) | (spread <= tiny))
+    if not flat.any():
+        return errors
+    shown = [name for name, none in zip(names, flat) if none]
+    warnings.append(f"the reports show no spread for {', '.join(shown)} (the model fits them exactly, as when "
+                    "the responses all sent the same report): no standard error or interval for them, as one "
+                    "would shrink to a point; gather more responses")
+    return np.where(flat, math.nan, errors)
+
+
 def mean_model(outcome: str, values, covariates: list[Variable], counts, *, level: float = 0.95) -> MeanModel:
     """Fit the mean of a number (each pattern's unbiased value in ``values``) by the covariates' true categories."""
     if not 0.5 <= level < 1:
@@ -149,6 +171,7 @@ def mean_model(outcome: str, values, covariates: list[Variable], counts, *, leve
             warnings.append("the model is nearly unidentified: some coefficients can hardly be told apart")
     except np.linalg.LinAlgError:
         warnings.append("the estimating equations could not be inverted: no standard errors")
+    errors = without_point_errors(errors, names, values, values - weights @ gamma, counts, warnings)
     z_level = float(ndtri(0.5 + level / 2))
     terms = []
     for name, estimate, error in zip(names, gamma, errors):

@@ -41,7 +41,7 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import chdtrc, expit, ndtr, ndtri
 
-from .mean_model import MeanModel, MeanTerm, unbiased_values
+from .mean_model import MeanModel, MeanTerm, unbiased_values, without_point_errors
 from .regression import BOUNDARY_COEFFICIENT, FLAT_CONDITION, Regression, RegressionError, Term, jacobian
 
 # Where the quadratic through a mechanism's per-report variance misses it by more than this share, say so.
@@ -432,9 +432,11 @@ def mean_with_numbers(outcome_name: str, values, columns: list[Column], counts, 
     gamma = np.linalg.solve(gram, design.T @ (counts * values))
     warnings = _misfit_warnings(columns)
     errors = _errors(_sandwich(calibration, _linear_score(values), gamma, counts, warnings), warnings)
+    names = ["(intercept)", *(column.term for column in columns)]
+    errors = without_point_errors(errors, names, values, values - design @ gamma, counts, warnings)
     z_level = float(ndtri(0.5 + level / 2))
     terms = []
-    for name, estimate, error in zip(["(intercept)", *(column.term for column in columns)], gamma, errors):
+    for name, estimate, error in zip(names, gamma, errors):
         z = estimate / error if error > 0 else math.nan
         terms.append(MeanTerm(term=name, estimate=float(estimate), std_error=float(error), z=float(z),
                               p_value=float(2 * ndtr(-abs(z))) if math.isfinite(z) else math.nan,

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .definition import SurveyDefinition
+from .words import format_epsilon
 
 NONE = "none"
 TEXT = "text"
@@ -186,7 +187,7 @@ def describe(revision: Revision, *, responses: int, version: int, epsilons: tupl
         return f"Settings only: no change to how answers are randomized, so {stay}."
     change = "how answers are randomized"
     if epsilons[0] != epsilons[1]:
-        change += f" (ε {epsilons[0]:g} → {epsilons[1]:g})"
+        change += f" (ε {format_epsilon(epsilons[0], 6)} → {format_epsilon(epsilons[1], 6)})"
     if not responses:
         return f"This changes {change}. The survey has no responses yet, so the new design simply replaces the old."
     return (f"This changes {change}: responses from now on form version {version + 1}, shown apart from "

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 
 from .mechanisms import mechanism_for
+from .words import fixed_up, number_up
 
 DEFAULT_THETA = 0.5
 TYPICAL_BIAS = 0.10
@@ -75,10 +76,13 @@ def question_break_even(entry: dict, *, respondents: float, share: float = 1.0,
 
 
 def bias_words(bias: float, scale: float | None) -> str:
-    """Return a break-even bias in words: "4.3 percentage points", or for a number "2.6% of the range (1.5)"."""
+    """Return a break-even bias in words, rounded up: "4.3 percentage points", or "2.6% of the range (1.5)".
+
+    Rounded up, so that randomizing is never said to win at a bias where it does not (4.201 reads 4.3).
+    """
     if scale is None:
-        return f"{bias * 100:.1f} percentage points"
-    return f"{bias:.1%} of the range ({bias * scale:.3g})"
+        return f"{fixed_up(bias * 100, 1)} percentage points"
+    return f"{fixed_up(bias * 100, 1)}% of the range ({number_up(bias * scale, 3)})"
 
 
 def direct_sentence(entries: list[BreakEven], *, respondents: int, scale: float | None = None) -> str:

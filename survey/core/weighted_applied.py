@@ -9,7 +9,8 @@ exactly like the other weighted estimates (Wolter 2007, ch. 6), so its standard 
   estimate of the share it applies to (the earlier question's values that show it), with the
   linearised value (z − m)/(A·W_m) − (m − v)(y − A)/(A²·W_A) per row.
 
-The interval is estimate ± z·SE, Bonferroni over a choice's options, clipped to the feasible range.
+The interval is estimate ± z·SE, Bonferroni over a choice's options, inside the feasible range and never a
+point (``weighting.wald_interval``).
 Pure: numpy only.
 """
 
@@ -21,7 +22,7 @@ import numpy as np
 
 from .branching import is_branched
 from .conditional_shares import conditional_option
-from .weighting import Item, WeightedRow, kish, linear_errors
+from .weighting import Item, WeightedRow, kish, linear_errors, wald_interval
 
 
 def with_applied(design: dict, items: list[Item], rows: list[WeightedRow], weights: np.ndarray, *, level: float,
@@ -48,7 +49,7 @@ def _row(item: Item, label: str, value, error, weights, level: float, simultaneo
         low, high = lo, hi
     else:
         z = NormalDist().inv_cdf(1 - (1 - level) / (2 * simultaneous))
-        low, high = min(max(value - z * error, lo), hi), min(max(value + z * error, lo), hi)
+        error, low, high = wald_interval(value, error, z, lo, hi)
     return WeightedRow(item.question, conditional_option(label), item.kind, item.mechanism, item.epsilon,
                        int(np.count_nonzero(item.present)), kish(weights[item.present]), value, error, low, high,
                        level, False, item.text)

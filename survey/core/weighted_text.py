@@ -89,7 +89,8 @@ def weighted_to_table(result: tuple[Weighting, list[WeightedRow]]) -> str:
                      + ["yes" if row.calibrated else ""])
     level = format(rows[0].ci_level * 100, "g") if rows else "95"
     title = (f"{level}% intervals: estimate ± z·SE, simultaneous over the options of a choice or multi question "
-             "(Bonferroni)")
+             "(Bonferroni); where the reports show no spread (no standard error) the interval is the whole "
+             "possible range, and one wholly past an end of the range is moved inside it")
     return "\n".join(weighting_sentences(weighting) + [title] + aligned_lines(cells, [a for _, a in _COLUMNS]))
 
 

@@ -298,11 +298,39 @@ def weighted_rows(items: list[Item], weights: np.ndarray, *, level: float,
         for index, label in enumerate(item.labels):
             value = float(theta[index])
             error = None if errors is None else float(errors[index])
-            low, high = (lo, hi) if error is None else (value - z * error, value + z * error)
+            fixed = (item.question, label) in calibrated
+            error, low, high = (error, *_clipped(value, error, z, lo, hi)) if fixed else \
+                wald_interval(value, error, z, lo, hi)
             rows.append(WeightedRow(item.question, label, item.kind, item.mechanism, item.epsilon, n, effective,
-                                    value, error, min(max(low, lo), hi), min(max(high, lo), hi), level,
-                                    (item.question, label) in calibrated, item.text))
+                                    value, error, low, high, level, fixed, item.text))
     return rows
+
+
+def _clipped(value: float, error: float | None, z: float, lo: float, hi: float) -> tuple[float, float]:
+    """Return value ± z·error clipped to [lo, hi] (the whole range without an error)."""
+    if error is None:
+        return lo, hi
+    return min(max(value - z * error, lo), hi), min(max(value + z * error, lo), hi)
+
+
+def wald_interval(value: float, error: float | None, z: float, lo: float, hi: float
+                  ) -> tuple[float | None, float, float]:
+    """Return (standard error, low, high): value ± z·error inside [lo, hi], never a point.
+
+    A standard error of 0 up to round-off (the reports show no spread: all the same, likely at a
+    small n or a large ε) is no standard error: the interval is the whole range. An interval wholly
+    past one end of the range (it has missed the true value, which lies in the range) becomes the
+    band of its own width at that end. Both replace only intervals that were points or had missed,
+    so the coverage never falls (tests/core/test_interval_edges.py).
+    """
+    if error is None or not math.isfinite(error) or error <= 1e-12 * max(1.0, hi - lo):
+        return None, lo, hi
+    low, high = value - z * error, value + z * error
+    if high <= lo:
+        return error, lo, min(hi, lo + (high - low))
+    if low >= hi:
+        return error, max(lo, hi - (high - low)), hi
+    return error, max(low, lo), min(high, hi)
 
 
 def calibration_matrix(items: list[Item], margins: list[Margin]) -> np.ndarray:

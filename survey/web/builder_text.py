@@ -23,7 +23,7 @@ def preview_terms(p: dict, entry: dict) -> list[tuple[str, str]]:
     name = f"{mechanism.title} ({mechanism.name})"
     if p["kind"] == "multi":
         name += ", one bit per option"
-    kept = mechanism.kept_sentence(f"{p['keep']:.1%}")
+    kept = mechanism.kept_sentence(percent_up(p['keep'], 1))
     if p["scale"] is not None:
         margin = (f"±{p['half_width']:.1%} of the answer's range, i.e. ±{p['half_width'] * p['scale']:.3g} "
                   f"on the mean, at the end; ±{p['anytime_half_width']:.1%} of the range, i.e. "

@@ -318,3 +318,17 @@ def test_a_bad_margins_file_is_a_clean_error(forced, tmp_path, text, words):
     assert words in result.output
     missing = _run(responses, "aggregate", "--codebook", book, "--calibrate", f"cheated={tmp_path / 'none.csv'}")
     assert missing.exit_code == 1 and "cannot read the margins file" in missing.output
+
+
+def test_identical_reports_give_the_whole_range_not_a_point(tmp_path):
+    """Every report 1: the weighted share has no standard error and the interval [0, 1] (before: 1.5 ± 0, [1, 1])."""
+    book = tmp_path / "same.json"
+    assert CliRunner().invoke(main, ["codebook", "--binary", "cheated", "3/4", "1/4", "-o", str(book)]).exit_code == 0
+    responses = tmp_path / "same.csv"
+    responses.write_text("cheated,w\n" + "".join(f"1,{w!r}\n" for w in WEIGHTS))
+    result = _run(responses, "aggregate", "--codebook", book, "--weights", "w", "--format", "json")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)["rows"]
+    assert row["std_error"] is None and (row["ci_low"], row["ci_high"]) == (0.0, 1.0), row
+    table = _run(responses, "aggregate", "--codebook", book, "--weights", "w").output
+    assert "whole possible range" in table and "nan" not in table.lower()

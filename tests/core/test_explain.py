@@ -14,6 +14,7 @@ from survey.core.mechanisms.piecewise import piecewise_epsilon, piecewise_ratio
 from survey.core.definition import parse_definition_toml
 from survey.core.design import build_design
 from survey.core.explain import format_epsilon, percent, protection_note
+from survey.core.words import percent_down, percent_up
 
 TWO53 = 2**53
 
@@ -97,7 +98,7 @@ def test_yes_no_note_matches_the_flip_threshold():
 def test_grr_note_names_the_other_options(design):
     question = _question(design, "colour")
     assert question["mechanism"] == "grr"
-    keep = percent(Fraction(question["keep_threshold"], TWO53))
+    keep = percent_up(Fraction(question["keep_threshold"], TWO53))
     note = protection_note(question)
     assert note.startswith(f"Your real answer is sent with a chance of {keep}. Otherwise, one of the other 3 "
                            "options is sent, picked at random (ε′ = ")
@@ -113,7 +114,7 @@ def test_grr_note_with_two_options():
 def test_oue_note_describes_the_marks():
     question = {"id": "country", "kind": "choice", "mechanism": "oue", "options": [f"c{i}" for i in range(40)],
                 "q_threshold": oue_q_threshold(epsilon=1), "epsilon": 1.0}
-    q = percent(Fraction(question["q_threshold"], TWO53))
+    q = percent_down(Fraction(question["q_threshold"], TWO53))
     note = protection_note(question)
     assert "for each of the 40 options" in note and "half of the time" in note and f"with a chance of {q} " in note
 
@@ -121,7 +122,7 @@ def test_oue_note_describes_the_marks():
 def test_subset_note_names_the_group_size(design):
     question = _question(design, "country")
     assert question["mechanism"] == "ss"
-    keep = percent(Fraction(question["keep_threshold"], TWO53))
+    keep = percent_up(Fraction(question["keep_threshold"], TWO53))
     note = protection_note(question)
     assert f"a group of {question['subset_size']} of the 40 options" in note
     assert f"in the group with a chance of {keep}." in note
@@ -130,7 +131,7 @@ def test_subset_note_names_the_group_size(design):
 def test_sampled_multi_note_says_one_option_is_sent(design):
     question = _question(design, "sports")
     assert question["mechanism"] == "sampled"
-    keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
+    keep = percent_up(1 - Fraction(question["flip_threshold"], TWO53))
     note = protection_note(question)
     assert note.startswith("Your device picks one of the 3 options at random, whatever you ticked")
     assert f"sent as it is with a chance of {keep}. Otherwise, the opposite is sent " \
@@ -142,7 +143,7 @@ def test_multi_note_gives_per_option_and_total_epsilon():
     question = {"id": "sports", "kind": "multi", "mechanism": "rr", "options": ["a", "b", "c"],
                 "flip_threshold": rr_flip_threshold(epsilon=epsilon), "epsilon": 6.0,
                 "epsilon_per_option": float(epsilon)}
-    keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
+    keep = percent_up(1 - Fraction(question["flip_threshold"], TWO53))
     note = protection_note(question)
     assert note.startswith(f"For each of the 3 options, your tick or blank is sent as it is with a chance of {keep}.")
     assert f"ε′ = {format_epsilon(question['epsilon_per_option'])} per option, " \
@@ -153,7 +154,7 @@ def test_number_note_names_the_range():
     threshold = rr_flip_threshold(epsilon=0.5)
     question = {"id": "age", "kind": "number", "mechanism": "duchi", "min": 18, "max": 90,
                 "flip_threshold": threshold, "epsilon": float(rr_epsilon(threshold))}
-    keep = percent(1 - Fraction(question["flip_threshold"], TWO53))
+    keep = percent_up(1 - Fraction(question["flip_threshold"], TWO53))
     note = protection_note(question)
     assert note.startswith("Your number is first moved at random to the low end or the high end of 18–90.")
     assert f"Then this end is sent with a chance of {keep}." in note
@@ -165,9 +166,9 @@ def test_piecewise_number_note_gives_the_band_probability():
                 "ratio_a": a, "ratio_b": b, "bins": a + b, "epsilon": float(piecewise_epsilon(a, b))}
     note = protection_note(question)
     assert note == (f"Your number is swapped for one of {a + b} points spread a bit beyond 0–250. This point is "
-                    f"in a narrow band around your number with a chance of {percent(Fraction(a, a + b))}. "
+                    f"in a narrow band around your number with a chance of {percent_up(Fraction(a, a + b))}. "
                     "Otherwise, it is anywhere else (ε′ = 4).")
-    assert "88%" in note
+    assert "89%" in note  # a/(a + b) = 88.1…% rounds up: the band holds the number more often than 88%
 
 
 def test_every_note_has_no_false_certainty(design):
@@ -180,7 +181,7 @@ def test_huge_epsilon_keeps_honest_percentages():
     threshold = rr_flip_threshold(epsilon=30)
     question = {"id": "q", "kind": "yes_no", "mechanism": "rr", "flip_threshold": threshold, "epsilon": 30.0}
     note = protection_note(question)
-    assert "100%" not in note and "99.99999999999" in note
+    assert "100%" not in note and "99.99999999999" in note, note
 
 
 def test_unknown_mechanism_is_rejected():

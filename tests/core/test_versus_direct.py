@@ -49,7 +49,8 @@ def test_choice_options_and_number_range():
     (mean,) = second["versus_direct"]
     assert mean["bias"] == pytest.approx(math.sqrt(mean["rr_std_error"] ** 2 - 0.25 / 2000), abs=1e-12)
     sentence = direct_sentence([BreakEven(**mean)], respondents=2000, scale=40)
-    assert f"{mean['bias']:.1%} of the range ({mean['bias'] * 40:.3g})" in sentence
+    shown = f"{math.ceil(mean['bias'] * 1000) / 10:.1f}% of the range ({math.ceil(mean['bias'] * 40 * 1000) / 1000:g})"
+    assert shown in sentence  # both rounded up: 2.32…% reads 2.4%, 0.9261… reads 0.927
 
 
 def test_break_even_edges():

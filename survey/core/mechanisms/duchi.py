@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..estimators import Estimate, check_real, clip
-from ..words import percent
+from ..words import percent_up
 from ..wording import tr
 from .common import (
     TWO53,
@@ -84,7 +84,7 @@ class Duchi(WarnerRR):
         keep = 1 - threshold_fraction("flip_threshold", self.flip_threshold)
         return tr("Your number is first moved at random to the low end or the high end of %(low)s–%(high)s. The "
                   "closer end is more likely. Then this end is sent with a chance of %(keep)s. Otherwise, "
-                  "the other end is sent (ε′ = %(epsilon)s).", low=self.lo, high=self.hi, keep=percent(keep),
+                  "the other end is sent (ε′ = %(epsilon)s).", low=self.lo, high=self.hi, keep=percent_up(keep),
                   epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:

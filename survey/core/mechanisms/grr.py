@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from ..estimators import Estimate, check_count, check_counts, check_probability, debias_binary
-from ..words import percent
+from ..words import percent_up
 from ..wording import tr
 from .base import INDEX, OptionMechanism
 from .common import (
@@ -146,7 +146,7 @@ class GeneralizedRR(OptionMechanism):
                 f"{format(float(q), '.6g')}"]
 
     def protection_note(self, epsilon: str) -> str:
-        keep = percent(Fraction(self.keep_threshold, TWO53))
+        keep = percent_up(Fraction(self.keep_threshold, TWO53))
         if self.d == 2:
             return tr("Your real answer is sent with a chance of %(keep)s. Otherwise, the other option is sent "
                       "(ε′ = %(epsilon)s).", keep=keep, epsilon=epsilon)

@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..estimators import Estimate, check_count, level_mean
-from ..words import percent
+from ..words import percent, percent_up
 from ..wording import tr
 from .common import default_rng, round_at_random
 from .mixture import mixture_variance, mixture_worst
@@ -210,7 +210,7 @@ class Hybrid(RatioLevelMechanism):
                   "it is anywhere else. The rest of the time, your number is moved at random to the low end or "
                   "the high end of %(low)s–%(high)s. This end is sent with a chance of %(keep)s. Otherwise, "
                   "the other end is sent (ε′ = %(epsilon)s).", branch=percent(beta), points=a + b,
-                  low=self.lo, high=self.hi, band=percent(Fraction(a, a + b)), keep=percent(1 - flip),
+                  low=self.lo, high=self.hi, band=percent_up(Fraction(a, a + b)), keep=percent_up(1 - flip),
                   epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:

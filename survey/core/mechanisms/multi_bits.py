@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..words import format_epsilon, percent
+from ..words import format_epsilon, percent_up
 from ..wording import tr
 from .base import BitVectorMechanism, bits_meanings
 from .common import (
@@ -96,7 +96,7 @@ class PerOptionRR(BitVectorMechanism):
     def protection_note(self, epsilon: str) -> str:
         keep = 1 - threshold_fraction("flip_threshold", self.flip_threshold)
         per_option = self.epsilon_per_option
-        values = {"keep": percent(keep), "epsilon": epsilon, "d": self.d}
+        values = {"keep": percent_up(keep), "epsilon": epsilon, "d": self.d}
         if self.d == 1:
             return tr("Your tick or blank is sent as it is with a chance of %(keep)s. Otherwise, the opposite is "
                       "sent (ε′ = %(epsilon)s).",

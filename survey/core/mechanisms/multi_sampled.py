@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..words import percent
+from ..words import percent_up
 from ..wording import tr
 from .base import BitVectorMechanism, bits_meanings
 from .common import (
@@ -109,7 +109,7 @@ class SampledOption(BitVectorMechanism):
         return tr("Your device picks one of the %(d)s options at random, whatever you ticked. Only that option's "
                   "tick or blank is sent. It is sent as it is with a chance of %(keep)s. Otherwise, the "
                   "opposite is sent (ε′ = %(epsilon)s).", d=self.d,
-                  keep=percent(keep), epsilon=epsilon)
+                  keep=percent_up(keep), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return (f"One option is drawn at random and only its bit is sent, reported as it is with probability "

@@ -52,7 +52,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..estimators import Estimate, check_count, level_mean
-from ..words import percent
+from ..words import percent_up
 from ..wording import tr
 from .base import LevelMechanism
 from .common import CTX, as_decimal, check_integer, check_range, default_rng
@@ -317,7 +317,7 @@ class OptimalPiecewise(LevelMechanism):
         return tr("Your number is swapped for one of %(points)s points spread a bit beyond %(low)s–%(high)s. "
                   "This point is in a band of %(width)s points around your number with a chance of %(band)s. "
                   "Otherwise, it is anywhere else (ε′ = %(epsilon)s).", points=m + w, low=self.lo,
-                  high=self.hi, band=percent(Fraction(w * a, w * a + m * b)), width=w, epsilon=epsilon)
+                  high=self.hi, band=percent_up(Fraction(w * a, w * a + m * b)), width=w, epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         m, w, a, b = self.steps, self.band, self.ratio_a, self.ratio_b

@@ -10,7 +10,7 @@ from typing import Sequence
 import numpy as np
 
 from ..estimators import Estimate, check_count, check_counts, check_probability, debias_binary
-from ..words import percent
+from ..words import percent_down
 from ..wording import tr
 from .base import BitVectorMechanism, bits_meanings
 from .common import (
@@ -118,7 +118,7 @@ class OptimizedUnaryEncoding(BitVectorMechanism):
     def protection_note(self, epsilon: str) -> str:
         return tr("Your device sends a mark or a blank for each of the %(d)s options. Your own answer gets a mark "
                   "half of the time. Each other option gets a mark with a chance of %(other)s "
-                  "(ε′ = %(epsilon)s).", d=self.d, other=percent(threshold_fraction("q_threshold", self.q_threshold)),
+                  "(ε′ = %(epsilon)s).", d=self.d, other=percent_down(threshold_fraction("q_threshold", self.q_threshold)),
                   epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:

@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..estimators import Estimate, check_count, level_mean
-from ..words import percent
+from ..words import percent_up
 from ..wording import tr
 from .base import LevelMechanism
 from .common import CTX, as_decimal, check_integer, check_range, default_rng
@@ -238,7 +238,7 @@ class Piecewise(RatioLevelMechanism):
         return tr("Your number is swapped for one of %(points)s points spread a bit beyond %(low)s–%(high)s. "
                   "This point is in a narrow band around your number with a chance of %(band)s. Otherwise, "
                   "it is anywhere else (ε′ = %(epsilon)s).", points=a + b, low=self.lo, high=self.hi,
-                  band=percent(Fraction(a, a + b)), epsilon=epsilon)
+                  band=percent_up(Fraction(a, a + b)), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return (f"The report is one of {self.bins} levels; with probability {keep} it lies in the narrow band "

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..words import percent
+from ..words import percent_up
 from ..wording import tr
 from .base import BitVectorMechanism, bits_meanings
 from .common import (
@@ -198,7 +198,7 @@ class SubsetSelection(BitVectorMechanism):
         keep = threshold_fraction("keep_threshold", self.keep_threshold)
         return tr("Your device sends a group of %(k)s of the %(d)s options. Your answer is in the group with a "
                   "chance of %(keep)s. The rest of the group is picked at random from the other options "
-                  "(ε′ = %(epsilon)s).", k=self.subset_size, d=self.d, keep=percent(keep), epsilon=epsilon)
+                  "(ε′ = %(epsilon)s).", k=self.subset_size, d=self.d, keep=percent_up(keep), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return (f"The report is a set of {self.subset_size} of the {self.d} options; "

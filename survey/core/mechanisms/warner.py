@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..estimators import Estimate, check_flip, debias_binary
-from ..words import percent
+from ..words import percent_up
 from ..wording import tr
 from .base import BIT, Mechanism
 from .common import TWO53, randomize_rr, replay_rr, rr_epsilon, rr_flip_threshold
@@ -79,7 +79,7 @@ class WarnerRR(Mechanism):
     def protection_note(self, epsilon: str) -> str:
         return tr("Your real answer is sent with a chance of %(keep)s. Otherwise, the opposite answer is sent "
                   "(ε′ = %(epsilon)s).",
-                  keep=percent(1 - self.flip), epsilon=epsilon)
+                  keep=percent_up(1 - self.flip), epsilon=epsilon)
 
     def kept_sentence(self, keep: str) -> str:
         return f"A true answer is reported as itself with probability {keep}."

@@ -31,6 +31,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..estimators import Estimate, debias_indicators, level_mean
+from ..words import format_epsilon
 from .base import BIT, BITS, INDEX, LEVEL, Mechanism
 from .common import default_rng
 
@@ -130,7 +131,7 @@ class TwoLayer:
 
     def meanings(self, p, q) -> list[str]:
         return [f"{meaning}; under the series' two layers this is the kept report randomized again this wave "
-                f"({self.layer.title}, per-wave ε₁ = {self.layer_epsilon():.4g}), so the indicator is 1 with "
+                f"({self.layer.title}, per-wave ε₁ = {format_epsilon(self.layer_epsilon(), 4)}), so the indicator is 1 with "
                 f"probability {format(float(p), '.6g')} when true and {format(float(q), '.6g')} when not"
                 for meaning in self.inner.meanings(*self.inner.probabilities())]
 
