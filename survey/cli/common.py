@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,12 +16,26 @@ from ..core.defaults import DEFAULT_PLANNED, DEFAULT_WARN_MARGIN
 if TYPE_CHECKING:
     from ..store import Store
 
-LEVEL = click.option("--level", default=0.95, show_default=True,
-                     type=click.FloatRange(0, 1, min_open=True, max_open=True),
+
+
+class Share(click.FloatRange):
+    """A number strictly between 0 and 1; click's FloatRange alone lets NaN through (no comparison with it is true)."""
+
+    def __init__(self):
+        super().__init__(0, 1, min_open=True, max_open=True)
+
+    def convert(self, value, param, ctx):
+        """Return the number, or fail as click does for one out of the range."""
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number in the range 0<x<1.", param, ctx)
+        return number
+
+
+LEVEL = click.option("--level", default=0.95, show_default=True, type=Share(),
                      help="Confidence level of the intervals, in (0, 1).")
 
-WARN_MARGIN = click.option("--warn-margin", default=DEFAULT_WARN_MARGIN, show_default=True, metavar="H",
-                           type=click.FloatRange(0, 1, min_open=True, max_open=True),
+WARN_MARGIN = click.option("--warn-margin", default=DEFAULT_WARN_MARGIN, show_default=True, metavar="H", type=Share(),
                            help="Warn about every question whose expected 95% margin is wider than this share "
                                 "(0.10 for ±10 points; for a number, a share of its range).")
 

@@ -76,7 +76,10 @@ def qr(db, slug, out, invite, base):
     if str(out) == "-":
         click.echo(image.decode("utf-8"), nl=False)
     else:
-        out.write_bytes(image)
+        try:
+            out.write_bytes(image)
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from exc
         click.echo(f"Wrote the QR code of {survey_link(base, slug)}{'?invite=…' if invite else ''} to {out}", err=True)
 
 

@@ -8,6 +8,8 @@ import functools
 
 import click
 
+from .common import Share
+
 POWER_OPTIONS = [
     click.option("--power", "one_sample", nargs=3, metavar="Q NULL SHARE", default=None,
                  help="Also: the power of the test that yes/no question Q's share is NULL when it is SHARE, and the "
@@ -15,11 +17,11 @@ POWER_OPTIONS = [
     click.option("--power-two", "two_sample", nargs=3, metavar="Q SHARE_A SHARE_B", default=None,
                  help="Also: the power of the test that two independent groups of --respondents each (two "
                       "surveys, two waves) share Q's share, when they hold SHARE_A and SHARE_B."),
-    click.option("--alpha", default=0.05, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    click.option("--alpha", default=0.05, show_default=True, type=Share(),
                  help="With --power or --power-two: the test's significance level."),
     click.option("--one-sided", is_flag=True, help="With --power or --power-two: a one-sided test."),
     click.option("--target-power", default=0.8, show_default=True,
-                 type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                 type=Share(),
                  help="With --power or --power-two: the power the respondents needed are for."),
 ]
 

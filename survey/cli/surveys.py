@@ -10,7 +10,7 @@ import click
 
 from ..core.defaults import DEFAULT_SHARES
 from ..core.words import format_epsilon as eps
-from .common import LEVEL, WARN_MARGIN, load_design, open_store
+from .common import LEVEL, WARN_MARGIN, Share, load_design, open_store
 from .power import echo_versus_direct, plan_odds_ratio, plan_power, plan_versus_direct, power_options
 
 
@@ -337,7 +337,7 @@ def duplicate(db, slug, new_slug):
 @click.option("--respondents", type=click.IntRange(min=1), default=None,
               help="Respondents to plan for: the expected 95% margin of each question at this many "
                    "(default 1000).")
-@click.option("--margin", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+@click.option("--margin", type=Share(), default=None,
               help="Target margin, a share (0.05 for ±5 points): the respondents each allocation needs "
                    "(default 0.05).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
@@ -345,14 +345,14 @@ def duplicate(db, slug, new_slug):
 @click.option("--odds-ratio", "odds", nargs=3, metavar="A B OR", default=None,
               help="Also: the respondents needed to detect this odds ratio between yes/no questions A and B "
                    "(its interval excluding 1 with 80% power), under split allocation.")
-@click.option("--shares", nargs=2, type=click.FloatRange(0, 1, min_open=True, max_open=True), default=DEFAULT_SHARES,
+@click.option("--shares", nargs=2, type=Share(), default=DEFAULT_SHARES,
               show_default=True, metavar="P_A P_B",
               help="With --odds-ratio: the expected share with A, and with B among those without A.")
 @click.option("--versus-direct", is_flag=True,
               help="Also: per question (per option), the sensitivity bias above which randomized response has a "
                    "smaller mean squared error than asking directly, at --respondents under the survey's own "
                    "allocation (typical biases are under 10 points: Blair, Coppock & Moor 2020).")
-@click.option("--theta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.5, show_default=True,
+@click.option("--theta", type=Share(), default=0.5, show_default=True,
               metavar="SHARE",
               help="With --versus-direct: the true share planned for (a number: the direct answers' worst case "
                    "at that share of the range).")

@@ -142,6 +142,17 @@ def parse_definition_toml(text: str, *, source: str = "<definition>") -> SurveyD
     return parse_definition(data, source=source)
 
 
+def _holds_nul(value) -> bool:
+    """Return whether a NUL character is in any string (key or value) of parsed definition data."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_nul(item) for item in value)
+    return False
+
+
 def did_you_mean(name: Any, allowed) -> str:
     """Return " (did you mean 'title'?)" for a misspelt field name close to an allowed one, else ""."""
     close = difflib.get_close_matches(str(name).lower(), sorted(allowed), n=1, cutoff=0.6)
@@ -153,6 +164,13 @@ def parse_definition(data: Mapping[str, Any], *, source: str = "<definition>") -
 
     def fail(message, question=None, field_name=None):
         raise DefinitionError(message, source=source, question=question, field=field_name)
+
+    try:
+        nul = _holds_nul(data)
+    except RecursionError:
+        fail("nests arrays or tables too deeply")
+    if nul:  # PostgreSQL's text cannot hold one; no survey text needs it
+        fail("a text holds a NUL character (\\u0000), which no text of a survey may hold")
 
     def sfail(message, field_name):
         fail(message, field_name=field_name)

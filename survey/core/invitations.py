@@ -133,7 +133,7 @@ def read_addresses(text: str, max_length: int = 254) -> tuple[list[str], list[st
 
 def is_address(text: str, max_length: int = 254) -> bool:
     """Return whether ``text`` looks like one e-mail address (one @, a dot in the domain, no spaces or controls)."""
-    if len(text) > max_length or any(ch in text for ch in "\r\n\t ,;<>\"()[]\\"):
+    if len(text) > max_length or any(ch < " " or ch == "\x7f" or ch in " ,;<>\"()[]\\" for ch in text):
         return False
     local, at, domain = text.rpartition("@")
     return bool(at and local and "@" not in local and "." in domain.strip(".") and not domain.startswith("."))

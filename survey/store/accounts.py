@@ -15,9 +15,10 @@ import secrets
 import time
 
 from . import flood, joining, signin
+from ..core.reports import INVITE_RE
 from .admission import invite_hash
 from .errors import JoinLinkInvalid, NotOwner, StoreError, SurveyNotFound
-from .ids import today
+from .ids import row_id, today
 
 TOKEN_PREFIX = "ldps_"
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
@@ -158,9 +159,10 @@ class Accounts:
 
     def revoke_collaborator_invitation(self, slug: str, invitation_id: int) -> dict:
         """Delete one of the survey's join links; return its record. Raises StoreError if it has no such link."""
+        number = row_id(invitation_id)  # None past a database INTEGER: no link has it
         with self._write() as conn:
             refuse_kept_version(conn, slug, "revoke join links")
-            record = joining.revoke(conn, slug, invitation_id)
+            record = None if number is None else joining.revoke(conn, slug, number)
         if record is None:
             raise StoreError("this survey has no such join link; it may have been used or revoked already")
         return record
@@ -254,8 +256,11 @@ class Accounts:
     def cancel_invitation(self, slug: str, token: str) -> bool:
         """Cancel one unused invitation link of a survey: it is refused from now on like a used one.
 
-        Returns False if the token is no unused invitation of the survey (unknown, used or cancelled).
+        Returns False if the token is no unused invitation of the survey (unknown, used or cancelled, or not
+        a token at all: invite_hash takes ASCII only).
         """
+        if not isinstance(token, str) or not INVITE_RE.fullmatch(token):
+            return False
         with self._write() as conn:
             return bool(conn.execute("DELETE FROM unused_invitations WHERE token_hash = ? AND survey = ?",
                                      [invite_hash(token), slug]).rowcount)
@@ -439,9 +444,10 @@ class Accounts:
         with self._write() as conn:
             row = conn.execute("SELECT id, label, created_day FROM api_tokens WHERE user_id = ? AND label = ?",
                                [user_id, str(which)]).fetchone()
-            if row is None and str(which).isdigit():
+            number = row_id(str(which))  # None past a database INTEGER, or for a label that is no number
+            if row is None and number is not None:
                 row = conn.execute("SELECT id, label, created_day FROM api_tokens WHERE user_id = ? AND id = ?",
-                                   [user_id, int(which)]).fetchone()
+                                   [user_id, number]).fetchone()
             if row is None:
                 raise StoreError(f"no API token {str(which)!r} of this account")
             conn.execute("DELETE FROM api_tokens WHERE id = ?", [row[0]])

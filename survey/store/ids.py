@@ -10,6 +10,17 @@ from typing import Iterator
 import numpy as np
 
 
+# The largest id a database INTEGER (SQLite's, PostgreSQL's BIGINT) holds: a larger number names no row.
+MAX_ROW_ID = 2**63 - 1
+
+
+def row_id(value) -> int | None:
+    """Return ``value`` (an int, or ASCII digits) as a row id, or None when no row can have it (too large, not a number)."""
+    if isinstance(value, str):
+        value = int(value) if value.isascii() and value.isdigit() else None
+    return value if isinstance(value, int) and 0 <= value <= MAX_ROW_ID else None
+
+
 def today() -> str:
     """Return the current UTC day as YYYY-MM-DD, the only time recorded with a response."""
     return dt.datetime.now(dt.timezone.utc).date().isoformat()

@@ -20,7 +20,7 @@ from ..core import interviews as rules
 from . import admission
 from .admission import AdmissionError
 from .errors import StoreError, StoreUnavailable
-from .ids import today
+from .ids import row_id, today
 from .location import is_postgres_url
 from .schema import migrations
 
@@ -118,6 +118,8 @@ class Interviews:
 
     def end_interview(self, slug: str, session_id: int) -> bool:
         """End a survey's session by its id (its link stops working); return False when there was none to end."""
+        if row_id(session_id) is None:
+            return False
         with self._write() as conn:
             return bool(conn.execute("UPDATE interview_sessions SET ended = 1 WHERE id = ? AND survey = ? AND ended = 0",
                                      [session_id, slug]).rowcount)

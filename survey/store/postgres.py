@@ -235,10 +235,14 @@ class PostgresStore(Store, backend="postgresql"):
             try:
                 with psycopg.connect(self.path, autocommit=True, connect_timeout=10) as raw:
                     pg_schema.migrate(Connection(raw))
+            except psycopg.ProgrammingError as exc:  # a URL psycopg cannot parse
+                raise StoreError(f"cannot open the PostgreSQL database {display_location(self.path)}: "
+                                 f"{' '.join(str(exc).split())}") from exc
             except psycopg.OperationalError as exc:
                 cause = unavailable(exc)
+                # One line: libpq's message continues on a tab-indented second line.
                 message = (f"cannot open the PostgreSQL database {display_location(self.path)}: "
-                           f"{str(exc).strip()}")
+                           f"{' '.join(str(exc).split())}")
                 if cause is not None:
                     raise StoreUnavailable(message, cause=cause.cause) from exc
                 raise StoreError(message) from exc

@@ -51,6 +51,8 @@ def create_private_file(path: str):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except FileExistsError:
         pass
+    except OSError as exc:  # its directory does not exist, or may not be written
+        raise StoreError(f"cannot create the database {path}: {exc.strerror or exc}") from exc
 
 
 def synchronous_level(level: str | None = None) -> str:

@@ -35,7 +35,8 @@ def _error(status: int, message: str, field=None):
     if researcher_url():
         from .forms import LogoutForm
 
-        form = LogoutForm() if getattr(g, "user", None) else None
+        # formdata=None: an error page never reads the request's body (a JSON one raised here: a 500).
+        form = LogoutForm(formdata=None) if getattr(g, "user", None) else None
         return render_template("error.html", status=status, message=message, researcher=True,
                                logout_form=form), status
     # In the page's language where the catalogs have the sentence (a respondent's error pages, survey.web.i18n).

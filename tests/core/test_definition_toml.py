@@ -13,7 +13,8 @@ from survey.core.definition_check import FieldError, definition_errors, design_e
 from survey.core.definition_toml import dump_definition, toml_float, toml_string
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-TRICKY = ['"', "\\", "\n", "\r", "\t", "\b", "\f", "\x00", "\x1f", "\x7f", "'", "'''", '"""', "#", "=", "[", "]",
+# No NUL: a definition may not hold one (PostgreSQL's text cannot; tests/cli/test_hostile_arguments.py).
+TRICKY = ['"', "\\", "\n", "\r", "\t", "\b", "\f", "\x01", "\x1f", "\x7f", "'", "'''", '"""', "#", "=", "[", "]",
           "é", "漢字", "😀", "\u2028", "\ufeff", " ", "a", "Z", "0", "$\\frac{1}{2}$", "=SUM(A1)"]
 
 
