@@ -16,14 +16,12 @@ import sys
 
 import pytest
 
-from survey.core.definition import parse_definition_toml
-from survey.core.design import build_design
 from survey.core.design import release_every
 from survey.store import Store
 from survey.store.checks import check_counts
 from survey.store.schema import pending_table_name, table_name
 
-from conftest import REPO
+from conftest import REPO, create_from_toml
 
 pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
@@ -63,13 +61,7 @@ else:  # four threads, each with its store, whose responses share group commits;
 def _survey(location, *, every: int) -> dict:
     text = (REPO / "examples" / "smoking.toml").read_text(encoding="utf-8")
     text = re.sub(r'^slug = "[^"]*"$', f'slug = "habits"\nrelease_every = {every}', text, count=1, flags=re.M)
-    design = build_design(parse_definition_toml(text))
-    store = Store(location)
-    try:
-        store.create_survey(text, design)
-    finally:
-        store.close()
-    return design
+    return create_from_toml(location, text)
 
 
 def _children(location, design: dict, mode: str, count: int, submission: str = "-") -> list[subprocess.Popen]:

@@ -40,6 +40,14 @@ def _design(text: str) -> dict:
     return build_design(parse_definition_toml(text))
 
 
+def _created(store, *, every: int) -> tuple[str, dict]:
+    """Create the survey "habits" releasing every ``every`` responses; return its definition text and design."""
+    text = _text(every=every)
+    design = _design(text)
+    store.create_survey(text, design)
+    return text, design
+
+
 @pytest.fixture
 def stores(db_path):
     """Two stores of one database: the racing request's and the other worker's."""
@@ -72,9 +80,7 @@ def _revise(store):
 
 
 def _open_with_held(store, *, every: int = 4, responses: int = 6) -> dict:
-    text = _text(every=every)
-    design = _design(text)
-    store.create_survey(text, design)
+    text, design = _created(store, every=every)
     store.add_responses("habits", design["hash"], [ANSWERS] * responses)
     return design
 
@@ -152,9 +158,7 @@ def test_a_deletion_racing_a_revision_leaves_no_version_behind(stores):
 
 def test_a_revision_back_to_an_earlier_versions_design_is_refused_cleanly(stores):
     store, other = stores
-    text = _text(every=1)
-    design = _design(text)
-    store.create_survey(text, design)
+    text, design = _created(store, every=1)
     store.add_responses("habits", design["hash"], [ANSWERS] * 3)
     changed = _text(every=1, epsilon="1")
     assert store.apply_revision("habits", changed, _design(changed), "design") == ("version", 2)
@@ -169,9 +173,7 @@ def test_a_revision_back_to_an_earlier_versions_design_is_refused_cleanly(stores
 
 def test_a_design_change_racing_the_first_response_makes_a_version_not_an_error(stores):
     store, other = stores
-    text = _text(every=1)
-    design = _design(text)
-    store.create_survey(text, design)
+    text, design = _created(store, every=1)
     changed = _text(every=1, epsilon="1")
     # The first response commits after the revision saw none, before it replaces the design.
     _before_next_write(store, lambda: other.add_response("habits", design["hash"], ANSWERS))
@@ -197,9 +199,7 @@ def _fail_wording_updates(store):
 
 def test_a_text_revision_interrupted_midway_leaves_the_old_wording_whole(stores):
     store, other = stores
-    text = _text(every=1)
-    design = _design(text)
-    store.create_survey(text, design)
+    text, design = _created(store, every=1)
     store.add_responses("habits", design["hash"], [ANSWERS] * 2)
     fixed = text.replace("Do you smoke", "Do you currently smoke", 1)
     assert fixed != text
